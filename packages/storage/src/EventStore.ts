@@ -1,0 +1,413 @@
+/**
+ * EventStore: the database of one node as one Effect service — appends with expected versions, deletes,
+ * metadata, stream and `$all` reads, link resolution, scavenge points, and a notification of new commits
+ * that long-polling, subscriptions, projections, scavenging and replication observe.
+ *
+ * Built from the transaction log (log/), the table index (tableindex/) and the stream rules (streams/).
+ * Opening recovers the log, opens the index (rebuilding it from the log when it is damaged or ahead of
+ * the log), replays the log tail the index has not persisted, starts the writer fiber, and writes an
+ * epoch record (every start of a single node begins a new epoch).
+ */
+import { Context, Effect, Layer, PubSub, type Scope, SubscriptionRef } from "effect"
+import { Disk, join, type DiskError } from "@vellum/platform"
+import type { IndexCorrupt } from "./tableindex/Entry.js"
+import { InvalidRequest, StorageCorrupt, type StorageFailed, type StreamDeleted, type WrongExpectedVersion } from "./errors.js"
+import { openTransactionLog, type LogConfig, type ReadError } from "./log/TransactionLog.js"
+import { RecordKind, type EventRecord, type LogRecord } from "./log/records.js"
+import * as TableIndex from "./tableindex/TableIndex.js"
+import type { HashFn } from "./tableindex/StreamHash.js"
+import { isUuid, normalizeUuid } from "./codec/bytes.js"
+import { DeletedStreamNumber, EventTypes, invalidStreamName, isMetastream, metastreamOf } from "./streams/names.js"
+import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
+import { ReadIndex, asStreamEvent, type EventReadResult, type StreamReadResult } from "./streams/ReadIndex.js"
+import { EventIdCache, makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteResult } from "./streams/Writer.js"
+
+export interface StorageConfig {
+  readonly dir: string
+  readonly chunkSize: number
+  readonly preallocateChunks: boolean
+  readonly verifyChunksOnOpen: boolean
+  readonly readCacheBytes: number
+  readonly memtableMaxEntries: number
+  readonly indexTablesPerLevel: number
+  readonly verifyIndexOnOpen: boolean
+  /** Overrides the 64-bit stream hash (tests and the simulator force collisions with a weak one). */
+  readonly streamHash?: HashFn
+  readonly maxEventSize: number
+  readonly maxBatchCommands: number
+  readonly eventIdCacheCapacity: number
+  readonly streamInfoCacheCapacity: number
+  /** Events per read, at most (the reference's 4096). */
+  readonly maxReadCount: number
+}
+
+export const defaultStorageConfig = (dir: string): StorageConfig => ({
+  dir,
+  chunkSize: 256 * 1024 * 1024,
+  preallocateChunks: true,
+  verifyChunksOnOpen: false,
+  readCacheBytes: 64 * 1024 * 1024,
+  memtableMaxEntries: 1_000_000,
+  indexTablesPerLevel: 2,
+  verifyIndexOnOpen: false,
+  maxEventSize: 16 * 1024 * 1024 - 10_000,
+  maxBatchCommands: 1024,
+  eventIdCacheCapacity: 200_000,
+  streamInfoCacheCapacity: 100_000,
+  maxReadCount: 4096
+})
+
+/** A read event, with the link it was reached through when links are resolved (ESDB's ResolvedEvent). */
+export interface ResolvedEvent {
+  /** The event (the link's target when resolved; undefined when a link could not be resolved). */
+  readonly event: EventRecord | undefined
+  /** The link event, when `event` was reached through one. */
+  readonly link: EventRecord | undefined
+}
+
+/** The record that sits in the stream being read: the link if there is one, else the event. */
+export const originalEvent = (resolved: ResolvedEvent): EventRecord => (resolved.link ?? resolved.event)!
+
+export type StreamRead =
+  | { readonly _tag: "Success"; readonly events: ReadonlyArray<ResolvedEvent>; readonly nextEventNumber: number; readonly lastEventNumber: number; readonly isEndOfStream: boolean; readonly metadata: StreamMetadata }
+  | { readonly _tag: "NoStream"; readonly lastEventNumber: number }
+  | { readonly _tag: "StreamDeleted" }
+
+export type EventRead =
+  | { readonly _tag: "Success"; readonly event: ResolvedEvent }
+  | { readonly _tag: "NotFound" }
+  | { readonly _tag: "NoStream" }
+  | { readonly _tag: "StreamDeleted" }
+
+export interface AllRead {
+  /** Events in log order (forward) or newest first (backward). */
+  readonly events: ReadonlyArray<ResolvedEvent>
+  /** Where the next page in the same direction starts. */
+  readonly nextPosition: number
+  readonly isEnd: boolean
+}
+
+export interface CommitNotice {
+  /** Log position of the first record of the batch. */
+  readonly firstPosition: number
+  /** Position just past the batch: everything below it is durable, indexed and readable. */
+  readonly endPosition: number
+  /** Streams that received events (a stream once per batch). */
+  readonly streams: ReadonlyArray<string>
+}
+
+export interface MetadataRead {
+  readonly _tag: "Success" | "NoStream" | "StreamDeleted"
+  readonly metadata: StreamMetadata
+  /** Last event number of `$$stream`, -1 when it has none. */
+  readonly metaLastEventNumber: number
+  /** Raw bytes of the last metadata event (undefined when none). */
+  readonly raw: Buffer | undefined
+  readonly isJson: boolean
+}
+
+export type AppendError = WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt
+export type ReadFailure = StorageCorrupt | InvalidRequest
+
+export interface ReadOptions {
+  readonly resolveLinks?: boolean
+}
+
+export interface EventStoreService {
+  readonly append: (stream: string, expectedVersion: number, events: ReadonlyArray<ProposedEvent>) => Effect.Effect<AppendResult, AppendError>
+  readonly deleteStream: (stream: string, expectedVersion: number, hard: boolean) => Effect.Effect<{ readonly position: number }, AppendError>
+  /** Writes `$metadata` to `$$stream` (JSON object or raw bytes). */
+  readonly setStreamMetadata: (stream: string, expectedVersion: number, metadata: Uint8Array, options?: { readonly eventId?: string; readonly isJson?: boolean }) => Effect.Effect<AppendResult, AppendError>
+  readonly getStreamMetadata: (stream: string) => Effect.Effect<MetadataRead, ReadFailure>
+  readonly readStreamForward: (stream: string, from: number, maxCount: number, options?: ReadOptions) => Effect.Effect<StreamRead, ReadFailure>
+  /** `from` = -1 reads from the end. */
+  readonly readStreamBackward: (stream: string, from: number, maxCount: number, options?: ReadOptions) => Effect.Effect<StreamRead, ReadFailure>
+  /** `eventNumber` = -1 reads the last event. */
+  readonly readEvent: (stream: string, eventNumber: number, options?: ReadOptions) => Effect.Effect<EventRead, ReadFailure>
+  /** Events with log position ≥ `position`, in log order (includes what stream reads hide). */
+  readonly readAllForward: (position: number, maxCount: number, options?: ReadOptions) => Effect.Effect<AllRead, ReadFailure>
+  /** Events with log position < `position` (-1: from the end), newest first. */
+  readonly readAllBackward: (position: number, maxCount: number, options?: ReadOptions) => Effect.Effect<AllRead, ReadFailure>
+  readonly lastEventNumber: (stream: string) => Effect.Effect<number, ReadFailure>
+  /** Writes a scavenge point (completing the active chunk); returns its number and position. */
+  readonly writeScavengePoint: (effectiveNowMicros: number, threshold: number) => Effect.Effect<{ readonly number: number; readonly position: number }, AppendError>
+  /** Everything below this position is durable, indexed and readable. */
+  readonly committedPosition: Effect.Effect<number>
+  readonly committed: SubscriptionRef.SubscriptionRef<number>
+  /** A notice per durable batch (subscribe in a scope). */
+  readonly commits: PubSub.PubSub<CommitNotice>
+  readonly config: StorageConfig
+  readonly stats: () => EventStoreStats
+  /** Flushes the index memtable to tables (used on graceful shutdown so restarts replay little). */
+  readonly flushIndex: Effect.Effect<void, StorageCorrupt>
+}
+
+export interface EventStoreStats {
+  readonly writerPosition: number
+  readonly committedPosition: number
+  readonly chunks: number
+  readonly index: TableIndex.TableIndexStats
+  readonly readCache: { readonly hits: number; readonly misses: number; readonly residentBytes: number }
+}
+
+export class EventStore extends Context.Tag("@vellum/storage/EventStore")<EventStore, EventStoreService>() {}
+
+const corruptFromIndex = (e: StorageCorrupt | DiskError | IndexCorrupt): StorageCorrupt =>
+  e._tag === "StorageCorrupt" ? e : new StorageCorrupt({ message: e.message })
+
+/** Opens the store; the writer and the index's background work live in the given scope. */
+export const make = (config: StorageConfig): Effect.Effect<EventStoreService, StorageCorrupt, Disk | Scope.Scope> =>
+  Effect.gen(function*() {
+    const disk = yield* Disk
+    const logConfig: LogConfig = {
+      dir: config.dir,
+      chunkSize: config.chunkSize,
+      preallocate: config.preallocateChunks,
+      verifyOnOpen: config.verifyChunksOnOpen,
+      cacheBytes: config.readCacheBytes
+    }
+    const log = yield* Effect.mapError(openTransactionLog(logConfig, randomUuid), corruptFromIndex)
+    yield* Effect.addFinalizer(() => log.close)
+    const indexDir = join(config.dir, "index")
+    const indexConfig: TableIndex.TableIndexConfig = {
+      dir: indexDir,
+      memtableMaxEntries: config.memtableMaxEntries,
+      tablesPerLevel: config.indexTablesPerLevel,
+      verifyOnOpen: config.verifyIndexOnOpen,
+      ...(config.streamHash !== undefined ? { hash: config.streamHash } : {})
+    }
+    const removeIndex = Effect.gen(function*() {
+      if (!(yield* disk.exists(indexDir))) return
+      for (const name of yield* disk.list(indexDir)) yield* disk.remove(join(indexDir, name))
+      yield* disk.syncDir(indexDir)
+    })
+    // The index is derived state: when it is damaged, or covers more than the log (which can only mean it
+    // belongs to another log), it is rebuilt from the log.
+    let index = yield* Effect.catchTag(TableIndex.open(indexConfig), "IndexCorrupt", () =>
+      Effect.zipRight(removeIndex, TableIndex.open(indexConfig))).pipe(Effect.mapError(corruptFromIndex))
+    if (index.persistedPosition > log.writerPosition()) {
+      yield* Effect.mapError(Effect.zipRight(removeIndex, Effect.void), corruptFromIndex)
+      index = yield* Effect.mapError(TableIndex.open(indexConfig), corruptFromIndex)
+    }
+
+    const readIndex = new ReadIndex(log, index, { streamInfoCacheCapacity: config.streamInfoCacheCapacity }, index.persistedPosition)
+    const ids = new EventIdCache(config.eventIdCacheCapacity)
+
+    // Replay the log tail the index has not persisted (also refills the event-id cache).
+    let replayFrom = index.persistedPosition
+    const writerEnd = log.writerPosition()
+    while (replayFrom < writerEnd) {
+      const scan = yield* Effect.mapError(log.scanForward(replayFrom, writerEnd, 4096), corruptFromIndex)
+      for (const record of scan.records) {
+        if (record.kind === RecordKind.Event && record.eventNumber !== DeletedStreamNumber) {
+          ids.put(record.eventId, { stream: record.stream, eventNumber: record.eventNumber })
+        }
+      }
+      readIndex.applyCommitted(scan.records, scan.next >= writerEnd ? writerEnd : scan.next)
+      if (scan.records.length === 0) break
+      replayFrom = scan.next
+    }
+    readIndex.applyCommitted([], writerEnd)
+
+    const committedRef = yield* SubscriptionRef.make(writerEnd)
+    const commits = yield* PubSub.sliding<CommitNotice>(4096)
+
+    const onCommitted = (records: ReadonlyArray<LogRecord>, endPosition: number) =>
+      Effect.gen(function*() {
+        const streams = new Set<string>()
+        for (const record of records) {
+          const event = asStreamEvent(record)
+          if (event !== undefined) streams.add(event.stream)
+        }
+        yield* SubscriptionRef.set(committedRef, endPosition)
+        yield* PubSub.publish(commits, { firstPosition: records[0]?.logPosition ?? endPosition, endPosition, streams: [...streams] })
+      })
+
+    const writer = yield* makeWriter(log, readIndex, ids, { maxBatchCommands: config.maxBatchCommands, maxEventSize: config.maxEventSize }, onCommitted)
+    yield* Effect.forkScoped(writer.loop)
+
+    const submit = (command: WriteCommand): Effect.Effect<WriteResult, AppendError> =>
+      Effect.mapError(writer.submit(command), (e) => e._tag === "DiskError" ? new StorageCorrupt({ message: e.message }) : e)
+
+    const now = Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (ms) => ms * 1000)
+
+    const resolve = (event: EventRecord, resolveLinks: boolean, nowMicros: number): Effect.Effect<ResolvedEvent, ReadError> => {
+      if (!resolveLinks || event.eventType !== EventTypes.LinkTo) return Effect.succeed({ event, link: undefined })
+      const text = event.data.toString("utf8")
+      const at = text.indexOf("@")
+      const number = at > 0 ? Number(text.slice(0, at)) : NaN
+      if (!Number.isSafeInteger(number) || number < 0) return Effect.succeed({ event: undefined, link: event })
+      return Effect.map(readIndex.readEvent(text.slice(at + 1), number, nowMicros), (r) =>
+        ({ event: r._tag === "Success" ? r.event : undefined, link: event }))
+    }
+
+    const resolveAll = (events: ReadonlyArray<EventRecord>, options: ReadOptions | undefined, nowMicros: number) =>
+      options?.resolveLinks === true
+        ? Effect.forEach(events, (e) => resolve(e, true, nowMicros))
+        : Effect.succeed(events.map((event) => ({ event, link: undefined }) as ResolvedEvent))
+
+    const checkCount = (maxCount: number) =>
+      Number.isSafeInteger(maxCount) && maxCount > 0 && maxCount <= config.maxReadCount
+        ? Effect.void
+        : Effect.fail(new InvalidRequest({ reason: `the event count must be between 1 and ${config.maxReadCount}` }))
+
+    const streamRead = (result: StreamReadResult, options: ReadOptions | undefined, nowMicros: number): Effect.Effect<StreamRead, ReadError> =>
+      result._tag !== "Success"
+        ? Effect.succeed(result._tag === "NoStream" ? { _tag: "NoStream", lastEventNumber: result.lastEventNumber } : { _tag: "StreamDeleted" })
+        : Effect.map(resolveAll(result.events, options, nowMicros), (events) => ({ ...result, events }))
+
+    const toFailure = <A>(effect: Effect.Effect<A, ReadError | InvalidRequest>): Effect.Effect<A, ReadFailure> =>
+      Effect.mapError(effect, (e) => e._tag === "DiskError" ? new StorageCorrupt({ message: e.message }) : e)
+
+    const validEventIds = (events: ReadonlyArray<ProposedEvent>) => {
+      for (const e of events) if (!isUuid(e.eventId)) return new InvalidRequest({ reason: `event id '${e.eventId}' is not a UUID` })
+      return undefined
+    }
+
+    const append = (stream: string, expectedVersion: number, events: ReadonlyArray<ProposedEvent>) =>
+      Effect.suspend(() => {
+        const badName = invalidStreamName(stream)
+        if (badName !== undefined) return Effect.fail(new InvalidRequest({ reason: badName }))
+        if (!Number.isSafeInteger(expectedVersion) || expectedVersion < -4 || expectedVersion === -3) {
+          return Effect.fail(new InvalidRequest({ reason: `expected version ${expectedVersion} is not valid` }))
+        }
+        const badId = validEventIds(events)
+        if (badId !== undefined) return Effect.fail(badId)
+        const normalized = events.map((e) => ({ ...e, eventId: normalizeUuid(e.eventId) }))
+        return Effect.map(submit({ _tag: "Append", stream, expectedVersion, events: normalized }), (r) => {
+          if (r._tag !== "Appended") throw new Error(`writer answered an append with ${r._tag}`)
+          return { firstEventNumber: r.firstEventNumber, lastEventNumber: r.lastEventNumber, position: r.position, idempotent: r.idempotent }
+        })
+      })
+
+    const service: EventStoreService = {
+      append,
+      deleteStream: (stream, expectedVersion, hard) =>
+        Effect.gen(function*() {
+          const badName = invalidStreamName(stream)
+          if (badName !== undefined || isMetastream(stream)) {
+            return yield* Effect.fail(new InvalidRequest({ reason: badName ?? "a metastream cannot be deleted; delete its stream" }))
+          }
+          const result = yield* submit({ _tag: "Delete", stream, expectedVersion, hard, eventId: yield* randomUuid })
+          return { position: result._tag === "Deleted" ? result.position : -1 }
+        }),
+      setStreamMetadata: (stream, expectedVersion, metadata, options) =>
+        Effect.gen(function*() {
+          const eventId = options?.eventId ?? (yield* randomUuid)
+          return yield* append(metastreamOf(stream), expectedVersion, [{
+            eventId, eventType: EventTypes.Metadata, isJson: options?.isJson ?? true, data: metadata, metadata: new Uint8Array(0)
+          }])
+        }),
+      getStreamMetadata: (stream) =>
+        toFailure(Effect.gen(function*() {
+          const last = yield* readIndex.lastEventNumber(stream)
+          const info = yield* readIndex.metaInfo(stream)
+          const event = info.metaLastEventNumber >= 0 ? yield* readIndex.eventAt(metastreamOf(stream), info.metaLastEventNumber) : undefined
+          const tag = last === DeletedStreamNumber ? "StreamDeleted" : info.metaLastEventNumber < 0 && last < 0 ? "NoStream" : "Success"
+          const isJson = event !== undefined && (event.flags & 1) !== 0
+          return { _tag: tag, metadata: event === undefined ? {} : parseMetadata(event.data, isJson), metaLastEventNumber: info.metaLastEventNumber, raw: event?.data, isJson } as MetadataRead
+        })),
+      readStreamForward: (stream, from, maxCount, options) =>
+        toFailure(Effect.gen(function*() {
+          yield* checkCount(maxCount)
+          if (!Number.isSafeInteger(from) || from < 0) return yield* Effect.fail(new InvalidRequest({ reason: `event number ${from} is not valid` }))
+          const nowMicros = yield* now
+          return yield* streamRead(yield* readIndex.readForward(stream, from, maxCount, nowMicros), options, nowMicros)
+        })),
+      readStreamBackward: (stream, from, maxCount, options) =>
+        toFailure(Effect.gen(function*() {
+          yield* checkCount(maxCount)
+          if (!Number.isSafeInteger(from) || from < -1) return yield* Effect.fail(new InvalidRequest({ reason: `event number ${from} is not valid` }))
+          const nowMicros = yield* now
+          return yield* streamRead(yield* readIndex.readBackward(stream, from, maxCount, nowMicros), options, nowMicros)
+        })),
+      readEvent: (stream, eventNumber, options) =>
+        toFailure(Effect.gen(function*() {
+          if (!Number.isSafeInteger(eventNumber) || eventNumber < -1) return yield* Effect.fail(new InvalidRequest({ reason: `event number ${eventNumber} is not valid` }))
+          const nowMicros = yield* now
+          const result: EventReadResult = yield* readIndex.readEvent(stream, eventNumber, nowMicros)
+          if (result._tag !== "Success") return result
+          return { _tag: "Success", event: yield* resolve(result.event, options?.resolveLinks === true, nowMicros) } as EventRead
+        })),
+      readAllForward: (position, maxCount, options) =>
+        toFailure(Effect.gen(function*() {
+          yield* checkCount(maxCount)
+          const limit = readIndex.committed()
+          if (!Number.isSafeInteger(position) || position < 0) return yield* Effect.fail(new InvalidRequest({ reason: `position ${position} is not valid` }))
+          yield* checkBoundary(position, limit)
+          const nowMicros = yield* now
+          const events: Array<EventRecord> = []
+          let next = position
+          let isEnd = false
+          while (events.length < maxCount && !isEnd) {
+            const scan = yield* log.scanForward(next, limit, maxCount - events.length)
+            for (const record of scan.records) {
+              const event = asStreamEvent(record)
+              if (event !== undefined) events.push(event)
+            }
+            next = scan.next
+            isEnd = scan.reachedEnd || scan.records.length === 0
+          }
+          return { events: yield* resolveAll(events, options, nowMicros), nextPosition: next, isEnd }
+        })),
+      readAllBackward: (position, maxCount, options) =>
+        toFailure(Effect.gen(function*() {
+          yield* checkCount(maxCount)
+          const limit = readIndex.committed()
+          if (!Number.isSafeInteger(position) || position < -1) return yield* Effect.fail(new InvalidRequest({ reason: `position ${position} is not valid` }))
+          const from = position < 0 || position > limit ? limit : position
+          if (from < limit) yield* checkBoundary(from, limit)
+          const nowMicros = yield* now
+          const events: Array<EventRecord> = []
+          let next = from
+          let isEnd = false
+          while (events.length < maxCount && !isEnd) {
+            const scan = yield* log.scanBackward(next, limit, maxCount - events.length)
+            for (const record of scan.records) {
+              const event = asStreamEvent(record)
+              if (event !== undefined) events.push(event)
+            }
+            next = scan.next
+            isEnd = scan.reachedEnd || scan.records.length === 0
+          }
+          return { events: yield* resolveAll(events, options, nowMicros), nextPosition: next, isEnd }
+        })),
+      lastEventNumber: (stream) => toFailure(readIndex.lastEventNumber(stream)),
+      writeScavengePoint: (effectiveNowMicros, threshold) =>
+        Effect.gen(function*() {
+          const result = yield* submit({ _tag: "ScavengePoint", eventId: yield* randomUuid, effectiveNowMicros, threshold })
+          return result._tag === "SystemRecordWritten" ? { number: result.number, position: result.position } : { number: -1, position: -1 }
+        }),
+      committedPosition: Effect.sync(() => readIndex.committed()),
+      committed: committedRef,
+      commits,
+      config,
+      stats: () => ({
+        writerPosition: log.writerPosition(),
+        committedPosition: readIndex.committed(),
+        chunks: log.chunks().length,
+        index: index.stats(),
+        readCache: { hits: log.cache.hits, misses: log.cache.misses, residentBytes: log.cache.residentBytes }
+      }),
+      flushIndex: Effect.mapError(index.flush, corruptFromIndex) as Effect.Effect<void, StorageCorrupt>
+    }
+
+    /** A position to read `$all` from must be a record boundary (or a chunk boundary / the end). */
+    function checkBoundary(position: number, limit: number): Effect.Effect<void, InvalidRequest | StorageCorrupt | ReadError> {
+      if (position >= limit || position % config.chunkSize === 0) return Effect.void
+      return Effect.catchTag(Effect.asVoid(log.readRecord(position, limit)), "StorageCorrupt", () =>
+        Effect.fail(new InvalidRequest({ reason: `position ${position} is not the position of an event` })))
+    }
+
+    // Every start begins a new epoch (a single node leads from its first moment).
+    yield* Effect.mapError(submit({ _tag: "Epoch", epochId: yield* randomUuid, leaderInstanceId: yield* randomUuid }), (e) =>
+      new StorageCorrupt({ message: `could not write the epoch record: ${e.message}` }))
+    return service
+  })
+
+/** The EventStore layer for a configuration (needs Disk; its fibers live as long as the layer). */
+export const layer = (config: StorageConfig): Layer.Layer<EventStore, StorageCorrupt, Disk> =>
+  Layer.scoped(EventStore, make(config))
+
+export { randomUuid }
+export type { AppendResult, ProposedEvent }

@@ -1,0 +1,67 @@
+/**
+ * A durable 64-bit checkpoint (e.g. writer.chk: how far the log is durable).
+ *
+ * Two 16-byte slots (u64 value, u32 sequence, u32 CRC-32C of the first 12 bytes); each write goes to
+ * the slot the previous write did not use, then syncs. A torn write can only damage the slot being
+ * written, whose value was not yet acknowledged, so a read (the valid slot with the highest sequence)
+ * always yields the last value whose write completed — the LMDB two-meta-pages idea.
+ */
+import { Effect } from "effect"
+import { Disk, type DiskError, type FileHandle } from "@vellum/platform"
+import { crc32c } from "../codec/crc32c.js"
+import { readU64, writeU64 } from "../codec/bytes.js"
+
+const SLOT = 16
+
+export interface Checkpoint {
+  readonly path: string
+  /** The last value written (durable once `write` returned). */
+  readonly value: () => number
+  /** Writes and syncs a new value. */
+  readonly write: (value: number) => Effect.Effect<void, DiskError>
+  readonly close: Effect.Effect<void, DiskError>
+}
+
+const decodeSlot = (buf: Buffer, offset: number): { value: number; seq: number } | undefined => {
+  if (buf.length < offset + SLOT) return undefined
+  if (crc32c(buf, offset, offset + 12) !== buf.readUInt32LE(offset + 12)) return undefined
+  return { value: readU64(buf, offset), seq: buf.readUInt32LE(offset + 8) }
+}
+
+/** Opens (or creates with `initial`) a checkpoint file; `created` tells whether it existed. */
+export const openCheckpoint = (path: string, initial: number) =>
+  Effect.gen(function*() {
+    const disk = yield* Disk
+    const existed = yield* disk.exists(path)
+    const handle: FileHandle = yield* disk.open(path, { create: true })
+    let value = initial
+    let seq = 0
+    if (existed) {
+      const buf = yield* handle.read(0, SLOT * 2)
+      const a = decodeSlot(buf, 0)
+      const b = decodeSlot(buf, SLOT)
+      const best = a && b ? (a.seq >= b.seq ? a : b) : a ?? b
+      if (best !== undefined) {
+        value = best.value
+        seq = best.seq
+      }
+    }
+    const slot = Buffer.alloc(SLOT)
+    const write = (next: number) =>
+      Effect.suspend(() => {
+        const nextSeq = (seq + 1) >>> 0
+        writeU64(slot, 0, next)
+        slot.writeUInt32LE(nextSeq, 8)
+        slot.writeUInt32LE(crc32c(slot, 0, 12), 12)
+        return handle.write((nextSeq % 2) * SLOT, slot).pipe(
+          Effect.zipRight(handle.sync),
+          Effect.tap(() =>
+            Effect.sync(() => {
+              seq = nextSeq
+              value = next
+            })
+          )
+        )
+      })
+    return { path, value: () => value, write, close: handle.close, existed } as Checkpoint & { readonly existed: boolean }
+  })

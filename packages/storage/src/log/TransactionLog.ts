@@ -1,0 +1,455 @@
+/**
+ * The transaction log of one node: a sequence of chunk files plus the writer checkpoint (writer.chk),
+ * which says how far the log is durable and is the single source of truth for recovery.
+ *
+ * Writing (one writer at a time — the EventStore's writer fiber):
+ *   `prepare(units)` assigns log positions and encodes every record of a batch into one buffer per chunk
+ *   (pure, no I/O); a unit (one append) never straddles chunks: if it does not fit in the active chunk,
+ *   the chunk is completed and the unit goes to the next one. `write(batch)` then writes each segment
+ *   with one write, syncs once, and only then moves and syncs the writer checkpoint. When a segment
+ *   completes a chunk, the checkpoint first moves to the end of that chunk's data, the footer is written,
+ *   and the next chunk is created durably before the checkpoint moves into it — so a completed chunk
+ *   never holds bytes past the checkpoint.
+ *
+ * Any write or sync error makes the log fail-stop: the state of unsynced bytes is unknown, so no further
+ * write is accepted; a restart recovers from what is durable.
+ *
+ * Recovery (`openTransactionLog`): temp files are removed; every chunk before the one holding the
+ * checkpoint must be completed; bytes of the active chunk past the checkpoint (a torn or unsynced tail)
+ * are truncated, so they are never visible; at most one chunk created ahead of the checkpoint is removed;
+ * anything else past the checkpoint is reported as corruption rather than guessed at.
+ */
+import { type Context, Effect } from "effect"
+import { Disk, join, type DiskError } from "@vellum/platform"
+import { ByteWriter } from "../codec/bytes.js"
+import { crc32cUpdate } from "../codec/crc32c.js"
+import { StorageCorrupt, StorageFailed } from "../errors.js"
+import { BlockCache } from "./BlockCache.js"
+import {
+  checksumPrefix, completeChunkFile, createChunkFile, isCompleted, openChunkFile, physicalOffset,
+  physicalOffsetAtOrAfter, verifyChunkFile, type ChunkFile
+} from "./ChunkFile.js"
+import { HEADER_SIZE, isTempFileName, parseChunkFileName } from "./chunkFormat.js"
+import { openCheckpoint } from "./Checkpoint.js"
+import { FRAME_OVERHEAD, decodeRecord, encodeRecord, framedLength, type LogRecord, type NewRecord } from "./records.js"
+
+export interface LogConfig {
+  readonly dir: string
+  /** Logical bytes per chunk (256 MiB by default; a few KiB in the simulator). */
+  readonly chunkSize: number
+  readonly preallocate: boolean
+  /** Recompute every completed chunk's checksum at open (slow on big logs). */
+  readonly verifyOnOpen: boolean
+  /** Bytes of the block read cache. */
+  readonly cacheBytes: number
+}
+
+/** The records of one append: written atomically, within one chunk. */
+export interface WriteUnit {
+  readonly records: ReadonlyArray<NewRecord>
+  /** Complete the active chunk after this unit (scavenge points do). */
+  readonly completeChunkAfter?: boolean
+}
+
+interface Segment {
+  readonly chunkNumber: number
+  readonly dataOffset: number
+  readonly bytes: Buffer
+  readonly completeAfter: boolean
+}
+
+export interface PreparedBatch {
+  readonly segments: ReadonlyArray<Segment>
+  /** Log position of each record of each unit. */
+  readonly positions: ReadonlyArray<ReadonlyArray<number>>
+  /** Post position of each unit's last record. */
+  readonly unitEnds: ReadonlyArray<number>
+  readonly endPosition: number
+}
+
+export interface ScanResult {
+  readonly records: ReadonlyArray<LogRecord>
+  /** Where the next scan in the same direction continues. */
+  readonly next: number
+  /** True when the scan reached the limit (forward) or the start of the log (backward). */
+  readonly reachedEnd: boolean
+}
+
+export type ReadError = StorageCorrupt | DiskError
+
+export interface TransactionLog {
+  readonly config: LogConfig
+  /** End of the durable log: every record below it is synced and covered by the writer checkpoint. */
+  readonly writerPosition: () => number
+  readonly chunks: () => ReadonlyArray<ChunkFile>
+  /** The largest unit (sum of framed record lengths) that fits in a chunk. */
+  readonly maxUnitBytes: number
+  readonly prepare: (units: ReadonlyArray<WriteUnit>) => PreparedBatch
+  readonly write: (batch: PreparedBatch) => Effect.Effect<void, StorageFailed>
+  /** The record at a position, if it is below `limit` and exists (undefined if scavenged away). */
+  readonly readRecord: (position: number, limit: number) => Effect.Effect<LogRecord | undefined, ReadError>
+  /** Records with position ≥ from and < limit, in log order. */
+  readonly scanForward: (from: number, limit: number, maxCount: number) => Effect.Effect<ScanResult, ReadError>
+  /** Records with position < from (and < limit), newest first. */
+  readonly scanBackward: (from: number, limit: number, maxCount: number) => Effect.Effect<ScanResult, ReadError>
+  readonly failed: () => string | undefined
+  readonly cache: BlockCache
+  readonly close: Effect.Effect<void>
+}
+
+const SCAN_SPAN = 256 * 1024
+
+/** Opens (recovering) or creates the log in `config.dir`. `newChunkId` supplies chunk ids (from Random). */
+export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<string>) =>
+  Effect.gen(function*() {
+    const disk = yield* Disk
+    const cs = config.chunkSize
+    yield* disk.mkdir(config.dir)
+    const names = yield* disk.list(config.dir)
+    for (const name of names) if (isTempFileName(name)) yield* disk.remove(join(config.dir, name))
+
+    // The highest version of each chunk start wins; older versions are leftovers of a scavenge.
+    const latest = new Map<number, { version: number; name: string }>()
+    for (const name of names) {
+      const parsed = parseChunkFileName(name)
+      if (parsed === undefined) continue
+      const seen = latest.get(parsed.startNumber)
+      if (seen === undefined || parsed.version > seen.version) latest.set(parsed.startNumber, { version: parsed.version, name })
+    }
+    for (const name of names) {
+      const parsed = parseChunkFileName(name)
+      if (parsed !== undefined && latest.get(parsed.startNumber)!.name !== name) yield* disk.remove(join(config.dir, name))
+    }
+
+    const checkpoint = yield* openCheckpoint(join(config.dir, "writer.chk"), 0)
+    const corrupt = (message: string, position?: number) =>
+      new StorageCorrupt({ message: `${config.dir}: ${message}`, path: config.dir, position })
+
+    const opened: Array<ChunkFile> = []
+    for (const start of [...latest.keys()].sort((a, b) => a - b)) {
+      opened.push(yield* openChunkFile(join(config.dir, latest.get(start)!.name), cs))
+    }
+    const byNumber: Array<ChunkFile | undefined> = []
+    for (const chunk of opened) {
+      if (chunk.header.startNumber !== byNumber.length) {
+        return yield* Effect.fail(corrupt(`chunk ${byNumber.length} is missing (found ${chunk.path})`))
+      }
+      for (let n = chunk.header.startNumber; n <= chunk.header.endNumber; n++) byNumber[n] = chunk
+    }
+
+    let w = checkpoint.value()
+    const n = Math.floor(w / cs)
+    let active: ChunkFile | undefined = byNumber[n]
+    // Chunks that start after the one holding the checkpoint.
+    const beyond = opened.filter((c) => c.header.startNumber > (active?.header.endNumber ?? n - 1))
+    if (beyond.length > 1 || beyond.some(isCompleted)) {
+      return yield* Effect.fail(corrupt(`chunks exist past the writer checkpoint ${w}: ${beyond.map((c) => c.path).join(", ")}`, w))
+    }
+    for (const extra of beyond) {
+      // Created ahead of the checkpoint by a crash mid-rollover: nothing in it was acknowledged.
+      yield* extra.handle.close
+      yield* disk.remove(extra.path)
+      byNumber.length = extra.header.startNumber
+    }
+    for (const chunk of opened) {
+      if (chunk.header.endNumber < n && !isCompleted(chunk)) {
+        return yield* Effect.fail(corrupt(`chunk ${chunk.path} before the writer checkpoint is not completed`, w))
+      }
+    }
+
+    let runningCrc: number | undefined
+    if (active !== undefined && isCompleted(active)) {
+      const dataEnd = active.startPosition + active.footer!.logicalDataSize
+      if (w !== dataEnd) return yield* Effect.fail(corrupt(`writer checkpoint ${w} is inside completed chunk ${active.path}`, w))
+      active = undefined // the rollover's next chunk is created below
+      w = (byNumber.length) * cs
+    } else if (active !== undefined) {
+      const off = w - active.startPosition
+      const size = yield* active.handle.size
+      if (size < HEADER_SIZE + off) {
+        return yield* Effect.fail(corrupt(`chunk ${active.path} holds ${size - HEADER_SIZE} bytes, less than the writer checkpoint needs (${off})`, w))
+      }
+      // Everything past the checkpoint was never acknowledged: cut it off so it can never become visible.
+      yield* active.handle.truncate(HEADER_SIZE + off)
+      if (config.preallocate) yield* active.handle.truncate(HEADER_SIZE + cs)
+      yield* active.handle.sync
+      active.dataSize = off
+    } else if (w !== n * cs) {
+      return yield* Effect.fail(corrupt(`the chunk holding the writer checkpoint ${w} is missing`, w))
+    }
+    if (active === undefined) {
+      const startNumber = byNumber.length
+      active = yield* createChunkFile({ dir: config.dir, startNumber, chunkSize: cs, chunkId: yield* newChunkId, preallocate: config.preallocate })
+      byNumber[startNumber] = active
+      runningCrc = yield* checksumPrefix(active.handle, HEADER_SIZE)
+      w = active.startPosition
+    }
+    if (w !== checkpoint.value()) yield* checkpoint.write(w)
+    yield* disk.syncDir(config.dir)
+    if (config.verifyOnOpen) {
+      for (const chunk of opened) if (isCompleted(chunk) && byNumber[chunk.header.startNumber] === chunk) yield* verifyChunkFile(chunk)
+    }
+    return makeLog(config, { checkpoint, byNumber, active, runningCrc, newChunkId, disk })
+  })
+
+interface LogState {
+  readonly checkpoint: { readonly value: () => number; readonly write: (v: number) => Effect.Effect<void, DiskError>; readonly close: Effect.Effect<void, DiskError> }
+  readonly byNumber: Array<ChunkFile | undefined>
+  active: ChunkFile
+  runningCrc: number | undefined
+  readonly newChunkId: Effect.Effect<string>
+  readonly disk: Context.Tag.Service<Disk>
+}
+
+const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
+  const cs = config.chunkSize
+  const cache = new BlockCache(config.cacheBytes)
+  let failure: string | undefined
+
+  const chunkFor = (position: number): ChunkFile | undefined => state.byNumber[Math.floor(position / cs)]
+
+  const prepare = (units: ReadonlyArray<WriteUnit>): PreparedBatch => {
+    const segments: Array<Segment> = []
+    const positions: Array<Array<number>> = []
+    const unitEnds: Array<number> = []
+    let chunkNumber = state.active.header.startNumber
+    let dataEnd = state.active.dataSize
+    let segStart = dataEnd
+    let out = new ByteWriter(64 * 1024)
+    const closeSegment = (completeAfter: boolean) => {
+      segments.push({ chunkNumber, dataOffset: segStart, bytes: out.toBuffer(), completeAfter })
+      if (completeAfter) {
+        chunkNumber += 1
+        dataEnd = 0
+      }
+      segStart = dataEnd
+      out = new ByteWriter(64 * 1024)
+    }
+    for (const unit of units) {
+      let size = 0
+      for (const record of unit.records) size += framedLength(record)
+      if (size > cs) throw new RangeError(`a write of ${size} bytes does not fit in a chunk of ${cs} bytes`)
+      if (dataEnd + size > cs) closeSegment(true)
+      const unitPositions: Array<number> = []
+      for (const record of unit.records) {
+        const position = chunkNumber * cs + dataEnd
+        unitPositions.push(position)
+        dataEnd += encodeRecord(out, record, position)
+      }
+      positions.push(unitPositions)
+      unitEnds.push(chunkNumber * cs + dataEnd)
+      if (unit.completeChunkAfter === true) closeSegment(true)
+    }
+    if (out.length > 0) closeSegment(false)
+    return { segments, positions, unitEnds, endPosition: chunkNumber * cs + dataEnd }
+  }
+
+  const rollover = Effect.gen(function*() {
+    const chunk = state.active
+    yield* state.checkpoint.write(chunk.startPosition + chunk.dataSize)
+    yield* completeChunkFile(chunk, state.runningCrc)
+    const next = yield* createChunkFile({
+      dir: config.dir,
+      startNumber: chunk.header.endNumber + 1,
+      chunkSize: cs,
+      chunkId: yield* state.newChunkId,
+      preallocate: config.preallocate
+    })
+    state.byNumber[next.header.startNumber] = next
+    state.active = next
+    state.runningCrc = yield* checksumPrefix(next.handle, HEADER_SIZE)
+    yield* state.checkpoint.write(next.startPosition)
+  })
+
+  const writeSegments = (batch: PreparedBatch) =>
+    Effect.gen(function*() {
+      for (const segment of batch.segments) {
+        const chunk = state.active
+        if (segment.chunkNumber !== chunk.header.startNumber || segment.dataOffset !== chunk.dataSize) {
+          return yield* Effect.die(new Error(`prepared segment ${segment.chunkNumber}@${segment.dataOffset} does not follow the log end ${chunk.header.startNumber}@${chunk.dataSize}`))
+        }
+        if (segment.bytes.length > 0) {
+          yield* chunk.handle.write(HEADER_SIZE + segment.dataOffset, segment.bytes)
+          if (state.runningCrc !== undefined) state.runningCrc = crc32cUpdate(state.runningCrc, segment.bytes)
+          chunk.dataSize += segment.bytes.length
+          yield* chunk.handle.sync
+        }
+        if (segment.completeAfter) yield* rollover
+      }
+      const end = state.active.startPosition + state.active.dataSize
+      if (end !== batch.endPosition) return yield* Effect.die(new Error(`log end ${end} differs from the prepared end ${batch.endPosition}`))
+      if (state.checkpoint.value() !== end) yield* state.checkpoint.write(end)
+    })
+
+  const write = (batch: PreparedBatch): Effect.Effect<void, StorageFailed> =>
+    failure !== undefined
+      ? Effect.fail(new StorageFailed({ message: failure }))
+      : writeSegments(batch).pipe(
+        Effect.provideService(Disk, state.disk),
+        Effect.catchAll((error) => {
+          failure = `the log stopped accepting writes after a disk error: ${error.message}`
+          return Effect.fail(new StorageFailed({ message: failure }))
+        })
+      )
+
+  const decodeAt = (chunk: ChunkFile, buf: Buffer, offset: number, limit: number, position: number | undefined) => {
+    const result = decodeRecord(buf, offset, limit, position)
+    if (result.ok) return result
+    return undefined
+  }
+
+  const corruptAt = (chunk: ChunkFile, position: number, problem: string) =>
+    new StorageCorrupt({ message: `${chunk.path}: the record at log position ${position} is damaged (${problem})`, path: chunk.path, position })
+
+  const readRecord = (position: number, limit: number): Effect.Effect<LogRecord | undefined, ReadError> =>
+    Effect.suspend(() => {
+      if (position < 0 || position >= limit) return Effect.succeed(undefined)
+      const chunk = chunkFor(position)
+      if (chunk === undefined) return Effect.succeed(undefined)
+      const off = physicalOffset(chunk, position)
+      if (off === undefined) return Effect.succeed(undefined)
+      const dataEnd = HEADER_SIZE + chunk.dataSize
+      return Effect.flatMap(cache.range(chunk.fileId, chunk.handle, off, Math.min(dataEnd, off + 1024)), (head) => {
+        if (head.length < 8) return Effect.fail(corruptAt(chunk, position, "truncated"))
+        const total = head.readUInt32LE(0) + FRAME_OVERHEAD
+        const full = total <= head.length ? Effect.succeed(head) : cache.range(chunk.fileId, chunk.handle, off, Math.min(dataEnd, off + total))
+        return Effect.flatMap(full, (buf) => {
+          const result = decodeRecord(buf, 0, buf.length, position)
+          return result.ok ? Effect.succeed(result.record) : Effect.fail(corruptAt(chunk, position, result.problem))
+        })
+      })
+    })
+
+  /** Logical end of the data of a chunk as visible under `limit`. */
+  const visibleEnd = (chunk: ChunkFile, limit: number): number =>
+    Math.min(limit, chunk.footer !== undefined ? chunk.startPosition + chunk.footer.logicalDataSize : chunk.startPosition + chunk.dataSize)
+
+  const scanForward = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
+    Effect.gen(function*() {
+      const records: Array<LogRecord> = []
+      let pos = Math.max(0, from)
+      while (records.length < maxCount && pos < limit) {
+        const chunk = chunkFor(pos)
+        if (chunk === undefined) break
+        const end = visibleEnd(chunk, limit)
+        if (pos >= end) {
+          pos = chunk.endPosition
+          continue
+        }
+        const physStart = physicalOffsetAtOrAfter(chunk, pos)
+        const physEnd = chunk.posMap === undefined ? HEADER_SIZE + (end - chunk.startPosition) : HEADER_SIZE + chunk.dataSize
+        if (physStart >= physEnd) {
+          pos = chunk.endPosition
+          continue
+        }
+        const span = yield* cache.range(chunk.fileId, chunk.handle, physStart, Math.min(physEnd, physStart + SCAN_SPAN))
+        let at = 0
+        let progressed = false
+        while (records.length < maxCount && at + 8 <= span.length) {
+          const total = span.readUInt32LE(at) + FRAME_OVERHEAD
+          if (at + total > span.length) {
+            if (at === 0) {
+              // A record longer than the scan span: read it whole.
+              const whole = yield* cache.range(chunk.fileId, chunk.handle, physStart, Math.min(physEnd, physStart + total))
+              const result = decodeAt(chunk, whole, 0, whole.length, undefined)
+              if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
+              records.push(result.record)
+              pos = nextLogical(chunk, result.record.logPosition, total)
+              progressed = true
+            }
+            break
+          }
+          const result = decodeAt(chunk, span, at, span.length, undefined)
+          if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
+          if (result.record.logPosition >= end) {
+            pos = end
+            break
+          }
+          records.push(result.record)
+          pos = nextLogical(chunk, result.record.logPosition, total)
+          at += total
+          progressed = true
+        }
+        if (!progressed && pos < end) return yield* Effect.fail(corruptAt(chunk, pos, "no record where one was expected"))
+      }
+      return { records, next: pos, reachedEnd: pos >= limit }
+    })
+
+  /** Logical position just after a record (for a scavenged chunk: the next surviving record is searched from here). */
+  const nextLogical = (chunk: ChunkFile, position: number, framed: number): number =>
+    chunk.posMap === undefined ? position + framed : position + 1
+
+  const scanBackward = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
+    Effect.gen(function*() {
+      const records: Array<LogRecord> = []
+      let pos = Math.min(from, limit)
+      while (records.length < maxCount && pos > 0) {
+        const chunk = chunkFor(pos - 1)
+        if (chunk === undefined) break
+        const end = visibleEnd(chunk, limit)
+        if (pos > end) pos = end
+        if (pos <= chunk.startPosition) {
+          pos = chunk.startPosition
+          if (pos === 0) break
+          continue
+        }
+        // Physical end of the data before `pos`.
+        const physEnd = chunk.posMap === undefined ? HEADER_SIZE + (pos - chunk.startPosition) : physicalOffsetAtOrAfter(chunk, pos)
+        if (physEnd <= HEADER_SIZE) {
+          pos = chunk.startPosition
+          continue
+        }
+        const spanStart = Math.max(HEADER_SIZE, physEnd - SCAN_SPAN)
+        let span = yield* cache.range(chunk.fileId, chunk.handle, spanStart, physEnd)
+        let at = span.length
+        let spanBase = spanStart
+        while (records.length < maxCount && at > 0) {
+          if (at < 4) break
+          const total = span.readUInt32LE(at - 4) + FRAME_OVERHEAD
+          if (total > at) {
+            if (at === span.length) {
+              // A record longer than the span: fetch it whole.
+              spanBase = physEnd - total
+              span = yield* cache.range(chunk.fileId, chunk.handle, spanBase, physEnd)
+              at = span.length
+              if (total > at) return yield* Effect.fail(corruptAt(chunk, pos, "suffix length"))
+            } else break
+          }
+          const result = decodeAt(chunk, span, at - total, at, undefined)
+          if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
+          records.push(result.record)
+          pos = result.record.logPosition
+          at -= total
+        }
+        if (at === span.length && records.length < maxCount) return yield* Effect.fail(corruptAt(chunk, pos, "no record where one was expected"))
+        void spanBase
+      }
+      return { records, next: pos, reachedEnd: pos <= 0 }
+    })
+
+  const close = Effect.gen(function*() {
+    const seen = new Set<ChunkFile>()
+    for (const chunk of state.byNumber) {
+      if (chunk === undefined || seen.has(chunk)) continue
+      seen.add(chunk)
+      yield* Effect.ignore(chunk.handle.close)
+    }
+    yield* Effect.ignore(state.checkpoint.close)
+  })
+
+  const maxUnitBytes = cs
+  return {
+    config,
+    writerPosition: () => state.checkpoint.value(),
+    chunks: () => [...new Set(state.byNumber.filter((c): c is ChunkFile => c !== undefined))],
+    maxUnitBytes,
+    prepare,
+    write,
+    readRecord,
+    scanForward,
+    scanBackward,
+    failed: () => failure,
+    cache,
+    close
+  }
+}

@@ -1,0 +1,291 @@
+/**
+ * Log records: the bytes of the transaction log.
+ *
+ * Framing (every record, in a chunk's data area):
+ *
+ *   u32 bodyLength | u32 crc32c(body) | body | u32 bodyLength
+ *
+ * The length suffix lets `$all` be read backwards; the checksum (which the reference server lacks)
+ * catches torn writes and bit rot on every read. A record's log position is the logical position of
+ * its first framing byte; its "post position" is position + bodyLength + FRAME_OVERHEAD.
+ *
+ * Body: u8 kind | u8 version | i64 logPosition | kind-specific fields (all little-endian). Storing the
+ * logical position inside the record keeps it valid when scavenging moves the record physically.
+ *
+ * Kinds:
+ * - Event: one event of an append (also tombstones, `$metadata` events, links). Flags say JSON,
+ *   link (`$>`), tombstone (hard delete), and the first/last record of one atomic append.
+ * - Commit: marks a committed legacy transaction (format support; the writer commits appends
+ *   implicitly and does not emit these today).
+ * - Epoch: written when a node starts leading (every start of a single node); read as an event of
+ *   `$epoch-information`.
+ * - ScavengePoint: the boundary of a scavenge run (number, EffectiveNow, threshold); writing one
+ *   completes the active chunk; read as an event of `$scavengePoints`.
+ */
+import { crc32c } from "../codec/crc32c.js"
+import { readI64, readU64, uuidFromBytes, uuidToBytes, writeI64, writeU64, type ByteWriter } from "../codec/bytes.js"
+
+export const FRAME_OVERHEAD = 12
+export const MAX_RECORD_BODY = 16 * 1024 * 1024
+
+export const RecordKind = { Event: 1, Commit: 2, Epoch: 3, ScavengePoint: 4 } as const
+export type RecordKind = (typeof RecordKind)[keyof typeof RecordKind]
+
+export const EventFlags = {
+  Json: 0x01,
+  Link: 0x02,
+  Tombstone: 0x04,
+  BatchBegin: 0x08,
+  BatchEnd: 0x10
+} as const
+
+export interface EventRecord {
+  readonly kind: typeof RecordKind.Event
+  readonly logPosition: number
+  readonly flags: number
+  readonly eventNumber: number
+  readonly createdMicros: number
+  readonly eventId: string
+  readonly stream: string
+  readonly eventType: string
+  readonly data: Buffer
+  readonly metadata: Buffer
+}
+
+export interface CommitRecord {
+  readonly kind: typeof RecordKind.Commit
+  readonly logPosition: number
+  readonly transactionPosition: number
+  readonly firstEventNumber: number
+  readonly correlationId: string
+  readonly timeMicros: number
+}
+
+export interface EpochRecord {
+  readonly kind: typeof RecordKind.Epoch
+  readonly logPosition: number
+  readonly epochNumber: number
+  /** Log position of the previous epoch record, -1 for the first. */
+  readonly prevEpochPosition: number
+  readonly epochId: string
+  readonly leaderInstanceId: string
+  readonly timeMicros: number
+}
+
+export interface ScavengePointRecord {
+  readonly kind: typeof RecordKind.ScavengePoint
+  readonly logPosition: number
+  /** Counts from 0; also the record's event number in `$scavengePoints`. */
+  readonly number: number
+  readonly eventId: string
+  /** The time used to judge `$maxAge` for this scavenge (µs since the Unix epoch). */
+  readonly effectiveNowMicros: number
+  /** -1: every chunk; 0: every chunk with something to remove; > 0: minimum chunk weight. */
+  readonly threshold: number
+  readonly timeMicros: number
+}
+
+export type LogRecord = EventRecord | CommitRecord | EpochRecord | ScavengePointRecord
+
+/** A record without its position: what the writer is asked to append. */
+export type NewRecord =
+  | Omit<EventRecord, "logPosition">
+  | Omit<CommitRecord, "logPosition">
+  | Omit<EpochRecord, "logPosition">
+  | Omit<ScavengePointRecord, "logPosition">
+
+const HEADER = 10 // kind, version, logPosition
+
+const utf8Length = (s: string): number => Buffer.byteLength(s, "utf8")
+
+/** The body length a record will have (without framing). */
+export const bodyLength = (record: NewRecord): number => {
+  switch (record.kind) {
+    case RecordKind.Event:
+      return HEADER + 2 + 8 + 8 + 16 + 4 + utf8Length(record.stream) + 4 + utf8Length(record.eventType) +
+        4 + record.data.length + 4 + record.metadata.length
+    case RecordKind.Commit:
+      return HEADER + 8 + 8 + 16 + 8
+    case RecordKind.Epoch:
+      return HEADER + 8 + 8 + 16 + 16 + 8
+    case RecordKind.ScavengePoint:
+      return HEADER + 8 + 16 + 8 + 8 + 8
+  }
+}
+
+/** On-disk size of a record including framing. */
+export const framedLength = (record: NewRecord): number => bodyLength(record) + FRAME_OVERHEAD
+
+const writeString = (buf: Buffer, offset: number, s: string): number => {
+  const n = buf.write(s, offset + 4, "utf8")
+  buf.writeUInt32LE(n, offset)
+  return offset + 4 + n
+}
+
+const writeBytes = (buf: Buffer, offset: number, bytes: Uint8Array): number => {
+  buf.writeUInt32LE(bytes.length, offset)
+  buf.set(bytes, offset + 4)
+  return offset + 4 + bytes.length
+}
+
+/**
+ * Appends the framed record at `logPosition` to `out`; returns the framed length.
+ * The body is written in place and checksummed, so a batch is encoded into one buffer with no copies.
+ */
+export const encodeRecord = (out: ByteWriter, record: NewRecord, logPosition: number): number => {
+  const body = bodyLength(record)
+  if (body > MAX_RECORD_BODY) throw new RangeError(`record body of ${body} bytes exceeds ${MAX_RECORD_BODY}`)
+  out.ensure(body + FRAME_OVERHEAD)
+  const buf = out.buf
+  const start = out.length
+  const b = start + 8
+  buf.writeUInt32LE(body, start)
+  buf[b] = record.kind
+  buf[b + 1] = 1
+  writeU64(buf, b + 2, logPosition)
+  let o = b + HEADER
+  switch (record.kind) {
+    case RecordKind.Event:
+      buf.writeUInt16LE(record.flags, o)
+      writeU64(buf, o + 2, record.eventNumber)
+      writeU64(buf, o + 10, record.createdMicros)
+      uuidToBytes(record.eventId, buf, o + 18)
+      o = writeString(buf, o + 34, record.stream)
+      o = writeString(buf, o, record.eventType)
+      o = writeBytes(buf, o, record.data)
+      o = writeBytes(buf, o, record.metadata)
+      break
+    case RecordKind.Commit:
+      writeU64(buf, o, record.transactionPosition)
+      writeU64(buf, o + 8, record.firstEventNumber)
+      uuidToBytes(record.correlationId, buf, o + 16)
+      writeU64(buf, o + 32, record.timeMicros)
+      o += 40
+      break
+    case RecordKind.Epoch:
+      writeU64(buf, o, record.epochNumber)
+      writeI64(buf, o + 8, record.prevEpochPosition)
+      uuidToBytes(record.epochId, buf, o + 16)
+      uuidToBytes(record.leaderInstanceId, buf, o + 32)
+      writeU64(buf, o + 48, record.timeMicros)
+      o += 56
+      break
+    case RecordKind.ScavengePoint:
+      writeU64(buf, o, record.number)
+      uuidToBytes(record.eventId, buf, o + 8)
+      writeU64(buf, o + 24, record.effectiveNowMicros)
+      writeI64(buf, o + 32, record.threshold)
+      writeU64(buf, o + 40, record.timeMicros)
+      o += 48
+      break
+  }
+  if (o !== b + body) throw new Error(`record encoder wrote ${o - b} bytes, expected ${body}`)
+  buf.writeUInt32LE(crc32c(buf, b, b + body), start + 4)
+  buf.writeUInt32LE(body, b + body)
+  out.length = b + body + 4
+  return body + FRAME_OVERHEAD
+}
+
+/** Why bytes at a position are not a valid record. */
+export type FrameProblem = "length" | "checksum" | "suffix" | "kind" | "position" | "truncated"
+
+export type DecodeResult =
+  | { readonly ok: true; readonly record: LogRecord; readonly length: number }
+  | { readonly ok: false; readonly problem: FrameProblem }
+
+const readString = (buf: Buffer, offset: number, end: number): [string, number] => {
+  const n = buf.readUInt32LE(offset)
+  if (offset + 4 + n > end) throw new RangeError("string runs past the record")
+  return [buf.toString("utf8", offset + 4, offset + 4 + n), offset + 4 + n]
+}
+
+const readBytes = (buf: Buffer, offset: number, end: number): [Buffer, number] => {
+  const n = buf.readUInt32LE(offset)
+  if (offset + 4 + n > end) throw new RangeError("bytes run past the record")
+  // A copy: callers keep events after the (cached, reused) block buffer is gone.
+  return [Buffer.from(buf.subarray(offset + 4, offset + 4 + n)), offset + 4 + n]
+}
+
+/**
+ * Decodes the framed record starting at `offset` of `buf`, which holds bytes up to `limit`.
+ * `expectedPosition` (when given) must equal the position stored in the record: a record read from the
+ * wrong place is reported, not returned.
+ */
+export const decodeRecord = (buf: Buffer, offset: number, limit: number, expectedPosition?: number): DecodeResult => {
+  if (offset + 8 > limit) return { ok: false, problem: "truncated" }
+  const body = buf.readUInt32LE(offset)
+  if (body < HEADER || body > MAX_RECORD_BODY) return { ok: false, problem: "length" }
+  const b = offset + 8
+  const end = b + body
+  if (end + 4 > limit) return { ok: false, problem: "truncated" }
+  if (buf.readUInt32LE(end) !== body) return { ok: false, problem: "suffix" }
+  if (crc32c(buf, b, end) !== buf.readUInt32LE(offset + 4)) return { ok: false, problem: "checksum" }
+  const kind = buf[b]!
+  const logPosition = readU64(buf, b + 2)
+  if (expectedPosition !== undefined && logPosition !== expectedPosition) return { ok: false, problem: "position" }
+  const o = b + HEADER
+  try {
+    const record = decodeBody(buf, kind, logPosition, o, end)
+    if (record === undefined) return { ok: false, problem: "kind" }
+    return { ok: true, record, length: body + FRAME_OVERHEAD }
+  } catch {
+    return { ok: false, problem: "length" }
+  }
+}
+
+const decodeBody = (buf: Buffer, kind: number, logPosition: number, o: number, end: number): LogRecord | undefined => {
+  switch (kind) {
+    case RecordKind.Event: {
+      const flags = buf.readUInt16LE(o)
+      const eventNumber = readU64(buf, o + 2)
+      const createdMicros = readU64(buf, o + 10)
+      const eventId = uuidFromBytes(buf, o + 18)
+      const [stream, o1] = readString(buf, o + 34, end)
+      const [eventType, o2] = readString(buf, o1, end)
+      const [data, o3] = readBytes(buf, o2, end)
+      const [metadata, o4] = readBytes(buf, o3, end)
+      if (o4 !== end) return undefined
+      return { kind: RecordKind.Event, logPosition, flags, eventNumber, createdMicros, eventId, stream, eventType, data, metadata }
+    }
+    case RecordKind.Commit:
+      return {
+        kind: RecordKind.Commit,
+        logPosition,
+        transactionPosition: readU64(buf, o),
+        firstEventNumber: readU64(buf, o + 8),
+        correlationId: uuidFromBytes(buf, o + 16),
+        timeMicros: readU64(buf, o + 32)
+      }
+    case RecordKind.Epoch:
+      return {
+        kind: RecordKind.Epoch,
+        logPosition,
+        epochNumber: readU64(buf, o),
+        prevEpochPosition: readI64(buf, o + 8),
+        epochId: uuidFromBytes(buf, o + 16),
+        leaderInstanceId: uuidFromBytes(buf, o + 32),
+        timeMicros: readU64(buf, o + 48)
+      }
+    case RecordKind.ScavengePoint:
+      return {
+        kind: RecordKind.ScavengePoint,
+        logPosition,
+        number: readU64(buf, o),
+        eventId: uuidFromBytes(buf, o + 8),
+        effectiveNowMicros: readU64(buf, o + 24),
+        threshold: readI64(buf, o + 32),
+        timeMicros: readU64(buf, o + 40)
+      }
+    default:
+      return undefined
+  }
+}
+
+/** Reads only the stream name of an event record (for index collision checks) without decoding the rest. */
+export const peekStream = (buf: Buffer, offset: number): string | undefined => {
+  const b = offset + 8
+  if (buf[b] !== RecordKind.Event) return undefined
+  const o = b + HEADER + 34
+  const n = buf.readUInt32LE(o)
+  return buf.toString("utf8", o + 4, o + 4 + n)
+}

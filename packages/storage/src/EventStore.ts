@@ -231,13 +231,27 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
 
     const now = Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (ms) => ms * 1000)
 
+    /**
+     * Link resolution as the reference's ResolveLinkToEvent: the text before the first '@' must parse as
+     * C#'s long.TryParse does (optional whitespace and sign, digits only), else the link comes back
+     * unresolved, as a plain event. A parsed link that cannot be read (no '@', empty stream name, a number
+     * below -1, or any read result but Success) comes back as the link with no target; -1 reads the
+     * target's last event, as ReadEvent does.
+     */
     const resolve = (event: EventRecord, resolveLinks: boolean, nowMicros: number): Effect.Effect<ResolvedEvent, ReadError> => {
       if (!resolveLinks || event.eventType !== EventTypes.LinkTo) return Effect.succeed({ event, link: undefined })
       const text = event.data.toString("utf8")
       const at = text.indexOf("@")
-      const number = at > 0 ? Number(text.slice(0, at)) : NaN
-      if (!Number.isSafeInteger(number) || number < 0) return Effect.succeed({ event: undefined, link: event })
-      return Effect.map(readIndex.readEvent(text.slice(at + 1), number, nowMicros), (r) =>
+      const numberText = at < 0 ? text : text.slice(0, at)
+      if (!/^[\t\n\v\f\r ]*[+-]?[0-9]+[\t\n\v\f\r ]*$/.test(numberText)) return Effect.succeed({ event, link: undefined })
+      const number = BigInt(numberText.trim())
+      if (number > 9223372036854775807n || number < -9223372036854775808n) return Effect.succeed({ event, link: undefined })
+      const stream = at < 0 ? "" : text.slice(at + 1)
+      // Numbers past 2^53 cannot name an event here (and would be NotFound upstream).
+      if (stream.length === 0 || number < -1n || number > BigInt(Number.MAX_SAFE_INTEGER) - 1n) {
+        return Effect.succeed({ event: undefined, link: event })
+      }
+      return Effect.map(readIndex.readEvent(stream, Number(number), nowMicros), (r) =>
         ({ event: r._tag === "Success" ? r.event : undefined, link: event }))
     }
 

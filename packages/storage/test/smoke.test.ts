@@ -1,7 +1,7 @@
 import { describe, it, assert } from "@effect/vitest"
-import { Effect, Layer, Scope, Exit } from "effect"
-import { MemoryDisk, layerMemory, Disk } from "@vellum/platform"
-import { EventStore, defaultStorageConfig, make } from "../src/index.js"
+import { Effect, Scope, Exit } from "effect"
+import { MemoryDisk, Disk } from "@vellum/platform"
+import { defaultStorageConfig, make } from "../src/index.js"
 
 const cfg = { ...defaultStorageConfig("/db"), chunkSize: 4096, memtableMaxEntries: 16, preallocateChunks: false }
 const ev = (i: number) => ({ eventId: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`, eventType: "T", isJson: true, data: Buffer.from(`{"i":${i}}`), metadata: Buffer.alloc(0) })

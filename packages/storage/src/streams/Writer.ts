@@ -11,7 +11,7 @@
 import { Clock, Deferred, Effect, Queue, Random } from "effect"
 import { StorageFailed, StreamDeleted, WrongExpectedVersion, InvalidRequest, type StorageCorrupt } from "../errors.js"
 import type { TransactionLog, WriteUnit } from "../log/TransactionLog.js"
-import { EventFlags, RecordKind, framedLength, type LogRecord, type NewRecord } from "../log/records.js"
+import { EventFlags, MAX_RECORD_BODY, RecordKind, bodyLength, framedLength, type LogRecord, type NewRecord } from "../log/records.js"
 import { checkCommit, type CommitState, type KnownEvent } from "./commitCheck.js"
 import { isSoftDeleted as metaIsSoftDeleted, parseMetadata, softDeleteMetadata, withTruncateBefore } from "./metadata.js"
 import {
@@ -186,7 +186,9 @@ export const makeWriter = (
           const written: MetaInfo = {
             metadata: parseMetadata(lastMeta.data, lastMeta.isJson),
             metaLastEventNumber: first + events.length - 1,
-            raw: lastMeta.isJson ? Buffer.from(lastMeta.data) : undefined
+            // The raw bytes whatever the JSON flag, as the reference's raw-meta cache: bytes flagged non-JSON
+            // that still parse as an object are rewritten with `$tb` too.
+            raw: Buffer.from(lastMeta.data)
           }
           const recreateFrom = (yield* lastEventNumber(round, original)) + 1
           const undo = undeleteRecord(original, written, recreateFrom, freshId(), nowMicros)
@@ -296,6 +298,13 @@ export const makeWriter = (
             for (const r of p.records) size += framedLength(r)
             if (size > log.maxUnitBytes) {
               plans.push({ _tag: "Fail", error: new InvalidRequest({ reason: `a write of ${size} bytes does not fit in a chunk of ${log.maxUnitBytes} bytes` }) })
+              continue
+            }
+            // The encoder throws past the record body limit (a long stream name on top of a maximal event),
+            // which would kill this fiber and leave every later command waiting: reject the write instead.
+            const oversized = p.records.find((r) => bodyLength(r) > MAX_RECORD_BODY)
+            if (oversized !== undefined) {
+              plans.push({ _tag: "Fail", error: new InvalidRequest({ reason: `a record of ${bodyLength(oversized)} bytes exceeds the record limit of ${MAX_RECORD_BODY} bytes` }) })
               continue
             }
             for (const r of p.records) remember(round, r)

@@ -29,61 +29,171 @@ export interface StreamMetadata {
 
 export const EmptyMetadata: StreamMetadata = {}
 
-/** Values ≥ 2^53 (long.MaxValue and friends, which JSON.parse rounds) all mean "the maximum". */
-const asLong = (value: unknown): number | undefined | "bad" => {
-  if (value === undefined || value === null) return undefined
-  if (typeof value !== "number" || !Number.isFinite(value) || !Number.isInteger(value)) return "bad"
-  if (value > 2 ** 63) return "bad"
-  return value >= DeletedStreamNumber ? DeletedStreamNumber : value
+/**
+ * One member of a JSON object, with its value as the literal text. JSON.parse cannot tell `2.0` from `2`
+ * and rounds integers past 2^53, but the reference reads metadata token by token
+ * (StreamMetadata.FromJsonReader) and gives up — empty metadata — on a system key whose token is not an
+ * Integer or whose value does not fit a long, so system keys are judged on their literal text.
+ */
+interface Member {
+  readonly key: string
+  readonly value: string
 }
 
-const roles = (value: unknown): ReadonlyArray<string> | undefined | "bad" => {
-  if (value === undefined || value === null) return undefined
+const isWs = (c: string): boolean => c === " " || c === "\t" || c === "\n" || c === "\r"
+
+const skipWs = (text: string, i: number): number => {
+  while (i < text.length && isWs(text[i]!)) i++
+  return i
+}
+
+/** Index just past the string literal starting at `i` (a `"`). */
+const skipString = (text: string, i: number): number => {
+  for (i++; i < text.length; i++) {
+    if (text[i] === "\\") i++
+    else if (text[i] === '"') return i + 1
+  }
+  return i
+}
+
+/** Index just past the JSON value starting at `i`. */
+const skipValue = (text: string, i: number): number => {
+  const c = text[i]
+  if (c === '"') return skipString(text, i)
+  if (c === "{" || c === "[") {
+    let depth = 0
+    while (i < text.length) {
+      const d = text[i]!
+      if (d === '"') {
+        i = skipString(text, i)
+        continue
+      }
+      if (d === "{" || d === "[") depth++
+      else if (d === "}" || d === "]") {
+        depth--
+        if (depth === 0) return i + 1
+      }
+      i++
+    }
+    return i
+  }
+  while (i < text.length && !isWs(text[i]!) && text[i] !== "," && text[i] !== "}" && text[i] !== "]") i++
+  return i
+}
+
+/** The members of a JSON object text in order, duplicates included (the text is valid JSON). */
+const objectMembers = (text: string): Array<Member> => {
+  const members: Array<Member> = []
+  let i = skipWs(text, 0)
+  if (text[i] !== "{") return members
+  i = skipWs(text, i + 1)
+  while (i < text.length && text[i] === '"') {
+    const keyEnd = skipString(text, i)
+    const key = JSON.parse(text.slice(i, keyEnd)) as string
+    i = skipWs(text, skipWs(text, keyEnd) + 1) // past ':'
+    const valueEnd = skipValue(text, i)
+    members.push({ key, value: text.slice(i, valueEnd) })
+    i = skipWs(text, valueEnd)
+    if (text[i] === ",") i = skipWs(text, i + 1)
+  }
+  return members
+}
+
+const LongMax = 9223372036854775807n
+const LongMin = -9223372036854775808n
+/** TimeSpan.FromSeconds overflows past this many seconds (TimeSpan.MaxValue ≈ 922337203685.48 s). */
+const TimeSpanMaxSeconds = 922337203685n
+
+/** A JSON Integer token that fits a long, as a BigInt; "bad" otherwise (null, floats, strings, overflow). */
+const longLiteral = (literal: string): bigint | "bad" => {
+  if (!/^-?(0|[1-9][0-9]*)$/.test(literal)) return "bad"
+  const value = BigInt(literal)
+  return value > LongMax || value < LongMin ? "bad" : value
+}
+
+/** A long as a safe number, saturating at `max` (numbers here are JS numbers, so at most 2^53 − 1). */
+const saturate = (value: bigint, max: number = DeletedStreamNumber): number => value >= BigInt(max) ? max : Number(value)
+
+/** Roles: a string or an array of strings. */
+const roles = (literal: string): ReadonlyArray<string> | "bad" => {
+  const value: unknown = JSON.parse(literal)
   if (typeof value === "string") return [value]
   if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value as Array<string>
   return "bad"
 }
 
-const parseAcl = (value: unknown): Acl | undefined | "bad" => {
-  if (value === undefined || value === null) return undefined
-  if (typeof value !== "object" || Array.isArray(value)) return "bad"
-  const o = value as Record<string, unknown>
-  const read = roles(o["$r"])
-  const write = roles(o["$w"])
-  const del = roles(o["$d"])
-  const metaRead = roles(o["$mr"])
-  const metaWrite = roles(o["$mw"])
-  if (read === "bad" || write === "bad" || del === "bad" || metaRead === "bad" || metaWrite === "bad") return "bad"
-  return { read, write, delete: del, metaRead, metaWrite }
+const AclKeys = { $r: "read", $w: "write", $d: "delete", $mr: "metaRead", $mw: "metaWrite" } as const
+
+/** `$acl`: an object of the five role keys; any other key makes the reference's ReadAcl throw. */
+const parseAcl = (literal: string): Acl | "bad" => {
+  if (!literal.startsWith("{")) return "bad"
+  const acl: { -readonly [K in keyof Acl]: Acl[K] } = { read: undefined, write: undefined, delete: undefined, metaRead: undefined, metaWrite: undefined }
+  for (const { key, value } of objectMembers(literal)) {
+    if (!Object.hasOwn(AclKeys, key)) return "bad"
+    const parsed = roles(value)
+    if (parsed === "bad") return "bad"
+    acl[AclKeys[key as keyof typeof AclKeys]] = parsed
+  }
+  return acl
 }
 
 /** Parses metadata bytes; `isJson` is the record's JSON flag. */
 export const parseMetadata = (data: Uint8Array, isJson: boolean): StreamMetadata => {
   if (!isJson || data.length === 0) return EmptyMetadata
+  const text = Buffer.from(data.buffer, data.byteOffset, data.length).toString("utf8")
   let parsed: unknown
   try {
-    parsed = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.length).toString("utf8"))
+    parsed = JSON.parse(text)
   } catch {
     return EmptyMetadata
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return EmptyMetadata
-  const o = parsed as Record<string, unknown>
-  const maxAge = asLong(o["$maxAge"])
-  const maxCount = asLong(o["$maxCount"])
-  const truncateBefore = asLong(o["$tb"])
-  const cacheControl = asLong(o["$cacheControl"])
-  const acl = parseAcl(o["$acl"])
-  const tmp = o["$tmp"]
-  if (maxAge === "bad" || maxCount === "bad" || truncateBefore === "bad" || cacheControl === "bad" || acl === "bad") return EmptyMetadata
-  if (tmp !== undefined && tmp !== null && typeof tmp !== "boolean") return EmptyMetadata
+  // Members in order, as the reference reads them: a later duplicate replaces an earlier value, but
+  // every occurrence must be valid.
+  let maxCount: bigint | undefined
+  let maxAge: bigint | undefined
+  let truncateBefore: bigint | undefined
+  let cacheControl: bigint | undefined
+  let tempStream: boolean | undefined
+  let acl: Acl | undefined
+  for (const { key, value } of objectMembers(text)) {
+    switch (key) {
+      case "$maxCount":
+      case "$tb":
+      case "$maxAge":
+      case "$cacheControl": {
+        const long = longLiteral(value)
+        if (long === "bad") return EmptyMetadata
+        const seconds = key === "$maxAge" || key === "$cacheControl"
+        if (seconds && (long > TimeSpanMaxSeconds || long < -TimeSpanMaxSeconds)) return EmptyMetadata
+        if (key === "$maxCount") maxCount = long
+        else if (key === "$tb") truncateBefore = long
+        else if (key === "$maxAge") maxAge = long
+        else cacheControl = long
+        break
+      }
+      case "$tmp":
+        if (value !== "true" && value !== "false") return EmptyMetadata
+        tempStream = value === "true"
+        break
+      case "$acl": {
+        const parsedAcl = parseAcl(value)
+        if (parsedAcl === "bad") return EmptyMetadata
+        acl = parsedAcl
+        break
+      }
+    }
+  }
   return {
-    maxAge: maxAge !== undefined && maxAge > 0 ? maxAge : undefined,
-    maxCount: maxCount !== undefined && maxCount > 0 ? maxCount : undefined,
-    truncateBefore: truncateBefore !== undefined && truncateBefore >= 0 ? truncateBefore : undefined,
-    cacheControl: cacheControl !== undefined && cacheControl > 0 ? cacheControl : undefined,
-    tempStream: tmp === true ? true : undefined,
+    maxAge: maxAge !== undefined && maxAge > 0n ? saturate(maxAge) : undefined,
+    maxCount: maxCount !== undefined && maxCount > 0n ? saturate(maxCount) : undefined,
+    // Only long.MaxValue itself means soft-deleted; other huge values just hide every event.
+    truncateBefore: truncateBefore === undefined || truncateBefore < 0n ? undefined
+      : truncateBefore === LongMax ? DeletedStreamNumber : saturate(truncateBefore, DeletedStreamNumber - 1),
+    cacheControl: cacheControl !== undefined && cacheControl > 0n ? saturate(cacheControl) : undefined,
+    tempStream: tempStream === true ? true : undefined,
     acl,
-    raw: o
+    raw: parsed as Record<string, unknown>
   }
 }
 
@@ -92,20 +202,41 @@ export const isSoftDeleted = (metadata: StreamMetadata): boolean => metadata.tru
 /** The metadata body of a soft delete: only `$tb` = long.MaxValue (earlier metadata is replaced). */
 export const softDeleteMetadata = (): Buffer => Buffer.from(`{"$tb":9223372036854775807}`)
 
+/** A JSON value without the whitespace outside its strings. */
+const compact = (literal: string): string => {
+  let out = ""
+  for (let i = 0; i < literal.length;) {
+    if (literal[i] === '"') {
+      const end = skipString(literal, i)
+      out += literal.slice(i, end)
+      i = end
+    } else {
+      if (!isWs(literal[i]!)) out += literal[i]
+      i++
+    }
+  }
+  return out
+}
+
 /**
  * The raw metadata with `$tb` set to `recreateFrom` (other keys kept), or undefined when the raw
- * metadata is not a JSON object (then the reference server leaves it alone).
+ * metadata is not a JSON object (then the reference server leaves it alone). Built from the members'
+ * literal text, so numbers past 2^53 (custom keys included) are kept exactly, as the reference's JObject
+ * does; a duplicate key keeps its first place and its last value.
  */
 export const withTruncateBefore = (raw: Uint8Array, recreateFrom: number): Buffer | undefined => {
+  const text = Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString("utf8")
   let parsed: unknown
   try {
-    parsed = JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString("utf8"))
+    parsed = JSON.parse(text)
   } catch {
     return undefined
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return undefined
-  const text = JSON.stringify({ ...(parsed as Record<string, unknown>), $tb: recreateFrom })
-  return Buffer.from(text, "utf8")
+  const members = new Map<string, string>()
+  for (const { key, value } of objectMembers(text)) members.set(key, compact(value))
+  members.set("$tb", String(recreateFrom))
+  return Buffer.from(`{${[...members].map(([key, value]) => `${JSON.stringify(key)}:${value}`).join(",")}}`, "utf8")
 }
 
 /** The lowest event number a read may return: max(0, last − maxCount + 1, $tb). */

@@ -6,6 +6,10 @@
  * blocks are never served) and block number. A block shorter than the block size (the end of the data
  * written so far) is refetched when a read needs bytes past it: bytes below the writer checkpoint never
  * change, so a cached prefix is always valid.
+ *
+ * The caller says where the valid bytes of the file end (`validEnd`: a chunk's data end), and nothing at
+ * or past it is cached: a preallocated active chunk reads as zeros past its data, and a block cached with
+ * those zeros would keep serving them after the writer filled them in.
  */
 import { Effect } from "effect"
 import type { DiskError, FileHandle } from "@vellum/platform"
@@ -78,17 +82,20 @@ export class BlockCache {
   }
 
   /**
-   * Bytes [start, end) of the file (fewer if the file ends first), reading every missing block in one
-   * disk read. `end` may run past the data; blocks are cached as far as the file has bytes.
+   * Bytes [start, end) of the file (fewer if the file or its valid bytes end first), reading every missing
+   * block in one disk read. Bytes at or past `validEnd` (the end of what the writer has written) are
+   * neither returned nor cached; blocks are cached as far as the valid bytes go.
    */
-  range(fileId: number, handle: FileHandle, start: number, end: number): Effect.Effect<Buffer, DiskError> {
+  range(fileId: number, handle: FileHandle, start: number, end: number, validEnd: number): Effect.Effect<Buffer, DiskError> {
+    end = Math.min(end, validEnd)
+    if (end <= start) return Effect.succeed(Buffer.alloc(0))
     const hit = this.tryRange(fileId, start, end)
     if (hit !== undefined) return Effect.succeed(hit)
     this.misses++
     const first = Math.floor(start / BLOCK_SIZE)
     const last = Math.floor((end - 1) / BLOCK_SIZE)
     const readStart = first * BLOCK_SIZE
-    return Effect.map(handle.read(readStart, (last - first + 1) * BLOCK_SIZE), (buf) => {
+    return Effect.map(handle.read(readStart, Math.min((last - first + 1) * BLOCK_SIZE, validEnd - readStart)), (buf) => {
       for (let b = first; b <= last; b++) {
         const off = (b - first) * BLOCK_SIZE
         if (off >= buf.length) break

@@ -4,7 +4,8 @@
  * Two 16-byte slots (u64 value, u32 sequence, u32 CRC-32C of the first 12 bytes); each write goes to
  * the slot the previous write did not use, then syncs. A torn write can only damage the slot being
  * written, whose value was not yet acknowledged, so a read (the valid slot with the highest sequence)
- * always yields the last value whose write completed — the LMDB two-meta-pages idea.
+ * always yields the last value whose write completed — the LMDB two-meta-pages idea. Sequence numbers are
+ * compared modulo 2^32, so they may wrap.
  */
 import { Effect } from "effect"
 import { Disk, type DiskError, type FileHandle } from "@vellum/platform"
@@ -28,7 +29,7 @@ const decodeSlot = (buf: Buffer, offset: number): { value: number; seq: number }
   return { value: readU64(buf, offset), seq: buf.readUInt32LE(offset + 8) }
 }
 
-/** Opens (or creates with `initial`) a checkpoint file; `created` tells whether it existed. */
+/** Opens (or creates with `initial`) a checkpoint file; `existed` tells whether the file was there. */
 export const openCheckpoint = (path: string, initial: number) =>
   Effect.gen(function*() {
     const disk = yield* Disk
@@ -40,7 +41,9 @@ export const openCheckpoint = (path: string, initial: number) =>
       const buf = yield* handle.read(0, SLOT * 2)
       const a = decodeSlot(buf, 0)
       const b = decodeSlot(buf, SLOT)
-      const best = a && b ? (a.seq >= b.seq ? a : b) : a ?? b
+      // The two slots hold consecutive sequence numbers, so compare them modulo 2^32 (serial-number
+      // arithmetic): after 2^32 writes, sequence 0 is newer than 0xffffffff.
+      const best = a && b ? (((a.seq - b.seq) | 0) >= 0 ? a : b) : a ?? b
       if (best !== undefined) {
         value = best.value
         seq = best.seq

@@ -25,6 +25,8 @@ export interface ChunkFile {
   /** First logical position after this chunk. */
   readonly endPosition: number
   footer: ChunkFooter | undefined
+  /** Why the bytes where a footer would be are not one (for error messages; set by `openChunkFile`). */
+  footerProblem: string | undefined
   posMap: PosMap | undefined
   /** Physical bytes of record data (the writer's offset for the active chunk). */
   dataSize: number
@@ -40,6 +42,7 @@ const makeChunkFile = (path: string, header: ChunkHeader, handle: FileHandle): C
   startPosition: header.startNumber * header.chunkSize,
   endPosition: (header.endNumber + 1) * header.chunkSize,
   footer: undefined,
+  footerProblem: undefined,
   posMap: undefined,
   dataSize: 0
 })
@@ -78,7 +81,9 @@ export const openChunkFile = (path: string, chunkSize: number) =>
     const chunk = makeChunkFile(path, header, handle)
     if (size >= HEADER_SIZE + FOOTER_SIZE) {
       const footer = decodeFooter(yield* handle.read(size - FOOTER_SIZE, FOOTER_SIZE))
-      if (typeof footer !== "string" && completedFileSize(footer) === size) {
+      if (typeof footer === "string") chunk.footerProblem = footer
+      else if (completedFileSize(footer) !== size) chunk.footerProblem = `the footer's sizes add up to ${completedFileSize(footer)} bytes, the file has ${size}`
+      else {
         chunk.footer = footer
         chunk.dataSize = footer.physicalDataSize
         if (footer.posMapCount > 0) {

@@ -5,19 +5,28 @@
  * Writing (one writer at a time — the EventStore's writer fiber):
  *   `prepare(units)` assigns log positions and encodes every record of a batch into one buffer per chunk
  *   (pure, no I/O); a unit (one append) never straddles chunks: if it does not fit in the active chunk,
- *   the chunk is completed and the unit goes to the next one. `write(batch)` then writes each segment
- *   with one write, syncs once, and only then moves and syncs the writer checkpoint. When a segment
- *   completes a chunk, the checkpoint first moves to the end of that chunk's data, the footer is written,
- *   and the next chunk is created durably before the checkpoint moves into it — so a completed chunk
- *   never holds bytes past the checkpoint.
+ *   the chunk is completed and the unit goes to the next one; a unit that fills its chunk exactly
+ *   completes it in the same write. `write(batch)` then writes each segment with one write, syncs once,
+ *   and only then moves and syncs the writer checkpoint. When a segment completes a chunk, the checkpoint
+ *   first moves to the end of that chunk's data, the footer is written, and the next chunk is created
+ *   durably before the checkpoint moves into it — so a completed chunk never holds bytes past the
+ *   checkpoint. A batch spanning chunks is therefore atomic per unit, not as a whole: a failure or crash
+ *   after a rollover can leave its first units durable (indeterminate, as any unacknowledged write).
  *
  * Any write or sync error makes the log fail-stop: the state of unsynced bytes is unknown, so no further
  * write is accepted; a restart recovers from what is durable.
  *
- * Recovery (`openTransactionLog`): temp files are removed; every chunk before the one holding the
- * checkpoint must be completed; bytes of the active chunk past the checkpoint (a torn or unsynced tail)
- * are truncated, so they are never visible; at most one chunk created ahead of the checkpoint is removed;
- * anything else past the checkpoint is reported as corruption rather than guessed at.
+ * Reads go through a block cache that never holds bytes past a chunk's written data; a damaged record is
+ * re-read once from disk (past the cache) before it is reported as StorageCorrupt.
+ *
+ * Recovery (`openTransactionLog`): temp files and older chunk versions are removed; writer.chk must exist
+ * when chunks do; every chunk before the one holding the checkpoint must be completed — except that a
+ * checkpoint exactly at the end of a full chunk whose footer never became durable (a crash inside that
+ * rollover) completes the chunk then; a footer is taken as it is only where the next chunk exists, and
+ * elsewhere only if the file checksum matches (otherwise the bytes are data of an uncompleted chunk);
+ * bytes of the active chunk past the checkpoint (a torn or unsynced tail) are truncated, so they are
+ * never visible; at most one chunk created ahead of the checkpoint is removed; anything else past the
+ * checkpoint, and any chunk missing below it, is reported as corruption rather than guessed at.
  */
 import { type Context, Effect } from "effect"
 import { Disk, join, type DiskError } from "@vellum/platform"
@@ -86,11 +95,21 @@ export interface TransactionLog {
   readonly maxUnitBytes: number
   readonly prepare: (units: ReadonlyArray<WriteUnit>) => PreparedBatch
   readonly write: (batch: PreparedBatch) => Effect.Effect<void, StorageFailed>
-  /** The record at a position, if it is below `limit` and exists (undefined if scavenged away). */
+  /**
+   * The record at a position, if it is below `limit` and exists: undefined if scavenged away, or at the
+   * end of a chunk's data (a record boundary with no record); StorageCorrupt where no record can start.
+   */
   readonly readRecord: (position: number, limit: number) => Effect.Effect<LogRecord | undefined, ReadError>
-  /** Records with position ≥ from and < limit, in log order. */
+  /**
+   * Records with position ≥ from and < limit, in log order. `from` must be where a record or a chunk
+   * starts (or a `next` of an earlier scan); `limit` may be anywhere.
+   */
   readonly scanForward: (from: number, limit: number, maxCount: number) => Effect.Effect<ScanResult, ReadError>
-  /** Records with position < from (and < limit), newest first. */
+  /**
+   * Records with position < from (and < limit), newest first. Both must be record boundaries (where a
+   * record starts or ends, a chunk boundary, the writer position, or a `next`): a record cannot be found
+   * backwards from the middle of another.
+   */
   readonly scanBackward: (from: number, limit: number, maxCount: number) => Effect.Effect<ScanResult, ReadError>
   readonly failed: () => string | undefined
   readonly cache: BlockCache
@@ -124,6 +143,13 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     const checkpoint = yield* openCheckpoint(join(config.dir, "writer.chk"), 0)
     const corrupt = (message: string, position?: number) =>
       new StorageCorrupt({ message: `${config.dir}: ${message}`, path: config.dir, position })
+    if (!checkpoint.existed) {
+      // Without writer.chk nobody knows how much of the log was acknowledged: starting from 0 would cut
+      // the active chunk's data off. It is made durable before the first chunk is created, so chunks
+      // without it were not left by a crash.
+      if (latest.size > 0) return yield* Effect.fail(corrupt("writer.chk is missing but chunk files exist"))
+      yield* disk.syncDir(config.dir)
+    }
 
     const opened: Array<ChunkFile> = []
     for (const start of [...latest.keys()].sort((a, b) => a - b)) {
@@ -145,37 +171,80 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     if (beyond.length > 1 || beyond.some(isCompleted)) {
       return yield* Effect.fail(corrupt(`chunks exist past the writer checkpoint ${w}: ${beyond.map((c) => c.path).join(", ")}`, w))
     }
-    for (const extra of beyond) {
-      // Created ahead of the checkpoint by a crash mid-rollover: nothing in it was acknowledged.
-      yield* extra.handle.close
-      yield* disk.remove(extra.path)
-      byNumber.length = extra.header.startNumber
+    // Created ahead of the checkpoint by a crash mid-rollover: nothing in it was acknowledged. It is
+    // removed only once the rest has been found consistent (recovery changes nothing on disk before).
+    for (const extra of beyond) byNumber.length = extra.header.startNumber
+    if (active === undefined && byNumber.length !== n) {
+      // Every chunk below the checkpoint holds acknowledged records; creating chunk `byNumber.length` here
+      // would silently move the checkpoint back over them.
+      return yield* Effect.fail(corrupt(`chunk ${byNumber.length} is missing: the writer checkpoint ${w} is in chunk ${n}`, w))
     }
-    for (const chunk of opened) {
-      if (chunk.header.endNumber < n && !isCompleted(chunk)) {
-        return yield* Effect.fail(corrupt(`chunk ${chunk.path} before the writer checkpoint is not completed`, w))
+    // A footer at the end of a chunk file is trusted as it is only where the next chunk exists (the writer
+    // creates a chunk only after syncing its predecessor's footer). Where a crash mid-rollover leaves the
+    // question open — the chunk holding the checkpoint, or the last chunk when the checkpoint is exactly
+    // at its end — the file checksum must match too: the last 128 bytes of an uncompleted chunk are
+    // record data, which a client can shape into a footer that passes its own CRC (the file checksum
+    // covers the random chunk id, so it cannot be forged).
+    const footerIsGenuine = (chunk: ChunkFile): Effect.Effect<boolean, DiskError> =>
+      verifyChunkFile(chunk).pipe(Effect.as(true), Effect.catchTag("StorageCorrupt", () => Effect.succeed(false)))
+    const notCompleted = (chunk: ChunkFile) => {
+      chunk.footer = undefined
+      chunk.posMap = undefined
+      chunk.footerProblem = "its footer does not match its checksum"
+    }
+    const previous = active === undefined && n > 0 && w === n * cs ? byNumber[n - 1] : undefined
+    if (previous !== undefined && isCompleted(previous) && !(yield* footerIsGenuine(previous))) notCompleted(previous)
+    // The checkpoint is exactly at the end of a full chunk that has no (valid) footer: a crash hit the
+    // rollover of a full chunk after the checkpoint moved and before the footer was synced (spec §1.7's
+    // special case). The chunk's data is all acknowledged; it is completed below.
+    const completeFull = previous !== undefined && !isCompleted(previous) && previous.header.endNumber === n - 1 ? previous : undefined
+    if (completeFull !== undefined) {
+      const size = yield* completeFull.handle.size
+      if (size < HEADER_SIZE + cs) {
+        return yield* Effect.fail(corrupt(`chunk ${completeFull.path} holds ${size - HEADER_SIZE} bytes, less than the writer checkpoint needs (${cs})`, w))
       }
     }
-
-    let runningCrc: number | undefined
+    for (const chunk of opened) {
+      if (chunk.header.endNumber < n && !isCompleted(chunk) && chunk !== completeFull) {
+        return yield* Effect.fail(corrupt(`chunk ${chunk.path} before the writer checkpoint is not completed${chunk.footerProblem !== undefined ? ` (${chunk.footerProblem})` : ""}`, w))
+      }
+    }
+    if (active !== undefined && isCompleted(active) && !(yield* footerIsGenuine(active))) notCompleted(active)
+    let activeSize = 0
     if (active !== undefined && isCompleted(active)) {
       const dataEnd = active.startPosition + active.footer!.logicalDataSize
       if (w !== dataEnd) return yield* Effect.fail(corrupt(`writer checkpoint ${w} is inside completed chunk ${active.path}`, w))
-      active = undefined // the rollover's next chunk is created below
-      w = (byNumber.length) * cs
     } else if (active !== undefined) {
       const off = w - active.startPosition
-      const size = yield* active.handle.size
-      if (size < HEADER_SIZE + off) {
-        return yield* Effect.fail(corrupt(`chunk ${active.path} holds ${size - HEADER_SIZE} bytes, less than the writer checkpoint needs (${off})`, w))
+      activeSize = yield* active.handle.size
+      if (activeSize < HEADER_SIZE + off) {
+        return yield* Effect.fail(corrupt(`chunk ${active.path} holds ${activeSize - HEADER_SIZE} bytes, less than the writer checkpoint needs (${off})`, w))
       }
+    } else if (w !== n * cs) {
+      return yield* Effect.fail(corrupt(`the chunk holding the writer checkpoint ${w} is missing`, w))
+    }
+
+    // The log is consistent: repair what the crash left.
+    for (const extra of beyond) {
+      yield* extra.handle.close
+      yield* disk.remove(extra.path)
+    }
+    if (completeFull !== undefined) {
+      yield* completeFull.handle.truncate(HEADER_SIZE + cs)
+      completeFull.dataSize = cs
+      yield* completeChunkFile(completeFull, undefined)
+    }
+    let runningCrc: number | undefined
+    if (active !== undefined && isCompleted(active)) {
+      active = undefined // the rollover's next chunk is created below
+      w = byNumber.length * cs
+    } else if (active !== undefined) {
       // Everything past the checkpoint was never acknowledged: cut it off so it can never become visible.
-      yield* active.handle.truncate(HEADER_SIZE + off)
+      const off = w - active.startPosition
+      if (activeSize !== HEADER_SIZE + off) yield* active.handle.truncate(HEADER_SIZE + off)
       if (config.preallocate) yield* active.handle.truncate(HEADER_SIZE + cs)
       yield* active.handle.sync
       active.dataSize = off
-    } else if (w !== n * cs) {
-      return yield* Effect.fail(corrupt(`the chunk holding the writer checkpoint ${w} is missing`, w))
     }
     if (active === undefined) {
       const startNumber = byNumber.length
@@ -238,7 +307,9 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       }
       positions.push(unitPositions)
       unitEnds.push(chunkNumber * cs + dataEnd)
-      if (unit.completeChunkAfter === true) closeSegment(true)
+      // A full chunk is completed in the same write, so the checkpoint rests on a chunk boundary only
+      // when the chunk before it is completed (recovery still handles a crash inside that rollover).
+      if (unit.completeChunkAfter === true || dataEnd === cs) closeSegment(true)
     }
     if (out.length > 0) closeSegment(false)
     return { segments, positions, unitEnds, endPosition: chunkNumber * cs + dataEnd }
@@ -282,15 +353,17 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     })
 
   const write = (batch: PreparedBatch): Effect.Effect<void, StorageFailed> =>
-    failure !== undefined
-      ? Effect.fail(new StorageFailed({ message: failure }))
-      : writeSegments(batch).pipe(
+    Effect.suspend(() => {
+      // Checked when the write runs, not when it is built: a write built before a failure must not run.
+      if (failure !== undefined) return Effect.fail(new StorageFailed({ message: failure }))
+      return writeSegments(batch).pipe(
         Effect.provideService(Disk, state.disk),
         Effect.catchAll((error) => {
           failure = `the log stopped accepting writes after a disk error: ${error.message}`
           return Effect.fail(new StorageFailed({ message: failure }))
         })
       )
+    })
 
   const decodeAt = (chunk: ChunkFile, buf: Buffer, offset: number, limit: number, position: number | undefined) => {
     const result = decodeRecord(buf, offset, limit, position)
@@ -301,7 +374,27 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   const corruptAt = (chunk: ChunkFile, position: number, problem: string) =>
     new StorageCorrupt({ message: `${chunk.path}: the record at log position ${position} is damaged (${problem})`, path: chunk.path, position })
 
-  const readRecord = (position: number, limit: number): Effect.Effect<LogRecord | undefined, ReadError> =>
+  /**
+   * Bytes [start, end) of a chunk file through the block cache, never past the chunk's written data
+   * (`HEADER_SIZE + dataSize`): what lies beyond is preallocated zeros, a footer or nothing.
+   */
+  const readRange = (chunk: ChunkFile, start: number, end: number) =>
+    cache.range(chunk.fileId, chunk.handle, start, end, HEADER_SIZE + chunk.dataSize)
+
+  /**
+   * Runs a read; when it meets a damaged record, forgets that chunk's cached blocks and reads once more
+   * from disk, so bytes damaged on their way from the disk (a flipped bit in transit) do not stay cached
+   * and turn a transient error into a permanent one. Damage that is on disk is reported.
+   */
+  const rereadIfDamaged = <A>(read: () => Effect.Effect<A, ReadError>): Effect.Effect<A, ReadError> =>
+    Effect.catchTag(read(), "StorageCorrupt", (error) => {
+      const chunk = state.byNumber.find((c) => c !== undefined && c.path === error.path)
+      if (chunk === undefined) return Effect.fail(error)
+      cache.evictFile(chunk.fileId)
+      return read()
+    })
+
+  const readRecordOnce = (position: number, limit: number): Effect.Effect<LogRecord | undefined, ReadError> =>
     Effect.suspend(() => {
       if (position < 0 || position >= limit) return Effect.succeed(undefined)
       const chunk = chunkFor(position)
@@ -309,10 +402,14 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       const off = physicalOffset(chunk, position)
       if (off === undefined) return Effect.succeed(undefined)
       const dataEnd = HEADER_SIZE + chunk.dataSize
-      return Effect.flatMap(cache.range(chunk.fileId, chunk.handle, off, Math.min(dataEnd, off + 1024)), (head) => {
+      // The end of a chunk's data is a record boundary (the last record's post position) with no record.
+      if (off === dataEnd) return Effect.succeed(undefined)
+      // A position in the gap after it is not where any record is.
+      if (off + 8 > dataEnd) return Effect.fail(corruptAt(chunk, position, "no record there: past the chunk's data"))
+      return Effect.flatMap(readRange(chunk, off, off + 1024), (head) => {
         if (head.length < 8) return Effect.fail(corruptAt(chunk, position, "truncated"))
         const total = head.readUInt32LE(0) + FRAME_OVERHEAD
-        const full = total <= head.length ? Effect.succeed(head) : cache.range(chunk.fileId, chunk.handle, off, Math.min(dataEnd, off + total))
+        const full = total <= head.length ? Effect.succeed(head) : readRange(chunk, off, off + total)
         return Effect.flatMap(full, (buf) => {
           const result = decodeRecord(buf, 0, buf.length, position)
           return result.ok ? Effect.succeed(result.record) : Effect.fail(corruptAt(chunk, position, result.problem))
@@ -324,7 +421,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   const visibleEnd = (chunk: ChunkFile, limit: number): number =>
     Math.min(limit, chunk.footer !== undefined ? chunk.startPosition + chunk.footer.logicalDataSize : chunk.startPosition + chunk.dataSize)
 
-  const scanForward = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
+  const scanForwardOnce = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
     Effect.gen(function*() {
       const records: Array<LogRecord> = []
       let pos = Math.max(0, from)
@@ -333,6 +430,9 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         if (chunk === undefined) break
         const end = visibleEnd(chunk, limit)
         if (pos >= end) {
+          // The end of the written log (a `limit` past it): stop here, where later records will start,
+          // rather than at the chunk's end, which a later scan from `next` would skip them to.
+          if (chunk.footer === undefined && end < limit) break
           pos = chunk.endPosition
           continue
         }
@@ -342,15 +442,17 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           pos = chunk.endPosition
           continue
         }
-        const span = yield* cache.range(chunk.fileId, chunk.handle, physStart, Math.min(physEnd, physStart + SCAN_SPAN))
+        // At least a record's length prefix, even when `limit` cuts the record right after its start.
+        const span = yield* readRange(chunk, physStart, Math.max(physStart + 8, Math.min(physEnd, physStart + SCAN_SPAN)))
         let at = 0
         let progressed = false
         while (records.length < maxCount && at + 8 <= span.length) {
           const total = span.readUInt32LE(at) + FRAME_OVERHEAD
           if (at + total > span.length) {
             if (at === 0) {
-              // A record longer than the scan span: read it whole.
-              const whole = yield* cache.range(chunk.fileId, chunk.handle, physStart, Math.min(physEnd, physStart + total))
+              // A record longer than the scan span, or one that starts below `limit` and ends past it
+              // (`limit` need not be a record boundary): read it whole, up to the chunk's data end.
+              const whole = yield* readRange(chunk, physStart, physStart + total)
               const result = decodeAt(chunk, whole, 0, whole.length, undefined)
               if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
               records.push(result.record)
@@ -372,6 +474,12 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         }
         if (!progressed && pos < end) return yield* Effect.fail(corruptAt(chunk, pos, "no record where one was expected"))
       }
+      // Never hand out a position in the gap at the end of a completed chunk as `next`: it is not a record
+      // boundary (a reader told to continue there would be refused); continue at the next chunk instead.
+      const last = chunkFor(pos)
+      if (last?.footer !== undefined && pos < limit && pos >= last.startPosition + last.footer.logicalDataSize) {
+        pos = Math.min(last.endPosition, limit)
+      }
       return { records, next: pos, reachedEnd: pos >= limit }
     })
 
@@ -379,10 +487,11 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   const nextLogical = (chunk: ChunkFile, position: number, framed: number): number =>
     chunk.posMap === undefined ? position + framed : position + 1
 
-  const scanBackward = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
+  const scanBackwardOnce = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
     Effect.gen(function*() {
       const records: Array<LogRecord> = []
-      let pos = Math.min(from, limit)
+      // Not past the end of the written log: there is no chunk to start from there.
+      let pos = Math.min(from, limit, state.active.startPosition + state.active.dataSize)
       while (records.length < maxCount && pos > 0) {
         const chunk = chunkFor(pos - 1)
         if (chunk === undefined) break
@@ -400,7 +509,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           continue
         }
         const spanStart = Math.max(HEADER_SIZE, physEnd - SCAN_SPAN)
-        let span = yield* cache.range(chunk.fileId, chunk.handle, spanStart, physEnd)
+        let span = yield* readRange(chunk, spanStart, physEnd)
         let at = span.length
         let spanBase = spanStart
         while (records.length < maxCount && at > 0) {
@@ -410,7 +519,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
             if (at === span.length) {
               // A record longer than the span: fetch it whole.
               spanBase = physEnd - total
-              span = yield* cache.range(chunk.fileId, chunk.handle, spanBase, physEnd)
+              span = yield* readRange(chunk, spanBase, physEnd)
               at = span.length
               if (total > at) return yield* Effect.fail(corruptAt(chunk, pos, "suffix length"))
             } else break
@@ -426,6 +535,10 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       }
       return { records, next: pos, reachedEnd: pos <= 0 }
     })
+
+  const readRecord = (position: number, limit: number) => rereadIfDamaged(() => readRecordOnce(position, limit))
+  const scanForward = (from: number, limit: number, maxCount: number) => rereadIfDamaged(() => scanForwardOnce(from, limit, maxCount))
+  const scanBackward = (from: number, limit: number, maxCount: number) => rereadIfDamaged(() => scanBackwardOnce(from, limit, maxCount))
 
   const close = Effect.gen(function*() {
     const seen = new Set<ChunkFile>()

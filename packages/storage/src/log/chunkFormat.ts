@@ -20,7 +20,8 @@
  * (sorted by logical position); the record itself still carries its logical position, so a log
  * position stays valid across scavenges (as in the reference server).
  *
- * File names: `chunk-SSSSSS.VVVVVV` (start number, version); the highest version of a start wins.
+ * File names: `chunk-SSSSSS.VVVVVV` (start number, version, each at least six digits); the highest
+ * version of a start wins.
  */
 import { crc32c } from "../codec/crc32c.js"
 import { readU64, uuidFromBytes, uuidToBytes, writeU64 } from "../codec/bytes.js"
@@ -148,7 +149,9 @@ export const posMapLowerBound = (map: PosMap, position: number): number => {
   return lo
 }
 
-const CHUNK_NAME = /^chunk-(\d{6})\.(\d{6})$/
+// At least six digits: `padStart` widens numbers past 999,999, and such a name must still parse (the
+// header's start number is a u32, and the simulator's tiny chunks reach a million chunks quickly).
+const CHUNK_NAME = /^chunk-(\d{6,})\.(\d{6,})$/
 
 export const chunkFileName = (startNumber: number, version: number): string =>
   `chunk-${String(startNumber).padStart(6, "0")}.${String(version).padStart(6, "0")}`

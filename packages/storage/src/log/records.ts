@@ -186,6 +186,13 @@ export const encodeRecord = (out: ByteWriter, record: NewRecord, logPosition: nu
   return body + FRAME_OVERHEAD
 }
 
+/** Body bytes after the 10-byte header for the fixed-size kinds (see `bodyLength`). */
+const FIXED_FIELDS: Readonly<Record<number, number>> = {
+  [RecordKind.Commit]: 40,
+  [RecordKind.Epoch]: 56,
+  [RecordKind.ScavengePoint]: 48
+}
+
 /** Why bytes at a position are not a valid record. */
 export type FrameProblem = "length" | "checksum" | "suffix" | "kind" | "position" | "truncated"
 
@@ -221,6 +228,10 @@ export const decodeRecord = (buf: Buffer, offset: number, limit: number, expecte
   if (buf.readUInt32LE(end) !== body) return { ok: false, problem: "suffix" }
   if (crc32c(buf, b, end) !== buf.readUInt32LE(offset + 4)) return { ok: false, problem: "checksum" }
   const kind = buf[b]!
+  // A fixed-size record must fill its body exactly: a shorter body would otherwise be read past its end
+  // (into the length suffix and the next record), a longer one would carry bytes nobody checks.
+  const fixed = FIXED_FIELDS[kind]
+  if (fixed !== undefined && body - HEADER !== fixed) return { ok: false, problem: "length" }
   const logPosition = readU64(buf, b + 2)
   if (expectedPosition !== undefined && logPosition !== expectedPosition) return { ok: false, problem: "position" }
   const o = b + HEADER

@@ -167,3 +167,15 @@ describe("streams: limits and bad input (§3.1)", () => {
       }))
   })
 })
+
+describe("well-formed names", () => {
+  it.scoped("refuses lone surrogates in stream names and event types, which UTF-8 storage would change", () =>
+    Effect.gen(function*() {
+      const db = yield* openDb()
+      const typed = (type: string): ProposedEvent => ({ ...ev(1), eventType: type })
+      yield* expectInvalid(db.store.append("bad-\ud800", ExpectedVersion.Any, [ev(1)]), /not well-formed Unicode/)
+      yield* expectInvalid(db.store.append("ok", ExpectedVersion.Any, [typed("T\udc00")]), /well-formed Unicode/)
+      const fine = yield* db.store.append("emoji-\ud83d\ude00", ExpectedVersion.Any, [ev(2)])
+      assert.strictEqual(fine.firstEventNumber, 0)
+    }))
+})

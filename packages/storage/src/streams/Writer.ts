@@ -15,7 +15,7 @@ import { EventFlags, MAX_RECORD_BODY, RecordKind, bodyLength, framedLength, type
 import { checkCommit, type CommitState, type KnownEvent } from "./commitCheck.js"
 import { isSoftDeleted as metaIsSoftDeleted, parseMetadata, softDeleteMetadata, withTruncateBefore } from "./metadata.js"
 import {
-  DeletedStreamNumber, EpochInformationStream, EventTypes, ScavengePointsStream, isMetastream, metastreamOf, originalStreamOf
+  DeletedStreamNumber, EpochInformationStream, EventTypes, ScavengePointsStream, isMetastream, isWellFormedText, metastreamOf, originalStreamOf
 } from "./names.js"
 import type { MetaInfo, ReadIndex } from "./ReadIndex.js"
 import type { DiskError } from "@vellum/platform"
@@ -255,6 +255,7 @@ export const makeWriter = (
       if (command._tag !== "Append") return undefined
       for (const e of command.events) {
         if (e.eventType.length === 0) return new InvalidRequest({ reason: "an event type must not be empty" })
+        if (!isWellFormedText(e.eventType)) return new InvalidRequest({ reason: "an event type must be well-formed Unicode (it has a lone surrogate)" })
         const size = e.data.length + e.metadata.length + 2 * e.eventType.length
         if (size > config.maxEventSize) {
           return new InvalidRequest({ reason: `event ${e.eventId} is ${size} bytes; the limit is ${config.maxEventSize} bytes` })

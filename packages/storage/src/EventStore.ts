@@ -17,7 +17,7 @@ import { RecordKind, type EventRecord, type LogRecord } from "./log/records.js"
 import * as TableIndex from "./tableindex/TableIndex.js"
 import type { HashFn } from "./tableindex/StreamHash.js"
 import { isUuid, normalizeUuid } from "./codec/bytes.js"
-import { DeletedStreamNumber, EventTypes, invalidStreamName, isMetastream, metastreamOf } from "./streams/names.js"
+import { DeletedStreamNumber, EpochInformationStream, EventTypes, invalidStreamName, isMetastream, metastreamOf } from "./streams/names.js"
 import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
 import { ReadIndex, asStreamEvent, type EventReadResult, type StreamReadResult } from "./streams/ReadIndex.js"
 import { EventIdCache, makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteResult } from "./streams/Writer.js"
@@ -151,6 +151,8 @@ export interface EventStoreStats {
 }
 
 export class EventStore extends Context.Tag("@vellum/storage/EventStore")<EventStore, EventStoreService>() {}
+
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 const corruptFromIndex = (e: StorageCorrupt | DiskError | IndexCorrupt): StorageCorrupt =>
   e._tag === "StorageCorrupt" ? e : new StorageCorrupt({ message: e.message })
@@ -287,7 +289,8 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         }
         const badId = validEventIds(events)
         if (badId !== undefined) return Effect.fail(badId)
-        const normalized = events.map((e) => ({ ...e, eventId: normalizeUuid(e.eventId) }))
+        // Ids are stored canonical (lowercase, dashed); copy the events only when one is not.
+        const normalized = events.every((e) => CANONICAL_UUID.test(e.eventId)) ? events : events.map((e) => ({ ...e, eventId: normalizeUuid(e.eventId) }))
         return Effect.map(submit({ _tag: "Append", stream, expectedVersion, events: normalized }), (r) => {
           if (r._tag !== "Appended") throw new Error(`writer answered an append with ${r._tag}`)
           return { firstEventNumber: r.firstEventNumber, lastEventNumber: r.lastEventNumber, position: r.position, idempotent: r.idempotent }
@@ -414,7 +417,10 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     }
 
     // Every start begins a new epoch (a single node leads from its first moment).
-    yield* Effect.mapError(submit({ _tag: "Epoch", epochId: yield* randomUuid, leaderInstanceId: yield* randomUuid }), (e) =>
+    const lastEpoch = yield* Effect.mapError(readIndex.lastEventNumber(EpochInformationStream), corruptFromIndex)
+    const previousEpoch = lastEpoch >= 0 ? yield* Effect.mapError(readIndex.eventAt(EpochInformationStream, lastEpoch), corruptFromIndex) : undefined
+    const epoch: WriteCommand = { _tag: "Epoch", epochId: yield* randomUuid, leaderInstanceId: yield* randomUuid, prevEpochPosition: previousEpoch?.logPosition ?? -1 }
+    yield* Effect.mapError(submit(epoch), (e) =>
       new StorageCorrupt({ message: `could not write the epoch record: ${e.message}` }))
     return service
   })

@@ -126,6 +126,16 @@ export class ReadIndex {
     })
   }
 
+  /** The cached last event number of a stream, without reading (undefined when not cached). */
+  cachedLastEventNumber(stream: string): number | undefined {
+    return this.lastNumbers.get(stream)
+  }
+
+  /** The cached metadata of a stream, without reading (undefined when not cached). */
+  cachedMetaInfo(stream: string): MetaInfo | undefined {
+    return this.metas.get(stream)
+  }
+
   /** -1 when the stream has no events; DeletedStreamNumber when it (or, for `$$S`, S) is hard-deleted. */
   lastEventNumber(stream: string): Effect.Effect<number, ReadError> {
     return Effect.gen(this, function*() {

@@ -20,7 +20,7 @@ import { isUuid, normalizeUuid } from "./codec/bytes.js"
 import { DeletedStreamNumber, EpochInformationStream, EventTypes, invalidStreamName, isMetastream, metastreamOf } from "./streams/names.js"
 import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
 import { ReadIndex, asStreamEvent, type EventReadResult, type StreamReadResult } from "./streams/ReadIndex.js"
-import { EventIdCache, makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteResult } from "./streams/Writer.js"
+import { EventIdCache, makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteResult, type WriterStats } from "./streams/Writer.js"
 
 export interface StorageConfig {
   readonly dir: string
@@ -148,6 +148,7 @@ export interface EventStoreStats {
   readonly chunks: number
   readonly index: TableIndex.TableIndexStats
   readonly readCache: { readonly hits: number; readonly misses: number; readonly residentBytes: number }
+  readonly writer: Readonly<WriterStats> & { readonly queued: number }
 }
 
 export class EventStore extends Context.Tag("@vellum/storage/EventStore")<EventStore, EventStoreService>() {}
@@ -206,6 +207,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         }
       }
       readIndex.applyCommitted(scan.records, scan.next >= writerEnd ? writerEnd : scan.next)
+      yield* Effect.ignore(index.awaitCapacity)
       if (scan.records.length === 0) break
       replayFrom = scan.next
     }
@@ -404,7 +406,8 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         committedPosition: readIndex.committed(),
         chunks: log.chunks().length,
         index: index.stats(),
-        readCache: { hits: log.cache.hits, misses: log.cache.misses, residentBytes: log.cache.residentBytes }
+        readCache: { hits: log.cache.hits, misses: log.cache.misses, residentBytes: log.cache.residentBytes },
+        writer: { ...writer.stats, queued: writer.queued() }
       }),
       flushIndex: Effect.mapError(index.flush, corruptFromIndex) as Effect.Effect<void, StorageCorrupt>
     }

@@ -86,6 +86,9 @@ export interface ScanResult {
 
 export type ReadError = StorageCorrupt | DiskError
 
+/** `readRecordCached`'s answer when the bytes must come from disk (or need the careful path). */
+export const NotCached: unique symbol = Symbol("NotCached")
+
 export interface TransactionLog {
   readonly config: LogConfig
   /** End of the durable log: every record below it is synced and covered by the writer checkpoint. */
@@ -100,6 +103,11 @@ export interface TransactionLog {
    * end of a chunk's data (a record boundary with no record); StorageCorrupt where no record can start.
    */
   readonly readRecord: (position: number, limit: number) => Effect.Effect<LogRecord | undefined, ReadError>
+  /**
+   * `readRecord` without an Effect when the record's bytes are in the block cache and intact: the record
+   * (or undefined where `readRecord` would give undefined), or `NotCached` — then use `readRecord`.
+   */
+  readonly readRecordCached: (position: number, limit: number) => LogRecord | undefined | typeof NotCached
   /**
    * Records with position ≥ from and < limit, in log order. `from` must be where a record or a chunk
    * starts (or a `next` of an earlier scan); `limit` may be anywhere.
@@ -417,6 +425,25 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       })
     })
 
+  const readRecordCached = (position: number, limit: number): LogRecord | undefined | typeof NotCached => {
+    if (position < 0 || position >= limit) return undefined
+    const chunk = chunkFor(position)
+    if (chunk === undefined) return undefined
+    const off = physicalOffset(chunk, position)
+    if (off === undefined) return undefined
+    const dataEnd = HEADER_SIZE + chunk.dataSize
+    if (off === dataEnd) return undefined
+    if (off + 8 > dataEnd) return NotCached
+    const head = cache.tryRange(chunk.fileId, off, Math.min(dataEnd, off + 8))
+    if (head === undefined) return NotCached
+    const total = head.readUInt32LE(0) + FRAME_OVERHEAD
+    if (off + total > dataEnd) return NotCached
+    const buf = cache.tryRange(chunk.fileId, off, off + total)
+    if (buf === undefined) return NotCached
+    const result = decodeRecord(buf, 0, buf.length, position)
+    return result.ok ? result.record : NotCached
+  }
+
   /** Logical end of the data of a chunk as visible under `limit`. */
   const visibleEnd = (chunk: ChunkFile, limit: number): number =>
     Math.min(limit, chunk.footer !== undefined ? chunk.startPosition + chunk.footer.logicalDataSize : chunk.startPosition + chunk.dataSize)
@@ -559,6 +586,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     prepare,
     write,
     readRecord,
+    readRecordCached,
     scanForward,
     scanBackward,
     failed: () => failure,

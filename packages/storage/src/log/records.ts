@@ -206,11 +206,15 @@ const readString = (buf: Buffer, offset: number, end: number): [string, number] 
   return [buf.toString("utf8", offset + 4, offset + 4 + n), offset + 4 + n]
 }
 
+const EMPTY = Buffer.alloc(0)
+
 const readBytes = (buf: Buffer, offset: number, end: number): [Buffer, number] => {
   const n = buf.readUInt32LE(offset)
   if (offset + 4 + n > end) throw new RangeError("bytes run past the record")
-  // A copy: callers keep events after the (cached, reused) block buffer is gone.
-  return [Buffer.from(buf.subarray(offset + 4, offset + 4 + n)), offset + 4 + n]
+  // A view, not a copy: the buffers records are decoded from (cached blocks, fresh disk reads, concatenated
+  // spans) are never written after they are made, so the bytes stay valid for as long as a caller keeps
+  // the event. Copying here was a quarter of a read's time (mostly garbage collection).
+  return [n === 0 ? EMPTY : buf.subarray(offset + 4, offset + 4 + n), offset + 4 + n]
 }
 
 /**

@@ -11,7 +11,7 @@
  * the writer calls for every durable batch, so the writer's expected-version checks rarely touch disk.
  */
 import { Effect } from "effect"
-import type { TransactionLog, ReadError } from "../log/TransactionLog.js"
+import { NotCached, type TransactionLog, type ReadError } from "../log/TransactionLog.js"
 import { EventFlags, RecordKind, type EventRecord, type LogRecord } from "../log/records.js"
 import type { TableIndex } from "../tableindex/TableIndex.js"
 import type { IndexCorrupt } from "../tableindex/Entry.js"
@@ -47,16 +47,16 @@ const MetastreamMetadata: StreamMetadata = { maxCount: 1 }
 const fromIndexError = <A>(effect: Effect.Effect<A, IndexCorrupt | ReadError>): Effect.Effect<A, ReadError> =>
   Effect.mapError(effect, (e) => e._tag === "IndexCorrupt" ? new StorageCorrupt({ message: `index damaged: ${e.message}`, path: e.path }) : e)
 
-class Lru<V> {
+/**
+ * A bounded map that evicts in insertion order. Hits do not reorder (that would cost two Map operations
+ * on every append's lookups); `set` — which every commit does for the streams it touches — moves an entry
+ * to the young end, so streams in use stay cached.
+ */
+class BoundedCache<V> {
   private readonly map = new Map<string, V>()
   constructor(private readonly capacity: number) {}
   get(key: string): V | undefined {
-    const v = this.map.get(key)
-    if (v !== undefined) {
-      this.map.delete(key)
-      this.map.set(key, v)
-    }
-    return v
+    return this.map.get(key)
   }
   set(key: string, value: V): void {
     this.map.delete(key)
@@ -73,8 +73,8 @@ export interface ReadIndexConfig {
 }
 
 export class ReadIndex {
-  private readonly lastNumbers: Lru<number>
-  private readonly metas: Lru<MetaInfo>
+  private readonly lastNumbers: BoundedCache<number>
+  private readonly metas: BoundedCache<MetaInfo>
   private committedPosition: number
 
   constructor(
@@ -83,8 +83,8 @@ export class ReadIndex {
     config: ReadIndexConfig,
     committed: number
   ) {
-    this.lastNumbers = new Lru(config.streamInfoCacheCapacity)
-    this.metas = new Lru(config.streamInfoCacheCapacity)
+    this.lastNumbers = new BoundedCache(config.streamInfoCacheCapacity)
+    this.metas = new BoundedCache(config.streamInfoCacheCapacity)
     this.committedPosition = committed
   }
 
@@ -118,12 +118,11 @@ export class ReadIndex {
     return this.log.readRecord(position, this.committedPosition)
   }
 
-  /** The record behind an index entry if it is an event of `stream`. */
+  /** The record behind an index entry if it is an event of `stream` (no Effect when its block is cached). */
   private eventFor(stream: string, position: number): Effect.Effect<EventRecord | undefined, ReadError> {
-    return Effect.map(this.readRecord(position), (record) => {
-      const view = record === undefined ? undefined : asStreamEvent(record)
-      return view !== undefined && view.stream === stream ? view : undefined
-    })
+    const cached = this.log.readRecordCached(position, this.committedPosition)
+    if (cached !== NotCached) return Effect.succeed(ofStream(cached, stream))
+    return Effect.map(this.readRecord(position), (record) => ofStream(record, stream))
   }
 
   /** The cached last event number of a stream, without reading (undefined when not cached). */
@@ -213,7 +212,9 @@ export class ReadIndex {
       let lastNumber = -1
       for (const entry of entries) {
         if (entry.eventNumber === lastNumber) continue // a lower position of this number was kept already
-        const event = yield* this.eventFor(stream, entry.position)
+        // Most records come from cached blocks: decode them in this loop, and pay an Effect only on a miss.
+        const cached = this.log.readRecordCached(entry.position, this.committedPosition)
+        const event = cached !== NotCached ? ofStream(cached, stream) : yield* this.eventFor(stream, entry.position)
         if (event === undefined) continue
         out.push(event)
         lastNumber = entry.eventNumber
@@ -315,6 +316,12 @@ export class ReadIndex {
       return found
     })
   }
+}
+
+/** The record as an event of `stream`, or undefined when it is not one (a collision, or gone). */
+const ofStream = (record: LogRecord | undefined, stream: string): EventRecord | undefined => {
+  const view = record === undefined ? undefined : asStreamEvent(record)
+  return view !== undefined && view.stream === stream ? view : undefined
 }
 
 /** The index entry of a record, if it is indexed: events, tombstones, epochs and scavenge points. */

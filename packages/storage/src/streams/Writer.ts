@@ -10,7 +10,7 @@
  * that might still fail. After a disk error the log is fail-stop and every later command fails with
  * StorageFailed.
  */
-import { Clock, Deferred, Effect, Queue, Random } from "effect"
+import { Clock, Effect, Random } from "effect"
 import { InvalidRequest } from "../errors.js"
 import type { TransactionLog, WriteUnit } from "../log/TransactionLog.js"
 import { MAX_RECORD_BODY, bodyLength, framedLength, type LogRecord } from "../log/records.js"
@@ -22,13 +22,32 @@ import type { ReadIndex } from "./ReadIndex.js"
 
 export { EventIdCache, type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult } from "./planner.js"
 
+/**
+ * A queued command and the callback that answers its waiting fiber. A plain array plus `Effect.async`
+ * rather than Effect's Queue and Deferred: the hand-off costs one async step per append instead of
+ * several, which is most of a single-event append's CPU (measured ~15× faster round trips).
+ */
 interface Pending {
   readonly command: WriteCommand
-  readonly deferred: Deferred.Deferred<WriteResult, WriteError>
+  readonly resume: (answer: Effect.Effect<WriteResult, WriteError>) => void
 }
 
 export interface WriterConfig extends PlanLimits {
   readonly maxBatchCommands: number
+}
+
+/** Figures for the node's stats (the reference's `es.writer` group). */
+export interface WriterStats {
+  rounds: number
+  commands: number
+  /** Bytes written by the last durable batch, and its write-to-durable time in ms. */
+  lastFlushSize: number
+  lastFlushDelayMs: number
+  maxFlushSize: number
+  maxFlushDelayMs: number
+  totalFlushSize: number
+  totalFlushDelayMs: number
+  flushes: number
 }
 
 /** Why a plan's records cannot be written as one unit, if they cannot. */
@@ -51,7 +70,25 @@ export const makeWriter = (
   onCommitted: (records: ReadonlyArray<LogRecord>, endPosition: number) => Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
-    const queue = yield* Queue.unbounded<Pending>()
+    let queue: Array<Pending> = []
+    let wake: (() => void) | undefined
+    /** Waits for at least one command, then takes up to `maxBatchCommands` of them. */
+    const takeBatch = Effect.async<Array<Pending>>((resume) => {
+      const take = () => {
+        const batch = queue.length <= config.maxBatchCommands ? queue : queue.slice(0, config.maxBatchCommands)
+        queue = queue.length <= config.maxBatchCommands ? [] : queue.slice(config.maxBatchCommands)
+        resume(Effect.succeed(batch))
+      }
+      if (queue.length > 0) take()
+      else wake = () => {
+        wake = undefined
+        take()
+      }
+    })
+    const stats: WriterStats = {
+      rounds: 0, commands: 0, lastFlushSize: 0, lastFlushDelayMs: 0, maxFlushSize: 0, maxFlushDelayMs: 0,
+      totalFlushSize: 0, totalFlushDelayMs: 0, flushes: 0
+    }
 
     /** Plans one command, reading whatever the view misses (an Effect only on a miss). */
     const plan = (view: RoundView, command: WriteCommand, nowMicros: number, uuids: UuidSource): Effect.Effect<Plan> =>
@@ -67,21 +104,21 @@ export const makeWriter = (
         }
       })
 
-    const answer = (pending: Pending, p: Plan, positions: ReadonlyArray<number> | undefined) => {
+    const answer = (pending: Pending, p: Plan, positions: ReadonlyArray<number> | undefined): Effect.Effect<void> => {
       switch (p._tag) {
         case "Fail":
-          return Deferred.fail(pending.deferred, p.error)
+          return Effect.sync(() => pending.resume(Effect.fail(p.error)))
         case "Write":
-          return Deferred.succeed(pending.deferred, p.answer(positions ?? []))
+          return Effect.sync(() => pending.resume(Effect.succeed(p.answer(positions ?? []))))
         case "Idempotent":
-          return Effect.flatMap(Effect.either(readIndex.eventAt(p.stream, p.last)), (original) =>
-            Deferred.succeed(pending.deferred, {
+          return Effect.map(Effect.either(readIndex.eventAt(p.stream, p.last)), (original) =>
+            pending.resume(Effect.succeed({
               _tag: "Appended",
               firstEventNumber: p.first,
               lastEventNumber: p.last,
               position: original._tag === "Right" && original.right !== undefined ? original.right.logPosition : -1,
               idempotent: true
-            }))
+            })))
       }
     }
 
@@ -113,9 +150,20 @@ export const makeWriter = (
         }
         if (units.length > 0) {
           const prepared = log.prepare(units)
+          const startedMs = yield* Clock.currentTimeMillis
           const written = yield* Effect.either(log.write(prepared))
+          const delayMs = (yield* Clock.currentTimeMillis) - startedMs
+          let size = 0
+          for (const segment of prepared.segments) size += segment.bytes.length
+          stats.flushes++
+          stats.lastFlushSize = size
+          stats.lastFlushDelayMs = delayMs
+          stats.maxFlushSize = Math.max(stats.maxFlushSize, size)
+          stats.maxFlushDelayMs = Math.max(stats.maxFlushDelayMs, delayMs)
+          stats.totalFlushSize += size
+          stats.totalFlushDelayMs += delayMs
           if (written._tag === "Left") {
-            for (const pending of batch) yield* Deferred.fail(pending.deferred, written.left)
+            for (const pending of batch) pending.resume(Effect.fail(written.left))
             return
           }
           const records: Array<LogRecord> = []
@@ -129,6 +177,10 @@ export const makeWriter = (
           }
           readIndex.applyCommitted(records, prepared.endPosition)
           yield* onCommitted(records, prepared.endPosition)
+          // Backpressure: hold the writer while the index is behind writing memtables to tables. If the
+          // index's background work failed, nothing acknowledged is at risk (the log is the truth and the
+          // index is rebuilt from it on the next start), so the writer goes on.
+          yield* Effect.ignore(readIndex.index.awaitCapacity)
           for (let i = 0; i < batch.length; i++) yield* answer(batch[i]!, plans[i]!, unitOf[i] === undefined ? undefined : prepared.positions[unitOf[i]!])
         } else {
           for (let i = 0; i < batch.length; i++) yield* answer(batch[i]!, plans[i]!, undefined)
@@ -136,16 +188,19 @@ export const makeWriter = (
       })
 
     const loop = Effect.gen(function*() {
-      const first = yield* Queue.take(queue)
-      const rest = yield* Queue.takeUpTo(queue, config.maxBatchCommands - 1)
-      yield* runRound(rest.length === 0 ? [first] : [first, ...rest])
+      const batch = yield* takeBatch
+      stats.rounds++
+      stats.commands += batch.length
+      yield* runRound(batch)
     }).pipe(Effect.forever)
 
     const submit = (command: WriteCommand): Effect.Effect<WriteResult, WriteError> =>
-      Effect.flatMap(Deferred.make<WriteResult, WriteError>(), (deferred) =>
-        Effect.zipRight(Queue.offer(queue, { command, deferred }), Deferred.await(deferred)))
+      Effect.async<WriteResult, WriteError>((resume) => {
+        queue.push({ command, resume })
+        if (wake !== undefined) wake()
+      })
 
-    return { loop, submit, queue }
+    return { loop, submit, stats, queued: () => queue.length }
   })
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0")

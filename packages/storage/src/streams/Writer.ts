@@ -69,7 +69,7 @@ export const makeWriter = (
   config: WriterConfig,
   onCommitted: (records: ReadonlyArray<LogRecord>, endPosition: number) => Effect.Effect<void>
 ) =>
-  Effect.gen(function*() {
+  Effect.sync(() => {
     let queue: Array<Pending> = []
     let wake: (() => void) | undefined
     /** Waits for at least one command, then takes up to `maxBatchCommands` of them. */

@@ -140,6 +140,8 @@ export class RoundView implements SyncCommitState {
     if (record.kind === RecordKind.Epoch) return void this.versions.set(EpochInformationStream, record.epochNumber)
     if (record.kind !== RecordKind.Event) return
     this.versions.set(record.stream, record.eventNumber)
+    // Later commands of this round compare explicit-version retries against it (it is not indexed yet).
+    this.stored.set(`${record.stream}\u0000${record.eventNumber}`, record.eventId)
     if ((record.flags & EventFlags.Tombstone) === 0) this.ids.put(record.eventId, { stream: record.stream, eventNumber: record.eventNumber })
     if (isMetastream(record.stream)) {
       this.metas.set(originalStreamOf(record.stream), {

@@ -1,0 +1,541 @@
+/**
+ * A reference model of Vellum's stream semantics, written from the spec
+ * (/work/shared/spec/storage-and-cluster.md §3.2–§3.6, §2.9, and http.md §3.8 for the paging
+ * mechanics) and NOT from the implementation. It is deliberately naive: a list of every event ever
+ * written, a map from stream to its events, a tombstone set, and a map of event ids the writer has seen.
+ * Every rule is a direct transcription of a sentence of the spec; the section is cited next to it.
+ *
+ * Scope and modelling decisions (the places where the spec leaves room are marked DECISION):
+ *
+ * - Event numbers. `long.MaxValue` (the tombstone's event number and the soft-delete `$tb`) cannot be a JS
+ *   number; the port represents it as `Number.MAX_SAFE_INTEGER` in memory and as the literal
+ *   9223372036854775807 in metadata JSON. `LongMax` below is that representation.
+ * - Expected versions (§3.2) are decided by `decideCommit`, a pure function of a `CommitView`.
+ * - The committed-event-id cache (§3.2 "The committed-events cache"). Within one process lifetime the
+ *   model assumes an unbounded cache holding every event id the writer wrote (client events and the
+ *   `$metadata` events the server writes itself; not tombstones), mapped to its LATEST write
+ *   (DECISION: "maps eventId → (stream, eventNumber)": a second write of an id replaces the entry).
+ *   The spec guarantees nothing across a restart ("After a failover, a restart or cache eviction, a
+ *   retried Any-append is duplicated"), while the implementation documents that it refills the cache from
+ *   the log tail it replays on open. So after a restart or crash every cached id becomes "maybe": an
+ *   Any/StreamExists append whose ids include maybe-ids may take any outcome that some choice of
+ *   present/absent for those ids allows (`possibleDecisions`), and the observed outcome then pins
+ *   the ids it determines. Explicit expected versions compare against the stored events, so they are
+ *   exact at all times.
+ * - Soft delete and recreation (§3.4):
+ *   * soft delete of a stream with no events and no metadata → WEV(-1); otherwise the expected version is
+ *     checked against S with a fresh id and `{"$tb":9223372036854775807}` is appended to `$$S`, replacing
+ *     earlier metadata.
+ *   * an Ok append to a soft-deleted S appends the events (numbering continues), then a `$metadata`
+ *     event to `$$S`: the old metadata JSON with `$tb` = L + 1 (L = last event number before the append).
+ *     DECISION: this also happens for an empty Ok append (§3.2 step 5 says Ok recreates, without an
+ *     exception for empty batches).
+ *   * a non-empty Ok append to `$$S` of a soft-deleted S whose LAST new event's bytes parse as a JSON
+ *     object is followed by one more `$metadata` event (JSON-flagged): that object with `$tb` =
+ *     last(S) + 1. DECISION: the spec's "non-JSON metadata … parse as empty metadata, so the old events
+ *     become visible again" is read as bytes that do not parse (the upstream test writes zero bytes); for
+ *     bytes flagged non-JSON that DO parse, the spec defers to upstream, whose SoftUndeleteRawMeta parses
+ *     the raw bytes without looking at the flag, so they are rewritten too. An empty append to `$$S`
+ *     recreates nothing (there is no new metadata).
+ * - Metadata (§3.5): the last event of `$$S`, used only when JSON-flagged and parsing as an object;
+ *   a known numeric key ($maxCount, $tb, $maxAge, $cacheControl) holding a non-integer value makes the
+ *   whole metadata empty ("malformed … give empty metadata"); `$maxCount` ≤ 0 and `$tb` < 0 are ignored;
+ *   a value ≥ 2^63 − 1 is long.MaxValue. (Values between 2^53 and 2^63 − 1 cannot be held exactly by a
+ *   JS number and are not generated.) Metastreams behave as `$maxCount = 1`.
+ *   `$maxAge` is NOT modelled (the tests never set it); `$acl` is not generated either.
+ * - Reads (§2.9, §3.5, and http.md §3.8 "Backward-read mechanics"). DECISION for the paging fields the
+ *   spec does not spell out (they follow the reference server's IndexReader):
+ *   forward  — end = from + count − 1; when end < min: empty, next = min, not end-of-stream; otherwise
+ *              events max(from, min)…min(end, last), next = last returned + 1, or min(end + 1, last + 1)
+ *              when none is returned; isEndOfStream = end ≥ last.
+ *   backward — end = (from = −1 ? last : from), start = max(0, end − count + 1); when end < min: empty,
+ *              next = −1, end-of-stream; otherwise the window is clipped to min (and is then
+ *              end-of-stream), events min(end, last)…start newest first; end-of-stream also when
+ *              start = 0; next = −1 at the end, else min(start − 1, last).
+ *   single   — n = −1 means last; NotFound when n < min or n > last.
+ *   A hard-deleted stream (and its metastream) reads StreamDeleted; a stream with no events or a
+ *   soft-deleted one reads NoStream with the real last event number.
+ * - `$all` (§3.6) is `log`: every event the model wrote, in write order, including `$metadata` events
+ *   written by the server and tombstones. (The server's own `$epoch-information` events are outside the
+ *   model; the tests skip them.)
+ *
+ * Values the model cannot predict (ids the server generates, log positions) are learned from the
+ * implementation after the fact (`eventId`, `position` on ModelEvent) and checked for consistency.
+ */
+
+export const ExpectedAny = -2
+export const ExpectedNoStream = -1
+export const ExpectedStreamExists = -4
+
+/** The port's in-memory representation of long.MaxValue. */
+export const LongMax = Number.MAX_SAFE_INTEGER
+/** long.MaxValue as it appears in metadata JSON. */
+export const LongMaxText = "9223372036854775807"
+
+export const MetadataEventType = "$metadata"
+export const StreamDeletedEventType = "$streamDeleted"
+
+export const isMetastream = (stream: string): boolean => stream.startsWith("$$")
+export const metastreamOf = (stream: string): string => `$$${stream}`
+export const originalStreamOf = (metastream: string): string => metastream.slice(2)
+
+// ---------------------------------------------------------------------------------------------------
+// Expected versions (§3.2)
+
+export type Decision =
+  | { readonly _tag: "Ok"; readonly current: number; readonly softDeleted: boolean }
+  | { readonly _tag: "Idempotent"; readonly first: number; readonly last: number }
+  | { readonly _tag: "WrongExpectedVersion"; readonly current: number }
+  | { readonly _tag: "StreamDeleted" }
+
+export interface CachedEvent {
+  readonly stream: string
+  readonly eventNumber: number
+}
+
+/** What the expected-version rule looks at. */
+export interface CommitView {
+  /** −1 when the stream has no events; LongMax when it (or, for a metastream, its stream) is hard-deleted. */
+  readonly lastEventNumber: (stream: string) => number
+  /** Metadata `$tb` is long.MaxValue (never true for a metastream). */
+  readonly isSoftDeleted: (stream: string) => boolean
+  /** The id of the event stored at that number (undefined past the end or when unknown). */
+  readonly storedEventId: (stream: string, eventNumber: number) => string | undefined
+  /** The writer's committed-event-id cache. */
+  readonly cached: (eventId: string) => CachedEvent | undefined
+}
+
+const ok = (current: number, softDeleted: boolean): Decision => ({ _tag: "Ok", current, softDeleted })
+const wev = (current: number): Decision => ({ _tag: "WrongExpectedVersion", current })
+const deleted: Decision = { _tag: "StreamDeleted" }
+
+/** §3.2, "Order of checks", step by step. */
+export const decideCommit = (view: CommitView, stream: string, expected: number, eventIds: ReadonlyArray<string>): Decision => {
+  const cur = view.lastEventNumber(stream)
+  // 2. hard-deleted: StreamDeleted, whatever the expected version.
+  if (cur === LongMax) return deleted
+  // 4. StreamExists: soft-deleted → StreamDeleted; no events and no metadata → WEV; otherwise as Any.
+  if (expected === ExpectedStreamExists) {
+    if (view.isSoftDeleted(stream)) return deleted
+    if (cur < 0 && view.lastEventNumber(metastreamOf(stream)) < 0) return wev(cur)
+  }
+  // 5. Any / StreamExists: idempotency through the committed-events cache.
+  if (expected === ExpectedAny || expected === ExpectedStreamExists) {
+    if (eventIds.length === 0) return ok(cur, view.isSoftDeleted(stream))
+    const hits = eventIds.map((id) => {
+      const hit = view.cached(id)
+      return hit !== undefined && hit.stream === stream ? hit : undefined
+    })
+    const first = hits[0]
+    if (first === undefined) return ok(cur, view.isSoftDeleted(stream))
+    const last = hits[hits.length - 1]
+    if (last === undefined || hits.some((h) => h === undefined)) return wev(cur) // CorruptedIdempotency
+    return { _tag: "Idempotent", first: first.eventNumber, last: last.eventNumber }
+  }
+  // 6. N < cur (NoStream included): compare ids with the events stored at N+1, N+2, …
+  if (expected < cur) {
+    if (eventIds.length === 0) return wev(cur)
+    for (let i = 0; i < eventIds.length; i++) {
+      if (view.storedEventId(stream, expected + 1 + i) === eventIds[i]) continue
+      if (i === 0 && expected === ExpectedNoStream && view.isSoftDeleted(stream)) return ok(cur, true)
+      return wev(cur)
+    }
+    return { _tag: "Idempotent", first: expected + 1, last: expected + eventIds.length }
+  }
+  // 7. N > cur → WEV.   8. N == cur → Ok.
+  if (expected > cur) return wev(cur)
+  return ok(cur, view.isSoftDeleted(stream))
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Metadata (§3.5)
+
+export interface ModelMetadata {
+  readonly maxCount?: number
+  readonly truncateBefore?: number
+}
+
+const NUMERIC_KEYS = ["$maxCount", "$tb", "$maxAge", "$cacheControl"] as const
+
+const toLong = (value: number): number => (value >= 2 ** 63 - 1 ? LongMax : value)
+
+/** Parses JSON text as an object, or undefined. */
+export const parseJsonObject = (bytes: Uint8Array): Record<string, unknown> | undefined => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(Buffer.from(bytes).toString("utf8"))
+  } catch {
+    return undefined
+  }
+  return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined
+}
+
+export const parseModelMetadata = (isJson: boolean, bytes: Uint8Array): ModelMetadata => {
+  if (!isJson) return {}
+  const o = parseJsonObject(bytes)
+  if (o === undefined) return {}
+  for (const key of NUMERIC_KEYS) {
+    const v = o[key]
+    if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v))) return {}
+  }
+  const maxCount = o["$maxCount"] as number | undefined
+  const tb = o["$tb"] as number | undefined
+  return {
+    ...(maxCount !== undefined && maxCount > 0 ? { maxCount: toLong(maxCount) } : {}),
+    ...(tb !== undefined && tb >= 0 ? { truncateBefore: toLong(tb) } : {})
+  }
+}
+
+/**
+ * JSON text of `object` with `$tb` set to `tb`, keeping the other keys (and their order; a new `$tb`
+ * goes last). `LongMax` is written as the literal long.MaxValue.
+ */
+export const withTb = (object: Record<string, unknown>, tb: number): Uint8Array => {
+  const marker = "__model_long_max__"
+  const text = JSON.stringify({ ...object, $tb: tb === LongMax ? marker : tb }).replace(`"${marker}"`, LongMaxText)
+  return Buffer.from(text, "utf8")
+}
+
+export const softDeleteBody = (): Uint8Array => Buffer.from(`{"$tb":${LongMaxText}}`, "utf8")
+
+// ---------------------------------------------------------------------------------------------------
+// The store
+
+export type EventOrigin = "client" | "softDelete" | "recreate" | "tombstone"
+
+export interface ModelEvent {
+  readonly stream: string
+  readonly eventNumber: number
+  /** Undefined for events whose id the server chooses, until learned from `$all`. */
+  eventId: string | undefined
+  readonly eventType: string
+  readonly isJson: boolean
+  readonly data: Uint8Array
+  readonly metadata: Uint8Array
+  readonly createdMicros: number
+  readonly origin: EventOrigin
+  /** Learned from the implementation. */
+  position: number | undefined
+}
+
+export interface ProposedModelEvent {
+  readonly eventId: string
+  readonly eventType: string
+  readonly isJson: boolean
+  readonly data: Uint8Array
+  readonly metadata: Uint8Array
+}
+
+/** "known": certainly in the writer's cache; "maybe": was, before a restart; "absent": certainly not. */
+type CacheStatus = "known" | "maybe" | "absent"
+
+interface CacheEntry extends CachedEvent {
+  status: CacheStatus
+}
+
+/** An observed answer to a write, in the model's terms. */
+export type WriteOutcome =
+  | { readonly _tag: "Appended"; readonly first: number; readonly last: number; readonly idempotent: boolean }
+  | { readonly _tag: "WrongExpectedVersion"; readonly current: number }
+  | { readonly _tag: "StreamDeleted" }
+
+export const outcomeOf = (decision: Decision, batchSize: number): WriteOutcome => {
+  switch (decision._tag) {
+    case "Ok":
+      return { _tag: "Appended", first: decision.current + 1, last: decision.current + batchSize, idempotent: false }
+    case "Idempotent":
+      return { _tag: "Appended", first: decision.first, last: decision.last, idempotent: true }
+    case "WrongExpectedVersion":
+      return { _tag: "WrongExpectedVersion", current: decision.current }
+    case "StreamDeleted":
+      return { _tag: "StreamDeleted" }
+  }
+}
+
+export const sameOutcome = (a: WriteOutcome, b: WriteOutcome): boolean => {
+  if (a._tag !== b._tag) return false
+  if (a._tag === "Appended" && b._tag === "Appended") return a.first === b.first && a.last === b.last && a.idempotent === b.idempotent
+  if (a._tag === "WrongExpectedVersion" && b._tag === "WrongExpectedVersion") return a.current === b.current
+  return true
+}
+
+export type StreamReadModel =
+  | { readonly _tag: "Success"; readonly events: ReadonlyArray<ModelEvent>; readonly nextEventNumber: number; readonly lastEventNumber: number; readonly isEndOfStream: boolean }
+  | { readonly _tag: "NoStream"; readonly lastEventNumber: number }
+  | { readonly _tag: "StreamDeleted" }
+
+export type EventReadModel =
+  | { readonly _tag: "Success"; readonly event: ModelEvent }
+  | { readonly _tag: "NotFound" }
+  | { readonly _tag: "NoStream" }
+  | { readonly _tag: "StreamDeleted" }
+
+export interface MetadataReadModel {
+  readonly _tag: "Success" | "NoStream" | "StreamDeleted"
+  readonly metadata: ModelMetadata
+  readonly metaLastEventNumber: number
+}
+
+/** A possible decision for an append, with the cache contents (for maybe-ids) that lead to it. */
+export interface PossibleDecision {
+  readonly decision: Decision
+  readonly present: ReadonlyMap<string, boolean>
+}
+
+export class StoreModel {
+  /** `$all`: every event written, in order. */
+  readonly log: Array<ModelEvent> = []
+  private readonly streams = new Map<string, Array<ModelEvent>>()
+  /** Hard-deleted streams → their tombstone. */
+  private readonly tombstones = new Map<string, ModelEvent>()
+  private readonly cache = new Map<string, CacheEntry>()
+
+  // ---- queries ----
+
+  eventsOf(stream: string): ReadonlyArray<ModelEvent> {
+    return this.streams.get(stream) ?? []
+  }
+
+  isHardDeleted(stream: string): boolean {
+    return this.tombstones.has(isMetastream(stream) ? originalStreamOf(stream) : stream)
+  }
+
+  lastEventNumber(stream: string): number {
+    if (this.isHardDeleted(stream)) return LongMax
+    return this.eventsOf(stream).length - 1
+  }
+
+  metadataOf(stream: string): ModelMetadata {
+    if (isMetastream(stream)) return { maxCount: 1 }
+    const meta = this.eventsOf(metastreamOf(stream))
+    const last = meta[meta.length - 1]
+    return last === undefined ? {} : parseModelMetadata(last.isJson, last.data)
+  }
+
+  isSoftDeleted(stream: string): boolean {
+    return !isMetastream(stream) && this.metadataOf(stream).truncateBefore === LongMax
+  }
+
+  /** The commit view with the cache as the model knows it; `present` decides maybe-ids. */
+  view(present: (eventId: string) => boolean = () => false): CommitView {
+    return {
+      lastEventNumber: (s) => this.lastEventNumber(s),
+      isSoftDeleted: (s) => this.isSoftDeleted(s),
+      storedEventId: (s, n) => this.eventsOf(s)[n]?.eventId,
+      cached: (id) => {
+        const entry = this.cache.get(id)
+        if (entry === undefined || entry.status === "absent") return undefined
+        if (entry.status === "maybe" && !present(id)) return undefined
+        return entry
+      }
+    }
+  }
+
+  /**
+   * Every decision an append could get, one per assignment of present/absent to the batch's maybe-ids
+   * that could matter (those cached for this stream). Exactly one when no such id exists.
+   */
+  possibleDecisions(stream: string, expected: number, eventIds: ReadonlyArray<string>): Array<PossibleDecision> {
+    const maybes = [...new Set(eventIds)].filter((id) => {
+      const entry = this.cache.get(id)
+      return entry !== undefined && entry.status === "maybe" && entry.stream === stream
+    })
+    const out: Array<PossibleDecision> = []
+    for (let mask = 0; mask < 1 << maybes.length; mask++) {
+      const present = new Map(maybes.map((id, i) => [id, (mask & (1 << i)) !== 0]))
+      out.push({ decision: decideCommit(this.view((id) => present.get(id) === true), stream, expected, eventIds), present })
+    }
+    return out
+  }
+
+  /** Records what an observed outcome proved about maybe-ids (those every consistent assignment agrees on). */
+  learnCache(consistent: ReadonlyArray<PossibleDecision>): void {
+    if (consistent.length === 0) return
+    for (const id of consistent[0]!.present.keys()) {
+      const values = new Set(consistent.map((p) => p.present.get(id)))
+      if (values.size === 1) this.cache.get(id)!.status = values.has(true) ? "known" : "absent"
+    }
+  }
+
+  // ---- writes ----
+
+  private push(event: ModelEvent): void {
+    this.log.push(event)
+    if (event.origin === "tombstone") {
+      this.tombstones.set(event.stream, event)
+      return
+    }
+    let events = this.streams.get(event.stream)
+    if (events === undefined) this.streams.set(event.stream, events = [])
+    if (event.eventNumber !== events.length) throw new Error(`model: ${event.stream} would get #${event.eventNumber} after ${events.length} events`)
+    events.push(event)
+    if (event.eventId !== undefined) this.cache.set(event.eventId, { stream: event.stream, eventNumber: event.eventNumber, status: "known" })
+  }
+
+  /** Learns the id the server chose for one of its own events (and caches it, as the writer does). */
+  learnEventId(event: ModelEvent, eventId: string): void {
+    if (event.eventId !== undefined) throw new Error("model: event id already known")
+    event.eventId = eventId
+    if (event.origin !== "tombstone") {
+      const latest = this.eventsOf(event.stream)[event.eventNumber]
+      if (latest === event) this.cache.set(eventId, { stream: event.stream, eventNumber: event.eventNumber, status: "known" })
+    }
+  }
+
+  private serverMetadataEvent(stream: string, origin: EventOrigin, data: Uint8Array, nowMicros: number): ModelEvent {
+    const meta = metastreamOf(stream)
+    return {
+      stream: meta, eventNumber: this.eventsOf(meta).length, eventId: undefined, eventType: MetadataEventType, isJson: true,
+      data, metadata: new Uint8Array(0), createdMicros: nowMicros, origin, position: undefined
+    }
+  }
+
+  /**
+   * Applies an append with the given decision (one of `possibleDecisions`). Returns the events written
+   * (the client's, then a recreating `$metadata` event if any).
+   */
+  applyAppend(stream: string, decision: Decision, events: ReadonlyArray<ProposedModelEvent>, nowMicros: number): Array<ModelEvent> {
+    if (decision._tag !== "Ok") return []
+    const written: Array<ModelEvent> = []
+    const metaOfSoftDeleted = isMetastream(stream) && this.isSoftDeleted(originalStreamOf(stream))
+    const rawMetaBefore = isMetastream(stream) ? undefined : this.eventsOf(metastreamOf(stream)).at(-1)
+    events.forEach((e, i) => {
+      const event: ModelEvent = {
+        stream, eventNumber: decision.current + 1 + i, eventId: e.eventId, eventType: e.eventType, isJson: e.isJson,
+        data: e.data, metadata: e.metadata, createdMicros: nowMicros, origin: "client", position: undefined
+      }
+      this.push(event)
+      written.push(event)
+    })
+    // §3.4: an Ok append to a soft-deleted stream recreates it from L + 1, keeping the other metadata.
+    if (decision.softDeleted && rawMetaBefore !== undefined) {
+      const object = parseJsonObject(rawMetaBefore.data)
+      if (object !== undefined) {
+        const event = this.serverMetadataEvent(stream, "recreate", withTb(object, decision.current + 1), nowMicros)
+        this.push(event)
+        written.push(event)
+      }
+    }
+    // §3.4: new JSON metadata for a soft-deleted stream recreates it past its last event.
+    const lastNew = events[events.length - 1]
+    if (metaOfSoftDeleted && lastNew !== undefined) {
+      const object = parseJsonObject(lastNew.data)
+      if (object !== undefined) {
+        const original = originalStreamOf(stream)
+        const event = this.serverMetadataEvent(original, "recreate", withTb(object, this.lastEventNumber(original) + 1), nowMicros)
+        this.push(event)
+        written.push(event)
+      }
+    }
+    return written
+  }
+
+  /** Hard delete (§3.4): the expected version is checked as for an append with a fresh id. */
+  hardDelete(stream: string, expected: number, nowMicros: number): { outcome: WriteOutcome; written: Array<ModelEvent> } {
+    const decision = decideCommit(this.view(), stream, expected, [freshSentinel])
+    if (decision._tag !== "Ok") return { outcome: failureOutcome(decision, this.lastEventNumber(stream)), written: [] }
+    const tombstone: ModelEvent = {
+      stream, eventNumber: LongMax, eventId: undefined, eventType: StreamDeletedEventType, isJson: false,
+      data: new Uint8Array(0), metadata: new Uint8Array(0), createdMicros: nowMicros, origin: "tombstone", position: undefined
+    }
+    this.push(tombstone)
+    return { outcome: { _tag: "Appended", first: LongMax, last: LongMax, idempotent: false }, written: [tombstone] }
+  }
+
+  /** Soft delete (§3.4). */
+  softDelete(stream: string, expected: number, nowMicros: number): { outcome: WriteOutcome; written: Array<ModelEvent> } {
+    if (this.lastEventNumber(stream) === -1 && this.lastEventNumber(metastreamOf(stream)) === -1) {
+      return { outcome: { _tag: "WrongExpectedVersion", current: -1 }, written: [] }
+    }
+    const decision = decideCommit(this.view(), stream, expected, [freshSentinel])
+    if (decision._tag !== "Ok") return { outcome: failureOutcome(decision, this.lastEventNumber(stream)), written: [] }
+    const event = this.serverMetadataEvent(stream, "softDelete", softDeleteBody(), nowMicros)
+    this.push(event)
+    return { outcome: { _tag: "Appended", first: event.eventNumber, last: event.eventNumber, idempotent: false }, written: [event] }
+  }
+
+  /** Restart or crash: nothing acknowledged is lost; the id cache is no longer certain. */
+  restart(): void {
+    for (const entry of this.cache.values()) entry.status = "maybe"
+  }
+
+  // ---- reads ----
+
+  private readBound(stream: string, last: number): number {
+    const md = this.metadataOf(stream)
+    let min = 0
+    if (md.maxCount !== undefined) min = Math.max(min, last - md.maxCount + 1)
+    if (md.truncateBefore !== undefined) min = Math.max(min, md.truncateBefore)
+    return min
+  }
+
+  /** StreamDeleted / NoStream, or undefined when the stream can be read. */
+  private unreadable(stream: string): StreamReadModel | undefined {
+    const last = this.lastEventNumber(stream)
+    if (last === LongMax) return { _tag: "StreamDeleted" }
+    if (last === -1 || this.isSoftDeleted(stream)) return { _tag: "NoStream", lastEventNumber: last }
+    return undefined
+  }
+
+  private range(stream: string, from: number, to: number): Array<ModelEvent> {
+    const events = this.eventsOf(stream)
+    const out: Array<ModelEvent> = []
+    for (let n = Math.max(0, from); n <= Math.min(to, events.length - 1); n++) out.push(events[n]!)
+    return out
+  }
+
+  readForward(stream: string, from: number, count: number): StreamReadModel {
+    const bad = this.unreadable(stream)
+    if (bad !== undefined) return bad
+    const last = this.lastEventNumber(stream)
+    const min = this.readBound(stream, last)
+    const end = from + count - 1
+    if (end < min) return { _tag: "Success", events: [], nextEventNumber: min, lastEventNumber: last, isEndOfStream: false }
+    const events = this.range(stream, Math.max(from, min), end)
+    const nextEventNumber = events.length > 0 ? events[events.length - 1]!.eventNumber + 1 : Math.min(end + 1, last + 1)
+    return { _tag: "Success", events, nextEventNumber, lastEventNumber: last, isEndOfStream: end >= last }
+  }
+
+  readBackward(stream: string, from: number, count: number): StreamReadModel {
+    const bad = this.unreadable(stream)
+    if (bad !== undefined) return bad
+    const last = this.lastEventNumber(stream)
+    const min = this.readBound(stream, last)
+    const end = from < 0 ? last : from
+    let start = Math.max(0, end - count + 1)
+    if (end < min) return { _tag: "Success", events: [], nextEventNumber: -1, lastEventNumber: last, isEndOfStream: true }
+    let isEndOfStream = false
+    if (start <= min) {
+      isEndOfStream = true
+      start = min
+    }
+    const events = this.range(stream, start, end).reverse()
+    isEndOfStream = isEndOfStream || start === 0
+    return { _tag: "Success", events, nextEventNumber: isEndOfStream ? -1 : Math.min(start - 1, last), lastEventNumber: last, isEndOfStream }
+  }
+
+  readEvent(stream: string, eventNumber: number): EventReadModel {
+    const bad = this.unreadable(stream)
+    if (bad !== undefined) return bad._tag === "StreamDeleted" ? { _tag: "StreamDeleted" } : { _tag: "NoStream" }
+    const last = this.lastEventNumber(stream)
+    const n = eventNumber === -1 ? last : eventNumber
+    if (n < this.readBound(stream, last) || n > last) return { _tag: "NotFound" }
+    return { _tag: "Success", event: this.eventsOf(stream)[n]! }
+  }
+
+  /** §3.5: metadata of S; Success when S or `$$S` has events (even with no metadata event). */
+  readMetadata(stream: string): MetadataReadModel {
+    const meta = metastreamOf(stream)
+    if (this.isHardDeleted(stream)) return { _tag: "StreamDeleted", metadata: {}, metaLastEventNumber: -1 }
+    const metaLast = this.eventsOf(meta).length - 1
+    const tag = metaLast < 0 && this.lastEventNumber(stream) < 0 ? "NoStream" : "Success"
+    return { _tag: tag, metadata: this.metadataOf(stream), metaLastEventNumber: metaLast }
+  }
+}
+
+/** An id that is never stored and never cached: a delete's fresh event id. */
+const freshSentinel = "fresh-event-id-of-a-delete"
+
+const failureOutcome = (decision: Decision, current: number): WriteOutcome =>
+  decision._tag === "StreamDeleted" ? { _tag: "StreamDeleted" }
+    : { _tag: "WrongExpectedVersion", current: decision._tag === "WrongExpectedVersion" ? decision.current : current }

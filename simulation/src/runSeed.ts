@@ -1,0 +1,145 @@
+/**
+ * One simulator run, entirely determined by its seed.
+ *
+ * A node (the real EventStore on a MemoryDisk) lives several lifetimes. In each, clients run operations
+ * concurrently (checked against the reference model as they complete) until the driver crashes the node at
+ * a random scheduler step — between any two steps, so also mid-batch, mid-rollover, mid-index-flush — or
+ * the store fails after a disk error. The disk then loses what was not synced (random or strict mode), the
+ * node restarts on what survived, and the checkers verify recovery before clients continue. The last
+ * lifetime ends with a clean stop and one more verified start.
+ *
+ * Disk faults are paused while the node opens and while the checkers read (an operator would retry a
+ * start that hit a transient read error; the checkers must see the truth), and run otherwise.
+ */
+import { Effect, Exit, Scope } from "effect"
+import { Disk, MemoryDisk, Prng, SimWorld } from "@vellum/platform"
+import { defaultStorageConfig, make, type EventStoreService, type StorageConfig } from "@vellum/storage"
+import { Auditor, SimClient } from "./client.js"
+import { verifyAfterRestart } from "./checkers.js"
+import { StoreModel } from "./model.js"
+import { chooseOptions, weakHash, type SimOptions } from "./options.js"
+
+export interface SeedResult {
+  readonly seed: number
+  readonly ok: boolean
+  readonly failure: string | undefined
+  readonly traceHash: string
+  readonly options: SimOptions
+  readonly crashes: number
+  readonly acknowledged: number
+  readonly indeterminate: number
+  readonly simMs: number
+  readonly steps: number
+  readonly lastTrace: ReadonlyArray<string>
+}
+
+export interface RunSeedOptions {
+  /** Keep this many trace lines for the failure report (default 40). */
+  readonly traceLines?: number
+  /** Override the swarm's choices (tests use this to pin a configuration). */
+  readonly overrides?: Partial<SimOptions>
+}
+
+const NODE = "node-1"
+
+export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResult => {
+  const root = new Prng(seed)
+  const options: SimOptions = { ...chooseOptions(root.fork("options")), ...runOptions.overrides }
+  const world = new SimWorld({ seed: root.fork("world").nextSeed(), traceLines: runOptions.traceLines ?? 40 })
+  const disk = new MemoryDisk({ prng: root.fork("disk"), faults: options.faults, capacityBytes: options.capacityBytes })
+  const faultsWanted = options.faults !== undefined || options.capacityBytes !== undefined
+  disk.faulty = false
+  const driver = root.fork("driver")
+  const auditor = new Auditor(new StoreModel(), (line) => world.trace(line))
+  const clients = Array.from({ length: options.clients }, (_, c) =>
+    new SimClient(c, root.fork(`client-${c}`), options.streamsPerClient, options.chunkSize >= 4096 ? 200 : 20))
+
+  const config: StorageConfig = {
+    ...defaultStorageConfig("/db"),
+    chunkSize: options.chunkSize,
+    memtableMaxEntries: options.memtableMaxEntries,
+    preallocateChunks: options.preallocateChunks,
+    readCacheBytes: 64 * 1024,
+    maxEventSize: options.maxEventSize,
+    eventIdCacheCapacity: 10_000,
+    streamInfoCacheCapacity: 64,
+    ...(options.weakHash ? { streamHash: weakHash } : {})
+  }
+
+  let clientsDone = 0
+  let crashes = 0
+  const lifetime = (ops: number, final: boolean) =>
+    Effect.gen(function*() {
+      disk.faulty = false
+      const scope = yield* Scope.make()
+      const opened = yield* Effect.either(make(config).pipe(Effect.provideService(Disk, disk.service), Scope.extend(scope)))
+      if (opened._tag === "Left") return auditor.fail(`the store did not open after recovery: ${opened.left.message}`)
+      const store: EventStoreService = opened.right
+      const checked = yield* Effect.either(verifyAfterRestart(store, auditor, clients))
+      if (checked._tag === "Left") return auditor.fail(`a check read failed with faults paused: ${String((checked.left as { message?: string }).message)}`)
+      world.trace(`lifetime verified at ${store.stats().committedPosition}`)
+      if (final || auditor.failure !== undefined) {
+        yield* Scope.close(scope, Exit.void)
+        clientsDone = clients.length
+        return
+      }
+      disk.faulty = faultsWanted
+      yield* Effect.forEach(clients, (client) =>
+        Effect.gen(function*() {
+          for (let k = 0; k < ops && auditor.failure === undefined && !auditor.restartRequested; k++) {
+            if (options.thinkTimeMs > 0) yield* Effect.sleep(client.prng.int(0, options.thinkTimeMs))
+            yield* client.step(store, auditor)
+          }
+          clientsDone++
+        }), { concurrency: "unbounded", discard: true })
+      disk.faulty = false
+      yield* Scope.close(scope, Exit.void)
+    })
+
+  const stepsAt = () => world.totalSteps
+  for (let life = 0; life <= options.incarnations && auditor.failure === undefined; life++) {
+    const final = life === options.incarnations
+    if (life === 0) world.addNode(NODE)
+    else world.restart(NODE)
+    clientsDone = 0
+    auditor.restartRequested = false
+    world.fork(NODE, lifetime(options.opsPerIncarnation, final))
+    const crashAt = final ? Number.POSITIVE_INFINITY : driver.int(options.crashAfterSteps[0], options.crashAfterSteps[1])
+    const start = stepsAt()
+    const result = world.run({
+      until: () => auditor.failure !== undefined || clientsDone === clients.length || auditor.restartRequested || stepsAt() - start >= crashAt,
+      maxSteps: 5_000_000
+    })
+    if (result.reason === "quiescent" && clientsDone < clients.length && auditor.failure === undefined) {
+      auditor.fail(`deadlock: the node went quiet with ${clients.length - clientsDone} clients unfinished`)
+    }
+    if (result.reason === "step-limit") auditor.fail("livelock: the step budget ran out")
+    if (final || auditor.failure !== undefined) break
+    // Power loss: the node stops between two steps; the disk keeps only what its durability model allows.
+    world.crash(NODE)
+    crashes++
+    const mode = driver.chance(0.3) ? "strict" : "random"
+    const summary = disk.crash(driver, mode)
+    world.trace(`crash ${mode} kept=${summary.opsKept} dropped=${summary.opsDropped} torn=${summary.tornWrites}`)
+    if (disk.capacityBytes !== undefined && driver.chance(0.5)) disk.capacityBytes = undefined // an operator freed space
+  }
+  const traceHash = world.traceHash
+  const lastTrace = world.traceLines
+  const simMs = world.now - 0
+  world.dispose()
+  return {
+    seed,
+    ok: auditor.failure === undefined,
+    failure: auditor.failure,
+    traceHash,
+    options,
+    crashes,
+    acknowledged: auditor.acknowledged,
+    indeterminate: auditor.indeterminate,
+    simMs,
+    steps: world.totalSteps,
+    lastTrace
+  }
+}
+
+export type { EventStoreService }

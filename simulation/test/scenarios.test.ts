@@ -1,0 +1,26 @@
+// Replays every seed in scenarios/ — each once made the simulator fail.
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import { runSeed } from "../src/runSeed.js"
+import type { SimOptions } from "../src/options.js"
+
+interface Scenario {
+  readonly seed: number
+  readonly what: string
+  readonly overrides?: Partial<SimOptions>
+}
+
+const dir = join(__dirname, "..", "..", "scenarios")
+const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort()
+
+describe("scenarios", () => {
+  it("there is at least one scenario", () => expect(files.length).toBeGreaterThan(0))
+  for (const file of files) {
+    const scenario = JSON.parse(readFileSync(join(dir, file), "utf8")) as Scenario
+    it(`${file} (seed ${scenario.seed})`, () => {
+      const r = runSeed(scenario.seed, { overrides: scenario.overrides ?? {} })
+      if (!r.ok) expect.fail(`${scenario.what}\nseed ${r.seed}: ${r.failure}\n  ${r.lastTrace.join("\n  ")}`)
+    })
+  }
+})

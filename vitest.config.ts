@@ -10,6 +10,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
-    reporters: ["default"]
+    reporters: ["default", "./test/summaryReporter.ts"]
   }
 })

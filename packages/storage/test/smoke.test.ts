@@ -29,6 +29,5 @@ describe("smoke", () => {
       if (r2._tag === "Success") assert.deepStrictEqual(r2.events.map((e) => e.event!.eventNumber), [28, 27, 26, 25, 24])
       const back = yield* b.store.readAllBackward(-1, 4096)
       assert.strictEqual(back.events.filter((e) => e.event!.stream.startsWith("s-")).length, 200)
-      console.log(b.store.stats())
     }))
 })

@@ -12,7 +12,7 @@ import { Context, Effect, Layer, PubSub, type Scope, SubscriptionRef } from "eff
 import { Disk, join, type DiskError } from "@vellum/platform"
 import type { IndexCorrupt } from "./tableindex/Entry.js"
 import { InvalidRequest, StorageCorrupt, type StorageFailed, type StreamDeleted, type WrongExpectedVersion } from "./errors.js"
-import { openTransactionLog, type LogConfig, type ReadError } from "./log/TransactionLog.js"
+import { openTransactionLog, type LogConfig, type ReadError, type TransactionLog } from "./log/TransactionLog.js"
 import { RecordKind, type EventRecord, type LogRecord } from "./log/records.js"
 import * as TableIndex from "./tableindex/TableIndex.js"
 import type { HashFn } from "./tableindex/StreamHash.js"
@@ -354,20 +354,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
           const limit = readIndex.committed()
           if (!Number.isSafeInteger(position) || position < 0) return yield* Effect.fail(new InvalidRequest({ reason: `position ${position} is not valid` }))
           yield* checkBoundary(position, limit)
-          const nowMicros = yield* now
-          const events: Array<EventRecord> = []
-          let next = position
-          let isEnd = false
-          while (events.length < maxCount && !isEnd) {
-            const scan = yield* log.scanForward(next, limit, maxCount - events.length)
-            for (const record of scan.records) {
-              const event = asStreamEvent(record)
-              if (event !== undefined) events.push(event)
-            }
-            next = scan.next
-            isEnd = scan.reachedEnd || scan.records.length === 0
-          }
-          return { events: yield* resolveAll(events, options, nowMicros), nextPosition: next, isEnd }
+          return yield* readAll(log.scanForward, position, limit, maxCount, options)
         })),
       readAllBackward: (position, maxCount, options) =>
         toFailure(Effect.gen(function*() {
@@ -376,20 +363,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
           if (!Number.isSafeInteger(position) || position < -1) return yield* Effect.fail(new InvalidRequest({ reason: `position ${position} is not valid` }))
           const from = position < 0 || position > limit ? limit : position
           if (from < limit) yield* checkBoundary(from, limit)
-          const nowMicros = yield* now
-          const events: Array<EventRecord> = []
-          let next = from
-          let isEnd = false
-          while (events.length < maxCount && !isEnd) {
-            const scan = yield* log.scanBackward(next, limit, maxCount - events.length)
-            for (const record of scan.records) {
-              const event = asStreamEvent(record)
-              if (event !== undefined) events.push(event)
-            }
-            next = scan.next
-            isEnd = scan.reachedEnd || scan.records.length === 0
-          }
-          return { events: yield* resolveAll(events, options, nowMicros), nextPosition: next, isEnd }
+          return yield* readAll(log.scanBackward, from, limit, maxCount, options)
         })),
       lastEventNumber: (stream) => toFailure(readIndex.lastEventNumber(stream)),
       writeScavengePoint: (effectiveNowMicros, threshold) =>
@@ -410,6 +384,26 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         writer: { ...writer.stats, queued: writer.queued() }
       }),
       flushIndex: Effect.mapError(index.flush, corruptFromIndex) as Effect.Effect<void, StorageCorrupt>
+    }
+
+    /** Pages through the log in one direction until `maxCount` events or the end, as `$all` events. */
+    function readAll(scan: TransactionLog["scanForward"], from: number, limit: number, maxCount: number, options: ReadOptions | undefined) {
+      return Effect.gen(function*() {
+        const nowMicros = yield* now
+        const events: Array<EventRecord> = []
+        let next = from
+        let isEnd = false
+        while (events.length < maxCount && !isEnd) {
+          const page = yield* scan(next, limit, maxCount - events.length)
+          for (const record of page.records) {
+            const event = asStreamEvent(record)
+            if (event !== undefined) events.push(event)
+          }
+          next = page.next
+          isEnd = page.reachedEnd || page.records.length === 0
+        }
+        return { events: yield* resolveAll(events, options, nowMicros), nextPosition: next, isEnd } as AllRead
+      })
     }
 
     /** A position to read `$all` from must be a record boundary (or a chunk boundary / the end). */

@@ -12,6 +12,7 @@
  */
 import { Effect } from "effect"
 import { NotCached, type TransactionLog, type ReadError } from "../log/TransactionLog.js"
+import { BoundedMap } from "./BoundedMap.js"
 import { EventFlags, RecordKind, type EventRecord, type LogRecord } from "../log/records.js"
 import type { TableIndex } from "../tableindex/TableIndex.js"
 import type { IndexCorrupt } from "../tableindex/Entry.js"
@@ -47,34 +48,13 @@ const MetastreamMetadata: StreamMetadata = { maxCount: 1 }
 const fromIndexError = <A>(effect: Effect.Effect<A, IndexCorrupt | ReadError>): Effect.Effect<A, ReadError> =>
   Effect.mapError(effect, (e) => e._tag === "IndexCorrupt" ? new StorageCorrupt({ message: `index damaged: ${e.message}`, path: e.path }) : e)
 
-/**
- * A bounded map that evicts in insertion order. Hits do not reorder (that would cost two Map operations
- * on every append's lookups); `set` — which every commit does for the streams it touches — moves an entry
- * to the young end, so streams in use stay cached.
- */
-class BoundedCache<V> {
-  private readonly map = new Map<string, V>()
-  constructor(private readonly capacity: number) {}
-  get(key: string): V | undefined {
-    return this.map.get(key)
-  }
-  set(key: string, value: V): void {
-    this.map.delete(key)
-    this.map.set(key, value)
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value!)
-  }
-  delete(key: string): void {
-    this.map.delete(key)
-  }
-}
-
 export interface ReadIndexConfig {
   readonly streamInfoCacheCapacity: number
 }
 
 export class ReadIndex {
-  private readonly lastNumbers: BoundedCache<number>
-  private readonly metas: BoundedCache<MetaInfo>
+  private readonly lastNumbers: BoundedMap<number>
+  private readonly metas: BoundedMap<MetaInfo>
   private committedPosition: number
 
   constructor(
@@ -83,8 +63,8 @@ export class ReadIndex {
     config: ReadIndexConfig,
     committed: number
   ) {
-    this.lastNumbers = new BoundedCache(config.streamInfoCacheCapacity)
-    this.metas = new BoundedCache(config.streamInfoCacheCapacity)
+    this.lastNumbers = new BoundedMap(config.streamInfoCacheCapacity)
+    this.metas = new BoundedMap(config.streamInfoCacheCapacity)
     this.committedPosition = committed
   }
 

@@ -15,6 +15,7 @@ import {
   DeletedStreamNumber, EpochInformationStream, EventTypes, ScavengePointsStream, isMetastream, isWellFormedText, metastreamOf, originalStreamOf
 } from "./names.js"
 import type { MetaInfo, ReadIndex } from "./ReadIndex.js"
+import { BoundedMap } from "./BoundedMap.js"
 
 export interface ProposedEvent {
   readonly eventId: string
@@ -58,17 +59,10 @@ export interface PlanLimits {
   readonly maxEventSize: number
 }
 
-/** A FIFO-bounded map of recently written event ids (the reference's committed-events cache). */
-export class EventIdCache {
-  private readonly map = new Map<string, KnownEvent>()
-  constructor(private readonly capacity: number) {}
-  get(eventId: string): KnownEvent | undefined {
-    return this.map.get(eventId)
-  }
+/** Recently written event ids (the reference's committed-events cache), bounded by count. */
+export class EventIdCache extends BoundedMap<KnownEvent> {
   put(eventId: string, known: KnownEvent): void {
-    this.map.delete(eventId)
-    this.map.set(eventId, known)
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value!)
+    this.set(eventId, known)
   }
 }
 

@@ -196,20 +196,34 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const readIndex = new ReadIndex(log, index, { streamInfoCacheCapacity: config.streamInfoCacheCapacity }, index.persistedPosition)
     const ids = new EventIdCache(config.eventIdCacheCapacity)
 
-    // Replay the log tail the index has not persisted (also refills the event-id cache).
+    // Replay the log tail the index has not persisted, and refill the event-id cache with the newest ids:
+    // only the last `eventIdCacheCapacity` can stay cached, so they are kept in a ring while scanning and
+    // put into the cache once at the end (putting every replayed id was an eighth of a replay's time).
     let replayFrom = index.persistedPosition
     const writerEnd = log.writerPosition()
+    const ring = Math.max(1, config.eventIdCacheCapacity)
+    const recentIds: Array<string> = new Array(ring)
+    const recentStreams: Array<string> = new Array(ring)
+    const recentNumbers = new Float64Array(ring)
+    let seen = 0
     while (replayFrom < writerEnd) {
       const scan = yield* Effect.mapError(log.scanForward(replayFrom, writerEnd, 4096), corruptFromIndex)
       for (const record of scan.records) {
         if (record.kind === RecordKind.Event && record.eventNumber !== DeletedStreamNumber) {
-          ids.put(record.eventId, { stream: record.stream, eventNumber: record.eventNumber })
+          const slot = seen++ % ring
+          recentIds[slot] = record.eventId
+          recentStreams[slot] = record.stream
+          recentNumbers[slot] = record.eventNumber
         }
       }
       readIndex.applyCommitted(scan.records, scan.next >= writerEnd ? writerEnd : scan.next)
       yield* Effect.ignore(index.awaitCapacity)
       if (scan.records.length === 0) break
       replayFrom = scan.next
+    }
+    for (let i = Math.max(0, seen - ring); i < seen; i++) {
+      const slot = i % ring
+      ids.put(recentIds[slot]!, { stream: recentStreams[slot]!, eventNumber: recentNumbers[slot]! })
     }
     readIndex.applyCommitted([], writerEnd)
 

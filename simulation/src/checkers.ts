@@ -10,7 +10,7 @@
 import { Effect } from "effect"
 import { DeletedStreamNumber, type EventStoreService, type EventRecord } from "@vellum/storage"
 import { compareStreamRead, type Auditor, type SimClient } from "./client.js"
-import { LongMax, isMetastream, metastreamOf, originalStreamOf } from "./model.js"
+import { LongMax, isMetastream, metastreamOf } from "./model.js"
 
 const reconcile = (store: EventStoreService, auditor: Auditor, client: SimClient) =>
   Effect.gen(function*() {
@@ -120,5 +120,4 @@ export const verifyAfterRestart = (store: EventStoreService, auditor: Auditor, c
       }
     }
     yield* verifyAll(store, auditor)
-    void originalStreamOf
   })

@@ -141,5 +141,3 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     lastTrace
   }
 }
-
-export type { EventStoreService }

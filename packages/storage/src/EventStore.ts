@@ -19,7 +19,7 @@ import type { HashFn } from "./tableindex/StreamHash.js"
 import { isUuid, normalizeUuid } from "./codec/bytes.js"
 import { DeletedStreamNumber, EpochInformationStream, EventTypes, invalidStreamName, isMetastream, metastreamOf } from "./streams/names.js"
 import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
-import { ReadIndex, asStreamEvent, type EventReadResult, type StreamReadResult } from "./streams/ReadIndex.js"
+import { ReadIndex, asStreamEvent, type EventReadResult, type StreamPage, type StreamReadResult } from "./streams/ReadIndex.js"
 import { EventIdCache, makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteResult, type WriterStats } from "./streams/Writer.js"
 
 export interface StorageConfig {
@@ -69,15 +69,11 @@ export interface ResolvedEvent {
 export const originalEvent = (resolved: ResolvedEvent): EventRecord => (resolved.link ?? resolved.event)!
 
 export type StreamRead =
-  | { readonly _tag: "Success"; readonly events: ReadonlyArray<ResolvedEvent>; readonly nextEventNumber: number; readonly lastEventNumber: number; readonly isEndOfStream: boolean; readonly metadata: StreamMetadata }
+  | StreamPage<ResolvedEvent>
   | { readonly _tag: "NoStream"; readonly lastEventNumber: number }
   | { readonly _tag: "StreamDeleted" }
 
-export type EventRead =
-  | { readonly _tag: "Success"; readonly event: ResolvedEvent }
-  | { readonly _tag: "NotFound" }
-  | { readonly _tag: "NoStream" }
-  | { readonly _tag: "StreamDeleted" }
+export type EventRead = EventReadResult<ResolvedEvent>
 
 export interface AllRead {
   /** Events in log order (forward) or newest first (backward). */

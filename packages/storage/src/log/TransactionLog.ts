@@ -373,10 +373,10 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       )
     })
 
-  const decodeAt = (chunk: ChunkFile, buf: Buffer, offset: number, limit: number, position: number | undefined) => {
-    const result = decodeRecord(buf, offset, limit, position)
-    if (result.ok) return result
-    return undefined
+  /** A frame decoded during a scan, or undefined when the bytes are not a valid record. */
+  const decodeAt = (buf: Buffer, offset: number, limit: number) => {
+    const result = decodeRecord(buf, offset, limit)
+    return result.ok ? result : undefined
   }
 
   const corruptAt = (chunk: ChunkFile, position: number, problem: string) =>
@@ -480,7 +480,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
               // A record longer than the scan span, or one that starts below `limit` and ends past it
               // (`limit` need not be a record boundary): read it whole, up to the chunk's data end.
               const whole = yield* readRange(chunk, physStart, physStart + total)
-              const result = decodeAt(chunk, whole, 0, whole.length, undefined)
+              const result = decodeAt(whole, 0, whole.length)
               if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
               records.push(result.record)
               pos = nextLogical(chunk, result.record.logPosition, total)
@@ -488,7 +488,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
             }
             break
           }
-          const result = decodeAt(chunk, span, at, span.length, undefined)
+          const result = decodeAt(span, at, span.length)
           if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
           if (result.record.logPosition >= end) {
             pos = end
@@ -538,27 +538,24 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         const spanStart = Math.max(HEADER_SIZE, physEnd - SCAN_SPAN)
         let span = yield* readRange(chunk, spanStart, physEnd)
         let at = span.length
-        let spanBase = spanStart
         while (records.length < maxCount && at > 0) {
           if (at < 4) break
           const total = span.readUInt32LE(at - 4) + FRAME_OVERHEAD
           if (total > at) {
             if (at === span.length) {
               // A record longer than the span: fetch it whole.
-              spanBase = physEnd - total
-              span = yield* readRange(chunk, spanBase, physEnd)
+              span = yield* readRange(chunk, physEnd - total, physEnd)
               at = span.length
               if (total > at) return yield* Effect.fail(corruptAt(chunk, pos, "suffix length"))
             } else break
           }
-          const result = decodeAt(chunk, span, at - total, at, undefined)
+          const result = decodeAt(span, at - total, at)
           if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
           records.push(result.record)
           pos = result.record.logPosition
           at -= total
         }
         if (at === span.length && records.length < maxCount) return yield* Effect.fail(corruptAt(chunk, pos, "no record where one was expected"))
-        void spanBase
       }
       return { records, next: pos, reachedEnd: pos <= 0 }
     })

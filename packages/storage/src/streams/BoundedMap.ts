@@ -29,9 +29,4 @@ export class BoundedMap<V> {
       this.young = new Map()
     }
   }
-
-  delete(key: string): void {
-    this.young.delete(key)
-    this.old.delete(key)
-  }
 }

@@ -20,14 +20,24 @@ import { StorageCorrupt } from "../errors.js"
 import { EmptyMetadata, isExpired, isSoftDeleted, parseMetadata, readLowerBound, type StreamMetadata } from "./metadata.js"
 import { DeletedStreamNumber, isMetastream, metastreamOf, originalStreamOf } from "./names.js"
 
+/** A page of a stream read, over events of type E (records here; resolved events in EventStore). */
+export interface StreamPage<E> {
+  readonly _tag: "Success"
+  readonly events: ReadonlyArray<E>
+  readonly nextEventNumber: number
+  readonly lastEventNumber: number
+  readonly isEndOfStream: boolean
+  readonly metadata: StreamMetadata
+}
+
 /** What a stream read found, before paging (mirrors the reference's IndexReadStreamResult). */
 export type StreamReadResult =
-  | { readonly _tag: "Success"; readonly events: ReadonlyArray<EventRecord>; readonly nextEventNumber: number; readonly lastEventNumber: number; readonly isEndOfStream: boolean; readonly metadata: StreamMetadata }
+  | StreamPage<EventRecord>
   | { readonly _tag: "NoStream"; readonly lastEventNumber: number; readonly metadata: StreamMetadata }
   | { readonly _tag: "StreamDeleted" }
 
-export type EventReadResult =
-  | { readonly _tag: "Success"; readonly event: EventRecord }
+export type EventReadResult<E = EventRecord> =
+  | { readonly _tag: "Success"; readonly event: E }
   | { readonly _tag: "NotFound" }
   | { readonly _tag: "NoStream" }
   | { readonly _tag: "StreamDeleted" }

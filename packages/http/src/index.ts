@@ -1,0 +1,1 @@
+// @vellum/http: the AtomPub HTTP API — routes, content negotiation, JSON/XML codecs, auth, errors.

@@ -1,0 +1,58 @@
+/**
+ * Who a request acts as, and the operations a stream ACL guards. The HTTP layer authenticates a request
+ * into a Principal (Authenticator) and asks the StreamAccess policy before every stream operation.
+ */
+import { Context, Data, type Effect } from "effect"
+
+export interface Principal {
+  /** Login name; "" for the anonymous principal. */
+  readonly name: string
+  /** Groups (roles) of the user, e.g. ["$admins"]. */
+  readonly groups: ReadonlyArray<string>
+  readonly anonymous: boolean
+}
+
+export const anonymousPrincipal: Principal = { name: "", groups: [], anonymous: true }
+
+/** The ESDB system account: passes every check (used by the node itself and by `--insecure`). */
+export const systemPrincipal: Principal = { name: "system", groups: ["$admins"], anonymous: false }
+
+/** `$admins`: role `$admins` or login `admin` (spec/http.md §6.2). */
+export const isAdmin = (p: Principal): boolean => !p.anonymous && (p.name === "admin" || p.groups.includes("$admins"))
+/** `$ops` or `$admins`: role `$ops`/`$admins`, or login `ops`/`admin`. */
+export const isOpsOrAdmin = (p: Principal): boolean =>
+  isAdmin(p) || (!p.anonymous && (p.name === "ops" || p.groups.includes("$ops")))
+
+/** Stream ACL actions: read `$r`, write `$w`, delete `$d`, metadata read `$mr`, metadata write `$mw`. */
+export type StreamAction = "$r" | "$w" | "$d" | "$mr" | "$mw"
+
+/** Bad credentials: answered with 401 and `WWW-Authenticate: X-Basic realm="ESDB"` (spec/http.md §6.3, variant 1). */
+export class AuthenticationFailed extends Data.TaggedError("AuthenticationFailed")<{ readonly reason: string }> {}
+/** The user store is not readable yet: 503 with Retry-After: 5. */
+export class AuthenticationUnavailable extends Data.TaggedError("AuthenticationUnavailable")<{ readonly reason: string }> {}
+/** The Authorization header could not be decoded (the reference answers 500; we answer 400). */
+export class MalformedCredentials extends Data.TaggedError("MalformedCredentials")<{ readonly reason: string }> {}
+
+export interface AuthenticatorService {
+  /**
+   * Authenticates a request from its headers (lower-cased names): `authorization` (Basic) and, when
+   * trusted auth is enabled, `kurrent-trustedauth` / `es-trustedauth`. No credentials → anonymous.
+   */
+  readonly authenticate: (
+    headers: Readonly<Record<string, string | undefined>>
+  ) => Effect.Effect<Principal, AuthenticationFailed | AuthenticationUnavailable | MalformedCredentials>
+}
+
+export class Authenticator extends Context.Tag("@vellum/security/Authenticator")<Authenticator, AuthenticatorService>() {}
+
+export interface StreamAccessService {
+  /**
+   * May `principal` perform `action` on `stream`? Follows spec/http.md §6.4: the stream's own `$acl`, then the
+   * last `$settings` event's `$userStreamAcl`/`$systemStreamAcl`, then built-in defaults; metastreams map to
+   * `$mr`/`$mw` of their stream. Does not apply the anonymous gate (`AllowAnonymousStreamAccess`), which the
+   * HTTP layer applies first.
+   */
+  readonly check: (principal: Principal, stream: string, action: StreamAction) => Effect.Effect<boolean>
+}
+
+export class StreamAccess extends Context.Tag("@vellum/security/StreamAccess")<StreamAccess, StreamAccessService>() {}

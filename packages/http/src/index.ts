@@ -1,1 +1,2 @@
 // @vellum/http: the AtomPub HTTP API — routes, content negotiation, JSON/XML codecs, auth, errors.
+export * from "./Reply.js"

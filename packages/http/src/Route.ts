@@ -1,0 +1,50 @@
+/**
+ * A route of the HTTP API as data: method, path template, who may call it (first-level authorization,
+ * spec/http.md §6.2), the codecs it accepts and produces (§2.3), and a handler from a decoded request to a
+ * Reply. The pipeline (authentication → route match → 415/406 → authorization → handler, §1.1) is one
+ * generic piece of code over a list of these, so every route family (streams, users, node endpoints,
+ * admin, subscriptions) plugs in the same way.
+ */
+import type { Effect } from "effect"
+import type { Principal } from "@vellum/security"
+import type { Reply } from "./Reply.js"
+
+export type Method = "GET" | "POST" | "PUT" | "DELETE"
+
+/**
+ * First-level authorization: `anonymous` anyone; `authenticated` any user (or anonymous when the node
+ * allows anonymous endpoint access); `ops` `$ops` or `$admins`; `admins` `$admins`; `handler`: the handler
+ * decides (stream routes check the stream ACL themselves).
+ */
+export type Access = "anonymous" | "authenticated" | "ops" | "admins" | "handler"
+
+export interface RouteInput {
+  readonly principal: Principal
+  /** Path placeholders, percent-decoded (`{stream}` → "a/b" for `/streams/a%2Fb`). */
+  readonly params: Readonly<Record<string, string>>
+  readonly query: URLSearchParams
+  /** Request headers with lower-cased names. */
+  readonly headers: Readonly<Record<string, string | undefined>>
+  /** The request body (undefined for GET/DELETE without one). */
+  readonly body: Uint8Array | undefined
+  /** `scheme://host[:port][/prefix]` for absolute links (Host, advertise-as, X-Forwarded-*; §1.6). */
+  readonly baseUrl: string
+  /** The raw request URL (for the redirects that use it, §1.6). */
+  readonly requestUrl: string
+  /** The negotiated response media type (one of the route's responseCodecs). */
+  readonly responseType: string
+  /** The request media type the body was accepted as (routes with requestCodecs only). */
+  readonly requestType: string | undefined
+}
+
+export interface RouteDef<R = never> {
+  readonly method: Method
+  /** Path template with `{name}` placeholders, e.g. `/streams/{stream}/metadata`. */
+  readonly path: string
+  readonly access: Access
+  /** Media types the body may have (missing → no body expected, no 415 check). */
+  readonly requestCodecs?: ReadonlyArray<string>
+  /** Media types the route can answer with, preferred first (the first is the default). */
+  readonly responseCodecs: ReadonlyArray<string>
+  readonly handle: (input: RouteInput) => Effect.Effect<Reply, never, R>
+}

@@ -20,7 +20,7 @@ import { isUuid, normalizeUuid } from "./codec/bytes.js"
 import { DeletedStreamNumber, EpochInformationStream, EventTypes, invalidStreamName, isMetastream, metastreamOf } from "./streams/names.js"
 import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
 import { ReadIndex, asStreamEvent, type EventReadResult, type StreamPage, type StreamReadResult } from "./streams/ReadIndex.js"
-import { EventIdCache, makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteResult, type WriterStats } from "./streams/Writer.js"
+import { EventIdCache, makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult, type WriterStats } from "./streams/Writer.js"
 
 export interface StorageConfig {
   readonly dir: string
@@ -240,8 +240,9 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const writer = yield* makeWriter(log, readIndex, ids, { maxBatchCommands: config.maxBatchCommands, maxEventSize: config.maxEventSize }, onCommitted)
     yield* Effect.forkScoped(writer.loop)
 
-    const submit = (command: WriteCommand): Effect.Effect<WriteResult, AppendError> =>
-      Effect.mapError(writer.submit(command), (e) => e._tag === "DiskError" ? new StorageCorrupt({ message: e.message }) : e)
+    const toAppendError = (error: WriteError): AppendError => error._tag === "DiskError" ? new StorageCorrupt({ message: error.message }) : error
+
+    const submit = (command: WriteCommand): Effect.Effect<WriteResult, AppendError> => Effect.mapError(writer.submit(command), toAppendError)
 
     const now = Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (ms) => ms * 1000)
 
@@ -287,25 +288,36 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const toFailure = <A>(effect: Effect.Effect<A, ReadError | InvalidRequest>): Effect.Effect<A, ReadFailure> =>
       Effect.mapError(effect, (e) => e._tag === "DiskError" ? new StorageCorrupt({ message: e.message }) : e)
 
-    const validEventIds = (events: ReadonlyArray<ProposedEvent>) => {
-      for (const e of events) if (!isUuid(e.eventId)) return new InvalidRequest({ reason: `event id '${e.eventId}' is not a UUID` })
+    /** Why the events cannot be appended as given, if so; ids are checked to be UUIDs. */
+    const badEventId = (events: ReadonlyArray<ProposedEvent>) => {
+      for (const e of events) {
+        if (!CANONICAL_UUID.test(e.eventId) && !isUuid(e.eventId)) return new InvalidRequest({ reason: `event id '${e.eventId}' is not a UUID` })
+      }
       return undefined
     }
 
-    const append = (stream: string, expectedVersion: number, events: ReadonlyArray<ProposedEvent>) =>
+    /**
+     * One append is one `Effect.async`: validation runs before it, and the writer's answer is mapped inside
+     * its callback (no further Effect steps per append: this is the hot path of single-event appends).
+     */
+    const append = (stream: string, expectedVersion: number, events: ReadonlyArray<ProposedEvent>): Effect.Effect<AppendResult, AppendError> =>
       Effect.suspend(() => {
         const badName = invalidStreamName(stream)
         if (badName !== undefined) return Effect.fail(new InvalidRequest({ reason: badName }))
         if (!Number.isSafeInteger(expectedVersion) || expectedVersion < -4 || expectedVersion === -3) {
           return Effect.fail(new InvalidRequest({ reason: `expected version ${expectedVersion} is not valid` }))
         }
-        const badId = validEventIds(events)
+        const badId = badEventId(events)
         if (badId !== undefined) return Effect.fail(badId)
         // Ids are stored canonical (lowercase, dashed); copy the events only when one is not.
         const normalized = events.every((e) => CANONICAL_UUID.test(e.eventId)) ? events : events.map((e) => ({ ...e, eventId: normalizeUuid(e.eventId) }))
-        return Effect.map(submit({ _tag: "Append", stream, expectedVersion, events: normalized }), (r) => {
-          if (r._tag !== "Appended") throw new Error(`writer answered an append with ${r._tag}`)
-          return { firstEventNumber: r.firstEventNumber, lastEventNumber: r.lastEventNumber, position: r.position, idempotent: r.idempotent }
+        return Effect.async<AppendResult, AppendError>((resume) => {
+          writer.enqueue({ _tag: "Append", stream, expectedVersion, events: normalized }, (outcome) => {
+            if (!outcome.ok) return resume(Effect.fail(toAppendError(outcome.error)))
+            const r = outcome.result
+            if (r._tag !== "Appended") return resume(Effect.die(new Error(`writer answered an append with ${r._tag}`)))
+            resume(Effect.succeed({ firstEventNumber: r.firstEventNumber, lastEventNumber: r.lastEventNumber, position: r.position, idempotent: r.idempotent }))
+          })
         })
       })
 

@@ -1,11 +1,11 @@
 /**
- * A read cache of fixed-size blocks of chunk files, bounded in bytes (LRU).
+ * A read cache of fixed-size blocks of chunk files, bounded in bytes.
  *
  * Reads of the log go through it so that a page of events costs one disk read, not one per record.
  * Entries are keyed by a file's cache id (a chunk file replaced by a scavenge gets a new id, so stale
- * blocks are never served) and block number. A block shorter than the block size (the end of the data
- * written so far) is refetched when a read needs bytes past it: bytes below the writer checkpoint never
- * change, so a cached prefix is always valid.
+ * blocks are never served) and block number, packed into one number so a lookup builds no string. A block
+ * shorter than the block size (the end of the data written so far) is refetched when a read needs bytes
+ * past it: bytes below the writer checkpoint never change, so a cached prefix is always valid.
  *
  * The caller says where the valid bytes of the file end (`validEnd`: a chunk's data end), and nothing at
  * or past it is cached: a preallocated active chunk reads as zeros past its data, and a block cached with
@@ -13,45 +13,36 @@
  */
 import { Effect } from "effect"
 import type { DiskError, FileHandle } from "@vellum/platform"
+import { GenerationalCache } from "../cache/GenerationalCache.js"
 
 export const BLOCK_SIZE = 64 * 1024
 
-interface Block {
-  readonly bytes: Buffer
-}
+/** Blocks per file id in the packed key: 2^24 blocks of 64 KiB is 1 TiB per file. */
+const FILE_STRIDE = 0x1000000
+
+const keyOf = (fileId: number, block: number): number => fileId * FILE_STRIDE + block
 
 export class BlockCache {
-  private readonly blocks = new Map<string, Block>()
-  private bytes = 0
+  private readonly blocks: GenerationalCache<number, Buffer>
   hits = 0
   misses = 0
 
-  constructor(readonly capacityBytes: number) {}
-
-  private key(fileId: number, block: number): string {
-    return `${fileId}:${block}`
+  constructor(readonly capacityBytes: number) {
+    this.blocks = new GenerationalCache(capacityBytes, (bytes) => bytes.length)
   }
 
-  private touch(key: string, block: Block): void {
-    this.blocks.delete(key)
-    this.blocks.set(key, block)
-  }
-
-  private put(key: string, bytes: Buffer): void {
-    const old = this.blocks.get(key)
-    if (old !== undefined) {
-      this.bytes -= old.bytes.length
-      this.blocks.delete(key)
-    }
-    if (this.capacityBytes <= 0) return
-    this.blocks.set(key, { bytes })
-    this.bytes += bytes.length
-    while (this.bytes > this.capacityBytes) {
-      const first = this.blocks.entries().next()
-      if (first.done) break
-      this.blocks.delete(first.value[0])
-      this.bytes -= first.value[1].bytes.length
-    }
+  /**
+   * The cached block holding bytes [start, end) when that range lies inside one block that is cached with
+   * enough bytes (the caller reads at `start % BLOCK_SIZE`); else undefined. No copy, no view: the hot path
+   * of reading one record.
+   */
+  blockHolding(fileId: number, start: number, end: number): Buffer | undefined {
+    const block = Math.floor(start / BLOCK_SIZE)
+    if (Math.floor((end - 1) / BLOCK_SIZE) !== block) return undefined
+    const bytes = this.blocks.get(keyOf(fileId, block))
+    if (bytes === undefined || bytes.length < end - block * BLOCK_SIZE) return undefined
+    this.hits++
+    return bytes
   }
 
   /** Bytes [start, end) of the file if every block needed is cached with enough bytes; else undefined. */
@@ -59,23 +50,17 @@ export class BlockCache {
     const first = Math.floor(start / BLOCK_SIZE)
     const last = Math.floor((end - 1) / BLOCK_SIZE)
     if (first === last) {
-      const key = this.key(fileId, first)
-      const block = this.blocks.get(key)
+      const bytes = this.blockHolding(fileId, start, end)
       const from = start - first * BLOCK_SIZE
-      if (block === undefined || block.bytes.length < end - first * BLOCK_SIZE) return undefined
-      this.touch(key, block)
-      this.hits++
-      return block.bytes.subarray(from, from + (end - start))
+      return bytes?.subarray(from, from + (end - start))
     }
     const parts: Array<Buffer> = []
     for (let b = first; b <= last; b++) {
-      const key = this.key(fileId, b)
-      const block = this.blocks.get(key)
+      const bytes = this.blocks.get(keyOf(fileId, b))
       const blockStart = b * BLOCK_SIZE
       const need = Math.min(end, blockStart + BLOCK_SIZE) - blockStart
-      if (block === undefined || block.bytes.length < need) return undefined
-      this.touch(key, block)
-      parts.push(block.bytes.subarray(Math.max(start, blockStart) - blockStart, need))
+      if (bytes === undefined || bytes.length < need) return undefined
+      parts.push(bytes.subarray(Math.max(start, blockStart) - blockStart, need))
     }
     this.hits++
     return Buffer.concat(parts)
@@ -100,7 +85,7 @@ export class BlockCache {
         const off = (b - first) * BLOCK_SIZE
         if (off >= buf.length) break
         // Copy: the read buffer may be large; keep only one block's bytes per entry.
-        this.put(this.key(fileId, b), Buffer.from(buf.subarray(off, Math.min(buf.length, off + BLOCK_SIZE))))
+        this.blocks.set(keyOf(fileId, b), Buffer.from(buf.subarray(off, Math.min(buf.length, off + BLOCK_SIZE))))
       }
       return buf.subarray(start - readStart, Math.min(buf.length, end - readStart))
     })
@@ -108,16 +93,10 @@ export class BlockCache {
 
   /** Forgets every block of a file (its file was replaced or truncated). */
   evictFile(fileId: number): void {
-    const prefix = `${fileId}:`
-    for (const [key, block] of this.blocks) {
-      if (key.startsWith(prefix)) {
-        this.blocks.delete(key)
-        this.bytes -= block.bytes.length
-      }
-    }
+    this.blocks.deleteWhere((key) => Math.floor(key / FILE_STRIDE) === fileId)
   }
 
   get residentBytes(): number {
-    return this.bytes
+    return this.blocks.weight
   }
 }

@@ -33,7 +33,7 @@ import { Disk, join, type DiskError } from "@vellum/platform"
 import { ByteWriter } from "../codec/bytes.js"
 import { crc32cUpdate } from "../codec/crc32c.js"
 import { StorageCorrupt, StorageFailed } from "../errors.js"
-import { BlockCache } from "./BlockCache.js"
+import { BLOCK_SIZE, BlockCache } from "./BlockCache.js"
 import {
   checksumPrefix, completeChunkFile, createChunkFile, isCompleted, openChunkFile, physicalOffset,
   physicalOffsetAtOrAfter, verifyChunkFile, type ChunkFile
@@ -434,10 +434,16 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     const dataEnd = HEADER_SIZE + chunk.dataSize
     if (off === dataEnd) return undefined
     if (off + 8 > dataEnd) return NotCached
-    const head = cache.tryRange(chunk.fileId, off, Math.min(dataEnd, off + 8))
-    if (head === undefined) return NotCached
-    const total = head.readUInt32LE(0) + FRAME_OVERHEAD
+    // Most records lie inside one cached block: decode straight from it, without a view or a copy.
+    const block = cache.blockHolding(chunk.fileId, off, off + 8)
+    if (block === undefined) return NotCached
+    const inBlock = off % BLOCK_SIZE
+    const total = block.readUInt32LE(inBlock) + FRAME_OVERHEAD
     if (off + total > dataEnd) return NotCached
+    if (inBlock + total <= block.length) {
+      const result = decodeRecord(block, inBlock, inBlock + total, position)
+      return result.ok ? result.record : NotCached
+    }
     const buf = cache.tryRange(chunk.fileId, off, off + total)
     if (buf === undefined) return NotCached
     const result = decodeRecord(buf, 0, buf.length, position)

@@ -23,6 +23,7 @@
  *   completes the active chunk; read as an event of `$scavengePoints`.
  */
 import { crc32c } from "../codec/crc32c.js"
+import { Utf8Interner } from "../codec/interner.js"
 import { readI64, readU64, uuidFromBytes, uuidToBytes, writeI64, writeU64, type ByteWriter } from "../codec/bytes.js"
 
 export const FRAME_OVERHEAD = 12
@@ -200,22 +201,22 @@ export type DecodeResult =
   | { readonly ok: true; readonly record: LogRecord; readonly length: number }
   | { readonly ok: false; readonly problem: FrameProblem }
 
-const readString = (buf: Buffer, offset: number, end: number): [string, number] => {
-  const n = buf.readUInt32LE(offset)
-  if (offset + 4 + n > end) throw new RangeError("string runs past the record")
-  return [buf.toString("utf8", offset + 4, offset + 4 + n), offset + 4 + n]
-}
-
 const EMPTY = Buffer.alloc(0)
 
-const readBytes = (buf: Buffer, offset: number, end: number): [Buffer, number] => {
+/** Stream names and event types repeat from record to record; decode them through one shared cache. */
+const names = new Utf8Interner()
+
+/** Length of the length-prefixed field at `offset`, checked to end inside the record (else a RangeError). */
+const fieldLength = (buf: Buffer, offset: number, end: number): number => {
   const n = buf.readUInt32LE(offset)
-  if (offset + 4 + n > end) throw new RangeError("bytes run past the record")
-  // A view, not a copy: the buffers records are decoded from (cached blocks, fresh disk reads, concatenated
-  // spans) are never written after they are made, so the bytes stay valid for as long as a caller keeps
-  // the event. Copying here was a quarter of a read's time (mostly garbage collection).
-  return [n === 0 ? EMPTY : buf.subarray(offset + 4, offset + 4 + n), offset + 4 + n]
+  if (offset + 4 + n > end) throw new RangeError("a field runs past the record")
+  return n
 }
+
+// Data and metadata are views, not copies: the buffers records are decoded from (cached blocks, fresh disk
+// reads, concatenated spans) are never written after they are made, so the bytes stay valid for as long as
+// a caller keeps the event. Copying was a quarter of a read's time (mostly garbage collection).
+const view = (buf: Buffer, start: number, n: number): Buffer => n === 0 ? EMPTY : buf.subarray(start, start + n)
 
 /**
  * Decodes the framed record starting at `offset` of `buf`, which holds bytes up to `limit`.
@@ -255,11 +256,19 @@ const decodeBody = (buf: Buffer, kind: number, logPosition: number, o: number, e
       const eventNumber = readU64(buf, o + 2)
       const createdMicros = readU64(buf, o + 10)
       const eventId = uuidFromBytes(buf, o + 18)
-      const [stream, o1] = readString(buf, o + 34, end)
-      const [eventType, o2] = readString(buf, o1, end)
-      const [data, o3] = readBytes(buf, o2, end)
-      const [metadata, o4] = readBytes(buf, o3, end)
-      if (o4 !== end) return undefined
+      let at = o + 34
+      const streamLength = fieldLength(buf, at, end)
+      const stream = names.decode(buf, at + 4, at + 4 + streamLength)
+      at += 4 + streamLength
+      const typeLength = fieldLength(buf, at, end)
+      const eventType = names.decode(buf, at + 4, at + 4 + typeLength)
+      at += 4 + typeLength
+      const dataLength = fieldLength(buf, at, end)
+      const data = view(buf, at + 4, dataLength)
+      at += 4 + dataLength
+      const metadataLength = fieldLength(buf, at, end)
+      const metadata = view(buf, at + 4, metadataLength)
+      if (at + 4 + metadataLength !== end) return undefined
       return { kind: RecordKind.Event, logPosition, flags, eventNumber, createdMicros, eventId, stream, eventType, data, metadata }
     }
     case RecordKind.Commit:

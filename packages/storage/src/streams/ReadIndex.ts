@@ -12,7 +12,7 @@
  */
 import { Effect } from "effect"
 import { NotCached, type TransactionLog, type ReadError } from "../log/TransactionLog.js"
-import { BoundedMap } from "./BoundedMap.js"
+import { GenerationalCache } from "../cache/GenerationalCache.js"
 import { EventFlags, RecordKind, type EventRecord, type LogRecord } from "../log/records.js"
 import type { TableIndex } from "../tableindex/TableIndex.js"
 import type { IndexCorrupt } from "../tableindex/Entry.js"
@@ -63,8 +63,8 @@ export interface ReadIndexConfig {
 }
 
 export class ReadIndex {
-  private readonly lastNumbers: BoundedMap<number>
-  private readonly metas: BoundedMap<MetaInfo>
+  private readonly lastNumbers: GenerationalCache<string, number>
+  private readonly metas: GenerationalCache<string, MetaInfo>
   private committedPosition: number
 
   constructor(
@@ -73,8 +73,8 @@ export class ReadIndex {
     config: ReadIndexConfig,
     committed: number
   ) {
-    this.lastNumbers = new BoundedMap(config.streamInfoCacheCapacity)
-    this.metas = new BoundedMap(config.streamInfoCacheCapacity)
+    this.lastNumbers = new GenerationalCache(config.streamInfoCacheCapacity)
+    this.metas = new GenerationalCache(config.streamInfoCacheCapacity)
     this.committedPosition = committed
   }
 

@@ -22,15 +22,22 @@ import type { ReadIndex } from "./ReadIndex.js"
 
 export { EventIdCache, type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult } from "./planner.js"
 
+/** How a command ended: its result, or why it failed. */
+export type WriteOutcome = { readonly ok: true; readonly result: WriteResult } | { readonly ok: false; readonly error: WriteError }
+
 /**
- * A queued command and the callback that answers its waiting fiber. A plain array plus `Effect.async`
- * rather than Effect's Queue and Deferred: the hand-off costs one async step per append instead of
- * several, which is most of a single-event append's CPU (measured ~15× faster round trips).
+ * A queued command and the callback that answers it. A plain array and a plain callback rather than
+ * Effect's Queue and Deferred: the hand-off then costs one async step per append instead of several, which
+ * is most of a single-event append's CPU (measured ~15× faster round trips). The caller turns the callback
+ * into an `Effect.async` (see `submit`), mapping the outcome there, so an append is one async step.
  */
 interface Pending {
   readonly command: WriteCommand
-  readonly resume: (answer: Effect.Effect<WriteResult, WriteError>) => void
+  readonly answer: (outcome: WriteOutcome) => void
 }
+
+const failed = (error: WriteError): WriteOutcome => ({ ok: false, error })
+const succeeded = (result: WriteResult): WriteOutcome => ({ ok: true, result })
 
 export interface WriterConfig extends PlanLimits {
   readonly maxBatchCommands: number
@@ -90,56 +97,73 @@ export const makeWriter = (
       totalFlushSize: 0, totalFlushDelayMs: 0, flushes: 0
     }
 
-    /** Plans one command, reading whatever the view misses (an Effect only on a miss). */
-    const plan = (view: RoundView, command: WriteCommand, nowMicros: number, uuids: UuidSource): Effect.Effect<Plan> =>
-      Effect.suspend(() => {
+    /**
+     * Plans commands `from`.. of the round in plain code; only a view miss costs an Effect (the read), after
+     * which planning resumes at the command that missed. A failed read fails that command alone.
+     */
+    const planFrom = (batch: ReadonlyArray<Pending>, plans: Array<Plan>, from: number, view: RoundView, nowMicros: number, uuids: UuidSource): Effect.Effect<void> => {
+      for (let i = from; i < batch.length; i++) {
+        let p: Plan
         try {
-          return Effect.succeed(planCommand(view, command, nowMicros, uuids, config))
+          p = planCommand(view, batch[i]!.command, nowMicros, uuids, config)
         } catch (e) {
           if (!(e instanceof Miss)) throw e
           return Effect.matchEffect(view.load(e.query), {
-            onFailure: (error) => Effect.succeed<Plan>({ _tag: "Fail", error }),
-            onSuccess: () => plan(view, command, nowMicros, uuids)
+            onFailure: (error) => {
+              plans[i] = { _tag: "Fail", error }
+              return planFrom(batch, plans, i + 1, view, nowMicros, uuids)
+            },
+            onSuccess: () => planFrom(batch, plans, i, view, nowMicros, uuids)
           })
         }
-      })
-
-    const answer = (pending: Pending, p: Plan, positions: ReadonlyArray<number> | undefined): Effect.Effect<void> => {
-      switch (p._tag) {
-        case "Fail":
-          return Effect.sync(() => pending.resume(Effect.fail(p.error)))
-        case "Write":
-          return Effect.sync(() => pending.resume(Effect.succeed(p.answer(positions ?? []))))
-        case "Idempotent":
-          return Effect.map(Effect.either(readIndex.eventAt(p.stream, p.last)), (original) =>
-            pending.resume(Effect.succeed({
-              _tag: "Appended",
-              firstEventNumber: p.first,
-              lastEventNumber: p.last,
-              position: original._tag === "Right" && original.right !== undefined ? original.right.logPosition : -1,
-              idempotent: true
-            })))
+        if (p._tag === "Write") {
+          const invalid = unwritable(p, log.maxUnitBytes)
+          if (invalid !== undefined) p = { _tag: "Fail", error: invalid }
+          else for (const r of p.records) view.remember(r)
+        }
+        plans[i] = p
       }
+      return Effect.void
     }
+
+    /**
+     * Answers every command of a durable (or failed-to-plan) round. Idempotent retries report the position
+     * of the original event, which may need a read: those are answered after the rest.
+     */
+    const answerAll = (batch: ReadonlyArray<Pending>, plans: ReadonlyArray<Plan>, positionsOf: (i: number) => ReadonlyArray<number>): Effect.Effect<void> => {
+      let retries: Array<number> | undefined
+      for (let i = 0; i < batch.length; i++) {
+        const p = plans[i]!
+        if (p._tag === "Fail") batch[i]!.answer(failed(p.error))
+        else if (p._tag === "Write") batch[i]!.answer(succeeded(p.answer(positionsOf(i))))
+        else (retries ??= []).push(i)
+      }
+      if (retries === undefined) return Effect.void
+      return Effect.forEach(retries, (i) => {
+        const p = plans[i] as Extract<Plan, { _tag: "Idempotent" }>
+        return Effect.map(Effect.either(readIndex.eventAt(p.stream, p.last)), (original) =>
+          batch[i]!.answer(succeeded({
+            _tag: "Appended",
+            firstEventNumber: p.first,
+            lastEventNumber: p.last,
+            position: original._tag === "Right" && original.right !== undefined ? original.right.logPosition : -1,
+            idempotent: true
+          })))
+      }, { discard: true })
+    }
+
+    const noPositions: ReadonlyArray<number> = []
 
     const runRound = (batch: ReadonlyArray<Pending>) =>
       Effect.gen(function*() {
         const nowMicros = (yield* Clock.currentTimeMillis) * 1000
         const uuids = new UuidSource(yield* Random.nextInt)
         const view = new RoundView(readIndex, ids)
-        const plans: Array<Plan> = []
-        for (const pending of batch) {
-          let p = yield* plan(view, pending.command, nowMicros, uuids)
-          if (p._tag === "Write") {
-            const invalid = unwritable(p, log.maxUnitBytes)
-            if (invalid !== undefined) p = { _tag: "Fail", error: invalid }
-            else for (const r of p.records) view.remember(r)
-          }
-          plans.push(p)
-        }
+        const plans: Array<Plan> = new Array(batch.length)
+        yield* planFrom(batch, plans, 0, view, nowMicros, uuids)
         const units: Array<WriteUnit> = []
         const unitRecords: Array<Array<PlannedRecord>> = []
-        const unitOf: Array<number> = []
+        const unitOf: Array<number> = new Array(plans.length)
         for (let i = 0; i < plans.length; i++) {
           const p = plans[i]!
           if (p._tag === "Write" && p.records.length > 0) {
@@ -148,44 +172,44 @@ export const makeWriter = (
             unitRecords.push(p.records)
           }
         }
-        if (units.length > 0) {
-          const prepared = log.prepare(units)
-          const startedMs = yield* Clock.currentTimeMillis
-          const written = yield* Effect.either(log.write(prepared))
-          const delayMs = (yield* Clock.currentTimeMillis) - startedMs
-          let size = 0
-          for (const segment of prepared.segments) size += segment.bytes.length
-          stats.flushes++
-          stats.lastFlushSize = size
-          stats.lastFlushDelayMs = delayMs
-          stats.maxFlushSize = Math.max(stats.maxFlushSize, size)
-          stats.maxFlushDelayMs = Math.max(stats.maxFlushDelayMs, delayMs)
-          stats.totalFlushSize += size
-          stats.totalFlushDelayMs += delayMs
-          if (written._tag === "Left") {
-            for (const pending of batch) pending.resume(Effect.fail(written.left))
-            return
-          }
-          const records: Array<LogRecord> = []
-          for (let u = 0; u < unitRecords.length; u++) {
-            const placed = prepared.positions[u]!
-            const unit = unitRecords[u]!
-            for (let k = 0; k < unit.length; k++) {
-              ;(unit[k] as { logPosition: number }).logPosition = placed[k]!
-              records.push(unit[k]!)
-            }
-          }
-          readIndex.applyCommitted(records, prepared.endPosition)
-          yield* onCommitted(records, prepared.endPosition)
-          // Backpressure: hold the writer while the index is behind writing memtables to tables. If the
-          // index's background work failed, nothing acknowledged is at risk (the log is the truth and the
-          // index is rebuilt from it on the next start), so the writer goes on.
-          yield* Effect.ignore(readIndex.index.awaitCapacity)
-          for (let i = 0; i < batch.length; i++) yield* answer(batch[i]!, plans[i]!, unitOf[i] === undefined ? undefined : prepared.positions[unitOf[i]!])
-        } else {
-          for (let i = 0; i < batch.length; i++) yield* answer(batch[i]!, plans[i]!, undefined)
+        if (units.length === 0) return yield* answerAll(batch, plans, () => noPositions)
+        const prepared = log.prepare(units)
+        const startedMs = yield* Clock.currentTimeMillis
+        const written = yield* Effect.either(log.write(prepared))
+        recordFlush(prepared, (yield* Clock.currentTimeMillis) - startedMs)
+        if (written._tag === "Left") {
+          for (const pending of batch) pending.answer(failed(written.left))
+          return
         }
+        const records: Array<LogRecord> = []
+        for (let u = 0; u < unitRecords.length; u++) {
+          const placed = prepared.positions[u]!
+          const unit = unitRecords[u]!
+          for (let k = 0; k < unit.length; k++) {
+            ;(unit[k] as { logPosition: number }).logPosition = placed[k]!
+            records.push(unit[k]!)
+          }
+        }
+        readIndex.applyCommitted(records, prepared.endPosition)
+        yield* onCommitted(records, prepared.endPosition)
+        // Backpressure: hold the writer while the index is behind writing memtables to tables. If the
+        // index's background work failed, nothing acknowledged is at risk (the log is the truth and the
+        // index is rebuilt from it on the next start), so the writer goes on.
+        yield* Effect.ignore(readIndex.index.awaitCapacity)
+        yield* answerAll(batch, plans, (i) => unitOf[i] === undefined ? noPositions : prepared.positions[unitOf[i]!]!)
       })
+
+    const recordFlush = (prepared: { readonly segments: ReadonlyArray<{ readonly bytes: Uint8Array }> }, delayMs: number) => {
+      let size = 0
+      for (const segment of prepared.segments) size += segment.bytes.length
+      stats.flushes++
+      stats.lastFlushSize = size
+      stats.lastFlushDelayMs = delayMs
+      stats.maxFlushSize = Math.max(stats.maxFlushSize, size)
+      stats.maxFlushDelayMs = Math.max(stats.maxFlushDelayMs, delayMs)
+      stats.totalFlushSize += size
+      stats.totalFlushDelayMs += delayMs
+    }
 
     const loop = Effect.gen(function*() {
       const batch = yield* takeBatch
@@ -194,13 +218,18 @@ export const makeWriter = (
       yield* runRound(batch)
     }).pipe(Effect.forever)
 
+    /** Queues a command; `answer` is called once, after its batch is durable and indexed (or failed). */
+    const enqueue = (command: WriteCommand, answer: (outcome: WriteOutcome) => void): void => {
+      queue.push({ command, answer })
+      if (wake !== undefined) wake()
+    }
+
     const submit = (command: WriteCommand): Effect.Effect<WriteResult, WriteError> =>
       Effect.async<WriteResult, WriteError>((resume) => {
-        queue.push({ command, resume })
-        if (wake !== undefined) wake()
+        enqueue(command, (outcome) => resume(outcome.ok ? Effect.succeed(outcome.result) : Effect.fail(outcome.error)))
       })
 
-    return { loop, submit, stats, queued: () => queue.length }
+    return { loop, submit, enqueue, stats, queued: () => queue.length }
   })
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0")

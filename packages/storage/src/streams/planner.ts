@@ -15,7 +15,7 @@ import {
   DeletedStreamNumber, EpochInformationStream, EventTypes, ScavengePointsStream, isMetastream, isWellFormedText, metastreamOf, originalStreamOf
 } from "./names.js"
 import type { MetaInfo, ReadIndex } from "./ReadIndex.js"
-import { BoundedMap } from "./BoundedMap.js"
+import { GenerationalCache } from "../cache/GenerationalCache.js"
 
 export interface ProposedEvent {
   readonly eventId: string
@@ -60,7 +60,7 @@ export interface PlanLimits {
 }
 
 /** Recently written event ids (the reference's committed-events cache), bounded by count. */
-export class EventIdCache extends BoundedMap<KnownEvent> {
+export class EventIdCache extends GenerationalCache<string, KnownEvent> {
   put(eventId: string, known: KnownEvent): void {
     this.set(eventId, known)
   }

@@ -1,2 +1,11 @@
 // @vellum/security: users, password hashing, roles, stream ACLs, authentication.
 export * from "./Principal.js"
+export * from "./Password.js"
+export * from "./BasicAuth.js"
+export * from "./SecurityConfig.js"
+export * from "./UserErrors.js"
+export * from "./UserRecord.js"
+export * from "./Users.js"
+export * from "./Authentication.js"
+export * from "./StreamAcl.js"
+export * from "./StreamAccessPolicy.js"

@@ -1,0 +1,73 @@
+/**
+ * The users the node has looked at, in memory, so that authenticating a request reads neither the log nor
+ * (after the first success) runs the slow password hash.
+ *
+ * An entry holds what reading `$user-{login}` gave (the user, or "missing" — unknown logins are cached too,
+ * so a flood of made-up logins does not turn into log reads) and, once a password has been verified the slow
+ * way, a keyed digest (HMAC-SHA256 under a per-process random key) of that password: a later request with
+ * the same password matches the digest in constant time. The plaintext is never kept.
+ *
+ * Invalidation: any change to a user stream drops its entry (the Users service after its own writes, and a
+ * commit listener for writes that bypass it). A load that started before an invalidation is not stored
+ * (generation check), so a slow read cannot put stale data back.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto"
+import type { StoredUser } from "./UserRecord.js"
+
+export type LoadedUser =
+  | { readonly _tag: "Found"; readonly user: StoredUser; readonly eventNumber: number; readonly updatedMicros: number }
+  | { readonly _tag: "Missing"; readonly hardDeleted: boolean }
+  /** The last event is not a user (written around the service): the user cannot be used, only deleted. */
+  | { readonly _tag: "Unreadable"; readonly eventNumber: number; readonly reason: string }
+
+export interface CacheEntry {
+  readonly loaded: LoadedUser
+  /** HMAC of the last password verified against `loaded`'s hash. */
+  verified: Buffer | undefined
+}
+
+export class UserCache {
+  private readonly entries = new Map<string, CacheEntry>()
+  private generation = 0
+
+  constructor(private readonly capacity: number, private readonly digestKey: Uint8Array) {}
+
+  get(loginName: string): CacheEntry | undefined {
+    return this.entries.get(loginName)
+  }
+
+  /** The current generation; pass it back to `store` so a load that raced an invalidation is dropped. */
+  begin(): number {
+    return this.generation
+  }
+
+  store(loginName: string, loaded: LoadedUser, generation: number): CacheEntry {
+    const entry: CacheEntry = { loaded, verified: undefined }
+    if (generation !== this.generation) return entry
+    if (this.entries.size >= this.capacity && !this.entries.has(loginName)) {
+      // Oldest first (Map keeps insertion order): cheap and good enough for a login cache.
+      const oldest = this.entries.keys().next()
+      if (oldest.done !== true) this.entries.delete(oldest.value)
+    }
+    this.entries.set(loginName, entry)
+    return entry
+  }
+
+  invalidate(loginName: string): void {
+    this.generation++
+    this.entries.delete(loginName)
+  }
+
+  digest(password: string): Buffer {
+    return createHmac("sha256", this.digestKey).update(password, "utf8").digest()
+  }
+
+  /** True when `password` is the one last verified for this entry (constant time). */
+  matchesVerified(entry: CacheEntry, password: string): boolean {
+    return entry.verified !== undefined && timingSafeEqual(entry.verified, this.digest(password))
+  }
+
+  get size(): number {
+    return this.entries.size
+  }
+}

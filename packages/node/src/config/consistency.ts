@@ -1,0 +1,35 @@
+/**
+ * Rules between options, checked once every value is valid on its own. A rule that would make the
+ * node misbehave is a problem (the node does not start); one that is merely surprising is a warning.
+ */
+import { type ConfigProblem, problem } from "./ConfigError.js"
+import type { ConfigSources } from "./load.js"
+import type { Config } from "./options.js"
+
+/**
+ * Room a record needs besides the event's data and metadata (framing, stream name, event type, ids), so
+ * that the largest allowed event still fits in one chunk. Generous on purpose: names are short in practice.
+ */
+export const RECORD_ALLOWANCE = 64 * 1024
+
+export const checkConsistency = (
+  config: Config,
+  sources: ConfigSources
+): { readonly problems: ReadonlyArray<ConfigProblem>; readonly warnings: ReadonlyArray<string> } => {
+  const problems: Array<ConfigProblem> = []
+  const warnings: Array<string> = []
+
+  if (config.MaxAppendEventSize + RECORD_ALLOWANCE > config.ChunkSize) {
+    const blamed = sources.ChunkSize._tag === "Default" ? "MaxAppendEventSize" : "ChunkSize"
+    problems.push(problem(blamed, sources[blamed],
+      `an event of MaxAppendEventSize (${config.MaxAppendEventSize} bytes) plus ${RECORD_ALLOWANCE} bytes of record ` +
+        `overhead must fit in one chunk of ChunkSize (${config.ChunkSize} bytes); lower MaxAppendEventSize or raise ChunkSize`))
+  }
+  if (config.ClusterSize > 1 && config.GossipSeed.length === 0) {
+    warnings.push(`ClusterSize is ${config.ClusterSize} but GossipSeed is empty: this node cannot find the others`)
+  }
+  if (config.MemDb && config.AutoScavengeEnabled && sources.AutoScavengeEnabled._tag !== "Default") {
+    warnings.push("AutoScavenge:Enabled has no effect with MemDb: auto-scavenge never runs on an in-memory database")
+  }
+  return { problems, warnings }
+}

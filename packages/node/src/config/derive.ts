@@ -1,0 +1,61 @@
+/**
+ * What the node's components take from the configuration: the storage engine's and the security
+ * package's settings, the log level. Components never see the whole Config; the composition root hands
+ * each its slice.
+ */
+import { LogLevel } from "effect"
+import { defaultSecurityConfig, productionHashParams, type SecurityConfig } from "@vellum/security"
+import { defaultStorageConfig, type StorageConfig } from "@vellum/storage"
+import type { Config } from "./options.js"
+
+/**
+ * The storage engine's settings. `Db` is used as given (main resolves it against the working directory;
+ * with MemDb it names a directory on the in-memory disk). Settings without an option keep the engine's
+ * defaults.
+ */
+export const toStorageConfig = (config: Config): StorageConfig => ({
+  ...defaultStorageConfig(config.Db),
+  chunkSize: config.ChunkSize,
+  readCacheBytes: config.ChunksCacheSize,
+  memtableMaxEntries: config.MaxMemTableSize,
+  streamInfoCacheCapacity: config.StreamInfoCacheCapacity,
+  maxEventSize: config.MaxAppendEventSize,
+  verifyChunksOnOpen: !config.SkipDbVerify,
+  verifyIndexOnOpen: !config.SkipIndexVerify
+})
+
+/**
+ * The security settings. `PasswordHashCost` is scrypt's log2(N); the other scrypt parameters stay the
+ * production ones. Insecure mode is not here: it selects a different authentication layer.
+ */
+export const toSecurityConfig = (config: Config): SecurityConfig => ({
+  ...defaultSecurityConfig,
+  passwordHash: productionHashParams.algorithm === "scrypt"
+    ? { ...productionHashParams, logN: config.PasswordHashCost }
+    : productionHashParams,
+  defaultAdminPassword: config.DefaultAdminPassword,
+  defaultOpsPassword: config.DefaultOpsPassword,
+  enableTrustedAuth: config.EnableTrustedAuth
+})
+
+/** The reference's level names (Serilog's) as Effect log levels; `Default` is Information. */
+export const toLogLevel = (level: Config["LogLevel"]): LogLevel.LogLevel => {
+  switch (level) {
+    case "Verbose":
+      return LogLevel.Trace
+    case "Debug":
+      return LogLevel.Debug
+    case "Default":
+    case "Information":
+      return LogLevel.Info
+    case "Warning":
+      return LogLevel.Warning
+    case "Error":
+      return LogLevel.Error
+    case "Fatal":
+      return LogLevel.Fatal
+  }
+}
+
+/** Auto-scavenge runs only when enabled and never on an in-memory database (as in the reference). */
+export const autoScavengeActive = (config: Config): boolean => config.AutoScavengeEnabled && !config.MemDb

@@ -1,0 +1,16 @@
+// The node's configuration: the option table, loading (CLI > env > YAML > defaults), help, /info/options.
+export { type Config, defaultConfig, groupTitles, type OptionGroup, type OptionName, optionSpecs, type OptionSpec, optionTable } from "./options.js"
+export {
+  ConfigError,
+  ConfigFileUnreadable,
+  type ConfigProblem,
+  describeOrigin,
+  formatConfigError,
+  type Origin
+} from "./ConfigError.js"
+export { type ConfigOutcome, type ConfigSources, type LoadConfigInput, loadConfig, type LoadedConfig, type ReadConfigFile } from "./load.js"
+export { readConfigFileFromDisk } from "./configFile.js"
+export { helpText, versionText } from "./help.js"
+export { formatEffectiveConfig, infoOptions, type InfoOption, SENSITIVE_MASK, sourceDisplayName } from "./infoOptions.js"
+export { autoScavengeActive, toLogLevel, toSecurityConfig, toStorageConfig } from "./derive.js"
+export { NodeConfig } from "./NodeConfig.js"

@@ -1,0 +1,368 @@
+/**
+ * Every node option, in one table: the single source for parsing (command line, environment, YAML),
+ * validation, defaults, `--help`, `/info/options` and docs/configuration.md.
+ *
+ * Names are the reference server's (KurrentDB 25, `ClusterVNodeOptions`) wherever the reference has the
+ * option, so existing command lines, compose files and YAML files keep working; Vellum-only options are
+ * marked in their description. Defaults follow the reference except where docs/configuration.md says why
+ * not (AtomPub on, JSON console logs, verification at start-up off, a local ./data directory).
+ */
+import type { Either } from "effect"
+import { cliFlagOf, envNameOf, lookupKey, yamlKeyOf } from "./naming.js"
+import {
+  boolean,
+  decodeValue,
+  encodeValue,
+  endpointList,
+  integer,
+  ipAddress,
+  type OptionJsonSchema,
+  oneOf,
+  text,
+  type ValueKind,
+  type ValueType
+} from "./valueTypes.js"
+
+export type OptionGroup =
+  | "Application" | "DefaultUser" | "Logging" | "Auth" | "Cluster" | "Database" | "Interface" | "Projection" | "AutoScavenge"
+
+/** Group headings, in `--help` order. */
+export const groupTitles: Readonly<Record<OptionGroup, string>> = {
+  Application: "Application Options",
+  DefaultUser: "Default User Options",
+  Logging: "Logging Options",
+  Auth: "Authentication/Authorization Options",
+  Cluster: "Cluster Options",
+  Database: "Database Options",
+  Interface: "Interface Options",
+  Projection: "Projection Options",
+  AutoScavenge: "Auto-Scavenge Options"
+}
+
+/** Where a value came from, lowest precedence first (CLI > environment > YAML > default). */
+export type SourceKind = "default" | "yaml" | "env" | "cli"
+
+export interface OptionDef<A> {
+  readonly group: OptionGroup
+  readonly description: string
+  readonly type: ValueType<A>
+  /** Not used to infer `A` (the value type decides it: `oneOf([...])` keeps its literal union). */
+  readonly default: NoInfer<A>
+  /** The key path when the option is nested (`AutoScavenge:Enabled`); the option's name otherwise. */
+  readonly path?: ReadonlyArray<string>
+  /** Older names still accepted (with a warning), e.g. HttpPort for NodePort. */
+  readonly aliases?: ReadonlyArray<string>
+  /** Shown as `********` in `/info/options` and `--what-if`. */
+  readonly sensitive?: boolean
+  /** Where it may be set, when not everywhere (passwords: environment only, as in the reference). */
+  readonly onlyFrom?: ReadonlyArray<Exclude<SourceKind, "default">>
+  readonly deprecation?: string
+}
+
+/** Decoding and encoding with the value type erased, so generic code can handle every option alike. */
+interface ErasedCodec {
+  readonly decode: (raw: string) => Either.Either<unknown, string>
+  readonly encode: (value: unknown) => string
+}
+
+type TableEntry<A> = OptionDef<A> & { readonly codec: ErasedCodec }
+
+const option = <A>(def: OptionDef<A>): TableEntry<A> => ({
+  ...def,
+  codec: {
+    decode: (raw) => decodeValue(def.type, raw),
+    // Only values this option decoded (or its own default) are ever passed back here, so they are `A`s.
+    encode: (value) => encodeValue(def.type, value as A)
+  }
+})
+
+const KiB = 1024
+const MiB = 1024 * KiB
+const GiB = 1024 * MiB
+const MAX_INT32 = 2_147_483_647
+/** The storage engine's record-format limit for one event (data + metadata). */
+export const STORAGE_MAX_EVENT_SIZE = 16 * MiB - 10_000
+
+const flag = (group: OptionGroup, description: string, defaultValue = false) =>
+  option({ group, description, type: boolean(), default: defaultValue })
+
+export const optionTable = {
+  // Application
+  Help: option({ group: "Application", description: "Show help.", type: boolean(), default: false, onlyFrom: ["cli"] }),
+  Version: option({ group: "Application", description: "Show version.", type: boolean(), default: false, onlyFrom: ["cli"] }),
+  Config: option({
+    group: "Application",
+    description: "The YAML configuration file. Optional when left at its default; must exist when given.",
+    type: text({ nonEmpty: true, placeholder: "<path>" }),
+    default: "vellum.conf",
+    onlyFrom: ["cli", "env"]
+  }),
+  WhatIf: flag("Application", "Print the effective configuration, with the source of each value, then exit."),
+  AllowUnknownOptions: flag("Application", "Start even when unknown options are present (they are reported as warnings)."),
+  DisableHttpCaching: flag("Application", "Disable HTTP caching."),
+  StatsPeriodSec: option({
+    group: "Application", description: "The number of seconds between statistics gathers.",
+    type: integer({ min: 1, max: 86_400, unit: "s" }), default: 30
+  }),
+  LogHttpRequests: flag("Application", "Log HTTP requests and responses before processing them."),
+  LogFailedAuthenticationAttempts: flag("Application", "Log the failed authentication attempts."),
+  MaxAppendSize: option({
+    group: "Application",
+    description: "The maximum size of appends, in bytes: the total size of all events in one append request. May not exceed 16MB.",
+    type: integer({ min: 1, max: 16 * MiB }), default: 1 * MiB
+  }),
+  MaxAppendEventSize: option({
+    group: "Application",
+    description: `The maximum size of one event (data + metadata) in an append request, in bytes. At most ${STORAGE_MAX_EVENT_SIZE} (the storage record limit).`,
+    type: integer({ min: 1, max: STORAGE_MAX_EVENT_SIZE }), default: STORAGE_MAX_EVENT_SIZE
+  }),
+  Insecure: flag("Application", "Disable authentication and authorization: every request acts as the system user. Vellum serves plain HTTP either way."),
+  AllowAnonymousEndpointAccess: flag("Application", "Allow anonymous access to HTTP API endpoints."),
+  AllowAnonymousStreamAccess: flag("Application", "Allow anonymous access to streams."),
+  OverrideAnonymousEndpointAccessForGossip: flag(
+    "Application",
+    "Let the gossip endpoint accept anonymous access; otherwise it follows AllowAnonymousEndpointAccess.",
+    true
+  ),
+
+  // Default users
+  DefaultAdminPassword: option({
+    group: "DefaultUser", description: "Password of the default admin user, set when the user is first created.",
+    type: text({ nonEmpty: true, placeholder: "<password>" }), default: "changeit", sensitive: true, onlyFrom: ["env"]
+  }),
+  DefaultOpsPassword: option({
+    group: "DefaultUser", description: "Password of the default ops user, set when the user is first created.",
+    type: text({ nonEmpty: true, placeholder: "<password>" }), default: "changeit", sensitive: true, onlyFrom: ["env"]
+  }),
+
+  // Logging
+  LogLevel: option({
+    group: "Logging", description: "The minimum level of the messages logged.",
+    type: oneOf(["Default", "Verbose", "Debug", "Information", "Warning", "Error", "Fatal"]), default: "Default"
+  }),
+  LogConsoleFormat: option({
+    group: "Logging", description: "The console log format: one JSON object per line, or plain text.",
+    type: oneOf(["Json", "Plain"]), default: "Json"
+  }),
+
+  // Authentication
+  EnableTrustedAuth: flag("Auth", "Enable trusted authentication by an intermediary in HTTP (the Kurrent-TrustedAuth / ES-TrustedAuth header)."),
+  PasswordHashCost: option({
+    group: "Auth",
+    description: "Vellum: the cost of new password hashes as scrypt's log2(N): 15 takes 32 MiB and about 0.1-0.2 s per hash, " +
+      "each step up doubles both. Existing hashes keep the cost they were made with.",
+    type: integer({ min: 1, max: 20 }), default: 15
+  }),
+
+  // Cluster
+  ClusterSize: option({ group: "Cluster", description: "The number of nodes in the cluster.", type: integer({ min: 1, max: 99 }), default: 1 }),
+  NodePriority: option({
+    group: "Cluster", description: "The node priority used during leader election (a hint, not a guarantee).",
+    type: integer({ min: -MAX_INT32 - 1, max: MAX_INT32 }), default: 0
+  }),
+  GossipSeed: option({
+    group: "Cluster", description: "Endpoints (host:port) of other cluster nodes from which to seed gossip.",
+    type: endpointList(), default: []
+  }),
+  GossipIntervalMs: option({
+    group: "Cluster", description: "The interval, in ms, nodes should try to gossip with each other.",
+    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }), default: 2_000
+  }),
+  GossipTimeoutMs: option({
+    group: "Cluster", description: "The timeout, in ms, on gossip to another node.",
+    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }), default: 2_500
+  }),
+  LeaderElectionTimeoutMs: option({
+    group: "Cluster", description: "The timeout, in ms, on election messages to other nodes.",
+    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }), default: 1_000
+  }),
+  DeadMemberRemovalPeriodSec: option({
+    group: "Cluster", description: "The number of seconds a dead node remains in the gossip before being pruned.",
+    type: integer({ min: 0, max: MAX_INT32, unit: "s" }), default: 1_800
+  }),
+
+  // Database
+  Db: option({
+    group: "Database", description: "The path the database is loaded from and saved to.",
+    type: text({ nonEmpty: true, placeholder: "<path>" }), default: "./data"
+  }),
+  MemDb: flag("Database", "Keep everything in memory: no directories or files are created."),
+  ChunkSize: option({
+    group: "Database", description: "The size of a log chunk in bytes; fixed when the database is created.",
+    type: integer({ min: 64 * KiB, max: 2 * GiB }), default: 256 * MiB
+  }),
+  ChunksCacheSize: option({
+    group: "Database", description: "The amount of memory, in bytes, used to cache log blocks for reads.",
+    type: integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), default: 64 * MiB
+  }),
+  MaxMemTableSize: option({
+    group: "Database", description: "The number of index entries kept in memory before they are written to an index table.",
+    type: integer({ min: 1_000, max: 100_000_000 }), default: 1_000_000
+  }),
+  StreamInfoCacheCapacity: option({
+    group: "Database", description: "The maximum number of entries to keep in the stream info cache.",
+    type: integer({ min: 0, max: MAX_INT32 }), default: 100_000
+  }),
+  SkipDbVerify: flag(
+    "Database",
+    "Skip checking the whole-file checksums of completed chunks at start-up (records are checksummed on every read anyway).",
+    true
+  ),
+  SkipIndexVerify: flag("Database", "Skip checking the checksums of index tables at start-up.", true),
+  WriteStatsToDb: flag("Database", "Write statistics to the database ($stats-<host:port> streams)."),
+  DisableScavengeMerging: flag("Database", "Disable the merging of small chunks when scavenge is running."),
+  ScavengeHistoryMaxAge: option({
+    group: "Database", description: "The number of days to keep scavenge history.",
+    type: integer({ min: 0, max: 36_500, unit: "d" }), default: 30
+  }),
+  ScavengeBackendPageSize: option({
+    group: "Database", description: "The page size of the scavenge database, in KiB.",
+    type: integer({ min: 1, max: 64, unit: "KiB" }), default: 16
+  }),
+  ScavengeBackendCacheSize: option({
+    group: "Database", description: "The amount of memory, in bytes, used to cache the scavenge database.",
+    type: integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), default: 64 * MiB
+  }),
+  ScavengeHashUsersCacheCapacity: option({
+    group: "Database",
+    description: "The number of stream hashes to remember when checking for collisions (raise it when accumulation reports many cache misses).",
+    type: integer({ min: 1, max: MAX_INT32 }), default: 100_000
+  }),
+
+  // Interface
+  NodeIp: option({
+    group: "Interface", description: "The IP address the HTTP server listens on (0.0.0.0 for every interface).",
+    type: ipAddress(), default: "127.0.0.1", aliases: ["HttpIp"]
+  }),
+  NodePort: option({
+    group: "Interface", description: "The port to run the HTTP server on.",
+    type: integer({ min: 1, max: 65_535 }), default: 2113, aliases: ["HttpPort"]
+  }),
+  EnableAtomPubOverHttp: flag("Interface", "Enable the AtomPub over HTTP interface (on by default in Vellum).", true),
+  DisableAdminUi: flag("Interface", "Disable the admin UI on the HTTP endpoint."),
+  DisableStatsOnHttp: flag("Interface", "Disable statistics requests on the HTTP endpoint."),
+  DisableGossipOnHttp: flag("Interface", "Disable gossip requests on the HTTP endpoint."),
+
+  // Projections
+  RunProjections: option({
+    group: "Projection", description: "Which projections run: System runs the built-in projections, All runs user projections too.",
+    type: oneOf(["None", "System", "All"]), default: "None"
+  }),
+  StartStandardProjections: flag("Projection", "Start the built-in system projections."),
+  ProjectionsQueryExpiry: option({
+    group: "Projection", description: "The number of minutes a query can be idle before it expires.",
+    type: integer({ min: 1, max: MAX_INT32, unit: "m" }), default: 5
+  }),
+  FaultOutOfOrderProjections: flag(
+    "Projection",
+    "Fault a projection when the event number expected in a stream differs from the one received (events deleted or expired)."
+  ),
+  ProjectionCompilationTimeout: option({
+    group: "Projection", description: "The time, in ms, allowed for compiling a user projection.",
+    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }), default: 500
+  }),
+  ProjectionExecutionTimeout: option({
+    group: "Projection", description: "The maximum time, in ms, a user projection's handler may run for one event.",
+    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }), default: 250
+  }),
+  MaxProjectionStateSize: option({
+    group: "Projection", description: "The maximum size, in bytes, of a projection's state and result. May not exceed 16MB.",
+    type: integer({ min: 1, max: 16 * MiB }), default: 16 * MiB
+  }),
+
+  // Auto-scavenge
+  AutoScavengeEnabled: option({
+    group: "AutoScavenge",
+    description: "Enable auto-scavenge (it still waits for a schedule; never active with MemDb).",
+    type: boolean(), default: true, path: ["AutoScavenge", "Enabled"]
+  })
+}
+
+export type OptionName = keyof typeof optionTable
+
+type ValueOf<D> = D extends OptionDef<infer A> ? A : never
+
+/** The node's configuration: one typed field per option, named as the option. */
+export type Config = { readonly [K in OptionName]: ValueOf<(typeof optionTable)[K]> }
+
+/** An option with everything derived from its table entry, erased to one shape for generic code. */
+export interface OptionSpec {
+  readonly name: OptionName
+  readonly group: OptionGroup
+  readonly description: string
+  readonly kind: ValueKind
+  readonly placeholder: string
+  readonly choices: ReadonlyArray<string> | undefined
+  readonly path: ReadonlyArray<string>
+  readonly aliases: ReadonlyArray<string>
+  readonly sensitive: boolean
+  readonly onlyFrom: ReadonlyArray<Exclude<SourceKind, "default">> | undefined
+  readonly deprecation: string | undefined
+  readonly cliFlag: string
+  /** The primary environment variable (`VELLUM_…`); `KURRENTDB_…` and `EVENTSTORE_…` are also read. */
+  readonly envName: string
+  readonly yamlKey: string
+  readonly jsonSchema: OptionJsonSchema
+  readonly defaultValue: unknown
+  readonly defaultText: string
+  readonly decode: (raw: string) => Either.Either<unknown, string>
+  /** Canonical text of a value of this option. */
+  readonly encode: (value: unknown) => string
+}
+
+/** The environment prefixes read, lowest precedence first (the reference reads EVENTSTORE_ before KURRENTDB_). */
+export const ENV_PREFIXES = ["EVENTSTORE_", "KURRENTDB_", "VELLUM_"] as const
+export type EnvPrefix = (typeof ENV_PREFIXES)[number]
+export const PRIMARY_ENV_PREFIX: EnvPrefix = "VELLUM_"
+
+/** A table entry seen without its value type (all that `toSpec` needs). */
+type ErasedEntry = Omit<OptionDef<unknown>, "type" | "default"> & {
+  readonly type: Pick<ValueType<unknown>, "kind" | "placeholder" | "choices" | "jsonSchema">
+  readonly default: unknown
+  readonly codec: ErasedCodec
+}
+
+const toSpec = (name: OptionName, entry: ErasedEntry): OptionSpec => {
+  const path = entry.path ?? [name]
+  return {
+    name,
+    group: entry.group,
+    description: entry.description,
+    kind: entry.type.kind,
+    placeholder: entry.type.placeholder,
+    choices: entry.type.choices,
+    path,
+    aliases: entry.aliases ?? [],
+    sensitive: entry.sensitive ?? false,
+    onlyFrom: entry.onlyFrom,
+    deprecation: entry.deprecation,
+    cliFlag: cliFlagOf(path),
+    envName: envNameOf(PRIMARY_ENV_PREFIX, path),
+    yamlKey: yamlKeyOf(path),
+    jsonSchema: entry.type.jsonSchema(name),
+    defaultValue: entry.default,
+    defaultText: entry.codec.encode(entry.default),
+    decode: entry.codec.decode,
+    encode: entry.codec.encode
+  }
+}
+
+/** Every option, in table order (groups stay together). */
+export const optionSpecs: ReadonlyArray<OptionSpec> = (Object.keys(optionTable) as Array<OptionName>)
+  .map((name) => toSpec(name, optionTable[name]))
+
+const byLookupKey = new Map<string, { readonly spec: OptionSpec; readonly alias: string | undefined }>()
+for (const spec of optionSpecs) {
+  byLookupKey.set(lookupKey(spec.path), { spec, alias: undefined })
+  for (const alias of spec.aliases) byLookupKey.set(lookupKey([alias]), { spec, alias })
+}
+
+/** Finds an option by any spelling of its name or of an alias; `alias` says which alias matched. */
+export const findOption = (
+  path: ReadonlyArray<string>
+): { readonly spec: OptionSpec; readonly alias: string | undefined } | undefined => byLookupKey.get(lookupKey(path))
+
+/** The configuration with every option at its default. */
+export const defaultConfig: Config = Object.fromEntries(
+  optionSpecs.map((spec) => [spec.name, spec.defaultValue])
+) as Config // built from every entry of the table, so every field of Config is present with its type

@@ -1,0 +1,192 @@
+/**
+ * `GET /gossip` for a single node (spec/http.md §7.5): the reference's ClientClusterInfo — one member (this
+ * node) plus the server's address. JSON uses the spec's camelCase names in the reference's order; XML is what
+ * XmlSerializer writes for the same object (PascalCase elements under `<ClientClusterInfo>`); text is the
+ * object's ToString. Positions come from the store; the epoch from the last `$epoch-information` record.
+ */
+import { Clock, Effect, Ref } from "effect"
+import { EventStore, type EventStoreService } from "@vellum/storage"
+import type { Reply } from "../Reply.js"
+import type { RouteDef } from "../Route.js"
+import { jsonDate, roundTripDate, shortDate } from "./dotnet.js"
+import { NodeInfo, type NodeIdentity, type NodeState } from "./NodeInfo.js"
+import { documentReply, formatOf, indentedJson } from "./replies.js"
+import { SERIALIZER_NAMESPACES, XML_DECLARATION, textElement, wrapElement } from "./xml.js"
+
+export const GossipCodecs: ReadonlyArray<string> = ["application/json", "application/xml", "text/xml", "text/plain"]
+
+export const EMPTY_UUID = "00000000-0000-0000-0000-000000000000"
+
+export interface EpochInfo {
+  readonly position: number
+  readonly number: number
+  readonly id: string
+}
+
+export const noEpoch: EpochInfo = { position: -1, number: -1, id: EMPTY_UUID }
+
+export interface GossipInput {
+  readonly identity: NodeIdentity
+  readonly state: NodeState
+  readonly timeStampMillis: number
+  readonly lastCommitPosition: number
+  readonly writerCheckpoint: number
+  readonly chaserCheckpoint: number
+  readonly epoch: EpochInfo
+}
+
+/** One member, values in the reference's property order (timeStamp kept as millis; each format renders it). */
+export interface MemberInfo {
+  readonly instanceId: string
+  readonly timeStamp: number
+  readonly state: NodeState
+  readonly isAlive: boolean
+  readonly internalTcpIp: string
+  readonly internalTcpPort: number
+  readonly internalSecureTcpPort: number
+  readonly externalTcpIp: string
+  readonly externalTcpPort: number
+  readonly externalSecureTcpPort: number
+  readonly internalHttpEndPointIp: string
+  readonly internalHttpEndPointPort: number
+  readonly httpEndPointIp: string
+  readonly httpEndPointPort: number
+  readonly lastCommitPosition: number
+  readonly writerCheckpoint: number
+  readonly chaserCheckpoint: number
+  readonly epochPosition: number
+  readonly epochNumber: number
+  readonly epochId: string
+  readonly nodePriority: number
+  readonly isReadOnlyReplica: boolean
+  readonly esVersion: string
+}
+
+export interface ClusterInfo {
+  readonly members: ReadonlyArray<MemberInfo>
+  readonly serverIp: string
+  readonly serverPort: number
+}
+
+/** This node as the only member. Vellum has no TCP interface, so every TCP port is 0. */
+export const clusterInfo = (input: GossipInput): ClusterInfo => {
+  const { identity } = input
+  const host = identity.httpEndpoint.host
+  const port = identity.httpEndpoint.port
+  const clientHost = identity.advertiseHost ?? host
+  const member: MemberInfo = {
+    instanceId: identity.instanceId,
+    timeStamp: input.timeStampMillis,
+    state: input.state,
+    isAlive: true,
+    internalTcpIp: host,
+    internalTcpPort: 0,
+    internalSecureTcpPort: 0,
+    externalTcpIp: clientHost,
+    externalTcpPort: 0,
+    externalSecureTcpPort: 0,
+    internalHttpEndPointIp: host,
+    internalHttpEndPointPort: port,
+    httpEndPointIp: clientHost,
+    httpEndPointPort: identity.advertisePort ?? port,
+    lastCommitPosition: input.lastCommitPosition,
+    writerCheckpoint: input.writerCheckpoint,
+    chaserCheckpoint: input.chaserCheckpoint,
+    epochPosition: input.epoch.position,
+    epochNumber: input.epoch.number,
+    epochId: input.epoch.id,
+    nodePriority: identity.nodePriority,
+    isReadOnlyReplica: identity.isReadOnlyReplica,
+    esVersion: identity.version
+  }
+  return { members: [member], serverIp: host, serverPort: port }
+}
+
+const memberJson = (m: MemberInfo) => ({ ...m, timeStamp: jsonDate(m.timeStamp) })
+
+/** XmlSerializer's element name for a property: PascalCase, and `ESVersion` as the reference spells it. */
+const xmlName = (property: string): string =>
+  property === "esVersion" ? "ESVersion" : property.charAt(0).toUpperCase() + property.slice(1)
+
+const xmlValue = (property: keyof MemberInfo, value: MemberInfo[keyof MemberInfo]): string =>
+  property === "timeStamp" ? roundTripDate(value as number) : String(value)
+
+const memberXml = (m: MemberInfo): string => {
+  let inner = ""
+  for (const property of Object.keys(m) as Array<keyof MemberInfo>) inner += textElement(xmlName(property), xmlValue(property, m[property]))
+  return wrapElement("ClientMemberInfo", inner)
+}
+
+/** .NET's `bool.ToString()` and the `{B}` GUID format of the reference's ToString. */
+const netBool = (b: boolean): string => (b ? "True" : "False")
+const braced = (uuid: string): string => `{${uuid}}`
+
+const memberText = (m: MemberInfo): string =>
+  `InstanceId: ${braced(m.instanceId)}, TimeStamp: ${shortDate(m.timeStamp)}, State: ${m.state}, IsAlive: ${netBool(m.isAlive)}, ` +
+  `InternalTcpIp: ${m.internalTcpIp}, InternalTcpPort: ${m.internalTcpPort}, InternalSecureTcpPort: ${m.internalSecureTcpPort}, ` +
+  `ExternalTcpIp: ${m.externalTcpIp}, ExternalTcpPort: ${m.externalTcpPort}, ExternalSecureTcpPort: ${m.externalSecureTcpPort}, ` +
+  `InternalHttpEndPointIp: ${m.internalHttpEndPointIp}, InternalHttpEndPointPort: ${m.internalHttpEndPointPort}, ` +
+  `HttpEndPointIp: ${m.httpEndPointIp}, HttpEndPointPort: ${m.httpEndPointPort}, ` +
+  `LastCommitPosition: ${m.lastCommitPosition}, WriterCheckpoint: ${m.writerCheckpoint}, ChaserCheckpoint: ${m.chaserCheckpoint}, ` +
+  `EpochPosition: ${m.epochPosition}, EpochNumber: ${m.epochNumber}, EpochId: ${braced(m.epochId)}, NodePriority: ${m.nodePriority}, ` +
+  // The reference's format string has a stray `$` before the version; kept so text output matches it.
+  `IsReadOnlyReplica: ${netBool(m.isReadOnlyReplica)}, DBVersion: $${m.esVersion}`
+
+export const gossipBody = (responseType: string, info: ClusterInfo): string => {
+  switch (formatOf(responseType)) {
+    case "xml": {
+      const members = wrapElement("Members", info.members.map(memberXml).join(""))
+      const server = textElement("ServerIp", info.serverIp) + textElement("ServerPort", String(info.serverPort))
+      return XML_DECLARATION + wrapElement("ClientClusterInfo", members + server, SERIALIZER_NAMESPACES)
+    }
+    case "text":
+      return `Server: ${info.serverIp}:${info.serverPort}, Members: [${info.members.map(memberText).join(",")}]`
+    case "json":
+      return indentedJson({ members: info.members.map(memberJson), serverIp: info.serverIp, serverPort: info.serverPort })
+  }
+}
+
+/** The gossip reply is never cached (§7.5). */
+export const gossipReply = (responseType: string, info: ClusterInfo): Reply =>
+  documentReply(responseType, gossipBody(responseType, info), { "Cache-Control": "max-age=0, no-cache, must-revalidate", Vary: "Accept" })
+
+/** The current epoch: the last event of `$epoch-information` (its JSON data), or `noEpoch`. */
+export const currentEpoch = (store: EventStoreService): Effect.Effect<EpochInfo> =>
+  store.readEvent("$epoch-information", -1).pipe(
+    Effect.map((read) => {
+      if (read._tag !== "Success" || read.event.event === undefined) return noEpoch
+      try {
+        const data = JSON.parse(read.event.event.data.toString("utf8")) as Record<string, unknown>
+        const position = typeof data.epochPosition === "number" ? data.epochPosition : noEpoch.position
+        const number = typeof data.epochNumber === "number" ? data.epochNumber : noEpoch.number
+        const id = typeof data.epochId === "string" ? data.epochId : noEpoch.id
+        return { position, number, id }
+      } catch {
+        return noEpoch
+      }
+    }),
+    Effect.orElseSucceed(() => noEpoch)
+  )
+
+export const gossipRoute: RouteDef<NodeInfo | EventStore> = {
+  method: "GET",
+  path: "/gossip",
+  access: "anonymous",
+  responseCodecs: GossipCodecs,
+  handle: (input) =>
+    Effect.gen(function*() {
+      const info = yield* NodeInfo
+      const store = yield* EventStore
+      const stats = store.stats()
+      const gossip = clusterInfo({
+        identity: info.identity,
+        state: yield* Ref.get(info.state),
+        timeStampMillis: yield* Clock.currentTimeMillis,
+        lastCommitPosition: stats.committedPosition,
+        writerCheckpoint: stats.writerPosition,
+        chaserCheckpoint: stats.committedPosition,
+        epoch: yield* currentEpoch(store)
+      })
+      return gossipReply(input.responseType, gossip)
+    })
+}

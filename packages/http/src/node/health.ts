@@ -1,0 +1,31 @@
+/**
+ * `GET|HEAD /health/live` (spec/http.md §1.1 item 1), answered before authentication and routing: 204 when
+ * the node is live, or the status asked for with `?liveCode=NNN`; 503 when it is not (starting, shutting
+ * down); 405 for any other method. No body and none of the legacy headers: the reference serves it from
+ * ASP.NET's health-check middleware, outside its HTTP entity manager.
+ */
+import { Effect } from "effect"
+import type { Reply } from "../Reply.js"
+import { nodeIsLive, type NodeInfo } from "./NodeInfo.js"
+
+export const HEALTH_LIVE_PATH = "/health/live"
+
+/** `?liveCode=` when it is a valid HTTP status (100–599); otherwise the default 204 applies. */
+const liveCode = (query: URLSearchParams): number | undefined => {
+  const text = query.get("liveCode")
+  if (text === null || !/^\s*\d{3}\s*$/.test(text)) return undefined
+  const code = Number(text)
+  return code >= 100 && code <= 599 ? code : undefined
+}
+
+/** The whole endpoint as a pure function of the request and the node's liveness. */
+export const healthLive = (method: string, query: URLSearchParams, live: boolean): Reply => {
+  if (method !== "GET" && method !== "HEAD") return { status: 405, reason: "Method Not Allowed", headers: {}, bare: true }
+  if (!live) return { status: 503, reason: "Service Unavailable", headers: {}, bare: true }
+  const status = liveCode(query) ?? 204
+  return { status, headers: {}, bare: true }
+}
+
+/** The same, reading liveness from NodeInfo (for a pipeline that has the service). */
+export const handleHealthLive = (method: string, query: URLSearchParams): Effect.Effect<Reply, never, NodeInfo> =>
+  Effect.map(nodeIsLive, (live) => healthLive(method, query, live))

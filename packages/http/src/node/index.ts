@@ -1,0 +1,31 @@
+// The node endpoints (/ping, /info, /gossip, /stats, /metrics, /admin/shutdown, /health/live) and the
+// services behind them. Live layers (real process figures, default prom-client metrics) are in ./live.
+export { nodeRoutes, type NodeRouteServices } from "./routes.js"
+export {
+  NodeInfo, NodeStates, isLive, livenessOf, makeInstanceId, nodeIsLive, singleNodeIdentity,
+  type NodeIdentity, type NodeInfoService, type NodeState
+} from "./NodeInfo.js"
+export { HEALTH_LIVE_PATH, handleHealthLive, healthLive } from "./health.js"
+export { InfoCodecs, PING_TEXT, pingReply, pingRoute, textMessageBody } from "./ping.js"
+export { infoDocument, infoReply, infoRoute, type InfoDocument } from "./info.js"
+export {
+  EMPTY_UUID, GossipCodecs, clusterInfo, currentEpoch, gossipBody, gossipReply, gossipRoute, noEpoch,
+  type ClusterInfo, type EpochInfo, type GossipInput, type MemberInfo
+} from "./gossip.js"
+export {
+  NodeMetrics, makeNodeMetrics, routeFamily, type HttpTraffic, type NodeMetricsService, type RequestSample
+} from "./NodeMetrics.js"
+export { metricsRoute } from "./metricsRoute.js"
+export { Shutdown, type ShutdownService } from "./Shutdown.js"
+export { AdminCodecs, SHUTDOWN_REASON, shutdownRoute } from "./admin.js"
+export { ProcessStats, idleSnapshot, type ProcessSnapshot, type ProcessStatsService } from "./stats/ProcessStats.js"
+export { NodeStats, STATS_MEMOIZE_MILLIS, type NodeStatsService } from "./stats/NodeStats.js"
+export { WRITER_QUEUE, buildStats, type StatsInput, type StatsSample } from "./stats/statsDocument.js"
+export {
+  flatGroup, groupStats, selectGroup, statMeta, statsJson, statsXml,
+  type FlatStats, type StatLeaf, type StatMetadata, type StatValue, type StatsGroup
+} from "./stats/StatsTree.js"
+export { GROUPING_REQUIRED, StatsCodecs, statsReply, statsRoutes } from "./stats/statsRoutes.js"
+export { nodeServicesLayer, type NodeServices, type NodeServicesOptions } from "./layers.js"
+// Live layers (they read the real process; importing them starts nothing until a layer is built).
+export { nodeMetricsLive, processStatsLive, type ProcessStatsLiveOptions } from "./live/index.js"

@@ -1,0 +1,25 @@
+/**
+ * `GET /metrics`: the node's Prometheus exposition. Same permission as `/stats` (the reference registers it
+ * under the statistics-read operation). Only the Prometheus text format is offered (prom-client renders one
+ * format per registry); a scraper's usual Accept (`…openmetrics-text…, text/plain;version=0.0.4;q=0.5, …`)
+ * negotiates `text/plain`.
+ */
+import { Effect } from "effect"
+import { EventStore } from "@vellum/storage"
+import { reply } from "../Reply.js"
+import type { RouteDef } from "../Route.js"
+import { NodeMetrics } from "./NodeMetrics.js"
+
+export const metricsRoute: RouteDef<NodeMetrics | EventStore> = {
+  method: "GET",
+  path: "/metrics",
+  access: "authenticated",
+  responseCodecs: ["text/plain"],
+  handle: () =>
+    Effect.gen(function*() {
+      const metrics = yield* NodeMetrics
+      const store = yield* EventStore
+      const text = yield* metrics.render(store.stats())
+      return reply(200, { reason: "OK", headers: { "Content-Type": metrics.contentType }, body: text })
+    })
+}

@@ -1,0 +1,29 @@
+/**
+ * Every node endpoint as RouteDefs for the generic pipeline: `/ping`, `/info`, `/gossip`, `/stats…`,
+ * `/metrics`, `/admin/shutdown`. `/health/live` is not a route: the pipeline answers it before anything
+ * else with `healthLive` (health.ts).
+ */
+import type { EventStore } from "@vellum/storage"
+import type { RouteDef } from "../Route.js"
+import { shutdownRoute } from "./admin.js"
+import { gossipRoute } from "./gossip.js"
+import { infoRoute } from "./info.js"
+import { metricsRoute } from "./metricsRoute.js"
+import type { NodeInfo } from "./NodeInfo.js"
+import type { NodeMetrics } from "./NodeMetrics.js"
+import { pingRoute } from "./ping.js"
+import type { Shutdown } from "./Shutdown.js"
+import type { NodeStats } from "./stats/NodeStats.js"
+import { statsRoutes } from "./stats/statsRoutes.js"
+
+/** The services the node routes need (see the layers in index.ts). */
+export type NodeRouteServices = NodeInfo | NodeStats | NodeMetrics | EventStore | Shutdown
+
+export const nodeRoutes: ReadonlyArray<RouteDef<NodeRouteServices>> = [
+  pingRoute,
+  infoRoute,
+  gossipRoute,
+  ...statsRoutes,
+  metricsRoute,
+  shutdownRoute
+]

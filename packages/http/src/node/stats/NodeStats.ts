@@ -1,0 +1,50 @@
+/**
+ * The node's current flat stats, memoized for one second as the reference does (spec/http.md §7.4), so a
+ * dashboard polling `/stats` and its sub-paths costs one snapshot per second. Each fresh computation keeps
+ * its cumulative figures as the baseline of the next one's rates.
+ */
+import { Clock, Context, Effect, Layer, Ref } from "effect"
+import { EventStore } from "@vellum/storage"
+import { NodeMetrics } from "../NodeMetrics.js"
+import { ProcessStats } from "./ProcessStats.js"
+import { buildStats, type StatsSample } from "./statsDocument.js"
+import type { FlatStats } from "./StatsTree.js"
+
+export const STATS_MEMOIZE_MILLIS = 1000
+
+export interface NodeStatsService {
+  readonly current: Effect.Effect<FlatStats>
+}
+
+interface Memo {
+  readonly atMillis: number
+  readonly stats: FlatStats
+  readonly sample: StatsSample
+}
+
+export class NodeStats extends Context.Tag("@vellum/http/NodeStats")<NodeStats, NodeStatsService>() {
+  static readonly layer: Layer.Layer<NodeStats, never, ProcessStats | EventStore | NodeMetrics> = Layer.effect(
+    NodeStats,
+    Effect.gen(function*() {
+      const processStats = yield* ProcessStats
+      const store = yield* EventStore
+      const metrics = yield* NodeMetrics
+      const memo = yield* Ref.make<Memo | undefined>(undefined)
+      const current = Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const last = yield* Ref.get(memo)
+        if (last !== undefined && now >= last.atMillis && now - last.atMillis < STATS_MEMOIZE_MILLIS) return last.stats
+        const built = buildStats({
+          nowMillis: now,
+          process: yield* processStats.snapshot,
+          storage: store.stats(),
+          traffic: metrics.traffic(),
+          previous: last?.sample
+        })
+        yield* Ref.set(memo, { atMillis: now, stats: built.stats, sample: built.sample })
+        return built.stats
+      })
+      return { current }
+    })
+  )
+}

@@ -48,7 +48,7 @@ export const determinismRules = {
 }
 
 export default tseslint.config(
-  { ignores: ["**/node_modules/**", "**/dist/**", "data/**", ".bench-data/**", "coverage/**"] },
+  { ignores: ["**/node_modules/**", "**/dist/**", "data/**", ".bench-data/**", "coverage/**", ".prof/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -11,6 +11,12 @@ export interface Reply {
   /** Header names as sent; a repeated header (two WWW-Authenticate) is an array. */
   readonly headers: Readonly<Record<string, string | ReadonlyArray<string>>>
   readonly body?: string | Uint8Array
+  /**
+   * A bare reply: the pipeline adds none of the cross-cutting headers of §1.3 (CORS, the BasicCustom
+   * challenge on 401). Used for first-level authorization denials (§6.3 variant 2), which the reference
+   * answers outside its entity manager.
+   */
+  readonly bare?: boolean
 }
 
 export const reply = (status: number, options: { reason?: string; headers?: Record<string, string | ReadonlyArray<string>>; body?: string | Uint8Array } = {}): Reply => ({

@@ -1,0 +1,46 @@
+/**
+ * The HTTP layer's settings: anonymous-access gates, limits, caching and the advertised address. The node
+ * builds one from its configuration and hands it to `makeHandler`; the pipeline provides it to every
+ * handler as the `HttpConfig` service, so route families read the gates without a config argument.
+ */
+import { Context, Effect } from "effect"
+import type { RequestSample } from "./node/NodeMetrics.js"
+
+export interface HttpSettings {
+  /** `AllowAnonymousEndpointAccess`: anonymous callers pass `authenticated` routes (default false). */
+  readonly allowAnonymousEndpointAccess: boolean
+  /** `AllowAnonymousStreamAccess`: anonymous callers may use stream routes, subject to the ACL (default false). */
+  readonly allowAnonymousStreamAccess: boolean
+  /**
+   * Largest request body accepted, in bytes; a bigger one is answered 413 before routing. The default is
+   * Kestrel's (30,000,000 bytes), which the reference server runs with.
+   */
+  readonly maxRequestBodyBytes: number
+  /** Per-event limit of data + metadata on appends (the reference's min(MaxAppendEventSize, 4 MiB)). */
+  readonly maxAppendEventBytes: number
+  /** A reply not produced within this time is a 408 (long-poll reads get their long poll on top). */
+  readonly requestTimeoutMillis: number
+  /** `DisableHttpCaching`: every read says `max-age=0, no-cache, must-revalidate`. */
+  readonly disableHttpCaching: boolean
+  /** `AdvertiseHostToClientAs` / `NodeHostAdvertiseAs`: host used in absolute links instead of Host. */
+  readonly advertiseHost?: string
+  /** `AdvertiseNodePortToClientAs` / `NodePortAdvertiseAs`: port used in absolute links. */
+  readonly advertisePort?: number
+  /** Readiness for `/health/live` (204 when true, 503 when false). */
+  readonly ready: Effect.Effect<boolean>
+  /** Called once per answered request (the node's metrics hook: a plain function, no Effect). */
+  readonly observeRequest?: (sample: RequestSample) => void
+}
+
+export const defaultHttpSettings: HttpSettings = {
+  allowAnonymousEndpointAccess: false,
+  allowAnonymousStreamAccess: false,
+  maxRequestBodyBytes: 30_000_000,
+  maxAppendEventBytes: 4 * 1024 * 1024,
+  requestTimeoutMillis: 10_000,
+  disableHttpCaching: false,
+  ready: Effect.succeed(true)
+}
+
+/** The settings as a service, provided by the pipeline to every handler. */
+export class HttpConfig extends Context.Tag("@vellum/http/HttpConfig")<HttpConfig, HttpSettings>() {}

@@ -1,0 +1,101 @@
+/**
+ * The live adapter: serves a request processor over node:http. Each request's body is read (up to the
+ * limit: a bigger body is answered 413 without reading the rest), the processor runs on the runtime the
+ * server was started in, and the Reply is written with its reason phrase in `res.statusMessage` (the
+ * reference carries error text there; @effect/platform-node has no place for it). A client that goes away
+ * interrupts its request's fiber (long polls end with it).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { Effect, Fiber, Runtime, type Scope } from "effect"
+import type { HttpRequest } from "../HttpRequest.js"
+import type { Reply } from "../Reply.js"
+import { defaultHttpSettings } from "../HttpConfig.js"
+
+export interface ServeOptions<R> {
+  readonly host: string
+  readonly port: number
+  readonly handle: (request: HttpRequest) => Effect.Effect<Reply, never, R>
+  /** Bodies larger than this are refused with 413 while reading (default: the pipeline's default limit). */
+  readonly maxRequestBodyBytes?: number
+}
+
+const writeReply = (res: ServerResponse, reply: Reply): void => {
+  try {
+    res.statusCode = reply.status
+    res.statusMessage = reply.reason ?? ""
+    for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value as string | Array<string>)
+    res.end(reply.body === undefined ? undefined : typeof reply.body === "string" ? Buffer.from(reply.body, "utf8") : reply.body)
+  } catch {
+    // A header value Node refuses (control characters): answer plainly rather than leave the client hanging.
+    if (!res.headersSent) {
+      res.removeHeader("Content-Length")
+      res.writeHead(500, "Internal Server Error", { "Content-Length": "0" })
+    }
+    res.end()
+  }
+}
+
+const tooLarge = (res: ServerResponse, limit: number) => {
+  res.writeHead(413, `Request body too large. Limit is ${limit} bytes.`, { "Content-Length": "0", Connection: "close" })
+  res.end()
+}
+
+/** Starts an HTTP server for the scope's lifetime; requests run on the runtime of the calling fiber. */
+export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, never, Scope.Scope | R> =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<R>()
+    const limit = options.maxRequestBodyBytes ?? defaultHttpSettings.maxRequestBodyBytes
+
+    const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Array<Buffer> = []
+      let size = 0
+      let refused = false
+      req.on("data", (chunk: Buffer) => {
+        if (refused) return
+        size += chunk.length
+        if (size > limit) {
+          refused = true
+          chunks.length = 0
+          tooLarge(res, limit)
+          req.resume()
+          return
+        }
+        chunks.push(chunk)
+      })
+      req.on("error", () => res.destroy())
+      req.on("end", () => {
+        if (refused) return
+        const request: HttpRequest = {
+          method: req.method ?? "GET",
+          url: req.url ?? "/",
+          headers: req.headers,
+          body: size === 0 && req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined ? undefined : Buffer.concat(chunks),
+          ...(req.socket.remoteAddress !== undefined ? { remote: req.socket.remoteAddress } : {})
+        }
+        const fiber = Runtime.runFork(runtime)(options.handle(request))
+        res.on("close", () => {
+          if (!res.writableFinished) Effect.runFork(Fiber.interrupt(fiber))
+        })
+        fiber.addObserver((exit) => {
+          if (exit._tag === "Success") writeReply(res, exit.value)
+          else if (!res.writableEnded && !res.destroyed) writeReply(res, { status: 500, reason: "Internal Server Error", headers: { "Content-Length": "0" } })
+        })
+      })
+    }
+
+    const server = createServer(onRequest)
+    yield* Effect.acquireRelease(
+      Effect.async<void>((resume) => {
+        const onError = (error: Error) => resume(Effect.die(new Error(`cannot listen on ${options.host}:${options.port}: ${error.message}`)))
+        server.once("error", onError)
+        server.listen(options.port, options.host, () => {
+          server.off("error", onError)
+          resume(Effect.void)
+        })
+      }),
+      () => Effect.async<void>((resume) => {
+        server.close(() => resume(Effect.void))
+        server.closeAllConnections()
+      })
+    )
+  })

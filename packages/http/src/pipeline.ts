@@ -1,0 +1,178 @@
+/**
+ * The request pipeline (spec/http.md §1.1), one generic piece of code over a list of RouteDefs:
+ *
+ *   /health/live (node/health.ts) → CORS pre-flight → body size limit → authentication (bad
+ *   credentials: 401 before routing) → route match (404; OPTIONS → 200; 405) → request codec (415) →
+ *   response codec (406, or 500 for an unknown `?format=`) → first-level authorization (bare 401) →
+ *   handler (with a deadline: 408)
+ *
+ * and the cross-cutting response rules on the way out. It is a plain Effect from a request to a Reply,
+ * so the live server and the simulator call the same code; nothing in it can fail or throw: defects in a
+ * handler become a 500 with a reason.
+ */
+import { Cause, Clock, Duration, Effect } from "effect"
+import { Authenticator, isAdmin, isOpsOrAdmin, type Principal } from "@vellum/security"
+import { HttpConfig, type HttpSettings } from "./HttpConfig.js"
+import { firstHeader, normalizeHeaders, type HttpRequest, type NormalizedHeaders } from "./HttpRequest.js"
+import type { Access, RouteDef, RouteInput } from "./Route.js"
+import type { Reply } from "./Reply.js"
+import { makeRouter } from "./router.js"
+import { parseTarget } from "./requestTarget.js"
+import { selectRequestType, selectResponseType } from "./mediaType.js"
+import { buildBaseUrl, rawRequestUrl } from "./baseUrl.js"
+import { finishReply, safeReason } from "./responseHeaders.js"
+import { badRequest, emptyReply, unauthorizedBare } from "./replies.js"
+import { HEALTH_LIVE_PATH, healthLive } from "./node/health.js"
+import { routeFamily } from "./node/NodeMetrics.js"
+
+export type RequestHandler<R> = (request: HttpRequest) => Effect.Effect<Reply, never, R>
+
+const bare = (status: number, reason: string, headers: Record<string, string> = {}): Reply =>
+  ({ status, reason, headers, bare: true })
+
+/** A true CORS pre-flight (policy: any origin, methods GET/OPTIONS, any header), answered before auth. */
+const isPreflight = (method: string, headers: NormalizedHeaders) =>
+  method === "OPTIONS" && headers["origin"] !== undefined && headers["access-control-request-method"] !== undefined
+
+const preflight = (headers: NormalizedHeaders): Reply => {
+  const requested = headers["access-control-request-method"]!.trim().toUpperCase()
+  const out: Record<string, string> = { "Access-Control-Allow-Origin": "*" }
+  if (requested === "GET" || requested === "OPTIONS") {
+    out["Access-Control-Allow-Methods"] = requested
+    const requestedHeaders = headers["access-control-request-headers"]
+    if (requestedHeaders !== undefined && requestedHeaders.trim() !== "") out["Access-Control-Allow-Headers"] = requestedHeaders.trim()
+  }
+  return bare(204, "No Content", out)
+}
+
+/** First-level authorization (§6.2) for the route's access level. */
+const authorized = (access: Access, principal: Principal, settings: HttpSettings): boolean => {
+  switch (access) {
+    case "anonymous":
+    case "handler":
+      return true
+    case "authenticated":
+      return !principal.anonymous || settings.allowAnonymousEndpointAccess
+    case "ops":
+      return isOpsOrAdmin(principal)
+    case "admins":
+      return isAdmin(principal)
+  }
+}
+
+/** Seconds of a valid `Kurrent-LongPoll`/`ES-LongPoll` header (the request deadline grows by it). */
+const longPollSeconds = (headers: NormalizedHeaders): number => {
+  const value = firstHeader(headers, "kurrent-longpoll", "es-longpoll")
+  if (value === undefined || !/^\s*\+?\d{1,9}\s*$/.test(value)) return 0
+  return Number(value)
+}
+
+const internalError = (cause: Cause.Cause<unknown>): Reply => {
+  const defect = Cause.squash(cause)
+  const message = defect instanceof Error ? defect.message : String(defect)
+  return { status: 500, reason: safeReason(`Internal Server Error: ${message}`), headers: { "Content-Type": "text/plain; charset=utf-8" }, body: "" }
+}
+
+/**
+ * Builds the request processor for a route list. Handlers get `HttpConfig` from the pipeline; what else
+ * they need (EventStore, StreamAccess, …) stays in the returned effect's requirements.
+ */
+export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: HttpSettings): RequestHandler<Exclude<R, HttpConfig> | Authenticator> => {
+  const router = makeRouter(routes)
+
+  const process = (request: HttpRequest): Effect.Effect<Reply, never, Exclude<R, HttpConfig> | Authenticator> =>
+    Effect.gen(function*() {
+      const method = request.method.toUpperCase()
+      const headers = normalizeHeaders(request.headers)
+      const target = parseTarget(request.url)
+      const finish = (reply: Reply, methods?: ReadonlyArray<string>) =>
+        finishReply(reply, { methods, acceptEncoding: headers["accept-encoding"] })
+      if (target === undefined) return finish(badRequest(`Invalid request target '${request.url}'`))
+
+      if (target.rawPath === HEALTH_LIVE_PATH) return finish(healthLive(method, target.query, yield* settings.ready))
+      if (isPreflight(method, headers)) return finish(preflight(headers))
+      if ((request.body?.byteLength ?? 0) > settings.maxRequestBodyBytes) {
+        return finish(emptyReply(413, `Request body too large. Limit is ${settings.maxRequestBodyBytes} bytes.`))
+      }
+
+      const authenticator = yield* Authenticator
+      const authenticated = yield* Effect.either(authenticator.authenticate(headers))
+      if (authenticated._tag === "Left") {
+        const error = authenticated.left
+        switch (error._tag) {
+          case "AuthenticationFailed":
+            return finish(bare(401, "Unauthorized", { "WWW-Authenticate": 'X-Basic realm="ESDB"' }))
+          case "AuthenticationUnavailable":
+            return finish(bare(503, "Service Unavailable", { "Retry-After": "5" }))
+          case "MalformedCredentials":
+            return finish({ ...badRequest(error.reason), reason: error.reason })
+        }
+      }
+      const principal = authenticated.right
+
+      const match = router.match(target.segments)
+      if (match._tag === "NotFound") return finish(emptyReply(404, "Not Found"))
+      if (method === "OPTIONS") return finish(emptyReply(200, "OK"), match.allowed)
+      const bound = match.forMethod(method)
+      if (bound === undefined) return finish(emptyReply(405, "Method Not Allowed"), match.allowed)
+      const route = bound.route
+
+      let requestType: string | undefined
+      if (route.requestCodecs !== undefined && route.requestCodecs.length > 0 && method !== "GET") {
+        requestType = selectRequestType(route.requestCodecs, headers["content-type"])
+        if (requestType === undefined) return finish(emptyReply(415, "Invalid or missing Content-Type"))
+      }
+      const choice = selectResponseType(route.responseCodecs, target.query.get("format"), headers["accept"])
+      if (choice._tag === "UnknownFormat") return finish(emptyReply(500, `Unknown format requested: ${choice.format}`))
+      if (choice._tag === "NotAcceptable") return finish(emptyReply(406, "Requested URI is not available in requested format"))
+
+      if (!authorized(route.access, principal, settings)) return finish(unauthorizedBare)
+
+      const scheme = request.scheme ?? "http"
+      const input: RouteInput = {
+        principal,
+        params: bound.params,
+        query: target.query,
+        headers,
+        body: request.body,
+        baseUrl: buildBaseUrl(headers, scheme, settings),
+        requestUrl: rawRequestUrl(headers, scheme, target.rawPath, target.rawQuery),
+        responseType: choice.type,
+        requestType
+      }
+      const deadline = Duration.millis(settings.requestTimeoutMillis + longPollSeconds(headers) * 1000)
+      const handled = Effect.suspend(() => route.handle(input)).pipe(
+        Effect.provideService(HttpConfig, settings),
+        Effect.catchAllDefect((defect) => Effect.as(Effect.logError("HTTP handler failed", defect), internalError(Cause.die(defect)))),
+        Effect.timeoutTo({
+          duration: deadline,
+          onTimeout: () => emptyReply(408, "Server was unable to handle request in time"),
+          onSuccess: (reply: Reply) => reply
+        })
+      )
+      return finish(yield* handled, match.allowed)
+    })
+
+  // Whatever escapes (a defect in the authenticator, in this code) is still an answer, never a crash.
+  const answered = (request: HttpRequest) =>
+    Effect.catchAllDefect(process(request), (defect) =>
+      Effect.succeed(finishReply(internalError(Cause.die(defect)), { methods: undefined, acceptEncoding: undefined })))
+
+  const observe = settings.observeRequest
+  if (observe === undefined) return answered
+  return (request) =>
+    Effect.gen(function*() {
+      const start = yield* Clock.currentTimeMillis
+      const reply = yield* answered(request)
+      const end = yield* Clock.currentTimeMillis
+      observe({
+        method: request.method.toUpperCase(),
+        family: routeFamily(request.url),
+        status: reply.status,
+        durationMillis: end - start,
+        requestBytes: request.body?.byteLength ?? 0,
+        responseBytes: Number(reply.headers["Content-Length"] ?? 0)
+      })
+      return reply
+    })
+}

@@ -1,0 +1,25 @@
+/**
+ * The stream ACL gate every stream operation passes first (spec/http.md §6.2, §6.4): anonymous callers
+ * are refused unless `AllowAnonymousStreamAccess`; writes and deletes on `$all` are refused for everyone;
+ * otherwise the StreamAccess policy decides. A refusal is the bare 401 (§6.3 variant 2).
+ */
+import { Effect } from "effect"
+import { StreamAccess, type Principal, type StreamAction } from "@vellum/security"
+import { AllStream } from "@vellum/storage"
+import { HttpConfig } from "../HttpConfig.js"
+import type { Reply } from "../Reply.js"
+import { unauthorizedBare } from "../replies.js"
+
+/** undefined when allowed; the bare 401 otherwise. */
+export const denyUnlessAllowed = (
+  principal: Principal,
+  stream: string,
+  action: StreamAction
+): Effect.Effect<Reply | undefined, never, StreamAccess | HttpConfig> =>
+  Effect.gen(function*() {
+    const settings = yield* HttpConfig
+    if (principal.anonymous && !settings.allowAnonymousStreamAccess) return unauthorizedBare
+    if (stream === AllStream && (action === "$w" || action === "$d")) return unauthorizedBare
+    const access = yield* StreamAccess
+    return (yield* access.check(principal, stream, action)) ? undefined : unauthorizedBare
+  })

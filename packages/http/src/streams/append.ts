@@ -1,0 +1,130 @@
+/**
+ * Appends (spec/http.md §3.2–3.5, §3.17): `POST /streams/{s}`, `POST /streams/{s}/incoming/{uuid}` and
+ * `POST /streams/{s}/metadata`, with the reference's validation order (first failure wins), the 307 to
+ * an idempotent `/incoming/{uuid}` URL when a single-event body comes without an id, the per-event size
+ * limit, and the 201 with the absolute Location of the first event written.
+ */
+import { Effect } from "effect"
+import { EventStore, EventTypes, isMetastream, metastreamOf, randomUuid, type ProposedEvent } from "@vellum/storage"
+import { escapeDataString } from "../atom/index.js"
+import { HttpConfig } from "../HttpConfig.js"
+import type { Reply } from "../Reply.js"
+import type { RouteInput } from "../Route.js"
+import type { StreamRouteRequirements } from "./routes.js"
+import { badRequest, emptyReply, statusReply } from "../replies.js"
+import { storageErrorReply } from "../storageErrors.js"
+import { denyUnlessAllowed } from "./access.js"
+import { parseAppendBody } from "./appendBody.js"
+import * as Control from "./controlHeaders.js"
+import { bodyCarriesIdsAndTypes } from "./mediaTypes.js"
+
+
+/** Expected version and require-leader, in the reference's order (both validated for every write). */
+const writeOptions = (input: RouteInput): Control.Parsed<number> => {
+  const expected = Control.expectedVersion(input.headers)
+  if (!expected.ok) return expected
+  const leader = Control.requireLeader(input.headers)
+  return leader.ok ? expected : leader
+}
+
+/** Body → events → size check → append → 201 with `Location: <base>/streams/<escaped stream>/<first>`. */
+const write = (input: RouteInput, stream: string, expectedVersion: number, id: string | undefined, type: string | undefined): Effect.Effect<Reply, never, StreamRouteRequirements> =>
+  Effect.gen(function*() {
+    const parsed = parseAppendBody(input.body, input.requestType ?? "", id, type)
+    if (parsed._tag === "Invalid") return badRequest(parsed.message)
+    const settings = yield* HttpConfig
+    if (parsed.events.some((e: ProposedEvent) => e.data.byteLength + e.metadata.byteLength > settings.maxAppendEventBytes)) {
+      return emptyReply(413, `Too large events received. Limit is ${settings.maxAppendEventBytes} bytes.`)
+    }
+    const store = yield* EventStore
+    const result = yield* Effect.either(store.append(stream, expectedVersion, parsed.events))
+    if (result._tag === "Left") return storageErrorReply(result.left)
+    return statusReply(201, "Created", { Location: `${input.baseUrl}/streams/${escapeDataString(stream)}/${result.right.firstEventNumber}` })
+  })
+
+const nonEmptyStream = (input: RouteInput): string | undefined => {
+  const stream = input.params["stream"] ?? ""
+  return stream === "" ? undefined : stream
+}
+
+/** The request URL without its query (the reference appends to the whole URL and mangles queries). */
+const withoutQuery = (url: string): string => {
+  const mark = url.indexOf("?")
+  return mark < 0 ? url : url.slice(0, mark)
+}
+
+/** `POST /streams/{stream}`. */
+export const appendToStream = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
+  Effect.gen(function*() {
+    const stream = input.params["stream"] ?? ""
+    const denied = yield* denyUnlessAllowed(input.principal, stream, "$w")
+    if (denied !== undefined) return denied
+    if (stream === "") return badRequest("Invalid request. Stream must be non-empty string")
+    const carries = bodyCarriesIdsAndTypes(input.requestType ?? "")
+    const type = Control.eventType(input.headers)
+    if (!carries && type === undefined) {
+      return badRequest("Must include an event type with the request either in body or as Kurrent-EventType header.")
+    }
+    const id = Control.eventId(input.headers)
+    if (!id.ok) return badRequest(id.message)
+    if (!carries && id.value === undefined) {
+      const uuid = yield* randomUuid
+      return {
+        status: 307,
+        reason: "Temporary Redirect",
+        headers: { "Content-Type": "text/plain; charset=utf-8", Location: `${withoutQuery(input.requestUrl)}/incoming/${uuid}` },
+        body: "Forwarding to idempotent URI"
+      }
+    }
+    const options = writeOptions(input)
+    if (!options.ok) return badRequest(options.message)
+    return yield* write(input, stream, options.value, id.value, type)
+  })
+
+/** `POST /streams/{stream}/incoming/{guid}`: the path's uuid is the event id; repeating it is idempotent. */
+export const appendIdempotent = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
+  Effect.gen(function*() {
+    const stream = input.params["stream"] ?? ""
+    const denied = yield* denyUnlessAllowed(input.principal, stream, "$w")
+    if (denied !== undefined) return denied
+    const guid = Control.parseGuid(input.params["guid"] ?? "")
+    if (guid === undefined) return badRequest("Invalid request. Unable to parse guid")
+    if (nonEmptyStream(input) === undefined) return badRequest("Invalid request. Stream must be non-empty string")
+    const options = writeOptions(input)
+    if (!options.ok) return badRequest(options.message)
+    return yield* write(input, stream, options.value, guid, Control.eventType(input.headers))
+  })
+
+/** `POST /streams/{stream}/metadata`: appends to `$$stream`; header-typed bodies are typed `$metadata`. */
+export const appendMetadata = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
+  Effect.gen(function*() {
+    const stream = input.params["stream"] ?? ""
+    const denied = yield* denyUnlessAllowed(input.principal, stream, "$mw")
+    if (denied !== undefined) return denied
+    if (stream === "" || isMetastream(stream)) {
+      return badRequest("Invalid request. Stream must be non-empty string and should not be metastream")
+    }
+    const id = Control.eventId(input.headers)
+    if (!id.ok) return badRequest(id.message)
+    const type = Control.eventType(input.headers)
+    if (type !== undefined && type !== EventTypes.Metadata) return badRequest("Bad Request. You should not include an event type for metadata.")
+    const options = writeOptions(input)
+    if (!options.ok) return badRequest(options.message)
+    return yield* write(input, metastreamOf(stream), options.value, id.value, EventTypes.Metadata)
+  })
+
+/** `DELETE /streams/{stream}`: soft delete, or a tombstone with `Kurrent-HardDelete: true` (§3.6). */
+export const deleteStream = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
+  Effect.gen(function*() {
+    const stream = input.params["stream"] ?? ""
+    const denied = yield* denyUnlessAllowed(input.principal, stream, "$d")
+    if (denied !== undefined) return denied
+    if (stream === "") return badRequest(`Invalid stream name '${stream}'`)
+    const options = writeOptions(input)
+    if (!options.ok) return badRequest(options.message)
+    const hard = Control.hardDelete(input.headers)
+    if (!hard.ok) return badRequest(hard.message)
+    const store = yield* EventStore
+    const result = yield* Effect.either(store.deleteStream(stream, options.value, hard.value))
+    return result._tag === "Left" ? storageErrorReply(result.left) : statusReply(204, "Stream deleted")
+  })

@@ -1,0 +1,119 @@
+/**
+ * `$all` feeds (spec/http.md §3.16): `/streams/$all[/{pos|head}/{count}]`, `…/backward/{count}`,
+ * `…/{pos}/forward/{count}` (long poll at the end of the log), and the filtered variants under
+ * `/streams/$all/filtered` (`?exclude-system-events=true`, or `context`/`type`/`data`). Links are not
+ * resolved unless asked; the ETag carries the committed position of the log.
+ */
+import { Effect } from "effect"
+import { AllStream, EventStore, type AllRead } from "@vellum/storage"
+import { allFeedCache, cacheHeaders, ifNoneMatchPosition, renderAllFeed } from "../atom/index.js"
+import { HttpConfig } from "../HttpConfig.js"
+import type { Reply } from "../Reply.js"
+import type { RouteInput } from "../Route.js"
+import type { StreamRouteRequirements } from "./routes.js"
+import { badRequest, documentReply, statusReply } from "../replies.js"
+import { storageErrorReply } from "../storageErrors.js"
+import { denyUnlessAllowed } from "./access.js"
+import * as Control from "./controlHeaders.js"
+import { parseAllFilter, readFiltered, type AllFilter } from "./allFilter.js"
+import { withLongPoll } from "./longPoll.js"
+import { feedBody, feedEmbed } from "./readFeed.js"
+import { allCountParam, positionParam, tooBigRead } from "./readParams.js"
+
+
+interface AllRequest {
+  readonly direction: "forward" | "backward"
+  /** -1: head (backward only). */
+  readonly position: number
+  readonly count: number
+  readonly resolveLinks: boolean
+  readonly longPollSeconds: number | undefined
+  readonly filter: AllFilter | undefined
+}
+
+const allRequest = (input: RouteInput, direction: "forward" | "backward", filtered: boolean): AllRequest | Reply => {
+  let filter: AllFilter | undefined
+  if (filtered) {
+    const parsed = parseAllFilter(input.query)
+    if (!parsed.ok) return badRequest(parsed.message)
+    filter = parsed.value
+  }
+  const forward = direction === "forward"
+  const position = positionParam(forward ? input.params["position"] ?? "" : input.params["position"], !forward)
+  if (!position.ok) return badRequest(position.message)
+  const count = allCountParam(forward ? input.params["count"] ?? "" : input.params["count"])
+  if (!count.ok) return badRequest(count.message)
+  // Filtered reads never look at ResolveLinkTos (forward always resolves; backward follows RequireLeader, sic).
+  const resolve = filtered ? { ok: true as const, value: false } : Control.resolveLinkTos(input.headers, false)
+  if (!resolve.ok) return badRequest(resolve.message)
+  const leader = Control.requireLeader(input.headers)
+  if (!leader.ok) return badRequest(leader.message)
+  const longPoll = forward ? Control.longPoll(input.headers) : undefined
+  if (longPoll !== undefined && !longPoll.ok) return badRequest(longPoll.message)
+  return {
+    direction,
+    position: position.value,
+    count: count.value,
+    resolveLinks: filtered ? forward || leader.value : resolve.value,
+    longPollSeconds: longPoll?.ok === true ? longPoll.value : undefined,
+    filter
+  }
+}
+
+const readAll = (input: RouteInput, direction: "forward" | "backward", filtered: boolean): Effect.Effect<Reply, never, StreamRouteRequirements> =>
+  Effect.gen(function*() {
+    const denied = yield* denyUnlessAllowed(input.principal, AllStream, "$r")
+    if (denied !== undefined) return denied
+    const request = allRequest(input, direction, filtered)
+    if ("status" in request) return request
+    const store = yield* EventStore
+    const tooBig = tooBigRead(request.count, store.config.maxReadCount)
+    if (tooBig !== undefined) return tooBig
+    const etag = ifNoneMatchPosition(input.headers["if-none-match"], input.responseType)
+    const isHead = request.position < 0
+    // A head read starts from the committed position, so its `previous` link misses nothing committed meanwhile.
+    const from = isHead ? yield* store.committedPosition : request.position
+    const options = { resolveLinks: request.resolveLinks }
+    const readPage: Effect.Effect<{ readonly page: AllRead; readonly committed: number }, Parameters<typeof storageErrorReply>[0], EventStore> =
+      Effect.gen(function*() {
+        const committed = yield* store.committedPosition
+        const page = request.filter !== undefined
+          ? yield* readFiltered(store, direction, from, request.count, request.filter, options)
+          : direction === "forward"
+          ? yield* store.readAllForward(from, request.count, options)
+          : yield* store.readAllBackward(from, request.count, options)
+        return { page, committed }
+      })
+    const result = yield* Effect.either(withLongPoll({
+      read: readPage,
+      isEmpty: ({ page, committed }) => (page.events.length === 0 && page.isEnd) || etag === committed,
+      wakesOn: () => true,
+      seconds: request.longPollSeconds
+    }))
+    if (result._tag === "Left") return storageErrorReply(result.left)
+    const { page, committed } = result.right
+    if (etag !== undefined && etag === committed) return statusReply(304, "Not Modified")
+    const settings = yield* HttpConfig
+    const metadata = yield* Effect.either(store.getStreamMetadata(AllStream))
+    const embed = feedEmbed(input)
+    const body = feedBody(input, (syntax) => renderAllFeed({
+      baseUrl: input.baseUrl,
+      direction,
+      from,
+      count: request.count,
+      embed,
+      page,
+      ...(filtered ? { filtered: true } : {})
+    }, syntax))
+    const caching = cacheHeaders(allFeedCache(direction, isHead, from, page.events.length, request.count, committed), {
+      contentType: input.responseType,
+      cacheControlSeconds: metadata._tag === "Right" ? metadata.right.metadata.cacheControl : undefined,
+      disableHttpCaching: settings.disableHttpCaching
+    })
+    return documentReply(200, "OK", input.responseType, body, caching)
+  })
+
+export const readAllBackward = (input: RouteInput) => readAll(input, "backward", false)
+export const readAllForward = (input: RouteInput) => readAll(input, "forward", false)
+export const readAllFilteredBackward = (input: RouteInput) => readAll(input, "backward", true)
+export const readAllFilteredForward = (input: RouteInput) => readAll(input, "forward", true)

@@ -1,0 +1,118 @@
+/**
+ * Single events (spec/http.md §3.12) and stream metadata reads (§3.17): `GET /streams/{s}/{n|head}`,
+ * `GET /streams/{s}/metadata[/{n|head}]`. A numbered event is immutable; `head` carries an ETag of the
+ * event read. Metadata of a stream that exists but has none is a 200 with `{}` (JSON) or nothing.
+ */
+import { Effect } from "effect"
+import { EventStore, isMetastream, metastreamOf, originalEvent, type EventRead } from "@vellum/storage"
+import { cacheHeaders, notFoundBody, renderSingleEvent, singleEventCache, parseEmbed, type EmbedLevel } from "../atom/index.js"
+import { HttpConfig } from "../HttpConfig.js"
+import type { Reply } from "../Reply.js"
+import type { RouteInput } from "../Route.js"
+import type { StreamRouteRequirements } from "./routes.js"
+import { badRequest, documentReply, TextPlainUtf8 } from "../replies.js"
+import { storageErrorReply } from "../storageErrors.js"
+import { denyUnlessAllowed } from "./access.js"
+import * as Control from "./controlHeaders.js"
+import { htmlRedirectPage } from "./htmlPage.js"
+import { MediaTypes } from "./mediaTypes.js"
+import { eventNumberParam } from "./readParams.js"
+
+
+/** 404/410 of a single-event read: `{}` for the JSON types, with `text/plain; charset=utf-8`. */
+const missing = (status: 404 | 410, input: RouteInput): Reply => ({
+  status,
+  reason: status === 404 ? "Not Found" : "Deleted",
+  headers: { "Content-Type": TextPlainUtf8 },
+  body: notFoundBody(input.responseType)
+})
+
+/** The HTML codec renders single events at TryHarder. */
+const eventEmbed = (input: RouteInput): EmbedLevel =>
+  input.responseType === MediaTypes.Html ? "TryHarder" : parseEmbed(input.query.get("embed"))
+
+interface SingleRequest {
+  readonly stream: string
+  /** -1: head. */
+  readonly eventNumber: number
+  readonly resolveLinks: boolean
+}
+
+const singleRequest = (input: RouteInput, metadata: boolean): SingleRequest | Reply => {
+  const stream = input.params["stream"] ?? ""
+  if (metadata && (stream === "" || isMetastream(stream))) return badRequest("Stream must be non-empty string and should not be metastream")
+  if (stream === "") return badRequest(`Invalid stream name '${stream}'`)
+  const number = eventNumberParam(input.params["event"], true)
+  if (!number.ok) return badRequest(number.message)
+  const resolve = Control.resolveLinkTos(input.headers, !metadata)
+  if (!resolve.ok) return badRequest(resolve.message)
+  const leader = Control.requireLeader(input.headers)
+  if (!leader.ok) return badRequest(leader.message)
+  return { stream: metadata ? metastreamOf(stream) : stream, eventNumber: number.value, resolveLinks: resolve.value }
+}
+
+/** A successful read rendered in the negotiated type, with its cache headers. */
+const rendered = (input: RouteInput, read: Extract<EventRead, { _tag: "Success" }>, isHead: boolean, cacheControlSeconds: number | undefined) =>
+  Effect.gen(function*() {
+    const body = renderSingleEvent({ baseUrl: input.baseUrl, event: read.event, embed: eventEmbed(input), contentType: input.responseType })
+    if (body === undefined) return missing(404, input)
+    const settings = yield* HttpConfig
+    const caching = cacheHeaders(singleEventCache(isHead, originalEvent(read.event).eventNumber), {
+      contentType: input.responseType,
+      cacheControlSeconds,
+      disableHttpCaching: settings.disableHttpCaching
+    })
+    const text = input.responseType === MediaTypes.Html && typeof body === "string" ? htmlRedirectPage(body) : body
+    return documentReply(200, "OK", input.responseType, text, caching)
+  })
+
+const readSingle = (input: RouteInput, metadata: boolean): Effect.Effect<Reply, never, StreamRouteRequirements> =>
+  Effect.gen(function*() {
+    const addressed = input.params["stream"] ?? ""
+    const denied = yield* denyUnlessAllowed(input.principal, addressed, metadata ? "$mr" : "$r")
+    if (denied !== undefined) return denied
+    const request = singleRequest(input, metadata)
+    if ("status" in request) return request
+    const store = yield* EventStore
+    const isHead = request.eventNumber < 0
+    const read = yield* Effect.either(store.readEvent(request.stream, request.eventNumber, { resolveLinks: request.resolveLinks }))
+    if (read._tag === "Left") return storageErrorReply(read.left)
+    const result = read.right
+    switch (result._tag) {
+      case "Success":
+        // The head's cache lifetime is the stream's `$cacheControl` (one more read, head reads only).
+        return yield* rendered(input, result, isHead, isHead ? yield* headCacheSeconds(request.stream) : undefined)
+      case "StreamDeleted":
+        return missing(410, input)
+      case "NotFound":
+      case "NoStream":
+        return metadata && isHead ? yield* metadataOfExistingStream(input, addressed) : missing(404, input)
+    }
+  })
+
+const headCacheSeconds = (stream: string): Effect.Effect<number | undefined, never, EventStore> =>
+  Effect.gen(function*() {
+    const store = yield* EventStore
+    const meta = yield* Effect.either(store.getStreamMetadata(stream))
+    return meta._tag === "Right" ? meta.right.metadata.cacheControl : undefined
+  })
+
+/** `GET /streams/{s}/metadata` when `$$s` has no event: 200 with `{}` if `s` exists, else 404/410. */
+const metadataOfExistingStream = (input: RouteInput, stream: string): Effect.Effect<Reply, never, EventStore | HttpConfig> =>
+  Effect.gen(function*() {
+    const store = yield* EventStore
+    const meta = yield* Effect.either(store.getStreamMetadata(stream))
+    if (meta._tag === "Left") return storageErrorReply(meta.left)
+    if (meta.right._tag === "StreamDeleted") return missing(410, input)
+    if (meta.right._tag === "NoStream") return missing(404, input)
+    const settings = yield* HttpConfig
+    const caching = cacheHeaders(singleEventCache(true, undefined), {
+      contentType: input.responseType,
+      cacheControlSeconds: meta.right.metadata.cacheControl,
+      disableHttpCaching: settings.disableHttpCaching
+    })
+    return documentReply(200, "OK", input.responseType, notFoundBody(input.responseType), caching)
+  })
+
+export const readStreamEvent = (input: RouteInput) => readSingle(input, false)
+export const readMetadataEvent = (input: RouteInput) => readSingle(input, true)

@@ -1,0 +1,80 @@
+/**
+ * Every route of the stream API (spec/http.md §3.1) as data for the pipeline: appends, deletes, feeds,
+ * single events, metadata, `$all` (plain and filtered) and the trailing-slash redirects. `$all` and
+ * `%24all` are one literal here (the router matches decoded segments). Stream routes check the stream
+ * ACL in their handlers (`access: "handler"`); the redirects are anonymous, as upstream.
+ */
+import type { StreamAccess } from "@vellum/security"
+import type { EventStore } from "@vellum/storage"
+import type { HttpConfig } from "../HttpConfig.js"
+import type { RouteDef } from "../Route.js"
+import { appendIdempotent, appendMetadata, appendToStream, deleteStream } from "./append.js"
+import { AtomCodecs, AtomCodecsWithoutBatches, FeedCodecs, SingleEventCodecs } from "./mediaTypes.js"
+import { readAllBackward, readAllFilteredBackward, readAllFilteredForward, readAllForward } from "./readAll.js"
+import { readStreamEvent, readMetadataEvent } from "./readEvent.js"
+import { readMetastreamBackward, readMetastreamForward, readStreamBackward, readStreamForward } from "./readFeed.js"
+import { redirectWithoutSlash } from "./redirects.js"
+
+export type StreamRouteRequirements = EventStore | StreamAccess | HttpConfig
+
+type StreamRoute = RouteDef<StreamRouteRequirements>
+
+const get = (path: string, responseCodecs: ReadonlyArray<string>, handle: StreamRoute["handle"]): StreamRoute =>
+  ({ method: "GET", path, access: "handler", responseCodecs, handle })
+
+const redirect = (method: StreamRoute["method"], path: string, requestCodecs?: ReadonlyArray<string>): StreamRoute => ({
+  method,
+  path,
+  access: "anonymous",
+  ...(requestCodecs !== undefined ? { requestCodecs } : {}),
+  responseCodecs: path.startsWith("/streams/$all") ? FeedCodecs : AtomCodecs,
+  handle: redirectWithoutSlash
+})
+
+const allFeeds = (base: string, backward: StreamRoute["handle"], forward: StreamRoute["handle"]): ReadonlyArray<StreamRoute> => [
+  get(`${base}?embed={embed}`, FeedCodecs, backward),
+  get(`${base}/{position}/{count}?embed={embed}`, FeedCodecs, backward),
+  get(`${base}/{position}/backward/{count}?embed={embed}`, FeedCodecs, backward),
+  get(`${base}/{position}/forward/{count}?embed={embed}`, FeedCodecs, forward)
+]
+
+export const streamRoutes: ReadonlyArray<StreamRoute> = [
+  // Writes
+  { method: "POST", path: "/streams/{stream}", access: "handler", requestCodecs: AtomCodecs, responseCodecs: AtomCodecs, handle: appendToStream },
+  { method: "DELETE", path: "/streams/{stream}", access: "handler", responseCodecs: AtomCodecs, handle: deleteStream },
+  {
+    method: "POST",
+    path: "/streams/{stream}/incoming/{guid}",
+    access: "handler",
+    requestCodecs: AtomCodecsWithoutBatches,
+    responseCodecs: AtomCodecsWithoutBatches,
+    handle: appendIdempotent
+  },
+  { method: "POST", path: "/streams/{stream}/metadata", access: "handler", requestCodecs: AtomCodecs, responseCodecs: AtomCodecs, handle: appendMetadata },
+
+  // Trailing-slash redirects
+  redirect("POST", "/streams/{stream}/", AtomCodecs),
+  redirect("DELETE", "/streams/{stream}/"),
+  redirect("GET", "/streams/{stream}/"),
+  redirect("POST", "/streams/{stream}/metadata/", AtomCodecs),
+  redirect("GET", "/streams/{stream}/metadata/"),
+  redirect("GET", "/streams/$all/"),
+
+  // Stream reads
+  get("/streams/{stream}?embed={embed}", FeedCodecs, readStreamBackward),
+  get("/streams/{stream}/{event}?embed={embed}", SingleEventCodecs, readStreamEvent),
+  get("/streams/{stream}/{event}/{count}?embed={embed}", FeedCodecs, readStreamBackward),
+  get("/streams/{stream}/{event}/backward/{count}?embed={embed}", FeedCodecs, readStreamBackward),
+  get("/streams/{stream}/{event}/forward/{count}?embed={embed}", FeedCodecs, readStreamForward),
+
+  // Metadata reads
+  get("/streams/{stream}/metadata?embed={embed}", SingleEventCodecs, readMetadataEvent),
+  get("/streams/{stream}/metadata/{event}?embed={embed}", SingleEventCodecs, readMetadataEvent),
+  get("/streams/{stream}/metadata/{event}/{count}?embed={embed}", FeedCodecs, readMetastreamBackward),
+  get("/streams/{stream}/metadata/{event}/backward/{count}?embed={embed}", FeedCodecs, readMetastreamBackward),
+  get("/streams/{stream}/metadata/{event}/forward/{count}?embed={embed}", FeedCodecs, readMetastreamForward),
+
+  // $all
+  ...allFeeds("/streams/$all", readAllBackward, readAllForward),
+  ...allFeeds("/streams/$all/filtered", readAllFilteredBackward, readAllFilteredForward)
+]

@@ -4,6 +4,10 @@
  * server was started in, and the Reply is written with its reason phrase in `res.statusMessage` (the
  * reference carries error text there; @effect/platform-node has no place for it). A client that goes away
  * interrupts its request's fiber (long polls end with it).
+ *
+ * Closing the scope is a graceful stop: the server stops accepting connections, requests already running
+ * (an append waiting for its batch to be durable) are given `drainMillis` to finish and be answered, then
+ * whatever is left (long polls) is interrupted and every connection closed.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { Effect, Fiber, Runtime, type Scope } from "effect"
@@ -17,6 +21,8 @@ export interface ServeOptions<R> {
   readonly handle: (request: HttpRequest) => Effect.Effect<Reply, never, R>
   /** Bodies larger than this are refused with 413 while reading (default: the pipeline's default limit). */
   readonly maxRequestBodyBytes?: number
+  /** How long a stop waits for running requests before interrupting them (default 5 s). */
+  readonly drainMillis?: number
 }
 
 const writeReply = (res: ServerResponse, reply: Reply): void => {
@@ -45,6 +51,8 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, neve
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<R>()
     const limit = options.maxRequestBodyBytes ?? defaultHttpSettings.maxRequestBodyBytes
+    const running = new Set<Fiber.RuntimeFiber<Reply, never>>()
+    let drained: (() => void) | undefined
 
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
       const chunks: Array<Buffer> = []
@@ -73,10 +81,13 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, neve
           ...(req.socket.remoteAddress !== undefined ? { remote: req.socket.remoteAddress } : {})
         }
         const fiber = Runtime.runFork(runtime)(options.handle(request))
+        running.add(fiber)
         res.on("close", () => {
           if (!res.writableFinished) Effect.runFork(Fiber.interrupt(fiber))
         })
         fiber.addObserver((exit) => {
+          running.delete(fiber)
+          if (running.size === 0) drained?.()
           if (exit._tag === "Success") writeReply(res, exit.value)
           else if (!res.writableEnded && !res.destroyed) writeReply(res, { status: 500, reason: "Internal Server Error", headers: { "Content-Length": "0" } })
         })
@@ -93,9 +104,24 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, neve
           resume(Effect.void)
         })
       }),
-      () => Effect.async<void>((resume) => {
-        server.close(() => resume(Effect.void))
+      () => Effect.gen(function*() {
+        let closed = false
+        let onClosed: (() => void) | undefined
+        server.close(() => {
+          closed = true
+          onClosed?.()
+        })
+        server.closeIdleConnections()
+        yield* Effect.async<void>((resume) => {
+          if (running.size === 0) return resume(Effect.void)
+          drained = () => resume(Effect.void)
+        }).pipe(Effect.timeout(options.drainMillis ?? 5000), Effect.ignore)
+        yield* Effect.forEach([...running], Fiber.interrupt, { discard: true })
         server.closeAllConnections()
+        yield* Effect.async<void>((resume) => {
+          if (closed) return resume(Effect.void)
+          onClosed = () => resume(Effect.void)
+        })
       })
     )
   })

@@ -1,0 +1,96 @@
+/**
+ * The composition root of one node, shared by `main` (real disk, real sockets) and the simulator (memory
+ * disk, requests called in-process): from a loaded configuration, the layer of every service a node runs
+ * (storage, users and authentication, stream ACLs, node identity, stats, metrics, shutdown) and the HTTP
+ * request handler over every route family.
+ *
+ * Which disk, which process figures and which metrics registry are parameters, so nothing here touches the
+ * real world: `main.ts` passes the live ones.
+ */
+import { Effect, Layer } from "effect"
+import type { Disk } from "@vellum/platform"
+import { EventStore, layer as eventStoreLayer, type StorageCorrupt } from "@vellum/storage"
+import {
+  authenticatorLayer, insecureAuthenticatorLayer, streamAccessLayer, usersLayer, type Authenticator, type StreamAccess,
+  type UserStoreFailed, type Users
+} from "@vellum/security"
+import {
+  NodeMetrics, makeHandler, nodeRoutes, nodeServicesLayer, singleNodeIdentity, streamRoutes, usersRoutes, livenessOf,
+  NodeInfo, defaultHttpSettings, type HttpConfig, type HttpRequest, type HttpSettings, type NodeServices, type ProcessStats, type Reply, type RouteDef
+} from "@vellum/http"
+import { NodeConfig } from "./config/NodeConfig.js"
+import type { LoadedConfig } from "./config/load.js"
+import { toSecurityConfig, toStorageConfig } from "./config/derive.js"
+import { infoOptionsRoute } from "./infoOptionsRoute.js"
+
+export const VELLUM_VERSION = "0.1.0"
+
+export type NodeAppServices = EventStore | Users | Authenticator | StreamAccess | NodeServices | NodeConfig
+
+export interface NodeAppOptions {
+  /** The directory the store lives in (the configured `Db`, resolved by the caller). */
+  readonly dbDir: string
+  /** This run's member id. */
+  readonly instanceId: string
+  /** Real process figures (live) instead of the deterministic ones. */
+  readonly processStats?: Layer.Layer<ProcessStats>
+  /** A metrics registry with the process's default metrics (live) instead of the bare one. */
+  readonly metrics?: Layer.Layer<NodeMetrics>
+}
+
+/** Every service of a node, over a Disk. Fails when the store or the user store cannot be opened. */
+export const nodeAppLayer = (loaded: LoadedConfig, options: NodeAppOptions): Layer.Layer<NodeAppServices, StorageCorrupt | UserStoreFailed, Disk> => {
+  const config = loaded.config
+  const storage = eventStoreLayer({ ...toStorageConfig(config), dir: options.dbDir })
+  const users = usersLayer(toSecurityConfig(config))
+  const authentication = config.Insecure
+    ? insecureAuthenticatorLayer
+    : authenticatorLayer({ enableTrustedAuth: config.EnableTrustedAuth })
+  const identity = singleNodeIdentity({
+    version: VELLUM_VERSION,
+    instanceId: options.instanceId,
+    httpEndpoint: { host: config.NodeIp, port: config.NodePort },
+    authentication: { type: config.Insecure ? "insecure" : "internal", properties: [] }
+  })
+  const node = nodeServicesLayer(identity, {
+    ...(options.processStats !== undefined ? { process: options.processStats } : {}),
+    ...(options.metrics !== undefined ? { metrics: options.metrics } : {})
+  })
+  const aboveStorage = Layer.mergeAll(
+    Layer.provideMerge(authentication, users),
+    streamAccessLayer,
+    node,
+    Layer.succeed(NodeConfig, loaded)
+  )
+  return Layer.provideMerge(aboveStorage, storage)
+}
+
+/** The route families a node serves (the users API is absent in insecure mode, as upstream). */
+export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<NodeAppServices | HttpConfig>> => [
+  ...streamRoutes,
+  ...nodeRoutes,
+  ...(loaded.config.Insecure ? [] : usersRoutes),
+  infoOptionsRoute
+]
+
+/** The HTTP settings from the configuration, with readiness and the metrics hook from the node's services. */
+export const httpSettingsFor = (loaded: LoadedConfig): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics> =>
+  Effect.gen(function*() {
+    const config = loaded.config
+    const info = yield* NodeInfo
+    const metrics = yield* NodeMetrics
+    return {
+      ...defaultHttpSettings,
+      allowAnonymousEndpointAccess: config.AllowAnonymousEndpointAccess,
+      allowAnonymousStreamAccess: config.AllowAnonymousStreamAccess,
+      disableHttpCaching: config.DisableHttpCaching,
+      ready: livenessOf(info),
+      observeRequest: metrics.observeRequest
+    }
+  })
+
+/** The node's request handler: callable in-process (simulator, tests) or served by `serveHttp`. */
+export const makeNodeHandler = (loaded: LoadedConfig): Effect.Effect<(request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>, never, NodeInfo | NodeMetrics> =>
+  Effect.map(httpSettingsFor(loaded), (settings) => makeHandler(nodeRouteList(loaded), settings))
+
+export { EventStore }

@@ -1,0 +1,90 @@
+// The composed node, called in-process: every route family answers through one handler over one store,
+// the default users exist, and a restart on the same disk keeps what was acknowledged.
+import { describe, expect, it } from "vitest"
+import { Effect, Exit, Layer, Scope } from "effect"
+import { MemoryDisk, layerMemory } from "@vellum/platform"
+import { Shutdown, type HttpRequest, type Reply } from "@vellum/http"
+import { makeNodeHandler, nodeAppLayer } from "../src/NodeApp.js"
+import { load } from "./configSupport.js"
+
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
+const admin = basic("admin", "changeit")
+
+/** Runs `body` against a node on `disk`; the node's scope is closed afterwards (as a stop). */
+const withNode = <A>(disk: MemoryDisk, argv: ReadonlyArray<string>, body: (call: (r: Partial<HttpRequest> & { url: string }) => Promise<Reply>) => Promise<A>) =>
+  Effect.runPromise(Effect.gen(function*() {
+    const loaded = load({ argv: ["--mem-db", "--password-hash-cost", "4", ...argv] })
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(Layer.provide(nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }), layerMemory(disk)), scope)
+    const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
+    const call = (r: Partial<HttpRequest> & { url: string }) =>
+      Effect.runPromise(Effect.provide(handle({ method: "GET", headers: { host: "127.0.0.1:2113" }, body: undefined, ...r }), context))
+    const result = yield* Effect.promise(() => body(call))
+    yield* Scope.close(scope, Exit.void)
+    return { result, shutdownRequested: undefined as unknown, context }
+  }))
+
+const text = (reply: Reply) => typeof reply.body === "string" ? reply.body : Buffer.from(reply.body ?? new Uint8Array()).toString("utf8")
+
+describe("the composed node", () => {
+  it("answers every route family through one handler", async () => {
+    const disk = new MemoryDisk()
+    await withNode(disk, [], async (call) => {
+      expect((await call({ url: "/ping" })).status).toBe(200)
+      expect((await call({ url: "/health/live" })).status).toBe(204)
+      // Streams need credentials (anonymous stream access is off by default).
+      const event = JSON.stringify([{ eventId: "fbf4a1a1-b4a3-4dfe-a01f-ec52c34e16e4", eventType: "t", data: { a: 1 } }])
+      const body = new TextEncoder().encode(event)
+      const post = { method: "POST", url: "/streams/orders", body, headers: { host: "127.0.0.1:2113", "content-type": "application/vnd.eventstore.events+json" } }
+      expect((await call(post)).status).toBe(401)
+      const created = await call({ ...post, headers: { ...post.headers, authorization: admin } })
+      expect(created.status).toBe(201)
+      expect(created.headers["Location"]).toBe("http://127.0.0.1:2113/streams/orders/0")
+      const read = await call({ url: "/streams/orders/0", headers: { host: "h", authorization: admin, accept: "application/json" } })
+      expect(JSON.parse(text(read))).toEqual({ a: 1 })
+      // Users API, then the new user authenticates.
+      const user = new TextEncoder().encode(JSON.stringify({ loginName: "ann", fullName: "Ann", password: "pw", groups: [] }))
+      expect((await call({ method: "POST", url: "/users/", body: user, headers: { host: "h", authorization: admin, "content-type": "application/json" } })).status).toBe(201)
+      const asAnn = await call({ url: "/streams/orders/0", headers: { host: "h", authorization: basic("ann", "pw"), accept: "application/json" } })
+      expect(asAnn.status).toBe(200)
+      expect((await call({ url: "/streams/orders/0", headers: { host: "h", authorization: basic("ann", "nope") } })).status).toBe(401)
+      // Node endpoints: /info/options for ops only; stats and metrics.
+      expect((await call({ url: "/info/options", headers: { host: "h", authorization: basic("ann", "pw") } })).status).toBe(401)
+      const options = await call({ url: "/info/options", headers: { host: "h", authorization: basic("ops", "changeit") } })
+      expect(options.status).toBe(200)
+      expect(JSON.parse(text(options)).find((o: { name: string }) => o.name === "DefaultAdminPassword").value).toBe("********")
+      expect((await call({ url: "/stats", headers: { host: "h", authorization: admin } })).status).toBe(200)
+      expect(text(await call({ url: "/metrics", headers: { host: "h", authorization: admin } }))).toMatch(/^# HELP /m)
+    })
+  })
+
+  it("keeps acknowledged events and users across a restart on the same disk", async () => {
+    const disk = new MemoryDisk()
+    const user = new TextEncoder().encode(JSON.stringify({ loginName: "bob", fullName: "Bob", password: "pw", groups: ["$admins"] }))
+    await withNode(disk, [], async (call) => {
+      expect((await call({ method: "POST", url: "/users/", body: user, headers: { host: "h", authorization: admin, "content-type": "application/json" } })).status).toBe(201)
+      const body = new TextEncoder().encode('{"n":1}')
+      const headers = { host: "h", authorization: admin, "content-type": "application/json", "es-eventtype": "t", "es-eventid": "0bf4a1a1-b4a3-4dfe-a01f-ec52c34e16e4" }
+      expect((await call({ method: "POST", url: "/streams/s", body, headers })).status).toBe(201)
+    })
+    await withNode(disk, [], async (call) => {
+      const read = await call({ url: "/streams/s/0", headers: { host: "h", authorization: basic("bob", "pw"), accept: "application/json" } })
+      expect(read.status).toBe(200)
+      expect(JSON.parse(text(read))).toEqual({ n: 1 })
+    })
+  })
+
+  it("has no users API and no 401s in insecure mode", async () => {
+    await withNode(new MemoryDisk(), ["--insecure"], async (call) => {
+      expect((await call({ url: "/users/" })).status).toBe(404)
+      expect((await call({ url: "/streams/$all", headers: { host: "h", accept: "application/json" } })).status).toBe(200)
+    })
+  })
+
+  it("POST /admin/shutdown asks the node to stop", async () => {
+    await withNode(new MemoryDisk(), [], async (call) => {
+      expect((await call({ method: "POST", url: "/admin/shutdown", headers: { host: "h", authorization: basic("ops", "changeit") } })).status).toBe(200)
+    }).then(({ context }) => Effect.runPromise(Effect.provide(Effect.flatMap(Shutdown, (s) => s.isRequested), context)))
+      .then((requested) => expect(requested).toBe(true))
+  })
+})

@@ -1,0 +1,105 @@
+/**
+ * What the processes of `npm run bench:http` say to each other, and the pure helpers they share: a load
+ * plan (sent to the load worker), its result, the canned replies the bare server answers with, and the
+ * request bodies of the append scenarios.
+ */
+
+/** The appends the node expects: a JSON array of events, ids and types in the body (spec/http.md §3.3). */
+export const EVENTS_CONTENT_TYPE = "application/vnd.eventstore.events+json"
+export const ATOM_JSON = "application/vnd.eventstore.atom+json"
+/** The first position of `$all` (spec/http.md §3.16: commit then prepare, 16 hex digits each). */
+export const ALL_START = "0".repeat(32)
+export const PAGE_SIZE = 20
+
+export const basicAuth = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
+
+interface PlanBase {
+  /** `http://127.0.0.1:port` of the server under load. */
+  readonly origin: string
+  readonly authorization: string
+  readonly connections: number
+  /** Load before the measured window (JIT and caches warm on both sides); not counted. */
+  readonly warmupSec: number
+  readonly durationSec: number
+}
+
+/** POST `eventsPerAppend` new events to one of `streams` streams (expected version -2, any), round robin. */
+export interface AppendPlan extends PlanBase {
+  readonly kind: "append"
+  readonly eventsPerAppend: number
+  readonly streamPrefix: string
+  readonly streams: number
+}
+
+/** GET each of `paths` in turn (shared by all connections), with `accept`. */
+export interface ReadPlan extends PlanBase {
+  readonly kind: "read"
+  readonly paths: ReadonlyArray<string>
+  readonly accept: string
+}
+
+export type LoadPlan = AppendPlan | ReadPlan
+
+export interface LoadResult {
+  /** Responses completed inside the measured window. */
+  readonly requests: number
+  readonly reqPerSec: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly maxMs: number
+  /** Requests that got no response (socket errors, timeouts), over warm-up and window. */
+  readonly errors: number
+  readonly non2xx: number
+  /** Status code → count, over warm-up and window. */
+  readonly statuses: Readonly<Record<string, number>>
+  readonly meanResponseBytes: number
+  /** CPU the load process used, in % of one core over its run: near 100 means the generator is the limit. */
+  readonly loadCpuPercent: number
+  readonly firstError?: string
+}
+
+/** A reply the bare server sends verbatim: captured from the node, so both put the same bytes on the wire. */
+export interface CannedReply {
+  readonly status: number
+  readonly reason: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly bodyBase64: string
+}
+
+export interface CannedReplies {
+  readonly append: CannedReply
+  readonly streamPage: CannedReply
+  readonly allPage: CannedReply
+}
+
+/** Messages from the bare server to its parent. */
+export type BareMessage = { readonly listening: number }
+
+/**
+ * A version-4-shaped UUID unique per (salt, n): the salt is random per load process, n counts its events.
+ * Cheaper than random UUIDs at 100k+ ids per second, and the server only needs them distinct.
+ */
+export const eventId = (salt: string, n: number) => `${salt}-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
+
+const EVENT_DATA = JSON.stringify({ orderId: "order-123", amount: 42.5, currency: "EUR", lines: [1, 2, 3] })
+
+/** The body of one append of `count` events, ids `firstN`, `firstN + 1`, …. */
+export const appendBody = (salt: string, firstN: number, count: number): string => {
+  const events = new Array<string>(count)
+  for (let i = 0; i < count; i++) {
+    events[i] = `{"eventId":"${eventId(salt, firstN + i)}","eventType":"BenchEvent","data":${EVENT_DATA}}`
+  }
+  return `[${events.join(",")}]`
+}
+
+/** The value at quantile `q` (0..1) of ascending `sorted`, nearest-rank; 0 when empty. */
+export const quantile = (sorted: ArrayLike<number>, q: number): number => {
+  if (sorted.length === 0) return 0
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))
+  return sorted[rank]
+}
+
+export const round = (x: number, digits: number) => {
+  const f = 10 ** digits
+  return Math.round(x * f) / f
+}

@@ -1,5 +1,6 @@
 /**
- * Checks run after every (re)start, before clients resume, with disk faults paused:
+ * Checks run after every (re)start, before clients resume, with disk faults paused. They read the
+ * EventStore service directly (also when the clients go through HTTP): they verify storage truth.
  * 1. reconcile each client's indeterminate operation: it was written entirely or not at all, and the
  *    model takes whichever the store shows (anything else — half an append — fails the run);
  * 2. every stream the model knows reads exactly as the model says, forward, backward and its metadata:
@@ -9,8 +10,10 @@
  */
 import { Effect } from "effect"
 import { DeletedStreamNumber, type EventStoreService, type EventRecord } from "@vellum/storage"
-import { compareStreamRead, type Auditor, type SimClient } from "./client.js"
+import type { Auditor, SimClient } from "./client.js"
 import { LongMax, isMetastream, metastreamOf } from "./model.js"
+import { compareStreamRead } from "./readChecks.js"
+import { observeStoreRead } from "./simStore.js"
 
 const reconcile = (store: EventStoreService, auditor: Auditor, client: SimClient) =>
   Effect.gen(function*() {
@@ -47,9 +50,12 @@ const reconcile = (store: EventStoreService, auditor: Auditor, client: SimClient
 const verifyStream = (store: EventStoreService, auditor: Auditor, stream: string) =>
   Effect.gen(function*() {
     const model = auditor.model
-    const forward = compareStreamRead(model, yield* store.readStreamForward(stream, 0, 4096), model.readForward(stream, 0, 4096))
+    const whole = (direction: "forward" | "backward") => ({ stream, direction, from: direction === "forward" ? 0 : -1, count: 4096 })
+    const forwardRead = observeStoreRead(yield* store.readStreamForward(stream, 0, 4096))
+    const forward = compareStreamRead(model, whole("forward"), forwardRead, model.readForward(stream, 0, 4096))
     if (forward !== undefined) return auditor.fail(`after restart, ${stream} forward: ${forward}`)
-    const backward = compareStreamRead(model, yield* store.readStreamBackward(stream, -1, 4096), model.readBackward(stream, -1, 4096))
+    const backwardRead = observeStoreRead(yield* store.readStreamBackward(stream, -1, 4096))
+    const backward = compareStreamRead(model, whole("backward"), backwardRead, model.readBackward(stream, -1, 4096))
     if (backward !== undefined) return auditor.fail(`after restart, ${stream} backward: ${backward}`)
     if (!isMetastream(stream)) {
       const meta = yield* store.getStreamMetadata(stream)

@@ -1,7 +1,8 @@
 /**
  * One simulator run, entirely determined by its seed.
  *
- * A node (the real EventStore on a MemoryDisk) lives several lifetimes. In each, clients run operations
+ * A node (the whole NodeApp on a MemoryDisk, driven through its HTTP handler; or with `transport: "direct"`
+ * the bare EventStore) lives several lifetimes. In each, clients run operations
  * concurrently (checked against the reference model as they complete) until the driver crashes the node at
  * a random scheduler step — between any two steps, so also mid-batch, mid-rollover, mid-index-flush — or
  * the store fails after a disk error. The disk then loses what was not synced (random or strict mode), the
@@ -12,12 +13,13 @@
  * start that hit a transient read error; the checkers must see the truth), and run otherwise.
  */
 import { Effect, Exit, Scope } from "effect"
-import { Disk, MemoryDisk, Prng, SimWorld } from "@vellum/platform"
-import { defaultStorageConfig, make, type EventStoreService, type StorageConfig } from "@vellum/storage"
+import { MemoryDisk, Prng, SimWorld } from "@vellum/platform"
+import { defaultStorageConfig, type StorageConfig } from "@vellum/storage"
 import { Auditor, SimClient } from "./client.js"
 import { verifyAfterRestart } from "./checkers.js"
 import { StoreModel } from "./model.js"
 import { chooseOptions, weakHash, type SimOptions } from "./options.js"
+import { openNode, type Transport } from "./simNode.js"
 
 export interface SeedResult {
   readonly seed: number
@@ -38,6 +40,8 @@ export interface RunSeedOptions {
   readonly traceLines?: number
   /** Override the swarm's choices (tests use this to pin a configuration). */
   readonly overrides?: Partial<SimOptions>
+  /** How clients reach the node: its HTTP app (default) or the EventStore service directly. */
+  readonly transport?: Transport
 }
 
 const NODE = "node-1"
@@ -45,6 +49,7 @@ const NODE = "node-1"
 export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResult => {
   const root = new Prng(seed)
   const options: SimOptions = { ...chooseOptions(root.fork("options")), ...runOptions.overrides }
+  const transport = runOptions.transport ?? "http"
   const world = new SimWorld({ seed: root.fork("world").nextSeed(), traceLines: runOptions.traceLines ?? 40 })
   const disk = new MemoryDisk({ prng: root.fork("disk"), faults: options.faults, capacityBytes: options.capacityBytes })
   const faultsWanted = options.faults !== undefined || options.capacityBytes !== undefined
@@ -72,9 +77,9 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     Effect.gen(function*() {
       disk.faulty = false
       const scope = yield* Scope.make()
-      const opened = yield* Effect.either(make(config).pipe(Effect.provideService(Disk, disk.service), Scope.extend(scope)))
-      if (opened._tag === "Left") return auditor.fail(`the store did not open after recovery: ${opened.left.message}`)
-      const store: EventStoreService = opened.right
+      const opened = yield* Effect.either(openNode(transport, config, disk.service, scope))
+      if (opened._tag === "Left") return auditor.fail(`the node did not open after recovery: ${opened.left}`)
+      const { store, clients: node } = opened.right
       const checked = yield* Effect.either(verifyAfterRestart(store, auditor, clients))
       if (checked._tag === "Left") return auditor.fail(`a check read failed with faults paused: ${String((checked.left as { message?: string }).message)}`)
       world.trace(`lifetime verified at ${store.stats().committedPosition}`)
@@ -88,7 +93,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
         Effect.gen(function*() {
           for (let k = 0; k < ops && auditor.failure === undefined && !auditor.restartRequested; k++) {
             if (options.thinkTimeMs > 0) yield* Effect.sleep(client.prng.int(0, options.thinkTimeMs))
-            yield* client.step(store, auditor)
+            yield* client.step(node, auditor)
           }
           clientsDone++
         }), { concurrency: "unbounded", discard: true })

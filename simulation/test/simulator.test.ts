@@ -1,5 +1,6 @@
-// The simulator in CI: a fixed batch of seeds with crashes and disk faults (bounded in time), the
-// run-twice determinism check, and every scenario in scenarios/. Longer runs: `npm run sim:soak`.
+// The simulator in CI: a fixed batch of seeds with crashes and disk faults (bounded in time), the clients
+// driving the whole node through its HTTP app; the run-twice determinism check; a few seeds over the
+// direct transport; and every scenario in scenarios/. Longer runs: `npm run sim:soak`.
 import { describe, expect, it } from "vitest"
 import { runSeed } from "../src/runSeed.js"
 
@@ -31,5 +32,15 @@ describe("simulator", () => {
       hashes.add(a.traceHash)
     }
     expect(hashes.size).toBe(3)
+  })
+
+  it("the direct transport (clients call the EventStore service) still passes seeds 1..10", () => {
+    let acknowledged = 0
+    for (let seed = 1; seed <= 10; seed++) {
+      const r = runSeed(seed, { transport: "direct" })
+      if (!r.ok) expect.fail(explain(r))
+      acknowledged += r.acknowledged
+    }
+    expect(acknowledged).toBeGreaterThan(10 * 20)
   })
 })

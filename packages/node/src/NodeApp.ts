@@ -9,7 +9,7 @@
  */
 import { Effect, Layer } from "effect"
 import type { Disk } from "@vellum/platform"
-import { EventStore, layer as eventStoreLayer, type StorageCorrupt } from "@vellum/storage"
+import { EventStore, layer as eventStoreLayer, type StorageConfig, type StorageCorrupt } from "@vellum/storage"
 import {
   authenticatorLayer, insecureAuthenticatorLayer, streamAccessLayer, usersLayer, type Authenticator, type StreamAccess,
   type UserStoreFailed, type Users
@@ -39,9 +39,20 @@ export interface NodeAppOptions {
 }
 
 /** Every service of a node, over a Disk. Fails when the store or the user store cannot be opened. */
-export const nodeAppLayer = (loaded: LoadedConfig, options: NodeAppOptions): Layer.Layer<NodeAppServices, StorageCorrupt | UserStoreFailed, Disk> => {
+export const nodeAppLayer = (loaded: LoadedConfig, options: NodeAppOptions): Layer.Layer<NodeAppServices, StorageCorrupt | UserStoreFailed, Disk> =>
+  nodeAppLayerWithStorage(loaded, { ...toStorageConfig(loaded.config), dir: options.dbDir }, options)
+
+/**
+ * `nodeAppLayer` over explicit storage settings: for the simulator, whose swarm picks settings no option can
+ * express (chunks of a few hundred bytes, memtables of a few entries, a degenerate stream hash).
+ */
+export const nodeAppLayerWithStorage = (
+  loaded: LoadedConfig,
+  storageConfig: StorageConfig,
+  options: Omit<NodeAppOptions, "dbDir">
+): Layer.Layer<NodeAppServices, StorageCorrupt | UserStoreFailed, Disk> => {
   const config = loaded.config
-  const storage = eventStoreLayer({ ...toStorageConfig(config), dir: options.dbDir })
+  const storage = eventStoreLayer(storageConfig)
   const users = usersLayer(toSecurityConfig(config))
   const authentication = config.Insecure
     ? insecureAuthenticatorLayer

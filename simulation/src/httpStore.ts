@@ -1,0 +1,162 @@
+/**
+ * The simulated clients' operations as HTTP requests to the node's handler, called in-process on the
+ * node's scheduler (no sockets), as the admin with Basic auth — what an AtomPub client sends
+ * (spec/http.md §3):
+ *
+ * - append: `POST /streams/{s}` with an `application/vnd.eventstore.events+json` array and
+ *   `ES-ExpectedVersion` → 201 + Location (first event number), 400 + CurrentVersion, 410;
+ * - metadata: `POST /streams/{s}/metadata` with the bytes as the body (`application/json` for JSON
+ *   metadata, `application/octet-stream` otherwise) and `ES-EventId`: stored exactly as sent;
+ * - delete: `DELETE /streams/{s}` with `ES-HardDelete` → 204, 400 + CurrentVersion, 410;
+ * - reads: Atom JSON feeds and entries at `embed=body` → 200, 404 (no stream, or no such event), 410.
+ *
+ * Client event data is JSON that the events+json form stores re-indented; the clients generate it
+ * already indented the reference's way (two spaces), so the bytes stored are the bytes the model holds.
+ *
+ * Anything else is a failure: a 5xx, a 408 or a store size-limit 400 leaves the operation indeterminate
+ * (a 500 naming a stopped log means the store failed and needs a restart), except a 500 from a defect,
+ * which — like a 401 for the admin or any other 400 for a well-formed request — no correct node gives
+ * (`Unexpected`).
+ */
+import { Effect } from "effect"
+import type { HttpRequest, Reply } from "@vellum/http"
+import type { ProposedEvent } from "@vellum/storage"
+import {
+  currentVersion, describeReply, linkStart, locationEventNumber, parseEntry, parseFeed, replyBytes, replyText,
+  type AtomEntry
+} from "./atomReplies.js"
+import {
+  Indeterminate, Unexpected, deleted, type ObservedEvent, type ObservedEventRead, type ObservedStreamRead, type ObservedWrite,
+  type ReadRequest, type SimStore, type StoreFailure
+} from "./simStore.js"
+
+/** The node's request handler with the node's services provided. */
+export type NodeHandler = (request: HttpRequest) => Effect.Effect<Reply>
+
+const Host = "127.0.0.1:2113"
+const AdminAuthorization = `Basic ${Buffer.from("admin:changeit").toString("base64")}`
+const EventsJson = "application/vnd.eventstore.events+json"
+const AtomJson = "application/vnd.eventstore.atom+json"
+const DefectReason = "Internal Server Error"
+/** The reason of a 500 from a store that stopped accepting writes (fail-stop after a disk error). */
+const StoppedLog = /stopped accepting writes/
+
+const streamPath = (stream: string): string => `/streams/${encodeURIComponent(stream)}`
+
+/**
+ * The store's size limits, reported as a validation 400 (InvalidRequest). The swarm's tiny chunks make a
+ * large append not fit; the direct transport counts that InvalidRequest as indeterminate, and so does HTTP.
+ */
+const StoreSizeLimit = /does not fit in a chunk|exceeds the record limit|bytes; the limit is/
+
+/** Why a reply that is none of the operation's answers failed it. */
+const failureOf = (reply: Reply, what: string): StoreFailure => {
+  const reason = reply.reason ?? ""
+  if (reply.status >= 500 && !reason.startsWith(DefectReason)) return new Indeterminate(`${reply.status} ${reason}`, StoppedLog.test(reason))
+  if (reply.status === 408) return new Indeterminate("408 request timeout", false)
+  if (reply.status === 400 && StoreSizeLimit.test(replyText(reply))) return new Indeterminate(`400 ${replyText(reply)}`, false)
+  return new Unexpected(`${what}: ${describeReply(reply)}`)
+}
+
+const orFail = <A>(value: A | Unexpected): Effect.Effect<A, StoreFailure> =>
+  value instanceof Unexpected ? Effect.fail(value) : Effect.succeed(value)
+
+/** The answer to a write: a rule failure or success. */
+const writeReply = (reply: Reply, what: string, success: () => ObservedWrite | Unexpected): Effect.Effect<ObservedWrite, StoreFailure> => {
+  if (reply.status === 400 && reply.reason === "Wrong expected EventNumber") {
+    return Effect.map(orFail(currentVersion(reply)), (current): ObservedWrite => ({ _tag: "WrongExpectedVersion", current }))
+  }
+  if (reply.status === 410) return Effect.succeed({ _tag: "StreamDeleted" })
+  if (reply.status === 201 || reply.status === 204) return orFail(success())
+  return Effect.fail(failureOf(reply, what))
+}
+
+/** Appends answer 201; the Location names the first event (of the original write, for a retry). */
+const appendedAt = (reply: Reply, stream: string) => (): ObservedWrite | Unexpected => {
+  if (reply.status !== 201) return new Unexpected(`an append answered ${describeReply(reply)}`)
+  const first = locationEventNumber(reply, stream)
+  return first instanceof Unexpected ? first : { _tag: "Appended", first, last: undefined, idempotent: undefined }
+}
+
+/** The events+json body: ids, types and data; JSON data goes in as JSON, other data as a string. */
+const eventsBody = (events: ReadonlyArray<ProposedEvent>): string =>
+  "[" + events.map((e) => {
+    const text = Buffer.from(e.data).toString("utf8")
+    return `{"eventId":${JSON.stringify(e.eventId)},"eventType":${JSON.stringify(e.eventType)},"data":${e.isJson ? text : JSON.stringify(text)}}`
+  }).join(",") + "]"
+
+export const httpStore = (handle: NodeHandler): SimStore => {
+  const request = (method: string, url: string, headers: Record<string, string>, body?: Uint8Array) =>
+    handle({ method, url, headers: { host: Host, authorization: AdminAuthorization, ...headers }, body })
+
+  /** The stored bytes of an event the feed shows no text for (a non-JSON event). */
+  const rawData = (stream: string, entry: AtomEntry): Effect.Effect<ObservedEvent, StoreFailure> => {
+    const event = (data: Uint8Array): ObservedEvent => ({ eventNumber: entry.eventNumber, eventId: entry.eventId, eventType: entry.eventType, data })
+    if (entry.data !== null) return Effect.succeed(event(Buffer.from(entry.data, "utf8")))
+    return Effect.flatMap(request("GET", `${streamPath(stream)}/${entry.eventNumber}`, { accept: "application/octet-stream" }), (reply) =>
+      reply.status === 200 ? Effect.succeed(event(replyBytes(reply))) : Effect.fail(failureOf(reply, `raw data of ${stream}#${entry.eventNumber}`)))
+  }
+
+  const feedRead = (stream: string, direction: ReadRequest["direction"], reply: Reply): Effect.Effect<ObservedStreamRead, StoreFailure> =>
+    Effect.gen(function*() {
+      const feed = yield* orFail(parseFeed(replyText(reply)))
+      const next = yield* orFail(linkStart(feed, "next"))
+      const previous = yield* orFail(linkStart(feed, "previous"))
+      // Feeds list newest first; forward reads are compared oldest first, as the store returns them.
+      const entries = direction === "forward" ? [...feed.entries].reverse() : feed.entries
+      const events = yield* Effect.forEach(entries, (entry) => rawData(stream, entry))
+      return { _tag: "Success", events, paging: { via: "feed", headOfStream: feed.headOfStream, next, previous } } as const
+    })
+
+  return {
+    append: (stream, expected, events) =>
+      Effect.flatMap(
+        request("POST", streamPath(stream), { "content-type": EventsJson, "es-expectedversion": String(expected) }, Buffer.from(eventsBody(events), "utf8")),
+        (reply) => writeReply(reply, `append to ${stream}`, appendedAt(reply, stream))),
+
+    setMetadata: (stream, expected, event) =>
+      Effect.flatMap(
+        request("POST", `${streamPath(stream)}/metadata`, {
+          "content-type": event.isJson ? "application/json" : "application/octet-stream",
+          "es-expectedversion": String(expected),
+          "es-eventid": event.eventId
+        }, event.data),
+        (reply) => writeReply(reply, `metadata of ${stream}`, appendedAt(reply, `$$${stream}`))),
+
+    deleteStream: (stream, expected, hard) =>
+      Effect.flatMap(
+        request("DELETE", streamPath(stream), { "es-expectedversion": String(expected), "es-harddelete": hard ? "True" : "False" }),
+        (reply) => writeReply(reply, `delete of ${stream}`, () => reply.status === 204 ? deleted : new Unexpected(`a delete answered ${describeReply(reply)}`))),
+
+    readStream: ({ stream, direction, from, count }) => {
+      const start = from < 0 ? "head" : String(from)
+      return Effect.flatMap(request("GET", `${streamPath(stream)}/${start}/${direction}/${count}?embed=body`, { accept: AtomJson }), (reply) => {
+        switch (reply.status) {
+          case 200:
+            return feedRead(stream, direction, reply)
+          case 404:
+            return Effect.succeed<ObservedStreamRead>({ _tag: "NoStream", lastEventNumber: undefined })
+          case 410:
+            return Effect.succeed<ObservedStreamRead>({ _tag: "StreamDeleted" })
+          default:
+            return Effect.fail(failureOf(reply, `read of ${stream}`))
+        }
+      })
+    },
+
+    readEvent: (stream, eventNumber) =>
+      Effect.flatMap(request("GET", `${streamPath(stream)}/${eventNumber < 0 ? "head" : eventNumber}?embed=body`, { accept: AtomJson }), (reply) => {
+        switch (reply.status) {
+          case 200:
+            return Effect.map(Effect.flatMap(orFail(parseEntry(replyText(reply))), (entry) => rawData(stream, entry)),
+              (event): ObservedEventRead => ({ _tag: "Success", event }))
+          case 404:
+            return Effect.succeed<ObservedEventRead>({ _tag: "Missing" })
+          case 410:
+            return Effect.succeed<ObservedEventRead>({ _tag: "StreamDeleted" })
+          default:
+            return Effect.fail(failureOf(reply, `read of ${stream}#${eventNumber}`))
+        }
+      })
+  }
+}

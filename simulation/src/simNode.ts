@@ -1,0 +1,50 @@
+/**
+ * One lifetime of the simulated node, opened in a scope on the sim's MemoryDisk. Over `http` (the default)
+ * it is the whole NodeApp — storage, users and authentication, stream ACLs, node services, the request
+ * pipeline — and the clients call its request handler in-process; over `direct` it is the bare EventStore,
+ * called as a service. Either way the restart checkers get the EventStore service itself (the truth on
+ * disk). Dropping the scope without closing it is a power cut; the next lifetime opens on what survived.
+ *
+ * The sim's configuration is the default one with a cheap password hash (scrypt ln=4) and the
+ * deterministic process figures and bare metrics registry (no live layer is passed).
+ */
+import { Context, Effect, Layer, Option, Scope } from "effect"
+import { Disk, type DiskService } from "@vellum/platform"
+import { EventStore, make, type EventStoreService, type StorageConfig } from "@vellum/storage"
+// @vellum/node exports only its `main`; the composition root is imported from its source.
+import { VELLUM_VERSION, makeNodeHandler, nodeAppLayerWithStorage } from "@vellum/node/app"
+import { loadConfig, type LoadedConfig } from "@vellum/node/config"
+import { httpStore } from "./httpStore.js"
+import { directStore, type SimStore } from "./simStore.js"
+
+export type Transport = "http" | "direct"
+
+export interface OpenedNode {
+  /** The node's store, for the checkers. */
+  readonly store: EventStoreService
+  /** What the clients call. */
+  readonly clients: SimStore
+}
+
+const SimInstanceId = "00000000-0000-4000-8000-000000000001"
+
+/** The node's configuration in the sim: defaults, except a password hash that costs microseconds. */
+export const simNodeConfig: LoadedConfig = Effect.runSync(Effect.flatMap(
+  loadConfig({ argv: ["--password-hash-cost", "4"], env: {}, readFile: () => Effect.succeed(Option.none()), version: VELLUM_VERSION }),
+  (outcome) => outcome._tag === "Start" ? Effect.succeed(outcome.loaded) : Effect.die(new Error(`the sim's node configuration did not load: ${outcome._tag}`))
+))
+
+const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope) =>
+  Effect.gen(function*() {
+    const layer = Layer.provide(nodeAppLayerWithStorage(simNodeConfig, storage, { instanceId: SimInstanceId }), Layer.succeed(Disk, disk))
+    const context = yield* Layer.buildWithScope(layer, scope)
+    const handle = yield* Effect.provide(makeNodeHandler(simNodeConfig), context)
+    return { store: Context.get(context, EventStore), clients: httpStore((request) => Effect.provide(handle(request), context)) }
+  })
+
+const openDirect = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope) =>
+  Effect.map(make(storage).pipe(Effect.provideService(Disk, disk), Scope.extend(scope)), (store): OpenedNode => ({ store, clients: directStore(store) }))
+
+/** Opens the node; fails with the reason it did not open. */
+export const openNode = (transport: Transport, storage: StorageConfig, disk: DiskService, scope: Scope.Scope): Effect.Effect<OpenedNode, string> =>
+  Effect.mapError(transport === "http" ? openHttp(storage, disk, scope) : openDirect(storage, disk, scope), (e) => e.message)

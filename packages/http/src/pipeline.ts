@@ -140,17 +140,21 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
         responseType: choice.type,
         requestType
       }
-      const deadline = Duration.millis(settings.requestTimeoutMillis + longPollSeconds(headers) * 1000)
+      const longPoll = longPollSeconds(headers)
       const handled = Effect.suspend(() => route.handle(input)).pipe(
         Effect.provideService(HttpConfig, settings),
-        Effect.catchAllDefect((defect) => Effect.as(Effect.logError("HTTP handler failed", defect), internalError(Cause.die(defect)))),
-        Effect.timeoutTo({
-          duration: deadline,
-          onTimeout: () => emptyReply(408, "Server was unable to handle request in time"),
-          onSuccess: (reply: Reply) => reply
-        })
+        Effect.catchAllDefect((defect) => Effect.as(Effect.logError("HTTP handler failed", defect), internalError(Cause.die(defect))))
       )
-      return finish(yield* handled, match.allowed)
+      // The 408 deadline (§1.1 item 9) guards what can wait: writes (the writer's batch) and long polls. A
+      // timeout races the handler against a timer in forked fibers, which costs more than a whole cached read
+      // (measured ~70 µs per request under load), so plain reads, whose disk reads do not suspend, skip it.
+      if (method === "GET" && longPoll === 0) return finish(yield* handled, match.allowed)
+      const timed = Effect.timeoutTo(handled, {
+        duration: Duration.millis(settings.requestTimeoutMillis + longPoll * 1000),
+        onTimeout: () => emptyReply(408, "Server was unable to handle request in time"),
+        onSuccess: (reply: Reply) => reply
+      })
+      return finish(yield* timed, match.allowed)
     })
 
   // Whatever escapes (a defect in the authenticator, in this code) is still an answer, never a crash.

@@ -3,7 +3,7 @@
  *
  *   /health/live (node/health.ts) → CORS pre-flight → body size limit → authentication (bad
  *   credentials: 401 before routing) → route match (404; OPTIONS → 200; 405) → request codec (415) →
- *   response codec (406, or 500 for an unknown `?format=`) → first-level authorization (bare 401) →
+ *   response codec (406, or 400 for an unknown `?format=`, a 500 upstream) → first-level authorization (bare 401) →
  *   handler (with a deadline: 408)
  *
  * and the cross-cutting response rules on the way out. It is a plain Effect from a request to a Reply,
@@ -123,7 +123,7 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
         if (requestType === undefined) return finish(emptyReply(415, "Invalid or missing Content-Type"))
       }
       const choice = selectResponseType(route.responseCodecs, target.query.get("format"), headers["accept"])
-      if (choice._tag === "UnknownFormat") return finish(emptyReply(500, `Unknown format requested: ${choice.format}`))
+      if (choice._tag === "UnknownFormat") return finish(emptyReply(400, `Unknown format requested: ${choice.format}`))
       if (choice._tag === "NotAcceptable") return finish(emptyReply(406, "Requested URI is not available in requested format"))
 
       if (!authorized(route.access, principal, settings)) return finish(unauthorizedBare)

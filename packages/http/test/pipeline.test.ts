@@ -72,12 +72,12 @@ describe("pipeline order (§1.1)", () => {
       assert.strictEqual(allowed.status, 401)
     }))
 
-  it.scoped("an unknown ?format= is a 500; a known one overrides Accept", () =>
+  it.scoped("an unknown ?format= is a 400 (a 500 upstream); a known one overrides Accept", () =>
     Effect.gen(function*() {
       const node = yield* makeTestNode()
       yield* appendEvents(node, "s", [1])
       const unknown = yield* node.request("GET", "/streams/s?format=yaml")
-      assert.strictEqual(unknown.status, 500)
+      assert.strictEqual(unknown.status, 400)
       const json = yield* node.request("GET", "/streams/s?format=JSON", { headers: { Accept: "text/xml" } })
       assert.strictEqual(json.status, 200)
       assert.strictEqual(header(json, "Content-Type"), "application/json; charset=utf-8")

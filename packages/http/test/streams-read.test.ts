@@ -193,7 +193,7 @@ describe("read parameters and errors (§3.7, §3.10)", () => {
       // Backward routes neither read nor validate LongPoll.
       assert.strictEqual((yield* getJson(node, "/streams/s/0/backward/5", { "ES-LongPoll": "x" })).status, 200)
       const tooBig = yield* getJson(node, "/streams/s/0/forward/5000")
-      assert.strictEqual(tooBig.status, 500)
+      assert.strictEqual(tooBig.status, 400)
       assert.strictEqual(tooBig.reason, "Read size too big, should be less than 4096 items")
       assert.strictEqual((yield* getJson(node, "/streams/none")).status, 404)
     }))

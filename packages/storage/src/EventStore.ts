@@ -47,7 +47,7 @@ export const defaultStorageConfig = (dir: string): StorageConfig => ({
   preallocateChunks: true,
   verifyChunksOnOpen: false,
   readCacheBytes: 64 * 1024 * 1024,
-  memtableMaxEntries: 262_144,
+  memtableMaxEntries: 524_288,
   indexTablesPerLevel: 2,
   verifyIndexOnOpen: false,
   maxEventSize: 16 * 1024 * 1024 - 10_000,

@@ -1,6 +1,6 @@
 /**
  * Path parameters of the read routes (spec/http.md §3.7, §3.16) with the reference's 400 messages:
- * event numbers (or `head`), counts, `$all` positions, and the read-size ceiling (a 500 upstream).
+ * event numbers (or `head`), counts, `$all` positions, and the read-size ceiling (a 500 upstream, a 400 here).
  */
 import { parseAllPosition } from "../atom/index.js"
 import type { Reply } from "../Reply.js"
@@ -42,6 +42,6 @@ export const positionParam = (text: string | undefined, allowHead: boolean): Par
   return position === undefined ? { ok: false, message: `Invalid position argument: ${text}` } : { ok: true, value: position.commit }
 }
 
-/** Counts above the store's ceiling are a 500 with the reason upstream (not a 400). */
+/** Counts above the store's ceiling: 400 with the reason (upstream answers 500; no crafted request should get a 5xx here). */
 export const tooBigRead = (count: number, maxReadCount: number): Reply | undefined =>
-  count > maxReadCount ? statusReply(500, `Read size too big, should be less than ${maxReadCount} items`) : undefined
+  count > maxReadCount ? statusReply(400, `Read size too big, should be less than ${maxReadCount} items`) : undefined

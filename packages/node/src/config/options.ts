@@ -196,8 +196,8 @@ export const optionTable = {
     type: integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), default: 64 * MiB
   }),
   MaxMemTableSize: option({
-    group: "Database", description: "The number of index entries kept in memory before they are written to an index table (smaller than the reference's 1,000,000: after a crash, a start replays at most this many events).",
-    type: integer({ min: 1_000, max: 100_000_000 }), default: 262_144
+    group: "Database", description: "The number of index entries kept in memory before they are written to an index table (half the reference's 1,000,000: after a crash, a start replays at most this many events).",
+    type: integer({ min: 1_000, max: 100_000_000 }), default: 524_288
   }),
   StreamInfoCacheCapacity: option({
     group: "Database", description: "The maximum number of entries to keep in the stream info cache.",

@@ -145,10 +145,11 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
         Effect.provideService(HttpConfig, settings),
         Effect.catchAllDefect((defect) => Effect.as(Effect.logError("HTTP handler failed", defect), internalError(Cause.die(defect))))
       )
-      // The 408 deadline (§1.1 item 9) guards what can wait: writes (the writer's batch) and long polls. A
-      // timeout races the handler against a timer in forked fibers, which costs more than a whole cached read
-      // (measured ~70 µs per request under load), so plain reads, whose disk reads do not suspend, skip it.
-      if (method === "GET" && longPoll === 0) return finish(yield* handled, match.allowed)
+      // The 408 deadline (§1.1 item 9): handlers do not suspend except on the writer, whose own write timeout
+      // answers 408 (storageErrors.ts), and in long polls. A timeout here races the handler against a timer in
+      // forked fibers, which costs more than a whole cached read (~70 µs per request under load), so only
+      // long polls get one.
+      if (longPoll === 0) return finish(yield* handled, match.allowed)
       const timed = Effect.timeoutTo(handled, {
         duration: Duration.millis(settings.requestTimeoutMillis + longPoll * 1000),
         onTimeout: () => emptyReply(408, "Server was unable to handle request in time"),

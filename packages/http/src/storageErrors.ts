@@ -2,7 +2,8 @@
  * Storage failures as HTTP replies, in one place (spec/http.md §3.4, §3.10, §8):
  * WrongExpectedVersion → 400 `Wrong expected EventNumber` with both CurrentVersion headers,
  * StreamDeleted → 410 `Stream deleted`, InvalidRequest → 400 with the reason as body,
- * StorageFailed / StorageCorrupt → 500 with the error text as reason phrase.
+ * StorageFailed / StorageCorrupt → 500 with the error text as reason phrase, WriteTimeout (the disk stalled
+ * past the write timeout) → 408 as the reference's request deadline answers (the write may still happen).
  */
 import { DeletedStreamNumber, LongMaxValueText, type AppendError, type ReadFailure } from "@vellum/storage"
 import type { Reply } from "./Reply.js"
@@ -25,6 +26,8 @@ export const storageErrorReply = (error: AppendError | ReadFailure): Reply => {
       return statusReply(410, "Stream deleted")
     case "InvalidRequest":
       return badRequest(error.reason)
+    case "WriteTimeout":
+      return statusReply(408, "Server was unable to handle request in time")
     case "StorageFailed":
     case "StorageCorrupt":
       return statusReply(500, error.message)

@@ -265,21 +265,24 @@ describe("health, pre-flight, limits, failures", () => {
       assert.match(reply.reason ?? "", /Limit is 100 bytes/)
     }))
 
-  it.effect("a defect in a handler is a 500 with a reason; a slow write is a 408", () =>
+  it.effect("a defect in a handler is a 500 with a reason; a long poll past its deadline is a 408", () =>
     Effect.gen(function*() {
       const routes: ReadonlyArray<RouteDef> = [
         { method: "GET", path: "/boom", access: "anonymous", responseCodecs: ["text/plain"], handle: () => Effect.die(new Error("kaput\r\nX: y")) },
         { method: "GET", path: "/throw", access: "anonymous", responseCodecs: ["text/plain"], handle: () => { throw new Error("sync throw") } },
-        { method: "POST", path: "/slow", access: "anonymous", responseCodecs: ["text/plain"], handle: () => Effect.as(Effect.sleep(Duration.minutes(5)), { status: 200, headers: {} }) }
+        { method: "GET", path: "/slow", access: "anonymous", responseCodecs: ["text/plain"], handle: () => Effect.as(Effect.sleep(Duration.minutes(5)), { status: 200, headers: {} }) }
       ]
       const handle = makeHandler(routes, defaultHttpSettings)
-      const call = (url: string, method = "GET") => handle({ method, url, headers: {}, body: undefined }).pipe(Effect.provideService(Authenticator, testAuthenticator()))
+      const call = (url: string, headers: Record<string, string> = {}) => handle({ method: "GET", url, headers, body: undefined }).pipe(Effect.provideService(Authenticator, testAuthenticator()))
       const boom = yield* call("/boom")
       assert.strictEqual(boom.status, 500)
       assert.strictEqual(boom.reason, "Internal Server Error: kaput X: y")
       assert.strictEqual((yield* call("/throw")).status, 500)
-      const slow = yield* Effect.fork(call("/slow", "POST"))
-      yield* TestClock.adjust(Duration.seconds(11))
+      // A long poll waits at most its poll time plus the request deadline (writes time out in the writer).
+      const slow = yield* Effect.fork(call("/slow", { "ES-LongPoll": "5" }))
+      yield* TestClock.adjust(Duration.seconds(14))
+      assert.isTrue((yield* Fiber.poll(slow))._tag === "None")
+      yield* TestClock.adjust(Duration.seconds(2))
       const timedOut = yield* Fiber.join(slow)
       assert.strictEqual(timedOut.status, 408)
       assert.strictEqual(timedOut.reason, "Server was unable to handle request in time")

@@ -11,7 +11,7 @@
 import { Context, Effect, Layer, PubSub, type Scope, SubscriptionRef } from "effect"
 import { Disk, join, type DiskError } from "@vellum/platform"
 import type { IndexCorrupt } from "./tableindex/Entry.js"
-import { InvalidRequest, StorageCorrupt, type StorageFailed, type StreamDeleted, type WrongExpectedVersion } from "./errors.js"
+import { InvalidRequest, StorageCorrupt, type StorageFailed, type StreamDeleted, type WriteTimeout, type WrongExpectedVersion } from "./errors.js"
 import { openTransactionLog, type LogConfig, type ReadError, type TransactionLog } from "./log/TransactionLog.js"
 import { RecordKind, type EventRecord, type LogRecord } from "./log/records.js"
 import * as TableIndex from "./tableindex/TableIndex.js"
@@ -35,6 +35,8 @@ export interface StorageConfig {
   readonly streamHash?: HashFn
   readonly maxEventSize: number
   readonly maxBatchCommands: number
+  /** A write not durable within this time is answered WriteTimeout (outcome unknown). */
+  readonly writeTimeoutMillis: number
   readonly eventIdCacheCapacity: number
   readonly streamInfoCacheCapacity: number
   /** Events per read, at most (the reference's 4096). */
@@ -52,6 +54,7 @@ export const defaultStorageConfig = (dir: string): StorageConfig => ({
   verifyIndexOnOpen: false,
   maxEventSize: 16 * 1024 * 1024 - 10_000,
   maxBatchCommands: 1024,
+  writeTimeoutMillis: 10_000,
   eventIdCacheCapacity: 200_000,
   streamInfoCacheCapacity: 100_000,
   maxReadCount: 4096
@@ -102,7 +105,7 @@ export interface MetadataRead {
   readonly isJson: boolean
 }
 
-export type AppendError = WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt
+export type AppendError = WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | WriteTimeout
 export type ReadFailure = StorageCorrupt | InvalidRequest
 
 export interface ReadOptions {
@@ -237,8 +240,9 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         yield* PubSub.publish(commits, { firstPosition: records[0]?.logPosition ?? endPosition, endPosition, streams: [...streams] })
       })
 
-    const writer = yield* makeWriter(log, readIndex, ids, { maxBatchCommands: config.maxBatchCommands, maxEventSize: config.maxEventSize }, onCommitted)
+    const writer = yield* makeWriter(log, readIndex, ids, { maxBatchCommands: config.maxBatchCommands, maxEventSize: config.maxEventSize, writeTimeoutMillis: config.writeTimeoutMillis }, onCommitted)
     yield* Effect.forkScoped(writer.loop)
+    yield* Effect.forkScoped(writer.sweeper)
 
     const toAppendError = (error: WriteError): AppendError => error._tag === "DiskError" ? new StorageCorrupt({ message: error.message }) : error
 

@@ -47,3 +47,15 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
     return this.reason
   }
 }
+
+/**
+ * A write was not durable within the write timeout (the disk stalls). Its outcome is unknown: it may still
+ * become durable, so a client must treat it as indeterminate (the reference's CommitTimeout).
+ */
+export class WriteTimeout extends Schema.TaggedError<WriteTimeout>()("WriteTimeout", {
+  timeoutMillis: Schema.Number
+}) {
+  override get message() {
+    return `the write was not durable within ${this.timeoutMillis} ms; it may still be written`
+  }
+}

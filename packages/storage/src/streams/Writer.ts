@@ -10,8 +10,8 @@
  * that might still fail. After a disk error the log is fail-stop and every later command fails with
  * StorageFailed.
  */
-import { Clock, Effect, Random } from "effect"
-import { InvalidRequest } from "../errors.js"
+import { Clock, Duration, Effect, Random } from "effect"
+import { InvalidRequest, WriteTimeout } from "../errors.js"
 import type { TransactionLog, WriteUnit } from "../log/TransactionLog.js"
 import { MAX_RECORD_BODY, bodyLength, framedLength, type LogRecord } from "../log/records.js"
 import { Miss } from "./commitCheck.js"
@@ -34,6 +34,10 @@ export type WriteOutcome = { readonly ok: true; readonly result: WriteResult } |
 interface Pending {
   readonly command: WriteCommand
   readonly answer: (outcome: WriteOutcome) => void
+  /** Clock time it was queued (for the write timeout). */
+  readonly queuedAt: number
+  /** Answered already (by its batch, or by the write timeout: the later answer is dropped). */
+  settled: boolean
 }
 
 const failed = (error: WriteError): WriteOutcome => ({ ok: false, error })
@@ -41,6 +45,12 @@ const succeeded = (result: WriteResult): WriteOutcome => ({ ok: true, result })
 
 export interface WriterConfig extends PlanLimits {
   readonly maxBatchCommands: number
+  /**
+   * A command not answered within this time (the disk stalls) is answered with WriteTimeout; its outcome is
+   * unknown. Checked once a second by one sweeper fiber, not by a timer per command (a timeout per append
+   * costs more than the append).
+   */
+  readonly writeTimeoutMillis: number
 }
 
 /** Figures for the node's stats (the reference's `es.writer` group). */
@@ -76,14 +86,18 @@ export const makeWriter = (
   config: WriterConfig,
   onCommitted: (records: ReadonlyArray<LogRecord>, endPosition: number) => Effect.Effect<void>
 ) =>
-  Effect.sync(() => {
+  Effect.gen(function*() {
+    const clock = yield* Effect.clock
     let queue: Array<Pending> = []
+    /** The commands of the round being written (answered when it is durable). */
+    let inFlight: ReadonlyArray<Pending> = []
     let wake: (() => void) | undefined
     /** Waits for at least one command, then takes up to `maxBatchCommands` of them. */
     const takeBatch = Effect.async<Array<Pending>>((resume) => {
       const take = () => {
         const batch = queue.length <= config.maxBatchCommands ? queue : queue.slice(0, config.maxBatchCommands)
         queue = queue.length <= config.maxBatchCommands ? [] : queue.slice(config.maxBatchCommands)
+        inFlight = batch
         resume(Effect.succeed(batch))
       }
       if (queue.length > 0) take()
@@ -218,18 +232,42 @@ export const makeWriter = (
       yield* runRound(batch)
     }).pipe(Effect.forever)
 
-    /** Queues a command; `answer` is called once, after its batch is durable and indexed (or failed). */
+    /** Queues a command; `answer` is called once, after its batch is durable and indexed (or failed, or timed out). */
     const enqueue = (command: WriteCommand, answer: (outcome: WriteOutcome) => void): void => {
-      queue.push({ command, answer })
+      const pending: Pending = {
+        command,
+        queuedAt: clock.unsafeCurrentTimeMillis(),
+        settled: false,
+        answer: (outcome) => {
+          if (pending.settled) return
+          pending.settled = true
+          answer(outcome)
+        }
+      }
+      queue.push(pending)
       if (wake !== undefined) wake()
     }
+
+    /**
+     * Answers every command older than the write timeout with WriteTimeout (queued or being written). A timed-out
+     * command still queued is written when its turn comes: its outcome is unknown to its caller either way.
+     */
+    const sweep = Effect.sync(() => {
+      const deadline = clock.unsafeCurrentTimeMillis() - config.writeTimeoutMillis
+      const expire = (pending: Pending) => {
+        if (!pending.settled && pending.queuedAt <= deadline) pending.answer(failed(new WriteTimeout({ timeoutMillis: config.writeTimeoutMillis })))
+      }
+      for (const pending of inFlight) expire(pending)
+      for (const pending of queue) expire(pending)
+    })
+    const sweeper = Effect.forever(Effect.zipRight(Effect.sleep(Duration.seconds(1)), sweep))
 
     const submit = (command: WriteCommand): Effect.Effect<WriteResult, WriteError> =>
       Effect.async<WriteResult, WriteError>((resume) => {
         enqueue(command, (outcome) => resume(outcome.ok ? Effect.succeed(outcome.result) : Effect.fail(outcome.error)))
       })
 
-    return { loop, submit, enqueue, stats, queued: () => queue.length }
+    return { loop, sweeper, submit, enqueue, stats, queued: () => queue.length }
   })
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0")

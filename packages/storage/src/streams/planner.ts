@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import { Prng, type DiskError } from "@vellum/platform"
-import { InvalidRequest, StreamDeleted, WrongExpectedVersion, type StorageCorrupt, type StorageFailed } from "../errors.js"
+import { InvalidRequest, StreamDeleted, WrongExpectedVersion, type StorageCorrupt, type StorageFailed, type WriteTimeout } from "../errors.js"
 import { EventFlags, RecordKind, type LogRecord } from "../log/records.js"
 import { Miss, decideCommit, type CommitQuery, type KnownEvent, type SyncCommitState } from "./commitCheck.js"
 import { isSoftDeleted as metaIsSoftDeleted, parseMetadata, softDeleteMetadata, withTruncateBefore } from "./metadata.js"
@@ -44,7 +44,7 @@ export type WriteResult =
   | { readonly _tag: "Deleted"; readonly position: number }
   | { readonly _tag: "SystemRecordWritten"; readonly number: number; readonly position: number }
 
-export type WriteError = WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | DiskError
+export type WriteError = WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | WriteTimeout | DiskError
 
 /** A record being planned: its `logPosition` (-1 until then) is filled in once the log has placed it. */
 export type PlannedRecord = LogRecord

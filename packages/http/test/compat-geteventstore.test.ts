@@ -129,6 +129,10 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
       const [event] = await client.getEvents(stream)
       expect(event).toMatchObject({ streamId: stream, data: { stream } })
     }
+    // Escaped by the caller, a non-ASCII name reaches the node intact.
+    const unicode = freshStream("ünïcødé-名前")
+    await client.writeEvent(encodeURIComponent(unicode), "Named", { unicode })
+    expect(await client.getEvents(encodeURIComponent(unicode))).toMatchObject([{ streamId: unicode, data: { unicode } }])
   })
 
   it("writeEvents appends a batch atomically, in order, with the ids it was given", async () => {
@@ -179,6 +183,9 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
     expect(page).toMatchObject({ streamId: stream, headOfStream: false, isEndOfStream: false, readDirection: "forward", fromEventNumber: 1, nextEventNumber: 3 })
     expect(page.title).toBe(`Event stream '${stream}'`)
     expect(page.links.map((l) => l.relation)).toEqual(["self", "first", "last", "next", "previous", "metadata"])
+
+    const past = await client.readEventsForward(stream, 11)
+    expect(past).toMatchObject({ events: [], isEndOfStream: true })
 
     const end = await client.readEventsForward(stream, 3, 10)
     expect(end.events.map((e) => e.eventNumber)).toEqual([3, 4])
@@ -291,6 +298,11 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
     expect(resolved).toMatchObject({ eventType: "Real", streamId: target, eventNumber: 0, data: { real: true }, positionStreamId: links, positionEventNumber: 0 })
     const [raw] = await client.getEvents(links, 0, 10, "forward", false)
     expect(raw).toMatchObject({ eventType: "$>", streamId: links, eventNumber: 0, data: null, isJson: false })
+    // Once the target is gone the entry stays, pointing at it, without any event fields.
+    await client.deleteStream(target)
+    const [dangling] = await client.getEvents(links)
+    expect(dangling).toMatchObject({ title: `0@${target}`, summary: "$>" })
+    expect(dangling).not.toHaveProperty("eventType")
   })
 
   it("reads $all backward from the head (admins)", async () => {
@@ -313,5 +325,11 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
     expect((await rejectionOf(wrongPassword.writeEvent(stream, "T", { x: 2 }))).response?.status).toBe(401)
     // ops is not an admin: $all is admins-only by default.
     expect((await rejectionOf(clientFor("ops", "changeit").readEventsBackward("$all"))).response?.status).toBe(401)
+  })
+
+  // Last: it asks the node to stop (only `main` acts on that; the served node keeps answering).
+  it("admin.shutdown() is accepted for admins and refused to bad credentials", async () => {
+    expect((await rejectionOf(clientFor("admin", "wrong").admin.shutdown())).response?.status).toBe(401)
+    expect(await client.admin.shutdown()).toBe("")
   })
 })

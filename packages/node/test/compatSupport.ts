@@ -6,9 +6,9 @@
 import { createServer } from "node:net"
 import { Effect, Exit, Layer, Option, Scope } from "effect"
 import { MemoryDisk, layerMemory } from "@vellum/platform"
-import { makeNodeHandler, nodeAppLayer } from "@vellum/node/app"
-import { loadConfig, type LoadedConfig } from "@vellum/node/config"
-import { serveHttp } from "../src/index.js"
+import { makeNodeHandler, nodeAppLayer } from "../src/NodeApp.js"
+import { loadConfig, type LoadedConfig } from "../src/config/index.js"
+import { serveHttp } from "@vellum/http"
 
 export interface ServedNode {
   readonly host: string

@@ -26,7 +26,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ATOM_JSON, basicAuth, round, type LoadPlan, type LoadResult } from "./httpPlan.js"
+import { ALL_PAGE_SIZE, ATOM_JSON, PAGE_SIZE, basicAuth, round, type LoadPlan, type LoadResult } from "./httpPlan.js"
 import { allPagePaths, captureAppendReply, captureReadReply, prefillStreams, streamPagePaths } from "./httpPrefill.js"
 import { freePort, repoRoot, runLoadProcess, startBare, startVellum, type BareServer, type VellumNode } from "./httpProcesses.js"
 
@@ -74,13 +74,13 @@ const scenarios = (streamPaths: ReadonlyArray<string>, allPaths: ReadonlyArray<s
     eventsPerRequest: eventsPerAppend,
     plan: (origin) => ({ ...base(origin, connections), kind: "append", eventsPerAppend, streamPrefix: `bench-append-${eventsPerAppend}`, streams: APPEND_STREAMS })
   })
-  const read = (bench: string, paths: ReadonlyArray<string>): Scenario => ({
+  const read = (bench: string, paths: ReadonlyArray<string>, eventsPerRequest: number): Scenario => ({
     bench,
     connections: 64,
-    eventsPerRequest: 20,
+    eventsPerRequest,
     plan: (origin) => ({ ...base(origin, 64), kind: "read", paths, accept: ATOM_JSON })
   })
-  return [append(1, 64), append(100, 16), read("read-stream-embed-body", streamPaths), read("read-all-forward", allPaths)]
+  return [append(1, 64), append(100, 16), read("read-stream-embed-body", streamPaths, PAGE_SIZE), read("read-all-forward-100", allPaths, ALL_PAGE_SIZE)]
 }
 
 const problems = (r: LoadResult) => (r.errors > 0 || r.non2xx > 0 ? { statuses: r.statuses, firstError: r.firstError } : undefined)

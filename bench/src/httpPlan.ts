@@ -10,6 +10,8 @@ export const ATOM_JSON = "application/vnd.eventstore.atom+json"
 /** The first position of `$all` (spec/http.md §3.16: commit then prepare, 16 hex digits each). */
 export const ALL_START = "0".repeat(32)
 export const PAGE_SIZE = 20
+/** `$all` catch-up reads pages of 100 (the issue's scenario). */
+export const ALL_PAGE_SIZE = 100
 
 export const basicAuth = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
 

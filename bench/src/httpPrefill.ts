@@ -4,7 +4,7 @@
  * replies the bare server will send (captured from the node, so both servers send the same bytes).
  */
 import * as crypto from "node:crypto"
-import { ALL_START, ATOM_JSON, EVENTS_CONTENT_TYPE, PAGE_SIZE, appendBody, type CannedReply } from "./httpPlan.js"
+import { ALL_PAGE_SIZE, ALL_START, ATOM_JSON, EVENTS_CONTENT_TYPE, PAGE_SIZE, appendBody, type CannedReply } from "./httpPlan.js"
 
 const APPEND_SIZE = 100
 
@@ -70,10 +70,10 @@ const readFeed = async (origin: string, authorization: string, path: string): Pr
  */
 export const allPagePaths = async (origin: string, authorization: string, maxPages: number): Promise<Array<string>> => {
   const paths: Array<string> = []
-  let path = `/streams/$all/${ALL_START}/forward/${PAGE_SIZE}`
+  let path = `/streams/$all/${ALL_START}/forward/${ALL_PAGE_SIZE}`
   while (paths.length < maxPages) {
     const feed = await readFeed(origin, authorization, path)
-    if (feed.entries.length < PAGE_SIZE) break
+    if (feed.entries.length < ALL_PAGE_SIZE) break
     paths.push(path)
     const previous = feed.links.find((link) => link.relation === "previous")
     if (previous === undefined) break

@@ -9,7 +9,8 @@
  * until it rehashes, and the re-insert costs as much as the lookup. That bookkeeping was a fifth of a
  * cached stream read; here every operation is O(1) and a young hit is one `get`.
  *
- * Only `set` evicts (a `get` never drops an entry). Capacity is in weight units (bytes for block caches, entries when every weight is 1). Values are never
+ * Only `set` evicts (a `get` never drops an entry). The weight held stays within the capacity plus two values
+ * (each generation may pass half the capacity by the value that made it rotate). Capacity is in weight units (bytes for block caches, entries when every weight is 1). Values are never
  * undefined.
  */
 export class GenerationalCache<K, V> {
@@ -31,13 +32,16 @@ export class GenerationalCache<K, V> {
     if (value !== undefined) return value
     const aged = this.old.get(key)
     if (aged !== undefined) {
-      this.old.delete(key)
       const w = this.weigh(aged)
-      this.oldWeight -= w
       // Promotion never rotates the generations: a lookup must not evict entries a caller has just seen
-      // (table scans check that every block is cached, then read them). The next `set` rotates.
-      this.young.set(key, aged)
-      this.youngWeight += w
+      // (table scans check that every block is cached, then read them). It only moves an entry while the
+      // young generation has room, so neither generation passes half the capacity by more than one value.
+      if (this.youngWeight + w <= this.generationWeight) {
+        this.old.delete(key)
+        this.oldWeight -= w
+        this.young.set(key, aged)
+        this.youngWeight += w
+      }
     }
     return aged
   }

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { register as globalRegistry } from "prom-client"
-import type { EventStoreStats } from "@vellum/storage"
+import { storageStats } from "./nodeFixtures.js"
 import { makeNodeMetrics, routeFamily } from "../src/node/index.js"
 
 interface Sample {
@@ -40,17 +40,7 @@ const parseExposition = (text: string) => {
 const value = (samples: ReadonlyArray<Sample>, name: string, labels: Record<string, string> = {}): number | undefined =>
   samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value
 
-const storage: EventStoreStats = {
-  writerPosition: 5000,
-  committedPosition: 4096,
-  chunks: 2,
-  index: { tables: 3, levels: [2, 1], memtableEntries: 10, memtables: 1, tableEntries: 300, residentBytes: 9000 },
-  readCache: { hits: 40, misses: 2, residentBytes: 65536 },
-  writer: {
-    rounds: 100, commands: 500, lastFlushSize: 1024, lastFlushDelayMs: 1.5, maxFlushSize: 4096, maxFlushDelayMs: 9,
-    totalFlushSize: 50_000, totalFlushDelayMs: 2500, flushes: 90, queued: 7
-  }
-}
+const storage = storageStats({ totalFlushDelayMs: 2500, flushes: 90, queued: 7 })
 
 describe("metrics exposition", () => {
   it.effect("counts requests and durations by family, method and status", () =>

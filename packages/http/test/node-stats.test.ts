@@ -4,7 +4,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref, TestClock } from "effect"
 import { XMLParser, XMLValidator } from "fast-xml-parser"
-import { EventStore, type EventStoreService, type EventStoreStats } from "@vellum/storage"
+import { EventStore, type EventStoreService } from "@vellum/storage"
+import { storageStats } from "./nodeFixtures.js"
 import {
   GROUPING_REQUIRED, NodeMetrics, NodeStats, ProcessStats, WRITER_QUEUE, buildStats, flatGroup, groupStats, idleSnapshot,
   selectGroup, statMeta, statsJson, statsReply, statsXml, type FlatStats, type HttpTraffic, type ProcessSnapshot
@@ -28,17 +29,7 @@ const snapshot = (over: Partial<ProcessSnapshot> = {}): ProcessSnapshot => ({
   ...over
 })
 
-const storage = (over: Partial<EventStoreStats["writer"]> = {}): EventStoreStats => ({
-  writerPosition: 5000,
-  committedPosition: 4096,
-  chunks: 2,
-  index: { tables: 3, levels: [2, 1], memtableEntries: 10, memtables: 1, tableEntries: 300, residentBytes: 9000 },
-  readCache: { hits: 40, misses: 2, residentBytes: 65536 },
-  writer: {
-    rounds: 100, commands: 500, lastFlushSize: 1024, lastFlushDelayMs: 1.5, maxFlushSize: 4096, maxFlushDelayMs: 9,
-    totalFlushSize: 50_000, totalFlushDelayMs: 200, flushes: 100, queued: 0, ...over
-  }
-})
+const storage = storageStats
 
 const traffic: HttpTraffic = { requests: 10, receivedBytes: 2000, sentBytes: 10_000, openConnections: 3 }
 

@@ -1,7 +1,6 @@
 /**
- * The child processes of `npm run bench:http`: the Vellum node (spawned like `npx tsx
- * packages/node/src/main.ts`), the bare server and the load worker (forked TypeScript modules with an IPC
- * channel). Every child runs under tsx, so the node and the bare server pay the same loader.
+ * The child processes of `npm run bench:http`: the Vellum node (compiled, `node dist/main.mjs`, as `npm start`
+ * runs it), the bare server and the load worker (forked TypeScript modules with an IPC channel, under tsx).
  */
 import { fork, spawn, type ChildProcess } from "node:child_process"
 import * as net from "node:net"
@@ -58,7 +57,8 @@ export interface VellumNode {
 
 /** Starts the node on `port` with `args` and waits until GET /health/live answers 204. */
 export const startVellum = async (port: number, args: ReadonlyArray<string>): Promise<VellumNode> => {
-  const child = spawn(process.execPath, [...TSX, path.join(repoRoot, "packages/node/src/main.ts"), "--node-port", String(port), ...args], {
+  // The node runs compiled (dist/main.mjs, built by `npm run build` before the benchmark), as `npm start` runs it.
+  const child = spawn(process.execPath, [path.join(repoRoot, "dist/main.mjs"), "--node-port", String(port), ...args], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"]
   })

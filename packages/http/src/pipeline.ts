@@ -10,7 +10,7 @@
  * so the live server and the simulator call the same code; nothing in it can fail or throw: defects in a
  * handler become a 500 with a reason.
  */
-import { Cause, Clock, Duration, Effect } from "effect"
+import { Cause, Duration, Effect } from "effect"
 import { Authenticator, isAdmin, isOpsOrAdmin, type Principal } from "@vellum/security"
 import { HttpConfig, type HttpSettings } from "./HttpConfig.js"
 import { firstHeader, normalizeHeaders, type HttpRequest, type NormalizedHeaders } from "./HttpRequest.js"
@@ -165,19 +165,20 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
 
   const observe = settings.observeRequest
   if (observe === undefined) return answered
+  // Timed with the Clock service read directly: one step per request instead of two timestamp Effects.
   return (request) =>
-    Effect.gen(function*() {
-      const start = yield* Clock.currentTimeMillis
-      const reply = yield* answered(request)
-      const end = yield* Clock.currentTimeMillis
-      observe({
-        method: request.method.toUpperCase(),
-        family: routeFamily(request.url),
-        status: reply.status,
-        durationMillis: end - start,
-        requestBytes: request.body?.byteLength ?? 0,
-        responseBytes: Number(reply.headers["Content-Length"] ?? 0)
+    Effect.clockWith((clock) => {
+      const start = clock.unsafeCurrentTimeMillis()
+      return Effect.map(answered(request), (reply) => {
+        observe({
+          method: request.method.toUpperCase(),
+          family: routeFamily(request.url),
+          status: reply.status,
+          durationMillis: clock.unsafeCurrentTimeMillis() - start,
+          requestBytes: request.body?.byteLength ?? 0,
+          responseBytes: Number(reply.headers["Content-Length"] ?? 0)
+        })
+        return reply
       })
-      return reply
     })
 }

@@ -1,9 +1,9 @@
 /**
  * The HTTP layer's settings: anonymous-access gates, limits, caching and the advertised address. The node
- * builds one from its configuration and hands it to `makeHandler`; the pipeline provides it to every
- * handler as the `HttpConfig` service, so route families read the gates without a config argument.
+ * builds one from its configuration and hands it to `makeHandler`; the pipeline passes it to every handler
+ * in `RouteInput.settings` (providing it as a service per request copied the fiber's context: ~11 µs).
  */
-import { Context, Effect } from "effect"
+import { Effect } from "effect"
 import type { RequestSample } from "./node/NodeMetrics.js"
 
 export interface HttpSettings {
@@ -42,5 +42,3 @@ export const defaultHttpSettings: HttpSettings = {
   ready: Effect.succeed(true)
 }
 
-/** The settings as a service, provided by the pipeline to every handler. */
-export class HttpConfig extends Context.Tag("@vellum/http/HttpConfig")<HttpConfig, HttpSettings>() {}

@@ -8,6 +8,7 @@
 import type { Effect } from "effect"
 import type { Principal } from "@vellum/security"
 import type { Reply } from "./Reply.js"
+import type { HttpSettings } from "./HttpConfig.js"
 
 export type Method = "GET" | "POST" | "PUT" | "DELETE"
 
@@ -35,6 +36,11 @@ export interface RouteInput {
   readonly responseType: string
   /** The request media type the body was accepted as (routes with requestCodecs only). */
   readonly requestType: string | undefined
+  /**
+   * The node's HTTP settings (anonymous gates, limits, caching). Passed in the input rather than provided as a
+   * service per request: providing a service copies the fiber's whole context (~11 µs a request).
+   */
+  readonly settings: HttpSettings
 }
 
 export interface RouteDef<R = never> {

@@ -12,7 +12,7 @@
  */
 import { Cause, Duration, Effect } from "effect"
 import { Authenticator, isAdmin, isOpsOrAdmin, type Principal } from "@vellum/security"
-import { HttpConfig, type HttpSettings } from "./HttpConfig.js"
+import type { HttpSettings } from "./HttpConfig.js"
 import { firstHeader, normalizeHeaders, type HttpRequest, type NormalizedHeaders } from "./HttpRequest.js"
 import type { Access, RouteDef, RouteInput } from "./Route.js"
 import type { Reply } from "./Reply.js"
@@ -74,13 +74,13 @@ const internalError = (cause: Cause.Cause<unknown>): Reply => {
 }
 
 /**
- * Builds the request processor for a route list. Handlers get `HttpConfig` from the pipeline; what else
+ * Builds the request processor for a route list. Handlers get the settings in their input; what else
  * they need (EventStore, StreamAccess, …) stays in the returned effect's requirements.
  */
-export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: HttpSettings): RequestHandler<Exclude<R, HttpConfig> | Authenticator> => {
+export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: HttpSettings): RequestHandler<R | Authenticator> => {
   const router = makeRouter(routes)
 
-  const process = (request: HttpRequest): Effect.Effect<Reply, never, Exclude<R, HttpConfig> | Authenticator> =>
+  const process = (request: HttpRequest): Effect.Effect<Reply, never, R | Authenticator> =>
     Effect.gen(function*() {
       const method = request.method.toUpperCase()
       const headers = normalizeHeaders(request.headers)
@@ -138,11 +138,11 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
         baseUrl: buildBaseUrl(headers, scheme, settings),
         requestUrl: rawRequestUrl(headers, scheme, target.rawPath, target.rawQuery),
         responseType: choice.type,
-        requestType
+        requestType,
+        settings
       }
       const longPoll = longPollSeconds(headers)
       const handled = Effect.suspend(() => route.handle(input)).pipe(
-        Effect.provideService(HttpConfig, settings),
         Effect.catchAllDefect((defect) => Effect.as(Effect.logError("HTTP handler failed", defect), internalError(Cause.die(defect))))
       )
       // The 408 deadline (§1.1 item 9): handlers do not suspend except on the writer, whose own write timeout

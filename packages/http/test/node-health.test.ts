@@ -3,6 +3,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Ref } from "effect"
 import type { RouteInput } from "../src/Route.js"
+import { defaultHttpSettings } from "../src/HttpConfig.js"
 import {
   NodeInfo, NodeStates, Shutdown, handleHealthLive, healthLive, isLive, nodeIsLive, shutdownRoute, singleNodeIdentity
 } from "../src/node/index.js"
@@ -54,7 +55,8 @@ const input: RouteInput = {
   baseUrl: "http://127.0.0.1:2113",
   requestUrl: "http://127.0.0.1:2113/admin/shutdown",
   responseType: "text/plain",
-  requestType: undefined
+  requestType: undefined,
+  settings: defaultHttpSettings
 }
 
 const layer = Layer.merge(NodeInfo.layer(identity), Shutdown.layer)

@@ -16,7 +16,7 @@ import {
 } from "@vellum/security"
 import {
   NodeMetrics, makeHandler, nodeRoutes, nodeServicesLayer, singleNodeIdentity, streamRoutes, usersRoutes, livenessOf,
-  NodeInfo, defaultHttpSettings, type HttpConfig, type HttpRequest, type HttpSettings, type NodeServices, type ProcessStats, type Reply, type RouteDef
+  NodeInfo, defaultHttpSettings, type HttpRequest, type HttpSettings, type NodeServices, type ProcessStats, type Reply, type RouteDef
 } from "@vellum/http"
 import { NodeConfig } from "./config/NodeConfig.js"
 import type { LoadedConfig } from "./config/load.js"
@@ -77,7 +77,7 @@ export const nodeAppLayerWithStorage = (
 }
 
 /** The route families a node serves (the users API is absent in insecure mode, as upstream). */
-export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<NodeAppServices | HttpConfig>> => [
+export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<NodeAppServices>> => [
   ...streamRoutes,
   ...nodeRoutes,
   ...(loaded.config.Insecure ? [] : usersRoutes),

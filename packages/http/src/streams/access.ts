@@ -6,20 +6,19 @@
 import { Effect } from "effect"
 import { StreamAccess, type Principal, type StreamAction } from "@vellum/security"
 import { AllStream } from "@vellum/storage"
-import { HttpConfig } from "../HttpConfig.js"
+import type { HttpSettings } from "../HttpConfig.js"
 import type { Reply } from "../Reply.js"
 import { unauthorizedBare } from "../replies.js"
 
 /** undefined when allowed; the bare 401 otherwise. */
 export const denyUnlessAllowed = (
   principal: Principal,
+  settings: HttpSettings,
   stream: string,
   action: StreamAction
-): Effect.Effect<Reply | undefined, never, StreamAccess | HttpConfig> =>
-  Effect.gen(function*() {
-    const settings = yield* HttpConfig
-    if (principal.anonymous && !settings.allowAnonymousStreamAccess) return unauthorizedBare
-    if (stream === AllStream && (action === "$w" || action === "$d")) return unauthorizedBare
-    const access = yield* StreamAccess
-    return (yield* access.check(principal, stream, action)) ? undefined : unauthorizedBare
-  })
+): Effect.Effect<Reply | undefined, never, StreamAccess> => {
+  if (principal.anonymous && !settings.allowAnonymousStreamAccess) return Effect.succeed(unauthorizedBare)
+  if (stream === AllStream && (action === "$w" || action === "$d")) return Effect.succeed(unauthorizedBare)
+  return Effect.flatMap(StreamAccess, (access) =>
+    Effect.map(access.check(principal, stream, action), (allowed) => (allowed ? undefined : unauthorizedBare)))
+}

@@ -7,7 +7,6 @@
 import { Effect } from "effect"
 import { EventStore, EventTypes, isMetastream, metastreamOf, randomUuid, type ProposedEvent } from "@vellum/storage"
 import { escapeDataString } from "../atom/index.js"
-import { HttpConfig } from "../HttpConfig.js"
 import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
 import type { StreamRouteRequirements } from "./routes.js"
@@ -32,7 +31,7 @@ const write = (input: RouteInput, stream: string, expectedVersion: number, id: s
   Effect.gen(function*() {
     const parsed = parseAppendBody(input.body, input.requestType ?? "", id, type)
     if (parsed._tag === "Invalid") return badRequest(parsed.message)
-    const settings = yield* HttpConfig
+    const settings = input.settings
     if (parsed.events.some((e: ProposedEvent) => e.data.byteLength + e.metadata.byteLength > settings.maxAppendEventBytes)) {
       return emptyReply(413, `Too large events received. Limit is ${settings.maxAppendEventBytes} bytes.`)
     }
@@ -57,7 +56,7 @@ const withoutQuery = (url: string): string => {
 export const appendToStream = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
   Effect.gen(function*() {
     const stream = input.params["stream"] ?? ""
-    const denied = yield* denyUnlessAllowed(input.principal, stream, "$w")
+    const denied = yield* denyUnlessAllowed(input.principal, input.settings, stream, "$w")
     if (denied !== undefined) return denied
     if (stream === "") return badRequest("Invalid request. Stream must be non-empty string")
     const carries = bodyCarriesIdsAndTypes(input.requestType ?? "")
@@ -85,7 +84,7 @@ export const appendToStream = (input: RouteInput): Effect.Effect<Reply, never, S
 export const appendIdempotent = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
   Effect.gen(function*() {
     const stream = input.params["stream"] ?? ""
-    const denied = yield* denyUnlessAllowed(input.principal, stream, "$w")
+    const denied = yield* denyUnlessAllowed(input.principal, input.settings, stream, "$w")
     if (denied !== undefined) return denied
     const guid = Control.parseGuid(input.params["guid"] ?? "")
     if (guid === undefined) return badRequest("Invalid request. Unable to parse guid")
@@ -99,7 +98,7 @@ export const appendIdempotent = (input: RouteInput): Effect.Effect<Reply, never,
 export const appendMetadata = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
   Effect.gen(function*() {
     const stream = input.params["stream"] ?? ""
-    const denied = yield* denyUnlessAllowed(input.principal, stream, "$mw")
+    const denied = yield* denyUnlessAllowed(input.principal, input.settings, stream, "$mw")
     if (denied !== undefined) return denied
     if (stream === "" || isMetastream(stream)) {
       return badRequest("Invalid request. Stream must be non-empty string and should not be metastream")
@@ -117,7 +116,7 @@ export const appendMetadata = (input: RouteInput): Effect.Effect<Reply, never, S
 export const deleteStream = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
   Effect.gen(function*() {
     const stream = input.params["stream"] ?? ""
-    const denied = yield* denyUnlessAllowed(input.principal, stream, "$d")
+    const denied = yield* denyUnlessAllowed(input.principal, input.settings, stream, "$d")
     if (denied !== undefined) return denied
     if (stream === "") return badRequest(`Invalid stream name '${stream}'`)
     const options = writeOptions(input)

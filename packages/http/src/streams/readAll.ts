@@ -7,7 +7,6 @@
 import { Effect } from "effect"
 import { AllStream, EventStore, type AllRead } from "@vellum/storage"
 import { allFeedCache, cacheHeaders, ifNoneMatchPosition, renderAllFeed } from "../atom/index.js"
-import { HttpConfig } from "../HttpConfig.js"
 import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
 import type { StreamRouteRequirements } from "./routes.js"
@@ -62,7 +61,7 @@ const allRequest = (input: RouteInput, direction: "forward" | "backward", filter
 
 const readAll = (input: RouteInput, direction: "forward" | "backward", filtered: boolean): Effect.Effect<Reply, never, StreamRouteRequirements> =>
   Effect.gen(function*() {
-    const denied = yield* denyUnlessAllowed(input.principal, AllStream, "$r")
+    const denied = yield* denyUnlessAllowed(input.principal, input.settings, AllStream, "$r")
     if (denied !== undefined) return denied
     const request = allRequest(input, direction, filtered)
     if ("status" in request) return request
@@ -93,7 +92,7 @@ const readAll = (input: RouteInput, direction: "forward" | "backward", filtered:
     if (result._tag === "Left") return storageErrorReply(result.left)
     const { page, committed } = result.right
     if (etag !== undefined && etag === committed) return statusReply(304, "Not Modified")
-    const settings = yield* HttpConfig
+    const settings = input.settings
     const metadata = yield* Effect.either(store.getStreamMetadata(AllStream))
     const embed = feedEmbed(input)
     const body = feedBody(input, (syntax) => renderAllFeed({

@@ -6,7 +6,6 @@
 import { Effect } from "effect"
 import { EventStore, isMetastream, metastreamOf, originalEvent, type EventRead } from "@vellum/storage"
 import { cacheHeaders, notFoundBody, renderSingleEvent, singleEventCache, parseEmbed, type EmbedLevel } from "../atom/index.js"
-import { HttpConfig } from "../HttpConfig.js"
 import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
 import type { StreamRouteRequirements } from "./routes.js"
@@ -52,24 +51,22 @@ const singleRequest = (input: RouteInput, metadata: boolean): SingleRequest | Re
 }
 
 /** A successful read rendered in the negotiated type, with its cache headers. */
-const rendered = (input: RouteInput, read: Extract<EventRead, { _tag: "Success" }>, isHead: boolean, cacheControlSeconds: number | undefined) =>
-  Effect.gen(function*() {
-    const body = renderSingleEvent({ baseUrl: input.baseUrl, event: read.event, embed: eventEmbed(input), contentType: input.responseType })
-    if (body === undefined) return missing(404, input)
-    const settings = yield* HttpConfig
-    const caching = cacheHeaders(singleEventCache(isHead, originalEvent(read.event).eventNumber), {
-      contentType: input.responseType,
-      cacheControlSeconds,
-      disableHttpCaching: settings.disableHttpCaching
-    })
-    const text = input.responseType === MediaTypes.Html && typeof body === "string" ? htmlRedirectPage(body) : body
-    return documentReply(200, "OK", input.responseType, text, caching)
+const rendered = (input: RouteInput, read: Extract<EventRead, { _tag: "Success" }>, isHead: boolean, cacheControlSeconds: number | undefined): Reply => {
+  const body = renderSingleEvent({ baseUrl: input.baseUrl, event: read.event, embed: eventEmbed(input), contentType: input.responseType })
+  if (body === undefined) return missing(404, input)
+  const caching = cacheHeaders(singleEventCache(isHead, originalEvent(read.event).eventNumber), {
+    contentType: input.responseType,
+    cacheControlSeconds,
+    disableHttpCaching: input.settings.disableHttpCaching
   })
+  const text = input.responseType === MediaTypes.Html && typeof body === "string" ? htmlRedirectPage(body) : body
+  return documentReply(200, "OK", input.responseType, text, caching)
+}
 
 const readSingle = (input: RouteInput, metadata: boolean): Effect.Effect<Reply, never, StreamRouteRequirements> =>
   Effect.gen(function*() {
     const addressed = input.params["stream"] ?? ""
-    const denied = yield* denyUnlessAllowed(input.principal, addressed, metadata ? "$mr" : "$r")
+    const denied = yield* denyUnlessAllowed(input.principal, input.settings, addressed, metadata ? "$mr" : "$r")
     if (denied !== undefined) return denied
     const request = singleRequest(input, metadata)
     if ("status" in request) return request
@@ -81,7 +78,7 @@ const readSingle = (input: RouteInput, metadata: boolean): Effect.Effect<Reply, 
     switch (result._tag) {
       case "Success":
         // The head's cache lifetime is the stream's `$cacheControl` (one more read, head reads only).
-        return yield* rendered(input, result, isHead, isHead ? yield* headCacheSeconds(request.stream) : undefined)
+        return rendered(input, result, isHead, isHead ? yield* headCacheSeconds(request.stream) : undefined)
       case "StreamDeleted":
         return missing(410, input)
       case "NotFound":
@@ -98,14 +95,14 @@ const headCacheSeconds = (stream: string): Effect.Effect<number | undefined, nev
   })
 
 /** `GET /streams/{s}/metadata` when `$$s` has no event: 200 with `{}` if `s` exists, else 404/410. */
-const metadataOfExistingStream = (input: RouteInput, stream: string): Effect.Effect<Reply, never, EventStore | HttpConfig> =>
+const metadataOfExistingStream = (input: RouteInput, stream: string): Effect.Effect<Reply, never, EventStore> =>
   Effect.gen(function*() {
     const store = yield* EventStore
     const meta = yield* Effect.either(store.getStreamMetadata(stream))
     if (meta._tag === "Left") return storageErrorReply(meta.left)
     if (meta.right._tag === "StreamDeleted") return missing(410, input)
     if (meta.right._tag === "NoStream") return missing(404, input)
-    const settings = yield* HttpConfig
+    const settings = input.settings
     const caching = cacheHeaders(singleEventCache(true, undefined), {
       contentType: input.responseType,
       cacheControlSeconds: meta.right.metadata.cacheControl,

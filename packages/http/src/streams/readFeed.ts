@@ -10,7 +10,6 @@ import {
   cacheHeaders, feedSyntaxFor, ifNoneMatchPosition, renderDescriptionDocument, renderStreamFeed, streamFeedCache,
   DescriptionDocumentReason, parseEmbed, type EmbedLevel, type FeedSyntax
 } from "../atom/index.js"
-import { HttpConfig } from "../HttpConfig.js"
 import { acceptsAnything } from "../mediaType.js"
 import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
@@ -88,7 +87,7 @@ const nothingNew = (request: FeedRequest, etag: number | undefined) => (read: St
 const readFeed = (input: RouteInput, direction: "forward" | "backward", metadata: boolean): Effect.Effect<Reply, never, StreamRouteRequirements> =>
   Effect.gen(function*() {
     const addressed = input.params["stream"] ?? ""
-    const denied = yield* denyUnlessAllowed(input.principal, addressed, metadata ? "$mr" : "$r")
+    const denied = yield* denyUnlessAllowed(input.principal, input.settings, addressed, metadata ? "$mr" : "$r")
     if (denied !== undefined) return denied
     if (!metadata && direction === "backward" && isDescriptionType(input.responseType)) return describe(input, addressed)
     const request = feedRequest(input, direction, metadata)
@@ -112,7 +111,7 @@ const readFeed = (input: RouteInput, direction: "forward" | "backward", metadata
     if (page._tag === "NoStream") return statusReply(404, "Not Found")
     if (page._tag === "StreamDeleted") return statusReply(410, "Deleted")
     if (etag !== undefined && etag === page.lastEventNumber) return statusReply(304, "Not Modified")
-    const settings = yield* HttpConfig
+    const settings = input.settings
     const embed = feedEmbed(input)
     const body = feedBody(input, (syntax) => renderStreamFeed({
       baseUrl: input.baseUrl,

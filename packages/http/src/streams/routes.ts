@@ -6,7 +6,6 @@
  */
 import type { StreamAccess } from "@vellum/security"
 import type { EventStore } from "@vellum/storage"
-import type { HttpConfig } from "../HttpConfig.js"
 import type { RouteDef } from "../Route.js"
 import { appendIdempotent, appendMetadata, appendToStream, deleteStream } from "./append.js"
 import { AtomCodecs, AtomCodecsWithoutBatches, FeedCodecs, SingleEventCodecs } from "./mediaTypes.js"
@@ -15,7 +14,7 @@ import { readStreamEvent, readMetadataEvent } from "./readEvent.js"
 import { readMetastreamBackward, readMetastreamForward, readStreamBackward, readStreamForward } from "./readFeed.js"
 import { redirectWithoutSlash } from "./redirects.js"
 
-export type StreamRouteRequirements = EventStore | StreamAccess | HttpConfig
+export type StreamRouteRequirements = EventStore | StreamAccess
 
 type StreamRoute = RouteDef<StreamRouteRequirements>
 

@@ -6,19 +6,19 @@
  */
 import { Effect } from "effect"
 import { AllStream, EventStore, type AllRead } from "@vellum/storage"
-import { allFeedCache, cacheHeaders, ifNoneMatchPosition, renderAllFeed } from "../atom/index.js"
+import { allFeedCache, ifNoneMatchPosition, renderAllFeed } from "../atom/index.js"
 import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
 import type { StreamRouteRequirements } from "./routes.js"
-import { badRequest, documentReply, statusReply } from "../replies.js"
+import { badRequest, statusReply } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
 import { denyUnlessAllowed } from "./access.js"
+import { cachedRead } from "./cachedRead.js"
 import * as Control from "./controlHeaders.js"
 import { parseAllFilter, readFiltered, type AllFilter } from "./allFilter.js"
 import { withLongPoll } from "./longPoll.js"
 import { feedBody, feedEmbed } from "./readFeed.js"
 import { allCountParam, positionParam, tooBigRead } from "./readParams.js"
-
 
 interface AllRequest {
   readonly direction: "forward" | "backward"
@@ -92,7 +92,6 @@ const readAll = (input: RouteInput, direction: "forward" | "backward", filtered:
     if (result._tag === "Left") return storageErrorReply(result.left)
     const { page, committed } = result.right
     if (etag !== undefined && etag === committed) return statusReply(304, "Not Modified")
-    const settings = input.settings
     const metadata = yield* Effect.either(store.getStreamMetadata(AllStream))
     const embed = feedEmbed(input)
     const body = feedBody(input, (syntax) => renderAllFeed({
@@ -104,12 +103,8 @@ const readAll = (input: RouteInput, direction: "forward" | "backward", filtered:
       page,
       ...(filtered ? { filtered: true } : {})
     }, syntax))
-    const caching = cacheHeaders(allFeedCache(direction, isHead, from, page.events.length, request.count, committed), {
-      contentType: input.responseType,
-      cacheControlSeconds: metadata._tag === "Right" ? metadata.right.metadata.cacheControl : undefined,
-      disableHttpCaching: settings.disableHttpCaching
-    })
-    return documentReply(200, "OK", input.responseType, body, caching)
+    return cachedRead(input, body, allFeedCache(direction, isHead, from, page.events.length, request.count, committed),
+      metadata._tag === "Right" ? metadata.right.metadata.cacheControl : undefined)
   })
 
 export const readAllBackward = (input: RouteInput) => readAll(input, "backward", false)

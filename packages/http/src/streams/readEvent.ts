@@ -5,18 +5,18 @@
  */
 import { Effect } from "effect"
 import { EventStore, isMetastream, metastreamOf, originalEvent, type EventRead } from "@vellum/storage"
-import { cacheHeaders, notFoundBody, renderSingleEvent, singleEventCache, parseEmbed, type EmbedLevel } from "../atom/index.js"
+import { notFoundBody, renderSingleEvent, singleEventCache, parseEmbed, type EmbedLevel } from "../atom/index.js"
 import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
 import type { StreamRouteRequirements } from "./routes.js"
-import { badRequest, documentReply, TextPlainUtf8 } from "../replies.js"
+import { badRequest, TextPlainUtf8 } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
 import { denyUnlessAllowed } from "./access.js"
+import { cachedRead } from "./cachedRead.js"
 import * as Control from "./controlHeaders.js"
 import { htmlRedirectPage } from "./htmlPage.js"
 import { MediaTypes } from "./mediaTypes.js"
 import { eventNumberParam } from "./readParams.js"
-
 
 /** 404/410 of a single-event read: `{}` for the JSON types, with `text/plain; charset=utf-8`. */
 const missing = (status: 404 | 410, input: RouteInput): Reply => ({
@@ -54,13 +54,8 @@ const singleRequest = (input: RouteInput, metadata: boolean): SingleRequest | Re
 const rendered = (input: RouteInput, read: Extract<EventRead, { _tag: "Success" }>, isHead: boolean, cacheControlSeconds: number | undefined): Reply => {
   const body = renderSingleEvent({ baseUrl: input.baseUrl, event: read.event, embed: eventEmbed(input), contentType: input.responseType })
   if (body === undefined) return missing(404, input)
-  const caching = cacheHeaders(singleEventCache(isHead, originalEvent(read.event).eventNumber), {
-    contentType: input.responseType,
-    cacheControlSeconds,
-    disableHttpCaching: input.settings.disableHttpCaching
-  })
   const text = input.responseType === MediaTypes.Html && typeof body === "string" ? htmlRedirectPage(body) : body
-  return documentReply(200, "OK", input.responseType, text, caching)
+  return cachedRead(input, text, singleEventCache(isHead, originalEvent(read.event).eventNumber), cacheControlSeconds)
 }
 
 const readSingle = (input: RouteInput, metadata: boolean): Effect.Effect<Reply, never, StreamRouteRequirements> =>
@@ -102,13 +97,7 @@ const metadataOfExistingStream = (input: RouteInput, stream: string): Effect.Eff
     if (meta._tag === "Left") return storageErrorReply(meta.left)
     if (meta.right._tag === "StreamDeleted") return missing(410, input)
     if (meta.right._tag === "NoStream") return missing(404, input)
-    const settings = input.settings
-    const caching = cacheHeaders(singleEventCache(true, undefined), {
-      contentType: input.responseType,
-      cacheControlSeconds: meta.right.metadata.cacheControl,
-      disableHttpCaching: settings.disableHttpCaching
-    })
-    return documentReply(200, "OK", input.responseType, notFoundBody(input.responseType), caching)
+    return cachedRead(input, notFoundBody(input.responseType), singleEventCache(true, undefined), meta.right.metadata.cacheControl)
   })
 
 export const readStreamEvent = (input: RouteInput) => readSingle(input, false)

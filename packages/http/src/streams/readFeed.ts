@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { EventStore, metastreamOf, isMetastream, type StreamRead } from "@vellum/storage"
 import {
-  cacheHeaders, feedSyntaxFor, ifNoneMatchPosition, renderDescriptionDocument, renderStreamFeed, streamFeedCache,
+  feedSyntaxFor, ifNoneMatchPosition, renderDescriptionDocument, renderStreamFeed, streamFeedCache,
   DescriptionDocumentReason, parseEmbed, type EmbedLevel, type FeedSyntax
 } from "../atom/index.js"
 import { acceptsAnything } from "../mediaType.js"
@@ -17,12 +17,12 @@ import type { StreamRouteRequirements } from "./routes.js"
 import { badRequest, documentReply, statusReply } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
 import { denyUnlessAllowed } from "./access.js"
+import { cachedRead } from "./cachedRead.js"
 import * as Control from "./controlHeaders.js"
 import { htmlRedirectPage } from "./htmlPage.js"
 import { withLongPoll } from "./longPoll.js"
 import { MediaTypes, isDescriptionType } from "./mediaTypes.js"
 import { countParam, eventNumberParam, tooBigRead } from "./readParams.js"
-
 
 /** Feed syntax for a negotiated type: streamdesc types get the JSON feed (only the head special-cases them). */
 export const feedSyntax = (type: string): FeedSyntax => feedSyntaxFor(type) ?? "json"
@@ -111,7 +111,6 @@ const readFeed = (input: RouteInput, direction: "forward" | "backward", metadata
     if (page._tag === "NoStream") return statusReply(404, "Not Found")
     if (page._tag === "StreamDeleted") return statusReply(410, "Deleted")
     if (etag !== undefined && etag === page.lastEventNumber) return statusReply(304, "Not Modified")
-    const settings = input.settings
     const embed = feedEmbed(input)
     const body = feedBody(input, (syntax) => renderStreamFeed({
       baseUrl: input.baseUrl,
@@ -123,12 +122,7 @@ const readFeed = (input: RouteInput, direction: "forward" | "backward", metadata
       contentType: input.responseType,
       page
     }, syntax))
-    const caching = cacheHeaders(streamFeedCache(direction, request.from, request.count, page.lastEventNumber), {
-      contentType: input.responseType,
-      cacheControlSeconds: page.metadata.cacheControl,
-      disableHttpCaching: settings.disableHttpCaching
-    })
-    return documentReply(200, "OK", input.responseType, body, caching)
+    return cachedRead(input, body, streamFeedCache(direction, request.from, request.count, page.lastEventNumber), page.metadata.cacheControl)
   })
 
 export const readStreamBackward = (input: RouteInput) => readFeed(input, "backward", false)

@@ -9,7 +9,7 @@
  */
 import { Effect, Layer } from "effect"
 import type { Disk } from "@vellum/platform"
-import { EventStore, layer as eventStoreLayer, type StorageConfig, type StorageCorrupt } from "@vellum/storage"
+import { layer as eventStoreLayer, type EventStore, type StorageConfig, type StorageCorrupt } from "@vellum/storage"
 import {
   authenticatorLayer, insecureAuthenticatorLayer, streamAccessLayer, usersLayer, type Authenticator, type StreamAccess,
   type UserStoreFailed, type Users
@@ -104,4 +104,3 @@ export const httpSettingsFor = (loaded: LoadedConfig): Effect.Effect<HttpSetting
 export const makeNodeHandler = (loaded: LoadedConfig): Effect.Effect<(request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>, never, NodeInfo | NodeMetrics> =>
   Effect.map(httpSettingsFor(loaded), (settings) => makeHandler(nodeRouteList(loaded), settings))
 
-export { EventStore }

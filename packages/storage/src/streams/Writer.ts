@@ -230,6 +230,8 @@ export const makeWriter = (
       stats.rounds++
       stats.commands += batch.length
       yield* runRound(batch)
+      // Answered: let the round's commands (and their event data) go.
+      inFlight = []
     }).pipe(Effect.forever)
 
     /** Queues a command; `answer` is called once, after its batch is durable and indexed (or failed, or timed out). */

@@ -274,10 +274,17 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         ({ event: r._tag === "Success" ? r.event : undefined, link: event }))
     }
 
-    const resolveAll = (events: ReadonlyArray<EventRecord>, options: ReadOptions | undefined, nowMicros: number) =>
-      options?.resolveLinks === true
-        ? Effect.forEach(events, (e) => resolve(e, true, nowMicros))
-        : Effect.succeed(events.map((event) => ({ event, link: undefined }) as ResolvedEvent))
+    /** Resolves the links of a page; only link events cost an Effect (a read), the rest pass through. */
+    const resolveAll = (events: ReadonlyArray<EventRecord>, options: ReadOptions | undefined, nowMicros: number): Effect.Effect<Array<ResolvedEvent>, ReadError> => {
+      const resolved = events.map((event): ResolvedEvent => ({ event, link: undefined }))
+      if (options?.resolveLinks !== true) return Effect.succeed(resolved)
+      const links: Array<number> = []
+      for (let i = 0; i < events.length; i++) if (events[i]!.eventType === EventTypes.LinkTo) links.push(i)
+      if (links.length === 0) return Effect.succeed(resolved)
+      return Effect.as(Effect.forEach(links, (i) => Effect.map(resolve(events[i]!, true, nowMicros), (r) => {
+        resolved[i] = r
+      }), { discard: true }), resolved)
+    }
 
     const checkCount = (maxCount: number) =>
       Number.isSafeInteger(maxCount) && maxCount > 0 && maxCount <= config.maxReadCount

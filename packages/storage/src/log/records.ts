@@ -97,13 +97,35 @@ export type NewRecord =
 
 const HEADER = 10 // kind, version, logPosition
 
-const utf8Length = (s: string): number => Buffer.byteLength(s, "utf8")
+/**
+ * UTF-8 byte length, remembering the last stream and type asked about: the records of one append share their
+ * stream and type strings, and a record's length is asked for several times on its way to the log, so most
+ * calls are an identity check instead of a call into Buffer.
+ */
+let lastStream = ""
+let lastStreamBytes = 0
+let lastType = ""
+let lastTypeBytes = 0
+const streamLength = (s: string): number => {
+  if (s !== lastStream) {
+    lastStream = s
+    lastStreamBytes = Buffer.byteLength(s, "utf8")
+  }
+  return lastStreamBytes
+}
+const typeLength = (s: string): number => {
+  if (s !== lastType) {
+    lastType = s
+    lastTypeBytes = Buffer.byteLength(s, "utf8")
+  }
+  return lastTypeBytes
+}
 
 /** The body length a record will have (without framing). */
 export const bodyLength = (record: NewRecord): number => {
   switch (record.kind) {
     case RecordKind.Event:
-      return HEADER + 2 + 8 + 8 + 16 + 4 + utf8Length(record.stream) + 4 + utf8Length(record.eventType) +
+      return HEADER + 2 + 8 + 8 + 16 + 4 + streamLength(record.stream) + 4 + typeLength(record.eventType) +
         4 + record.data.length + 4 + record.metadata.length
     case RecordKind.Commit:
       return HEADER + 8 + 8 + 16 + 8
@@ -118,6 +140,20 @@ export const bodyLength = (record: NewRecord): number => {
 export const framedLength = (record: NewRecord): number => bodyLength(record) + FRAME_OVERHEAD
 
 const writeString = (buf: Buffer, offset: number, s: string): number => {
+  // Short ASCII (most stream names and types) is copied in a loop: cheaper than a call into Buffer.
+  const length = s.length
+  if (length <= 64) {
+    let i = 0
+    for (; i < length; i++) {
+      const c = s.charCodeAt(i)
+      if (c > 0x7f) break
+      buf[offset + 4 + i] = c
+    }
+    if (i === length) {
+      buf.writeUInt32LE(length, offset)
+      return offset + 4 + length
+    }
+  }
   const n = buf.write(s, offset + 4, "utf8")
   buf.writeUInt32LE(n, offset)
   return offset + 4 + n

@@ -62,7 +62,7 @@ export interface PlanLimits {
 /** Recently written event ids (the reference's committed-events cache), bounded by count. */
 export class EventIdCache extends GenerationalCache<string, KnownEvent> {
   put(eventId: string, known: KnownEvent): void {
-    this.set(eventId, known)
+    this.add(eventId, known)
   }
 }
 
@@ -83,7 +83,10 @@ export class UuidSource {
 export class RoundView implements SyncCommitState {
   private readonly versions = new Map<string, number>()
   private readonly metas = new Map<string, MetaInfo>()
+  /** Event ids read from the index for explicit-version retries, by `stream\0number`. */
   private readonly stored = new Map<string, string | undefined>()
+  /** Event ids this round wrote, per stream: the ids of events `first`.. in order (not indexed yet). */
+  private readonly written = new Map<string, { readonly first: number; readonly ids: Array<string> }>()
 
   constructor(private readonly readIndex: ReadIndex, private readonly ids: EventIdCache) {}
 
@@ -105,6 +108,8 @@ export class RoundView implements SyncCommitState {
   knownEvent = (eventId: string): KnownEvent | undefined => this.ids.get(eventId)
 
   storedEventId = (stream: string, eventNumber: number): string | undefined => {
+    const mine = this.written.get(stream)
+    if (mine !== undefined && eventNumber >= mine.first && eventNumber < mine.first + mine.ids.length) return mine.ids[eventNumber - mine.first]
     const key = `${stream}\u0000${eventNumber}`
     if (!this.stored.has(key)) throw new Miss({ _tag: "StoredEventId", stream, eventNumber })
     return this.stored.get(key)
@@ -135,7 +140,10 @@ export class RoundView implements SyncCommitState {
     if (record.kind !== RecordKind.Event) return
     this.versions.set(record.stream, record.eventNumber)
     // Later commands of this round compare explicit-version retries against it (it is not indexed yet).
-    this.stored.set(`${record.stream}\u0000${record.eventNumber}`, record.eventId)
+    // Kept per stream, not per event, so remembering an event costs no key string of its own.
+    const mine = this.written.get(record.stream)
+    if (mine !== undefined && mine.first + mine.ids.length === record.eventNumber) mine.ids.push(record.eventId)
+    else this.written.set(record.stream, { first: record.eventNumber, ids: [record.eventId] })
     if ((record.flags & EventFlags.Tombstone) === 0) this.ids.put(record.eventId, { stream: record.stream, eventNumber: record.eventNumber })
     if (isMetastream(record.stream)) {
       this.metas.set(originalStreamOf(record.stream), {

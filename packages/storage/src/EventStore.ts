@@ -139,6 +139,14 @@ export interface EventStoreService {
   readonly stats: () => EventStoreStats
   /** Flushes the index memtable to tables (used on graceful shutdown so restarts replay little). */
   readonly flushIndex: Effect.Effect<void, StorageCorrupt>
+  /** The engine's parts, for the scavenger (which rewrites chunks and index tables); not for request handlers. */
+  readonly engine: StorageEngine
+}
+
+export interface StorageEngine {
+  readonly log: TransactionLog
+  readonly index: TableIndex.TableIndex
+  readonly readIndex: ReadIndex
 }
 
 export interface EventStoreStats {
@@ -420,7 +428,8 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         readCache: { hits: log.cache.hits, misses: log.cache.misses, residentBytes: log.cache.residentBytes },
         writer: { ...writer.stats, queued: writer.queued() }
       }),
-      flushIndex: Effect.mapError(index.flush, corruptFromIndex) as Effect.Effect<void, StorageCorrupt>
+      flushIndex: Effect.mapError(index.flush, corruptFromIndex) as Effect.Effect<void, StorageCorrupt>,
+      engine: { log, index, readIndex }
     }
 
     /** Pages through the log in one direction until `maxCount` events or the end, as `$all` events. */

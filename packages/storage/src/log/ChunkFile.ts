@@ -34,7 +34,8 @@ export interface ChunkFile {
 
 export const isCompleted = (chunk: ChunkFile): boolean => chunk.footer !== undefined
 
-const makeChunkFile = (path: string, header: ChunkHeader, handle: FileHandle): ChunkFile => ({
+/** A ChunkFile for an open file whose header is known (its footer and position map are set by the caller). */
+export const makeChunkFile = (path: string, header: ChunkHeader, handle: FileHandle): ChunkFile => ({
   fileId: nextFileId++,
   path,
   header,
@@ -86,7 +87,9 @@ export const openChunkFile = (path: string, chunkSize: number) =>
       else {
         chunk.footer = footer
         chunk.dataSize = footer.physicalDataSize
-        if (footer.posMapCount > 0) {
+        // A scavenged chunk always maps positions, even with no record left: its positions are then all
+        // removed (read as undefined), not offsets into data that is not there.
+        if (footer.posMapCount > 0 || header.isScavenged) {
           const mapBytes = yield* handle.read(HEADER_SIZE + footer.physicalDataSize, footer.posMapCount * POSMAP_ENTRY_SIZE)
           chunk.posMap = decodePosMap(mapBytes, footer.posMapCount)
         }

@@ -19,7 +19,13 @@
  * Reads go through a block cache that never holds bytes past a chunk's written data; a damaged record is
  * re-read once from disk (past the cache) before it is reported as StorageCorrupt.
  *
- * Recovery (`openTransactionLog`): temp files and older chunk versions are removed; writer.chk must exist
+ * Completed chunks can be replaced by scavenged ones (`replaceChunks`, ChunkReplacer.ts): one file with a
+ * position map covering one or several logical chunks; positions stay valid and removed records read as
+ * undefined.
+ *
+ * Recovery (`openTransactionLog`): temp files and older chunk versions are removed, and so are files inside
+ * the range of a (verified) scavenged file that starts before them — leftovers of an interrupted
+ * replacement (chunkPrecedence.ts); writer.chk must exist
  * when chunks do; every chunk before the one holding the checkpoint must be completed — except that a
  * checkpoint exactly at the end of a full chunk whose footer never became durable (a crash inside that
  * rollover) completes the chunk then; a footer is taken as it is only where the next chunk exists, and
@@ -38,8 +44,10 @@ import {
   checksumPrefix, completeChunkFile, createChunkFile, isCompleted, openChunkFile, physicalOffset,
   physicalOffsetAtOrAfter, verifyChunkFile, type ChunkFile
 } from "./ChunkFile.js"
-import { HEADER_SIZE, isTempFileName, parseChunkFileName } from "./chunkFormat.js"
+import { HEADER_SIZE } from "./chunkFormat.js"
+import { chunkNames, resolveSuperseded } from "./chunkPrecedence.js"
 import { openCheckpoint } from "./Checkpoint.js"
+import { makeChunkReplacer, type ChunkReplacement } from "./ChunkReplacer.js"
 import { FRAME_OVERHEAD, decodeRecord, encodeRecord, framedLength, type LogRecord, type NewRecord } from "./records.js"
 
 export interface LogConfig {
@@ -86,6 +94,8 @@ export interface ScanResult {
 
 export type ReadError = StorageCorrupt | DiskError
 
+export type { ChunkReplacement } from "./ChunkReplacer.js"
+
 /** `readRecordCached`'s answer when the bytes must come from disk (or need the careful path). */
 export const NotCached: unique symbol = Symbol("NotCached")
 
@@ -93,6 +103,7 @@ export interface TransactionLog {
   readonly config: LogConfig
   /** End of the durable log: every record below it is synced and covered by the writer checkpoint. */
   readonly writerPosition: () => number
+  /** The chunk files, in order, one entry per file (the active one last); current after a replacement. */
   readonly chunks: () => ReadonlyArray<ChunkFile>
   /** The largest unit (sum of framed record lengths) that fits in a chunk. */
   readonly maxUnitBytes: number
@@ -119,6 +130,16 @@ export interface TransactionLog {
    * backwards from the middle of another.
    */
   readonly scanBackward: (from: number, limit: number, maxCount: number) => Effect.Effect<ScanResult, ReadError>
+  /**
+   * Rewrites the completed files covering logical chunks firstChunk..lastChunk (firstChunk must start a
+   * file, lastChunk end one) into ONE scavenged chunk keeping exactly the records `keep` accepts, at their
+   * logical positions, and switches it in (crash-safe; see ChunkReplacer.ts). Chunk execution passes one
+   * file and the scavenger's rule, merging several files and `() => true`. A range that is not made of
+   * whole completed files (or touches the active chunk) is a defect (Effect.die). A disk error fails the
+   * replacement and leaves the old files in use; it does not stop the writer.
+   */
+  readonly replaceChunks: (firstChunk: number, lastChunk: number, keep: (record: LogRecord) => boolean) =>
+    Effect.Effect<ChunkReplacement, StorageFailed | ReadError>
   readonly failed: () => string | undefined
   readonly cache: BlockCache
   readonly close: Effect.Effect<void>
@@ -132,21 +153,10 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     const disk = yield* Disk
     const cs = config.chunkSize
     yield* disk.mkdir(config.dir)
-    const names = yield* disk.list(config.dir)
-    for (const name of names) if (isTempFileName(name)) yield* disk.remove(join(config.dir, name))
-
-    // The highest version of each chunk start wins; older versions are leftovers of a scavenge.
-    const latest = new Map<number, { version: number; name: string }>()
-    for (const name of names) {
-      const parsed = parseChunkFileName(name)
-      if (parsed === undefined) continue
-      const seen = latest.get(parsed.startNumber)
-      if (seen === undefined || parsed.version > seen.version) latest.set(parsed.startNumber, { version: parsed.version, name })
-    }
-    for (const name of names) {
-      const parsed = parseChunkFileName(name)
-      if (parsed !== undefined && latest.get(parsed.startNumber)!.name !== name) yield* disk.remove(join(config.dir, name))
-    }
+    // Temp files are leftovers of a chunk creation or replacement; so are older versions of a start,
+    // removed below once the version that replaced them is known to be intact.
+    const { latest, temps, older } = chunkNames(yield* disk.list(config.dir))
+    for (const name of temps) yield* disk.remove(join(config.dir, name))
 
     const checkpoint = yield* openCheckpoint(join(config.dir, "writer.chk"), 0)
     const corrupt = (message: string, position?: number) =>
@@ -159,10 +169,20 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
       yield* disk.syncDir(config.dir)
     }
 
-    const opened: Array<ChunkFile> = []
+    const candidates: Array<ChunkFile> = []
     for (const start of [...latest.keys()].sort((a, b) => a - b)) {
-      opened.push(yield* openChunkFile(join(config.dir, latest.get(start)!.name), cs))
+      candidates.push(yield* openChunkFile(join(config.dir, latest.get(start)!), cs))
     }
+    // Files a completed replacement covers are removed with the other repairs below.
+    const cover = resolveSuperseded(candidates)
+    if (typeof cover === "string") return yield* Effect.fail(corrupt(cover))
+    const opened = cover.live
+    // Removing superseded files or older versions leaves their replacement as the only copy of its
+    // records: it must be intact first (a crash between a switch-in and those removals is rare, so this
+    // costs little).
+    const replacements = new Set(cover.covers)
+    for (const { startNumber } of older) replacements.add(candidates.find((c) => c.header.startNumber === startNumber)!)
+    for (const chunk of replacements) yield* verifyChunkFile(chunk)
     const byNumber: Array<ChunkFile | undefined> = []
     for (const chunk of opened) {
       if (chunk.header.startNumber !== byNumber.length) {
@@ -233,6 +253,11 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     }
 
     // The log is consistent: repair what the crash left.
+    for (const old of cover.superseded) {
+      yield* old.handle.close
+      yield* disk.remove(old.path)
+    }
+    for (const { name } of older) yield* disk.remove(join(config.dir, name))
     for (const extra of beyond) {
       yield* extra.handle.close
       yield* disk.remove(extra.path)
@@ -570,7 +595,12 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   const scanForward = (from: number, limit: number, maxCount: number) => rereadIfDamaged(() => scanForwardOnce(from, limit, maxCount))
   const scanBackward = (from: number, limit: number, maxCount: number) => rereadIfDamaged(() => scanBackwardOnce(from, limit, maxCount))
 
+  const replacer = makeChunkReplacer({
+    dir: config.dir, chunkSize: cs, byNumber: state.byNumber, active: () => state.active, cache, disk: state.disk, failed: () => failure
+  })
+
   const close = Effect.gen(function*() {
+    yield* replacer.closeRetired
     const seen = new Set<ChunkFile>()
     for (const chunk of state.byNumber) {
       if (chunk === undefined || seen.has(chunk)) continue
@@ -592,6 +622,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     readRecordCached,
     scanForward,
     scanBackward,
+    replaceChunks: replacer.replaceChunks,
     failed: () => failure,
     cache,
     close

@@ -213,6 +213,31 @@ export class ReadIndex {
     })
   }
 
+  /**
+   * The index entries of a stream that still have their record, ascending by event number, one per number
+   * (lowest position wins), ignoring read rules: what the scavenger's calculation walks. Memtable hits are
+   * exact; a table hit may belong to another stream with the same hash, so it is checked against its record
+   * (a record a scavenge removed reads as absent, so its entry is left out too).
+   */
+  liveEntries(stream: string): Effect.Effect<Array<{ readonly eventNumber: number; readonly position: number }>, ReadError> {
+    return Effect.gen(this, function*() {
+      const entries = yield* fromIndexError(this.index.range(stream, 0, DeletedStreamNumber))
+      const out: Array<{ eventNumber: number; position: number }> = []
+      let lastNumber = -1
+      for (const entry of entries) {
+        if (entry.eventNumber === lastNumber) continue
+        if (!entry.exact) {
+          const cached = this.log.readRecordCached(entry.position, this.committedPosition)
+          const event = cached !== NotCached ? ofStream(cached, stream) : yield* this.eventFor(stream, entry.position)
+          if (event === undefined) continue
+        }
+        out.push({ eventNumber: entry.eventNumber, position: entry.position })
+        lastNumber = entry.eventNumber
+      }
+      return out
+    })
+  }
+
   readForward(stream: string, from: number, maxCount: number, nowMicros: number): Effect.Effect<StreamReadResult, ReadError> {
     return Effect.gen(this, function*() {
       const head = yield* this.streamHead(stream)

@@ -8,12 +8,23 @@
  */
 import type { Effect } from "effect"
 import { Schema } from "effect"
+import type { StreamHash } from "./StreamHash.js"
 
 /** What a lookup returns. `exact` is true for memtable hits (same stream name); table hits may collide. */
 export interface IndexEntry {
   readonly eventNumber: number
   readonly position: number
   readonly exact: boolean
+}
+
+/**
+ * An entry's full key as one value, for code off the hot paths (which pass the four numbers instead).
+ * The hash is the two u32 halves the tables store: no BigInt conversion anywhere.
+ */
+export interface IndexEntryKey {
+  readonly hash: StreamHash
+  readonly eventNumber: number
+  readonly position: number
 }
 
 /** One entry handed to `TableIndex.addBatch`. */

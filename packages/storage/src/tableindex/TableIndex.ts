@@ -7,7 +7,10 @@
  *   Scope) writes it as a level-0 table, syncs it, syncs the directory and saves the manifest. Then, with
  *   `autoMerge`, every level holding ≥ `tablesPerLevel` tables is merged into one table at the next level
  *   (a binary counter with the default 2); the manifest is saved, and only then are the old files
- *   closed and removed. One flush or merge at a time; reads keep working meanwhile.
+ *   closed and removed. One flush or merge at a time; reads keep working meanwhile. Every change of
+ *   the table set is a commit of TableSet.ts.
+ * - `scavenge` (spec/scavenge.md §2.6) rewrites the tables through a filter (Scavenge.ts) in the caller's
+ *   fiber, one commit per table; merges are held back meanwhile, flushes are not.
  * - Reads take a consistent snapshot (memtables + tables) synchronously, answer from memory and the
  *   block cache where they can, then read the missing blocks (retrying on a fresh snapshot if a merge
  *   closed a table under them). Memtable hits are exact (same stream name); table hits are by hash
@@ -18,16 +21,18 @@
  * - A failure of background work (DiskError, IndexCorrupt) stops it (fail-stop, as the log does):
  *   `flush`, `mergeAll` and `awaitIdle` then fail with it; reads keep serving what exists.
  */
-import { Cause, Deferred, Effect, Exit, FiberId, Queue, type Scope } from "effect"
-import { Disk, type DiskError, join } from "@vellum/platform"
+import { Cause, Clock, Deferred, Effect, Exit, FiberId, Queue, type Scope } from "effect"
+import type { Disk } from "@vellum/platform"
 import { BlockCache } from "./BlockCache.js"
-import { compareAscending, compareLatest, type EntrySource, type IndexEntry, IndexCorrupt, type NewIndexEntry } from "./Entry.js"
-import { emptyManifest, type Manifest, MANIFEST_FILE, MANIFEST_TMP, readManifest, tableFileName, writeManifest } from "./Manifest.js"
+import { compareAscending, compareLatest, type IndexEntry, type NewIndexEntry } from "./Entry.js"
 import { mergeSource } from "./Merge.js"
 import { MemTable } from "./MemTable.js"
-import { type HashFn, streamHash64 } from "./StreamHash.js"
-import { openTable, type Table } from "./Table.js"
-import { writeTable } from "./TableWriter.js"
+import { type KeepEntry, TableFilter, type TableScavenged } from "./Scavenge.js"
+import { type HashFn, type StreamHash, streamHash64 } from "./StreamHash.js"
+import type { Table } from "./Table.js"
+import { type IndexError, inIndexMapOrder, levelCounts, type LiveTable, TableSet } from "./TableSet.js"
+
+export { type IndexError, wipe } from "./TableSet.js"
 
 export interface TableIndexConfig {
   readonly dir: string
@@ -71,8 +76,6 @@ export interface TableIndexStats {
   readonly residentBytes: number
 }
 
-export type IndexError = DiskError | IndexCorrupt
-
 export interface TableIndex {
   /** Adds a durable batch; `coveredUpTo` is the log position just after it. Synchronous. */
   readonly addBatch: (entries: ReadonlyArray<NewIndexEntry>, coveredUpTo: number) => void
@@ -96,19 +99,24 @@ export interface TableIndex {
    */
   readonly awaitCapacity: Effect.Effect<void, IndexError>
   readonly stats: () => TableIndexStats
+  /**
+   * Index scavenging (spec/scavenge.md §2.6): rewrites every on-disk table in index-map order (by level,
+   * then by age), keeping the entries `keep` says true to; memtables are not scavenged. Waits for a
+   * running merge and for the memtables already waiting for their flush, then holds merges back until
+   * it ends (flushes, appends and reads go on; a table a flush writes meanwhile is not scavenged this
+   * time). A table with nothing to drop is left as it is; one with nothing left is removed. Each new
+   * table is switched in through the manifest (a crash leaves the old table or the new one), then
+   * `onTable` reports it. An interruption or failure leaves every table old or new, consistently.
+   * One scavenge at a time (a second call waits). Not waited for by `awaitIdle`.
+   */
+  readonly scavenge: <E>(keep: KeepEntry<E>, onTable: (t: TableScavenged) => Effect.Effect<void, E>) => Effect.Effect<void, IndexError | E>
+  /** The stream hash the index keys entries by (so the scavenger can map its streams to entry hashes). */
+  readonly hashOf: (stream: string) => StreamHash
 }
-
-interface LiveTable {
-  readonly table: Table
-  readonly level: number
-}
-
-const isOurFile = (name: string): boolean => name === MANIFEST_TMP || name.endsWith(".vtable")
 
 /** Opens (or creates) the index in `config.dir`; background work lives in the current Scope. */
 export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexError, Disk | Scope.Scope> =>
   Effect.gen(function*() {
-    const disk = yield* Disk
     const dir = config.dir
     const hash = config.hash ?? streamHash64
     const maxEntries = Math.max(1, config.memtableMaxEntries ?? 1_000_000)
@@ -120,32 +128,12 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
     const maxAutoMergeLevel = config.maxAutoMergeLevel ?? Number.POSITIVE_INFINITY
     const cache = new BlockCache(config.blockCacheBytes ?? 4 << 20)
 
-    yield* disk.mkdir(dir)
-    let manifest: Manifest = (yield* readManifest(dir)) ?? emptyManifest
-    const listed = new Set(manifest.tables.map((t) => t.file))
-    for (const name of yield* disk.list(dir)) {
-      // Half-written tables and temp manifests; other components' files in the directory are left alone.
-      if (isOurFile(name) && !listed.has(name)) yield* disk.remove(join(dir, name))
-    }
-
-    let tables: Array<LiveTable> = []
-    yield* Effect.addFinalizer(() => Effect.forEach(tables, (t) => Effect.ignore(t.table.close()), { discard: true }))
-    for (const t of [...manifest.tables].sort((a, b) => a.id - b.id)) {
-      const path = join(dir, t.file)
-      const table = yield* Effect.mapError(
-        openTable(path, t.id, { verify: config.verifyOnOpen === true, chunkBytes, cache }),
-        (e) => e._tag === "DiskError" && e.reason === "NotFound"
-          ? new IndexCorrupt({ path, message: `table ${path} listed in the manifest is missing` })
-          : e
-      )
-      tables.push({ table, level: t.level })
-    }
+    const set = yield* TableSet.open({ dir, entriesPerBlock, chunkBytes, cache, verifyOnOpen: config.verifyOnOpen === true })
 
     let active = new MemTable(hash)
     const frozen: Array<MemTable> = []
-    let covered = manifest.coveredPosition
+    let covered = set.manifest.coveredPosition
     active.coveredUpTo = covered
-    let nextTableId = manifest.nextTableId
     let busy = false
     /** The worker has been woken but has not picked the work up yet. */
     let signalled = false
@@ -157,88 +145,53 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
     // ---- background work ----
 
     const levelToMerge = (): number | undefined => {
-      const counts = levelCounts(tables)
+      const counts = levelCounts(set.tables)
       for (let level = 0; level < counts.length; level++) {
         if (counts[level]! >= tablesPerLevel && level < maxAutoMergeLevel) return level
       }
       return undefined
     }
 
-    /** Saves `next` and applies `swap` to memory as one step that an interruption cannot split. */
-    const commit = (next: Manifest, swap: () => void) =>
-      Effect.uninterruptible(Effect.map(writeManifest(dir, next), () => {
-        manifest = next
-        swap()
-      }))
-
-    /**
-     * Writes `source` as table `id`, syncs it and its directory entry, opens it, then commits the
-     * manifest `next` and applies `swap`. Once the table is open, nothing can interrupt before the
-     * commit decides who owns it (the index, or nobody: then it is closed).
-     */
-    const buildAndCommit = <E>(id: number, source: EntrySource<E>, next: Manifest, swap: (table: Table) => void) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(
-          restore(Effect.gen(function*() {
-            const path = join(dir, tableFileName(id))
-            yield* writeTable(path, source, { entriesPerBlock, chunkBytes })
-            yield* disk.syncDir(dir)
-            return yield* openTable(path, id, { cache })
-          })),
-          (table) => Effect.onError(commit(next, () => swap(table)), () => Effect.ignore(table.close()))
-        ))
+    /** A merge is running (it retires tables, so a scavenge waits for it). */
+    let merging = false
+    /** A scavenge is running: merges wait (they would retire the tables it rewrites). */
+    let scavenging = false
 
     const flushOne = Effect.gen(function*() {
       const mem = frozen[0]!
-      const coveredPosition = Math.max(manifest.coveredPosition, mem.coveredUpTo)
-      if (mem.entryCount === 0) {
-        const next = { ...manifest, coveredPosition }
-        yield* commit(next, () => void frozen.shift())
-        return notify()
-      }
-      const id = nextTableId++
-      const next: Manifest = {
-        coveredPosition,
-        nextTableId,
-        tables: [...manifest.tables, { id, level: 0, file: tableFileName(id) }]
-      }
-      yield* buildAndCommit(id, mem.source(), next, (table) => {
-        tables = [...tables, { table, level: 0 }]
-        frozen.shift()
-      })
+      const done = () => void frozen.shift()
+      if (mem.entryCount === 0) yield* set.commit([], undefined, mem.coveredUpTo, done)
+      else yield* set.buildAndCommit(0, mem.source(), [], mem.coveredUpTo, done)
       notify()
     })
 
-    /** Closes and removes a merged-away table; a read still using it fails with Closed and retries. */
-    const retire = (table: Table) =>
-      Effect.suspend(() => {
-        table.retired = true
-        cache.dropTable(table.id)
-        // A failed removal only leaves an unlisted file, which the next open removes.
-        return Effect.zipRight(Effect.ignore(table.close()), Effect.ignore(disk.remove(table.path)))
-      })
-
-    const mergeTables = (inputs: ReadonlyArray<LiveTable>, level: number) =>
-      Effect.gen(function*() {
-        const id = nextTableId++
-        const gone = new Set(inputs.map((t) => t.table.id))
-        const next: Manifest = {
-          coveredPosition: manifest.coveredPosition,
-          nextTableId,
-          tables: [...manifest.tables.filter((t) => !gone.has(t.id)), { id, level, file: tableFileName(id) }]
-        }
-        yield* buildAndCommit(id, mergeSource(inputs.map((t) => t.table), chunkBytes), next, (table) => {
-          tables = [...tables.filter((t) => !gone.has(t.table.id)), { table, level }]
-        })
-        for (const t of inputs) yield* retire(t.table)
+    /**
+     * Merges the tables `pick` chooses into one at the level it says, unless a scavenge runs; deciding and
+     * marking the merge is one synchronous step, so a scavenge starting meanwhile sees it. True if it merged.
+     */
+    const mergeIf = (pick: () => { readonly inputs: ReadonlyArray<LiveTable>; readonly level: number } | undefined) =>
+      Effect.suspend((): Effect.Effect<boolean, IndexError> => {
+        const chosen = scavenging ? undefined : pick()
+        if (chosen === undefined) return Effect.succeed(false)
+        merging = true
+        const inputs = chosen.inputs.map((t) => t.table)
+        return set.buildAndCommit(chosen.level, mergeSource(inputs, chunkBytes), inputs, 0).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            merging = false
+            notify()
+          })),
+          Effect.as(true)
+        )
       })
 
     /** The merges the level counts call for, lowest level first. */
-    const autoMerges = Effect.gen(function*() {
-      for (let level = autoMerge ? levelToMerge() : undefined; level !== undefined; level = levelToMerge()) {
-        yield* mergeTables(tables.filter((t) => t.level === level), level + 1)
-      }
-    })
+    const autoMerges: Effect.Effect<void, IndexError> = Effect.flatMap(
+      mergeIf(() => {
+        const level = autoMerge ? levelToMerge() : undefined
+        return level === undefined ? undefined : { inputs: set.tables.filter((t) => t.level === level), level: level + 1 }
+      }),
+      (merged) => merged ? autoMerges : Effect.void
+    )
 
     // Each flush is followed by the merges it triggers (as the reference server does), so the number of
     // tables stays logarithmic even while the writer keeps a memtable queued; memtables that pile up
@@ -251,9 +204,12 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
           continue
         }
         yield* autoMerges
-        if (mergeAllRequested) {
+        if (mergeAllRequested && !scavenging) {
           mergeAllRequested = false
-          if (tables.length > 1) yield* mergeTables(tables, Math.max(...tables.map((t) => t.level)))
+          yield* mergeIf(() => {
+            const all = set.tables
+            return all.length > 1 ? { inputs: all, level: Math.max(...all.map((t) => t.level)) } : undefined
+          })
           continue
         }
         return
@@ -342,7 +298,7 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
         for (const m of frozen) memtables(m)
         let reads: Array<Effect.Effect<void, IndexError>> | undefined
         let readFrom: Array<Table> | undefined
-        for (const t of tables) {
+        for (const t of set.tables) {
           const read = lookup(t.table)
           if (read === undefined) continue
           ;(reads ??= []).push(read)
@@ -398,7 +354,7 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
     }
 
     const flush: Effect.Effect<void, IndexError> = Effect.suspend(() => {
-      const queuedUpTo = frozen.length > 0 ? frozen[frozen.length - 1]!.coveredUpTo : manifest.coveredPosition
+      const queuedUpTo = frozen.length > 0 ? frozen[frozen.length - 1]!.coveredUpTo : set.manifest.coveredPosition
       if (active.entryCount > 0 || covered > queuedUpTo) rotate()
       return awaitIdle
     })
@@ -417,12 +373,46 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
         residentBytes += m.byteSize()
       }
       let tableEntries = 0
-      for (const t of tables) {
+      for (const t of set.tables) {
         tableEntries += t.table.entryCount
         residentBytes += t.table.residentBytes()
       }
-      return { tables: tables.length, levels: levelCounts(tables), memtableEntries, memtables: 1 + frozen.length, tableEntries, residentBytes }
+      return { tables: set.tables.length, levels: levelCounts(set.tables), memtableEntries, memtables: 1 + frozen.length, tableEntries, residentBytes }
     }
+
+    // ---- scavenge ----
+
+    const scavengeLock = yield* Effect.makeSemaphore(1)
+
+    /** Rewrites one table without the entries `keep` drops (left as it is when there are none). */
+    const scavengeTable = <E>(live: LiveTable, keep: KeepEntry<E>) =>
+      Effect.gen(function*() {
+        const filter = new TableFilter(live.table, keep, chunkBytes)
+        if (!(yield* filter.findFirstDrop())) return { filter, spaceSaved: 0 }
+        const newBytes = yield* set.buildAndCommit(live.level, filter.source(), [live.table], 0)
+        return { filter, spaceSaved: live.table.fileBytes - newBytes }
+      })
+
+    const scavenge = <E>(keep: KeepEntry<E>, onTable: (t: TableScavenged) => Effect.Effect<void, E>): Effect.Effect<void, IndexError | E> =>
+      scavengeLock.withPermits(1)(Effect.suspend(() => {
+        scavenging = true
+        const lastWaiting = frozen[frozen.length - 1]
+        const run = Effect.gen(function*() {
+          // A running merge would retire tables under the scavenge; memtables already waiting are scavenged too.
+          yield* waitUntil(() => !merging && (lastWaiting === undefined || !frozen.includes(lastWaiting)))
+          for (const { live, level, index } of inIndexMapOrder(set.tables)) {
+            const start = yield* Clock.currentTimeMillis
+            const { filter, spaceSaved } = yield* scavengeTable(live, keep)
+            const timeTakenMillis = (yield* Clock.currentTimeMillis) - start
+            yield* onTable({ level, index, entriesKept: filter.entriesKept, entriesDeleted: filter.entriesDeleted, spaceSaved, timeTakenMillis })
+          }
+        })
+        // The merges held back meanwhile run now.
+        return Effect.ensuring(run, Effect.sync(() => {
+          scavenging = false
+          signal()
+        }))
+      }))
 
     const index: TableIndex = {
       addBatch,
@@ -432,36 +422,15 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
         return covered
       },
       get persistedPosition() {
-        return manifest.coveredPosition
+        return set.manifest.coveredPosition
       },
       flush,
       mergeAll,
       awaitIdle,
       awaitCapacity,
-      stats
+      stats,
+      scavenge,
+      hashOf: hash
     }
     return index
   })
-
-/**
- * Removes the index's files from `dir` (tables, manifest, temp manifest): what the caller does before
- * rebuilding the index from the log after an IndexCorrupt. Other files in the directory stay.
- */
-export const wipe = (dir: string): Effect.Effect<void, DiskError, Disk> =>
-  Effect.gen(function*() {
-    const disk = yield* Disk
-    if (!(yield* disk.exists(dir))) return
-    for (const name of yield* disk.list(dir)) {
-      if (isOurFile(name) || name === MANIFEST_FILE) yield* disk.remove(join(dir, name))
-    }
-    yield* disk.syncDir(dir)
-  })
-
-const levelCounts = (tables: ReadonlyArray<LiveTable>): Array<number> => {
-  const counts: Array<number> = []
-  for (const t of tables) {
-    while (counts.length <= t.level) counts.push(0)
-    counts[t.level]!++
-  }
-  return counts
-}

@@ -1,0 +1,237 @@
+/**
+ * Writing a scavenged chunk: the records of one or more completed chunk files that a predicate keeps,
+ * copied byte for byte (a record carries its logical position, so it stays valid) into one new completed
+ * chunk covering the sources' whole range, with a position map and a footer sealed with the file checksum.
+ *
+ * The sources are read sequentially in large pieces straight from their handles (not through the block
+ * cache: a scavenge would evict what readers need), and the new file is written in large sequential
+ * writes — execution speed is compared with the disk's sequential write rate. Per record there is only
+ * plain decoding and copying; Effects run per piece.
+ *
+ * The output depends only on the sources' bytes and the predicate: its chunk id is derived from the
+ * sources' ids and range (not drawn from Random), so two byte-identical logs rewritten alike give
+ * byte-identical files (replicas and the simulator compare them).
+ *
+ * This module writes the temp file only; switching it in is ChunkReplacer.ts.
+ */
+import { createHash } from "node:crypto"
+import { Effect } from "effect"
+import { Disk, type DiskError, type FileHandle } from "@vellum/platform"
+import { uuidFromBytes, uuidToBytes } from "../codec/bytes.js"
+import { crc32cUpdate } from "../codec/crc32c.js"
+import { StorageCorrupt, StorageFailed } from "../errors.js"
+import type { ChunkFile } from "./ChunkFile.js"
+import {
+  FOOTER_SIZE, HEADER_SIZE, completedFileSize, decodeFooter, encodeFooterPrefix, encodeHeader, encodePosMap, sealFooter,
+  type ChunkFooter, type ChunkHeader, type PosMap
+} from "./chunkFormat.js"
+import { FRAME_OVERHEAD, MAX_RECORD_BODY, decodeRecord, type LogRecord } from "./records.js"
+
+/** Bytes per read of a source and per write of the new file. */
+const PIECE = 4 * 1024 * 1024
+/** Physical offsets in the position map and footer are u32. */
+const MAX_PHYSICAL = 0xffffffff
+
+export interface RewrittenChunk {
+  /** Open on the temp file, which is complete and synced. */
+  readonly handle: FileHandle
+  readonly header: ChunkHeader
+  readonly footer: ChunkFooter
+  readonly posMap: PosMap
+  readonly fileBytes: number
+  readonly kept: number
+  readonly removed: number
+}
+
+/**
+ * The id of the chunk that replaces `sources`: a name-based UUID (version 8, RFC 9562) over their ids and
+ * range, so equal inputs give equal files. It stays as unguessable to a client as the random ids it is
+ * derived from, which is what makes the file checksum hard to forge (see TransactionLog.ts).
+ */
+export const scavengedChunkId = (sources: ReadonlyArray<ChunkFile>): string => {
+  const hash = createHash("sha256").update("vellum/scavenged-chunk/1")
+  const numbers = Buffer.alloc(8)
+  numbers.writeUInt32LE(sources[0]!.header.startNumber, 0)
+  numbers.writeUInt32LE(sources[sources.length - 1]!.header.endNumber, 4)
+  hash.update(numbers)
+  const id = Buffer.alloc(16)
+  for (const source of sources) {
+    uuidToBytes(source.header.chunkId, id, 0)
+    hash.update(id)
+  }
+  const digest = hash.digest()
+  digest[6] = (digest[6]! & 0x0f) | 0x80
+  digest[8] = (digest[8]! & 0x3f) | 0x80
+  return uuidFromBytes(digest, 0)
+}
+
+/** Buffers the new file's bytes and writes them in pieces of `capacity`, keeping the file's CRC. */
+class SequentialWriter {
+  private readonly buf: Buffer
+  private length = 0
+  /** File offset where the buffered bytes go. */
+  private offset = 0
+  crc = 0
+
+  constructor(private readonly handle: FileHandle, capacity: number) {
+    this.buf = Buffer.alloc(capacity)
+  }
+
+  /** Whether `n` more bytes fit without a flush. */
+  fits(n: number): boolean {
+    return this.length + n <= this.buf.length
+  }
+
+  /** Buffers bytes; the caller made room with `flush` (see `fits`) or the bytes are larger than a piece. */
+  put(bytes: Uint8Array, start = 0, end = bytes.length): void {
+    this.buf.set(bytes.subarray(start, end), this.length)
+    this.length += end - start
+  }
+
+  flush(): Effect.Effect<void, DiskError> {
+    return Effect.suspend(() => {
+      if (this.length === 0) return Effect.void
+      const piece = this.buf.subarray(0, this.length)
+      this.crc = crc32cUpdate(this.crc, piece)
+      const at = this.offset
+      this.offset += this.length
+      this.length = 0
+      // The buffer is reused only after the write completed (the Disk copies or writes it before that).
+      return this.handle.write(at, piece)
+    })
+  }
+
+  /** CRC-32C of every byte written or buffered so far. */
+  crcSoFar(): number {
+    return crc32cUpdate(this.crc, this.buf, 0, this.length)
+  }
+
+  /** Writes bytes of any size: buffered when they fit, else after a flush (directly when larger than a piece). */
+  write(bytes: Buffer): Effect.Effect<void, DiskError> {
+    return Effect.suspend(() => {
+      if (this.fits(bytes.length)) {
+        this.put(bytes)
+        return Effect.void
+      }
+      return Effect.zipRight(this.flush(), Effect.suspend(() => {
+        if (this.fits(bytes.length)) {
+          this.put(bytes)
+          return Effect.void
+        }
+        const at = this.offset
+        this.offset += bytes.length
+        this.crc = crc32cUpdate(this.crc, bytes)
+        return this.handle.write(at, bytes)
+      }))
+    })
+  }
+}
+
+const damaged = (chunk: ChunkFile, position: number, problem: string) =>
+  new StorageCorrupt({ message: `${chunk.path}: the record at log position ${position} is damaged (${problem})`, path: chunk.path, position })
+
+export interface RewriteOptions {
+  readonly tmpPath: string
+  readonly chunkSize: number
+  /** Completed chunk files, ascending and contiguous. */
+  readonly sources: ReadonlyArray<ChunkFile>
+  readonly keep: (record: LogRecord) => boolean
+}
+
+/**
+ * Writes the scavenged chunk replacing `sources` to `tmpPath` and syncs it. Reading a source fails with a
+ * ReadError; writing the temp file with StorageFailed. On any failure the temp file is closed and removed
+ * (as far as the disk lets us; a leftover temp file is removed when the log is opened).
+ */
+export const writeScavengedChunk = (options: RewriteOptions) =>
+  Effect.gen(function*() {
+    const disk = yield* Disk
+    const { tmpPath, sources, keep } = options
+    const writing = <A>(effect: Effect.Effect<A, DiskError>) =>
+      Effect.mapError(effect, (error) => new StorageFailed({ message: `writing the scavenged chunk ${tmpPath} failed: ${error.message}` }))
+    const first = sources[0]!
+    const last = sources[sources.length - 1]!
+    const header: ChunkHeader = {
+      chunkSize: options.chunkSize,
+      startNumber: first.header.startNumber,
+      endNumber: last.header.endNumber,
+      isScavenged: true,
+      chunkId: scavengedChunkId(sources)
+    }
+    if (yield* writing(disk.exists(tmpPath))) yield* writing(disk.remove(tmpPath))
+    const handle = yield* writing(disk.open(tmpPath, { create: true, exclusive: true }))
+    const abandon = Effect.zipRight(Effect.ignore(handle.close), Effect.ignore(disk.remove(tmpPath)))
+
+    const body = Effect.gen(function*() {
+      let sourceBytes = 0
+      for (const source of sources) sourceBytes += HEADER_SIZE + source.dataSize
+      const out = new SequentialWriter(handle, Math.min(PIECE, Math.max(64 * 1024, sourceBytes + FOOTER_SIZE)))
+      out.put(encodeHeader(header))
+      const logical: Array<number> = []
+      const physical: Array<number> = []
+      let dataBytes = 0
+      let removed = 0
+      for (const source of sources) {
+        const dataEnd = HEADER_SIZE + source.dataSize
+        const map = source.posMap
+        let buf: Buffer = Buffer.alloc(0)
+        let bufStart = HEADER_SIZE
+        let index = 0
+        for (let off = HEADER_SIZE; off < dataEnd;) {
+          const position = map === undefined ? source.startPosition + (off - HEADER_SIZE) : map.logical[index]
+          if (position === undefined || (map !== undefined && map.physical[index] !== off - HEADER_SIZE)) {
+            return yield* Effect.fail(damaged(source, position ?? source.startPosition, "its position map does not match its data"))
+          }
+          if (off + 8 > bufStart + buf.length) {
+            buf = yield* source.handle.read(off, Math.min(PIECE, dataEnd - off))
+            bufStart = off
+          }
+          if (off + 8 > bufStart + buf.length) return yield* Effect.fail(damaged(source, position, "truncated"))
+          const total = buf.readUInt32LE(off - bufStart) + FRAME_OVERHEAD
+          if (total > MAX_RECORD_BODY + FRAME_OVERHEAD || off + total > dataEnd) return yield* Effect.fail(damaged(source, position, "length"))
+          if (off + total > bufStart + buf.length) {
+            buf = yield* source.handle.read(off, Math.max(total, Math.min(PIECE, dataEnd - off)))
+            bufStart = off
+          }
+          const at = off - bufStart
+          const result = decodeRecord(buf, at, at + total, position)
+          if (!result.ok) return yield* Effect.fail(damaged(source, position, result.problem))
+          if (keep(result.record)) {
+            if (dataBytes + total > MAX_PHYSICAL) {
+              return yield* Effect.fail(new StorageFailed({ message: `a scavenged chunk cannot hold more than ${MAX_PHYSICAL} bytes of records` }))
+            }
+            if (out.fits(total)) out.put(buf, at, at + total)
+            else yield* writing(out.write(buf.subarray(at, at + total)))
+            logical.push(position)
+            physical.push(dataBytes)
+            dataBytes += total
+          } else removed++
+          off += total
+          index++
+        }
+        if (map !== undefined && index !== map.logical.length) {
+          return yield* Effect.fail(damaged(source, source.startPosition, `its position map has ${map.logical.length} entries for ${index} records`))
+        }
+      }
+      const posMap: PosMap = { logical: Float64Array.from(logical), physical: Uint32Array.from(physical) }
+      yield* writing(out.write(encodePosMap(posMap)))
+      // The logical end of the data is the last source's: positions past it were never written.
+      const base = {
+        physicalDataSize: dataBytes,
+        logicalDataSize: last.startPosition + last.footer!.logicalDataSize - first.startPosition,
+        posMapCount: logical.length
+      }
+      const prefix = encodeFooterPrefix(base)
+      const footerBytes = sealFooter(prefix, crc32cUpdate(out.crcSoFar(), prefix, 0, 120))
+      yield* writing(out.write(footerBytes))
+      yield* writing(out.flush())
+      yield* writing(handle.sync)
+      const footer = decodeFooter(footerBytes)
+      if (typeof footer === "string") return yield* Effect.die(new Error(`footer encoder produced an invalid footer: ${footer}`))
+      const result: RewrittenChunk = {
+        handle, header, footer, posMap, fileBytes: completedFileSize(base), kept: logical.length, removed
+      }
+      return result
+    })
+    return yield* Effect.onError(body, () => abandon)
+  })

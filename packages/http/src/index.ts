@@ -15,3 +15,4 @@ export { buildBaseUrl, rawRequestUrl } from "./baseUrl.js"
 // The node endpoints and their services; the users API.
 export * from "./node/index.js"
 export * from "./users/index.js"
+export * from "./admin/index.js"

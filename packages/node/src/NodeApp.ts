@@ -1,7 +1,7 @@
 /**
  * The composition root of one node, shared by `main` (real disk, real sockets) and the simulator (memory
  * disk, requests called in-process): from a loaded configuration, the layer of every service a node runs
- * (storage, users and authentication, stream ACLs, node identity, stats, metrics, shutdown) and the HTTP
+ * (storage, users and authentication, stream ACLs, node identity, stats, metrics, shutdown, scavenging) and the HTTP
  * request handler over every route family.
  *
  * Which disk, which process figures and which metrics registry are parameters, so nothing here touches the
@@ -9,23 +9,28 @@
  */
 import { Effect, Layer } from "effect"
 import type { Disk } from "@vellum/platform"
+import type { DiskError } from "@vellum/platform"
 import { layer as eventStoreLayer, type EventStore, type StorageConfig, type StorageCorrupt } from "@vellum/storage"
+import { scavengerLayer, type Scavenger, type StateCorrupt } from "@vellum/scavenge"
 import {
   authenticatorLayer, insecureAuthenticatorLayer, streamAccessLayer, usersLayer, type Authenticator, type StreamAccess,
   type UserStoreFailed, type Users
 } from "@vellum/security"
 import {
   NodeMetrics, makeHandler, nodeRoutes, nodeServicesLayer, singleNodeIdentity, streamRoutes, usersRoutes, livenessOf,
-  NodeInfo, defaultHttpSettings, type HttpRequest, type HttpSettings, type NodeServices, type ProcessStats, type Reply, type RouteDef
+  NodeInfo, defaultHttpSettings, scavengeRoutes, type HttpRequest, type HttpSettings, type NodeServices, type ProcessStats, type Reply, type RouteDef
 } from "@vellum/http"
 import { NodeConfig } from "./config/NodeConfig.js"
 import type { LoadedConfig } from "./config/load.js"
-import { toSecurityConfig, toStorageConfig } from "./config/derive.js"
+import { toScavengerSettings, toSecurityConfig, toStorageConfig } from "./config/derive.js"
 import { infoOptionsRoute } from "./infoOptionsRoute.js"
 
 export const VELLUM_VERSION = "0.1.0"
 
-export type NodeAppServices = EventStore | Users | Authenticator | StreamAccess | NodeServices | NodeConfig
+export type NodeAppServices = EventStore | Users | Authenticator | StreamAccess | NodeServices | NodeConfig | Scavenger
+
+/** Why a node cannot start: its store, its user store or its scavenge state cannot be opened. */
+export type NodeAppError = StorageCorrupt | UserStoreFailed | StateCorrupt | DiskError
 
 export interface NodeAppOptions {
   /** The directory the store lives in (the configured `Db`, resolved by the caller). */
@@ -39,7 +44,7 @@ export interface NodeAppOptions {
 }
 
 /** Every service of a node, over a Disk. Fails when the store or the user store cannot be opened. */
-export const nodeAppLayer = (loaded: LoadedConfig, options: NodeAppOptions): Layer.Layer<NodeAppServices, StorageCorrupt | UserStoreFailed, Disk> =>
+export const nodeAppLayer = (loaded: LoadedConfig, options: NodeAppOptions): Layer.Layer<NodeAppServices, NodeAppError, Disk> =>
   nodeAppLayerWithStorage(loaded, { ...toStorageConfig(loaded.config), dir: options.dbDir }, options)
 
 /**
@@ -50,7 +55,7 @@ export const nodeAppLayerWithStorage = (
   loaded: LoadedConfig,
   storageConfig: StorageConfig,
   options: Omit<NodeAppOptions, "dbDir">
-): Layer.Layer<NodeAppServices, StorageCorrupt | UserStoreFailed, Disk> => {
+): Layer.Layer<NodeAppServices, NodeAppError, Disk> => {
   const config = loaded.config
   const storage = eventStoreLayer(storageConfig)
   const users = usersLayer(toSecurityConfig(config))
@@ -71,6 +76,7 @@ export const nodeAppLayerWithStorage = (
     Layer.provideMerge(authentication, users),
     streamAccessLayer,
     node,
+    scavengerLayer(toScavengerSettings(config, storageConfig.dir)),
     Layer.succeed(NodeConfig, loaded)
   )
   return Layer.provideMerge(aboveStorage, storage)
@@ -81,6 +87,7 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
   ...streamRoutes,
   ...nodeRoutes,
   ...(loaded.config.Insecure ? [] : usersRoutes),
+  ...scavengeRoutes,
   infoOptionsRoute
 ]
 

@@ -6,6 +6,7 @@
 import { LogLevel } from "effect"
 import { defaultSecurityConfig, productionHashParams, type SecurityConfig } from "@vellum/security"
 import { defaultStorageConfig, type StorageConfig } from "@vellum/storage"
+import type { ScavengerLayerSettings } from "@vellum/scavenge"
 import type { Config } from "./options.js"
 
 /**
@@ -22,6 +23,17 @@ export const toStorageConfig = (config: Config): StorageConfig => ({
   maxEventSize: config.MaxAppendEventSize,
   verifyChunksOnOpen: !config.SkipDbVerify,
   verifyIndexOnOpen: !config.SkipIndexVerify
+})
+
+/** The scavenger's settings; `dbDir` is the resolved database directory. */
+export const toScavengerSettings = (config: Config, dbDir: string): ScavengerLayerSettings => ({
+  dbDir,
+  nodeEndpoint: `${config.NodeIp}:${config.NodePort}`,
+  historyMaxAgeDays: config.ScavengeHistoryMaxAge,
+  disableMerging: config.DisableScavengeMerging,
+  unsafeIgnoreHardDeletes: config.UnsafeIgnoreHardDelete,
+  statePageBytes: config.ScavengeBackendPageSize * 1024,
+  stateCacheBytes: config.ScavengeBackendCacheSize
 })
 
 /**

@@ -211,6 +211,10 @@ export const optionTable = {
   SkipIndexVerify: flag("Database", "Skip checking the checksums of index tables at start-up.", true),
   WriteStatsToDb: flag("Database", "Write statistics to the database ($stats-<host:port> streams)."),
   DisableScavengeMerging: flag("Database", "Disable the merging of small chunks when scavenge is running."),
+  UnsafeIgnoreHardDelete: flag(
+    "Database",
+    "Makes a scavenge remove tombstones and every event of hard-deleted streams, so their names can be used again. Unsafe: hard-deleted streams stop reading as deleted."
+  ),
   ScavengeHistoryMaxAge: option({
     group: "Database", description: "The number of days to keep scavenge history.",
     type: integer({ min: 0, max: 36_500, unit: "d" }), default: 30

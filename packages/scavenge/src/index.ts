@@ -1,0 +1,9 @@
+// @vellum/scavenge: node scavenging — the service, its phases and rules, the persisted state, the history
+// streams, and the reference model its property tests compare against.
+export * from "./Scavenger.js"
+export * from "./ScavengerLive.js"
+export * from "./ScavengerLayer.js"
+export * from "./history/index.js"
+export { openScavengeState, openStateSession, StateCorrupt } from "./state/index.js"
+export type { Checkpoint, OriginalStreamData, MetastreamData, ScavengePointInfo } from "./state/index.js"
+export * from "./model/index.js"

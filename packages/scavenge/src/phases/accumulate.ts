@@ -1,0 +1,106 @@
+/**
+ * Accumulation (spec/scavenge.md §2.2): the one pass over the log a scavenge point adds. Every logical
+ * chunk after the previous point's chunk up to the one holding this point is read once, ever; what it
+ * says about streams (metadata, tombstones), about which metadata records newer ones replaced (weight),
+ * and the range of its record timestamps (for `$maxAge`) goes into the state, committed with a checkpoint
+ * per chunk, so a stop or crash re-reads at most one chunk.
+ */
+import { Effect } from "effect"
+import {
+  EventFlags, RecordKind, isMetastream, metastreamOf, originalStreamOf, parseMetadata, type EventRecord
+} from "@vellum/storage"
+import { REST_PERIOD, type RunContext } from "./RunContext.js"
+import { emptyOriginal } from "./StateAccess.js"
+import { ScavengeFailed } from "./errors.js"
+
+const SCAN_RECORDS = 4096
+
+/** Accumulates logical chunks `fromChunk` up to the one holding the scavenge point. */
+export const accumulate = <E>(ctx: RunContext<E>, fromChunk: number) =>
+  Effect.gen(function*() {
+    const { log } = ctx.engine
+    const chunkSize = log.config.chunkSize
+    const lastChunk = Math.floor(ctx.sp.position / chunkSize)
+    let sinceRest = 0
+    for (let n = fromChunk; n <= lastChunk; n++) {
+      ctx.progress("Accumulating", n - fromChunk, lastChunk - fromChunk + 1)
+      const limit = Math.min((n + 1) * chunkSize, ctx.sp.position + 1)
+      let position = n * chunkSize
+      let min = Infinity
+      let max = -Infinity
+      while (position < limit) {
+        const scan = yield* log.scanForward(position, limit, SCAN_RECORDS)
+        for (const record of scan.records) {
+          if (record.kind === RecordKind.Event) {
+            if (record.createdMicros < min) min = record.createdMicros
+            if (record.createdMicros > max) max = record.createdMicros
+            yield* accumulateEvent(ctx, record)
+          } else if (record.kind !== RecordKind.ScavengePoint && record.logPosition > ctx.sp.position) {
+            return yield* Effect.fail(new ScavengeFailed({ reason: "Accumulator expected to find the scavenge point before now" }))
+          }
+          if (++sinceRest >= REST_PERIOD) {
+            sinceRest = 0
+            yield* ctx.throttle.rest
+          }
+        }
+        if (scan.reachedEnd || scan.records.length === 0) break
+        position = scan.next
+      }
+      if (min <= max) ctx.state.setChunkTimeRange(n, { minMicros: min, maxMicros: max })
+      yield* ctx.state.commit({ stage: "Accumulating", sp: ctx.sp, doneLogicalChunk: n })
+    }
+    ctx.progress("Accumulating", lastChunk - fromChunk + 1, lastChunk - fromChunk + 1)
+  })
+
+/** Only metadata records and tombstones change the state; ordinary events cost nothing here. */
+const accumulateEvent = <E>(ctx: RunContext<E>, record: EventRecord) => {
+  if ((record.flags & EventFlags.Tombstone) !== 0) return accumulateTombstone(ctx, record)
+  if (isMetastream(record.stream)) return accumulateMetadata(ctx, record)
+  return Effect.void
+}
+
+const chunkOf = <E>(ctx: RunContext<E>, position: number) => Math.floor(position / ctx.engine.log.config.chunkSize)
+
+/** The metastream's index entries before the scavenge point whose records are still in the log. */
+const metastreamEntries = <E>(ctx: RunContext<E>, metastream: string) =>
+  Effect.map(ctx.engine.readIndex.liveEntries(metastream), (entries) => entries.filter((e) => e.position < ctx.sp.position))
+
+const accumulateTombstone = <E>(ctx: RunContext<E>, record: EventRecord) =>
+  Effect.gen(function*() {
+    const stream = record.stream
+    if (isMetastream(stream)) return yield* Effect.fail(new ScavengeFailed({ reason: `Found Tombstone in metadata stream ${stream}` }))
+    const original = ctx.state.originalStream(stream) ?? emptyOriginal
+    ctx.state.setOriginalStream(stream, { ...original, isTombstoned: true, status: "Active" })
+    const meta = metastreamOf(stream)
+    const metaData = ctx.state.metastream(meta) ?? { isTombstoned: false, discardPoint: 0 }
+    ctx.state.setMetastream(meta, { ...metaData, isTombstoned: true })
+    // The stream's last metadata record goes too (tombstones count even when out of order in the log).
+    const entries = yield* metastreamEntries(ctx, meta)
+    const last = entries[entries.length - 1]
+    if (last !== undefined) ctx.state.addChunkWeight(chunkOf(ctx, last.position), 2)
+  })
+
+const accumulateMetadata = <E>(ctx: RunContext<E>, record: EventRecord) =>
+  Effect.gen(function*() {
+    const meta = record.stream
+    const entries = yield* metastreamEntries(ctx, meta)
+    // Out of order: an earlier record of this metastream already has this number or a later one.
+    if (entries.some((e) => e.position < record.logPosition && e.eventNumber >= record.eventNumber)) {
+      ctx.state.addChunkWeight(chunkOf(ctx, record.logPosition), 2)
+      return
+    }
+    let replaced: { readonly eventNumber: number; readonly position: number } | undefined
+    for (const e of entries) if (e.position < record.logPosition && e.eventNumber < record.eventNumber) replaced = e
+    if (replaced !== undefined) ctx.state.addChunkWeight(chunkOf(ctx, replaced.position), 2)
+    const stream = originalStreamOf(meta)
+    // Metadata of a metastream (`$$$$x`) changes nothing for `$$x`: metastreams have fixed rules.
+    if (!isMetastream(stream)) {
+      const parsed = parseMetadata(record.data, (record.flags & EventFlags.Json) !== 0)
+      const original = ctx.state.originalStream(stream) ?? emptyOriginal
+      ctx.state.setOriginalStream(stream, {
+        ...original, maxAgeSeconds: parsed.maxAge, maxCount: parsed.maxCount, truncateBefore: parsed.truncateBefore, status: "Active"
+      })
+    }
+    const metaData = ctx.state.metastream(meta) ?? { isTombstoned: false, discardPoint: 0 }
+    ctx.state.setMetastream(meta, { ...metaData, discardPoint: Math.max(metaData.discardPoint, record.eventNumber) })
+  })

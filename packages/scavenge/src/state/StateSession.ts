@@ -1,0 +1,72 @@
+/**
+ * The scavenge state as the phases use it (phases/StateAccess.ts): one long-lived session whose changes
+ * since the last commit form the open transaction. `commit(checkpoint)` makes them durable with the
+ * checkpoint and opens the next transaction; `rollback` forgets them (a stop). Lookups read your writes;
+ * `activeStreams` and `checkpoint` read committed data (the calculator commits each batch before asking
+ * for the next). The run that owns the session must be its only writer.
+ */
+import type { Disk, DiskError } from "@vellum/platform"
+import { Effect } from "effect"
+import { openScavengeState, type ScavengeStateOptions } from "./ScavengeState.js"
+import type { Checkpoint, ChunkTimeRange, MetastreamData, OriginalStreamData, StateCorrupt } from "./types.js"
+
+export interface StateSession {
+  readonly checkpoint: () => Checkpoint | undefined
+  readonly originalStream: (name: string) => OriginalStreamData | undefined
+  readonly metastream: (name: string) => MetastreamData | undefined
+  /** 0 when the chunk has no weight row. */
+  readonly chunkWeight: (logicalChunk: number) => number
+  readonly chunkTimeRange: (logicalChunk: number) => ChunkTimeRange | undefined
+  readonly activeStreams: (after: string | undefined, limit: number) => ReadonlyArray<string>
+  readonly streamsWithData: () => Iterable<string>
+  /** Logical chunks with a non-zero weight, ascending. */
+  readonly weightedChunks: () => ReadonlyArray<{ readonly chunk: number; readonly weight: number }>
+  readonly setOriginalStream: (name: string, data: OriginalStreamData) => void
+  readonly setMetastream: (name: string, data: MetastreamData) => void
+  readonly addChunkWeight: (logicalChunk: number, weight: number) => void
+  readonly deleteChunkWeights: (fromChunk: number, toChunk: number) => void
+  readonly setChunkTimeRange: (logicalChunk: number, range: ChunkTimeRange) => void
+  readonly deleteAllMetastreams: () => void
+  readonly deleteSpentStreams: (includeArchived: boolean) => void
+  readonly commit: (checkpoint: Checkpoint) => Effect.Effect<void, DiskError>
+  readonly rollback: () => void
+  readonly close: Effect.Effect<void, DiskError>
+}
+
+export const openStateSession = (
+  dir: string, options: ScavengeStateOptions
+): Effect.Effect<StateSession, DiskError | StateCorrupt, Disk> =>
+  Effect.map(openScavengeState(dir, options), (state) => {
+    let tx = state.begin()
+    return {
+      checkpoint: state.checkpoint,
+      originalStream: (name) => tx.originalStream(name),
+      metastream: (name) => tx.metastream(name),
+      chunkWeight: (n) => tx.chunkWeight(n) ?? 0,
+      chunkTimeRange: (n) => tx.chunkTimeRange(n),
+      activeStreams: (after, limit) => state.activeStreams(after, limit).map(([name]) => name),
+      streamsWithData: () => tx.streamNames(),
+      weightedChunks: () => tx.chunkWeights().filter((w) => w.weight !== 0).map((w) => ({ chunk: w.logicalChunk, weight: w.weight })),
+      setOriginalStream: (name, data) => tx.setOriginalStream(name, data),
+      setMetastream: (name, data) => tx.setMetastream(name, data),
+      addChunkWeight: (n, weight) => tx.addChunkWeight(n, weight),
+      deleteChunkWeights: (from, to) => tx.deleteChunkWeights(from, to),
+      setChunkTimeRange: (n, range) => tx.setChunkTimeRange(n, range),
+      deleteAllMetastreams: () => tx.deleteAllMetastreams(),
+      deleteSpentStreams: (includeArchived) => tx.deleteSpentStreams(includeArchived),
+      commit: (checkpoint) =>
+        Effect.suspend(() => {
+          const committing = tx
+          tx = state.begin()
+          return committing.commit(checkpoint)
+        }),
+      rollback: () => {
+        tx.rollback()
+        tx = state.begin()
+      },
+      close: Effect.suspend(() => {
+        tx.rollback()
+        return state.close
+      })
+    }
+  })

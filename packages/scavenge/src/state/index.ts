@@ -1,0 +1,5 @@
+// The persisted scavenge state: tables, checkpoint, transactions (see ScavengeState.ts for the design).
+export * from "./types.js"
+export type { StateTransaction } from "./StateTransaction.js"
+export { openScavengeState, type ScavengeState, type ScavengeStateOptions } from "./ScavengeState.js"
+export { openStateSession, type StateSession } from "./StateSession.js"

@@ -1,0 +1,86 @@
+/**
+ * The values the scavenge state holds (spec/scavenge.md §2.1), keyed by stream NAME: a name-keyed state
+ * needs no hash-collision tables (§3.8). Every value is immutable; a change replaces the whole value.
+ */
+import { Data } from "effect"
+
+/** Calculation status of an original stream: recalculate next time, tombstoned (skip, keep), or done. */
+export type CalculationStatus = "Active" | "Archived" | "Spent"
+
+/** An original stream that has metadata or a tombstone. */
+export interface OriginalStreamData {
+  readonly isTombstoned: boolean
+  readonly maxAgeSeconds: number | undefined
+  readonly maxCount: number | undefined
+  readonly truncateBefore: number | undefined
+  /** First event number to keep (0 = keep all). */
+  readonly discardPoint: number
+  readonly maybeDiscardPoint: number
+  readonly status: CalculationStatus
+}
+
+export interface MetastreamData {
+  readonly isTombstoned: boolean
+  /** First event number to keep (0 = keep all). */
+  readonly discardPoint: number
+}
+
+export interface ScavengePointInfo {
+  readonly position: number
+  readonly number: number
+  readonly effectiveNowMicros: number
+  readonly threshold: number
+}
+
+/** Where the run is; resumption rules are in spec §2.8. */
+export type Checkpoint =
+  | { readonly stage: "Accumulating"; readonly sp: ScavengePointInfo; readonly doneLogicalChunk: number | undefined }
+  | { readonly stage: "Calculating"; readonly sp: ScavengePointInfo; readonly doneStream: string | undefined }
+  | { readonly stage: "ExecutingChunks"; readonly sp: ScavengePointInfo; readonly doneLogicalChunk: number | undefined }
+  | { readonly stage: "MergingChunks" | "ExecutingIndex" | "Cleaning" | "Done"; readonly sp: ScavengePointInfo }
+
+export type CheckpointStage = Checkpoint["stage"]
+
+/** Bounds (inclusive, microseconds since the epoch) on the record timestamps of one logical chunk. */
+export interface ChunkTimeRange {
+  readonly minMicros: number
+  readonly maxMicros: number
+}
+
+export interface ChunkWeight {
+  readonly logicalChunk: number
+  readonly weight: number
+}
+
+export interface ScavengeStateCounts {
+  readonly originalStreams: number
+  readonly activeStreams: number
+  readonly metastreams: number
+  readonly chunkWeights: number
+  readonly chunkTimeRanges: number
+  /** Bytes of committed transactions in the journal since the last snapshot. */
+  readonly journalBytes: number
+  /** Size of the last snapshot written or loaded (0 when there is none). */
+  readonly snapshotBytes: number
+}
+
+/** The state files hold bytes the state did not write: a damaged snapshot or a gap in the journal. */
+export class StateCorrupt extends Data.TaggedError("StateCorrupt")<{ readonly path: string; readonly reason: string }> {
+  override get message() {
+    return `Scavenge state is corrupt (${this.path}): ${this.reason}`
+  }
+}
+
+/**
+ * One committed transaction as a net change: the final value (or `null` = deleted) of every key it touched,
+ * after an optional "delete every metastream". The journal stores exactly this, and a snapshot is the
+ * same thing applied to an empty state, so one codec and one `apply` serve both.
+ */
+export interface StateChange {
+  readonly checkpoint: Checkpoint | undefined
+  readonly clearMetastreams: boolean
+  readonly originals: ReadonlyMap<string, OriginalStreamData | null>
+  readonly metastreams: ReadonlyMap<string, MetastreamData | null>
+  readonly weights: ReadonlyMap<number, number | null>
+  readonly timeRanges: ReadonlyMap<number, ChunkTimeRange | null>
+}

@@ -1,0 +1,121 @@
+/**
+ * Stop and resume at every checkpoint, and a crash after every checkpoint, give the same log as a run that
+ * was never interrupted; two copies of one log scavenged to the same point give byte-identical chunks.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { MemoryDisk, Prng } from "@vellum/platform"
+import { ExpectedVersion, RecordKind, type EventStoreService, type LogRecord, type ProposedEvent } from "@vellum/storage"
+import {
+  closeNode, copyDisk, eventNumbers, json, uuid, logRecords, openNode, scavenge, stopAfterCommit, storageConfig, type Node
+} from "./scavenger-support.js"
+
+const config = storageConfig()
+const streams = ["s0", "s1", "s2", "s3", "s4", "s5"]
+
+/** Events with the same ids and sizes in every run of the workload, so positions line up across runs. */
+const fixedEvents = (from: number, count: number): Array<ProposedEvent> => Array.from({ length: count }, (_, i) => ({
+  eventId: uuid(from + i), eventType: "T", isJson: true, data: json({ n: String(from + i).padStart(6, "0") }), metadata: Buffer.alloc(0)
+}))
+
+const writeWorkload = (store: EventStoreService) =>
+  Effect.gen(function*() {
+    let next = 1
+    const evs = (count: number) => {
+      const out = fixedEvents(next, count)
+      next += count
+      return out
+    }
+    for (let round = 0; round < 3; round++) for (const s of streams) yield* store.append(s, ExpectedVersion.Any, evs(4))
+    yield* store.setStreamMetadata("s0", ExpectedVersion.Any, json({ $maxCount: 1 }))
+    yield* store.setStreamMetadata("s1", ExpectedVersion.Any, json({ $tb: 9 }))
+    yield* store.deleteStream("s2", ExpectedVersion.Any, true)
+    yield* store.deleteStream("s3", ExpectedVersion.Any, false)
+    yield* store.setStreamMetadata("s4", ExpectedVersion.Any, json({ $maxCount: 5 }))
+    yield* store.setStreamMetadata("s4", ExpectedVersion.Any, json({ $maxCount: 3 }))
+  })
+
+/** What a scavenge decides: the events (stream, number) left in the log before the first scavenge point. */
+const survivors = (records: ReadonlyArray<LogRecord>) => {
+  const sp = records.find((r) => r.kind === RecordKind.ScavengePoint)
+  const end = sp?.logPosition ?? Infinity
+  return records.filter((r) => r.kind === RecordKind.Event && r.logPosition < end && !r.stream.startsWith("$scavenges") && !r.stream.startsWith("$$$scavenges"))
+    .map((r) => r.kind === RecordKind.Event ? `${r.stream}@${r.eventNumber}@${r.logPosition}` : "")
+}
+
+const reads = (node: Node) => Effect.forEach(streams, (s) => eventNumbers(node.store, s))
+
+const uninterrupted = Effect.gen(function*() {
+  const node = yield* openNode(new MemoryDisk(), config)
+  yield* writeWorkload(node.store)
+  const counter = { commits: 0 }
+  yield* closeNode(node)
+  // Count the commits of a whole run with a wrapper that never stops it.
+  const counted = yield* openNode(node.mem, config, { wrap: stopAfterCommit(0, counter) })
+  expect((yield* scavenge(counted, { threshold: -1 })).result).toBe("Success")
+  const result = { survivors: survivors(yield* logRecords(counted.store)), reads: yield* reads(counted), commits: counter.commits }
+  yield* closeNode(counted)
+  return result
+})
+
+describe("stopping and resuming a scavenge", () => {
+  it.effect("stopped after every checkpoint and resumed, the result equals an uninterrupted run", () =>
+    Effect.gen(function*() {
+      const expected = yield* uninterrupted
+      expect(expected.commits).toBeGreaterThan(5)
+      expect(expected.survivors.length).toBeGreaterThan(0)
+      for (let k = 1; k < expected.commits; k++) {
+        const mem = new MemoryDisk()
+        const first = yield* openNode(mem, config, { wrap: stopAfterCommit(k, { commits: 0 }) })
+        yield* writeWorkload(first.store)
+        expect((yield* scavenge(first, { threshold: -1 })).result, `stop after commit ${k}`).toBe("Stopped")
+        yield* closeNode(first)
+        // The next run (a new request, threshold ignored) resumes the stopped one.
+        const second = yield* openNode(mem, config)
+        expect((yield* scavenge(second, { threshold: 5 })).result).toBe("Success")
+        expect(yield* second.store.lastEventNumber("$scavengePoints"), "resumed to the same point, none written").toBe(0)
+        expect(survivors(yield* logRecords(second.store)), `resumed after commit ${k}`).toEqual(expected.survivors)
+        expect(yield* reads(second)).toEqual(expected.reads)
+        yield* closeNode(second)
+      }
+    }))
+
+  it.effect("a power loss after every checkpoint, then a restart and a new run, gives the same result", () =>
+    Effect.gen(function*() {
+      const expected = yield* uninterrupted
+      for (let k = 1; k < expected.commits; k++) {
+        const mem = new MemoryDisk()
+        const first = yield* openNode(mem, config, { wrap: stopAfterCommit(k, { commits: 0 }) })
+        yield* writeWorkload(first.store)
+        yield* scavenge(first, { threshold: -1 })
+        mem.crash(new Prng(k), "random")
+        const second = yield* openNode(mem, config)
+        expect((yield* scavenge(second)).result).toBe("Success")
+        expect(survivors(yield* logRecords(second.store)), `crash after commit ${k}`).toEqual(expected.survivors)
+        expect(yield* reads(second)).toEqual(expected.reads)
+        yield* closeNode(second)
+      }
+    }))
+})
+
+describe("scavenging two copies of one log", () => {
+  it.effect("to the same scavenge point gives byte-identical chunks before it", () =>
+    Effect.gen(function*() {
+      const a = yield* openNode(new MemoryDisk(), config)
+      yield* writeWorkload(a.store)
+      const sp = yield* a.store.writeScavengePoint(1_000_000, -1)
+      yield* closeNode(a)
+      const copy = yield* copyDisk(a.mem)
+      const nodeA = yield* openNode(a.mem, config)
+      const nodeB = yield* openNode(copy, config)
+      expect((yield* scavenge(nodeA, { syncOnly: true })).result).toBe("Success")
+      expect((yield* scavenge(nodeB, { syncOnly: true })).result).toBe("Success")
+      const spChunk = Math.floor(sp.position / config.chunkSize)
+      const chunkFiles = (mem: MemoryDisk) => mem.files().filter((f) => /\/chunk-\d+\.\d+$/.test(f)).filter((f) => Number(/chunk-(\d+)/.exec(f)![1]) <= spChunk)
+      expect(chunkFiles(a.mem)).toEqual(chunkFiles(copy))
+      expect(chunkFiles(a.mem).length).toBeGreaterThan(0)
+      for (const f of chunkFiles(a.mem)) expect(a.mem.readFileSync(f).equals(copy.readFileSync(f)), f).toBe(true)
+      yield* closeNode(nodeA)
+      yield* closeNode(nodeB)
+    }))
+})

@@ -24,6 +24,7 @@ import { NodeConfig } from "./config/NodeConfig.js"
 import type { LoadedConfig } from "./config/load.js"
 import { toScavengerSettings, toSecurityConfig, toStorageConfig } from "./config/derive.js"
 import { infoOptionsRoute } from "./infoOptionsRoute.js"
+import { scavengeMetricsLayer } from "./scavengeMetrics.js"
 
 export const VELLUM_VERSION = "0.1.0"
 
@@ -79,7 +80,7 @@ export const nodeAppLayerWithStorage = (
     scavengerLayer(toScavengerSettings(config, storageConfig.dir)),
     Layer.succeed(NodeConfig, loaded)
   )
-  return Layer.provideMerge(aboveStorage, storage)
+  return Layer.provideMerge(scavengeMetricsLayer, Layer.provideMerge(aboveStorage, storage))
 }
 
 /** The route families a node serves (the users API is absent in insecure mode, as upstream). */

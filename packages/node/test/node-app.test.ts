@@ -88,3 +88,38 @@ describe("the composed node", () => {
       .then((requested) => expect(requested).toBe(true))
   })
 })
+
+describe("node scavenging over HTTP", () => {
+  it("POST /admin/scavenge runs a scavenge that removes deleted history; /admin/scavenge/last reports it; /metrics shows the gauges", async () => {
+    const disk = new MemoryDisk()
+    await withNode(disk, ["--chunk-size", "1048576", "--max-append-event-size", "65536"], async (call) => {
+      const as = { host: "127.0.0.1:2113", authorization: admin }
+      let ids = 0
+      const post = (stream: string, n: number) => call({
+        method: "POST", url: `/streams/${stream}`, headers: { ...as, "content-type": "application/vnd.eventstore.events+json" },
+        body: new TextEncoder().encode(JSON.stringify(Array.from({ length: n }, (_, i) => ({
+          eventId: `00000000-0000-4000-8000-${(++ids).toString(16).padStart(12, "0")}`, eventType: "t", data: { i, pad: "x".repeat(200) }
+        }))))
+      })
+      for (let round = 0; round < 5; round++) {
+        expect((await post("kept", 4)).status).toBe(201)
+        expect((await post("doomed", 4)).status).toBe(201)
+      }
+      expect((await call({ method: "DELETE", url: "/streams/doomed", headers: { ...as, "es-harddelete": "true" } })).status).toBe(204)
+      expect((await call({ method: "POST", url: "/admin/scavenge?threshold=-1", headers: { host: "h", authorization: basic("ops", "changeit") } })).status).toBe(200)
+      let last = ""
+      for (let i = 0; i < 200 && !/"scavengeResult": "Success"/.test(last); i++) {
+        await new Promise((resolve) => setImmediate(resolve))
+        last = text(await call({ url: "/admin/scavenge/last", headers: { ...as, accept: "application/json" } }))
+      }
+      expect(last).toMatch(/"scavengeResult": "Success"/)
+      // $all no longer holds the deleted stream's events, only its tombstone.
+      const all = JSON.parse(text(await call({ url: "/streams/$all/head/backward/4096?embed=body", headers: { ...as, accept: "application/vnd.eventstore.atom+json" } }))) as { entries: Array<{ streamId: string }> }
+      expect(all.entries.filter((e) => e.streamId === "doomed")).toHaveLength(1)
+      expect(all.entries.filter((e) => e.streamId === "kept")).toHaveLength(20)
+      expect((await call({ url: "/streams/doomed", headers: { ...as, accept: "application/vnd.eventstore.atom+json" } })).status).toBe(410)
+      expect(text(await call({ url: "/metrics", headers: as }))).toMatch(/^vellum_scavenge_running 0$/m)
+      expect((await call({ method: "DELETE", url: "/admin/scavenge/current", headers: as })).status).toBe(404)
+    })
+  })
+})

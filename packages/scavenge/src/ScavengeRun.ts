@@ -79,6 +79,7 @@ export const runScavenge = <E>(
     const stages = ["Accumulating", "Calculating", "ExecutingChunks", "MergingChunks", "ExecutingIndex", "Cleaning"] as const
     for (const stage of stages.slice(stages.indexOf(resume.stage as typeof stages[number]))) {
       const resuming = stage === resume.stage
+      yield* Effect.logInfo(`SP-${sp.number}: ${stage}${resuming && stage !== "Accumulating" ? " (resumed)" : ""}`)
       switch (stage) {
         case "Accumulating": {
           const done = resuming && resume.stage === "Accumulating" ? resume.doneLogicalChunk : undefined
@@ -108,5 +109,6 @@ export const runScavenge = <E>(
           break
       }
     }
+    yield* Effect.logInfo(`SP-${sp.number}: Done`)
     return true
   })

@@ -31,12 +31,18 @@ export const accumulate = <E>(ctx: RunContext<E>, fromChunk: number) =>
       while (position < limit) {
         const scan = yield* log.scanForward(position, limit, SCAN_RECORDS)
         for (const record of scan.records) {
+          if (record.logPosition > ctx.sp.position) {
+            return yield* Effect.fail(new ScavengeFailed({ reason: "Accumulator expected to find the scavenge point before now" }))
+          }
           if (record.kind === RecordKind.Event) {
             if (record.createdMicros < min) min = record.createdMicros
             if (record.createdMicros > max) max = record.createdMicros
             yield* accumulateEvent(ctx, record)
-          } else if (record.kind !== RecordKind.ScavengePoint && record.logPosition > ctx.sp.position) {
-            return yield* Effect.fail(new ScavengeFailed({ reason: "Accumulator expected to find the scavenge point before now" }))
+          } else if (record.kind === RecordKind.ScavengePoint) {
+            // The reference stores a scavenge point as an ordinary prepare, so its time counts in its chunk's
+            // range (that chunk then never counts as wholly expired under `$maxAge`).
+            if (record.timeMicros < min) min = record.timeMicros
+            if (record.timeMicros > max) max = record.timeMicros
           }
           if (++sinceRest >= REST_PERIOD) {
             sinceRest = 0
@@ -95,7 +101,8 @@ const accumulateMetadata = <E>(ctx: RunContext<E>, record: EventRecord) =>
     const stream = originalStreamOf(meta)
     // Metadata of a metastream (`$$$$x`) changes nothing for `$$x`: metastreams have fixed rules.
     if (!isMetastream(stream)) {
-      const parsed = parseMetadata(record.data, (record.flags & EventFlags.Json) !== 0)
+      // Parsed whatever the JSON flag says, as the reference's scavenger does (docs/decisions.md).
+      const parsed = parseMetadata(record.data, true)
       const original = ctx.state.originalStream(stream) ?? emptyOriginal
       ctx.state.setOriginalStream(stream, {
         ...original, maxAgeSeconds: parsed.maxAge, maxCount: parsed.maxCount, truncateBefore: parsed.truncateBefore, status: "Active"

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Scope } from "effect"
-import { Disk, DiskError, type DiskService, type FileHandle, MemoryDisk, Prng } from "@vellum/platform"
+import { Disk, DiskError, gateDisk, MemoryDisk, Prng, type DiskService } from "@vellum/platform"
 import type { NewIndexEntry } from "../src/tableindex/Entry.js"
 import { open, type TableIndex, type TableIndexConfig } from "../src/tableindex/TableIndex.js"
 
@@ -70,26 +70,7 @@ const crashing = (disk: MemoryDisk, crashAt: number, prng: Prng, mode: "random" 
       }
       return state.crashed ? Effect.fail(new DiskError({ reason: "IOError", op: "crashed", path: "", message: "the node crashed" })) : e
     })
-  const inner = disk.service
-  const wrap = (h: FileHandle): FileHandle => ({
-    path: h.path,
-    read: (p, l) => gate(h.read(p, l)),
-    write: (p, d) => gate(h.write(p, d)),
-    append: (d) => gate(h.append(d)),
-    sync: gate(h.sync),
-    size: gate(h.size),
-    truncate: (l) => gate(h.truncate(l)),
-    close: gate(h.close)
-  })
-  const service: DiskService = {
-    open: (p, o) => Effect.map(gate(inner.open(p, o)), wrap),
-    list: (d) => gate(inner.list(d)),
-    mkdir: (d) => gate(inner.mkdir(d)),
-    remove: (p) => gate(inner.remove(p)),
-    rename: (a, b) => gate(inner.rename(a, b)),
-    syncDir: (d) => gate(inner.syncDir(d)),
-    exists: (p) => gate(inner.exists(p))
-  }
+  const service = gateDisk(disk.service, gate)
   return { service, state }
 }
 
@@ -173,25 +154,4 @@ describe("TableIndex.scavenge crash safety", () => {
 })
 
 /** Wraps every Disk operation with a yield, so an interruption can land between any two of them. */
-const yieldy = (inner: DiskService): DiskService => {
-  const y = <A, E>(e: Effect.Effect<A, E>) => Effect.zipRight(Effect.yieldNow(), e)
-  const wrap = (h: FileHandle): FileHandle => ({
-    path: h.path,
-    read: (p, l) => y(h.read(p, l)),
-    write: (p, d) => y(h.write(p, d)),
-    append: (d) => y(h.append(d)),
-    sync: y(h.sync),
-    size: y(h.size),
-    truncate: (l) => y(h.truncate(l)),
-    close: y(h.close)
-  })
-  return {
-    open: (p, o) => Effect.map(y(inner.open(p, o)), wrap),
-    list: (d) => y(inner.list(d)),
-    mkdir: (d) => y(inner.mkdir(d)),
-    remove: (p) => y(inner.remove(p)),
-    rename: (a, b) => y(inner.rename(a, b)),
-    syncDir: (d) => y(inner.syncDir(d)),
-    exists: (p) => y(inner.exists(p))
-  }
-}
+const yieldy = (inner: DiskService): DiskService => gateDisk(inner, (e) => Effect.zipRight(Effect.yieldNow(), e))

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Data, Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
 import * as fc from "fast-check"
-import { Disk, type DiskService, type FileHandle, MemoryDisk } from "@vellum/platform"
+import { Disk, gateDisk, type DiskService, MemoryDisk } from "@vellum/platform"
 import type { NewIndexEntry } from "../src/tableindex/Entry.js"
 import type { TableScavenged } from "../src/tableindex/Scavenge.js"
 import { type HashFn, streamHash64, weakHash } from "../src/tableindex/StreamHash.js"
@@ -296,25 +296,4 @@ describe("TableIndex.scavenge failures and concurrency", () => {
 })
 
 /** Wraps every Disk operation with a yield, so the scavenge, flushes and appends interleave finely. */
-const yieldy = (inner: DiskService): DiskService => {
-  const y = <A, E>(e: Effect.Effect<A, E>) => Effect.zipRight(Effect.yieldNow(), e)
-  const wrap = (h: FileHandle): FileHandle => ({
-    path: h.path,
-    read: (p, l) => y(h.read(p, l)),
-    write: (p, d) => y(h.write(p, d)),
-    append: (d) => y(h.append(d)),
-    sync: y(h.sync),
-    size: y(h.size),
-    truncate: (l) => y(h.truncate(l)),
-    close: y(h.close)
-  })
-  return {
-    open: (p, o) => Effect.map(y(inner.open(p, o)), wrap),
-    list: (d) => y(inner.list(d)),
-    mkdir: (d) => y(inner.mkdir(d)),
-    remove: (p) => y(inner.remove(p)),
-    rename: (a, b) => y(inner.rename(a, b)),
-    syncDir: (d) => y(inner.syncDir(d)),
-    exists: (p) => y(inner.exists(p))
-  }
-}
+const yieldy = (inner: DiskService): DiskService => gateDisk(inner, (e) => Effect.zipRight(Effect.yieldNow(), e))

@@ -10,14 +10,17 @@ import { Effect } from "effect"
 import { openScavengeState, type ScavengeStateOptions } from "./ScavengeState.js"
 import type { Checkpoint, ChunkTimeRange, MetastreamData, OriginalStreamData, StateCorrupt } from "./types.js"
 
-export interface StateSession {
+/** What the phases read and change: read-your-writes lookups, changes made durable with a checkpoint. */
+export interface StateAccess<E = never> {
   readonly checkpoint: () => Checkpoint | undefined
   readonly originalStream: (name: string) => OriginalStreamData | undefined
   readonly metastream: (name: string) => MetastreamData | undefined
   /** 0 when the chunk has no weight row. */
   readonly chunkWeight: (logicalChunk: number) => number
   readonly chunkTimeRange: (logicalChunk: number) => ChunkTimeRange | undefined
+  /** Active original streams in ascending name order after `after` (all when undefined); committed data. */
   readonly activeStreams: (after: string | undefined, limit: number) => ReadonlyArray<string>
+  /** Every stream the state holds data for: original streams and metastreams. */
   readonly streamsWithData: () => Iterable<string>
   /** Logical chunks with a non-zero weight, ascending. */
   readonly weightedChunks: () => ReadonlyArray<{ readonly chunk: number; readonly weight: number }>
@@ -28,8 +31,13 @@ export interface StateSession {
   readonly setChunkTimeRange: (logicalChunk: number, range: ChunkTimeRange) => void
   readonly deleteAllMetastreams: () => void
   readonly deleteSpentStreams: (includeArchived: boolean) => void
-  readonly commit: (checkpoint: Checkpoint) => Effect.Effect<void, DiskError>
+  /** Makes every change since the last commit durable together with `checkpoint`. */
+  readonly commit: (checkpoint: Checkpoint) => Effect.Effect<void, E>
+  /** Forgets every change since the last commit. */
   readonly rollback: () => void
+}
+
+export interface StateSession extends StateAccess<DiskError> {
   readonly close: Effect.Effect<void, DiskError>
 }
 

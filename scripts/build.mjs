@@ -11,7 +11,8 @@ const external = ["effect", "effect/*", "@effect/*", "prom-client", "yaml", "fas
 
 const entries = {
   main: "packages/node/src/main.ts",
-  "bench-storage": "bench/src/storage.ts"
+  "bench-storage": "bench/src/storage.ts",
+  "bench-scavenge": "bench/src/scavenge.ts"
 }
 
 await build({

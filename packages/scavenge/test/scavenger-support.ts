@@ -113,3 +113,60 @@ export const eventPositions = (records: ReadonlyArray<LogRecord>, below: number)
 
 export const eventNumbers = (store: EventStoreService, stream: string) =>
   Effect.map(store.readStreamForward(stream, 0, 4096), (r) => r._tag === "Success" ? r.events.map((e) => e.event!.eventNumber) : r._tag)
+
+/** Records from `from` (a record boundary) to the end of the committed log, and where the next one will start. */
+export const recordsFrom = (store: EventStoreService, from: number) =>
+  Effect.gen(function*() {
+    const { log, readIndex } = store.engine
+    const out: Array<LogRecord> = []
+    let position = from
+    const limit = readIndex.committed()
+    while (position < limit) {
+      const scan = yield* log.scanForward(position, limit, 4096)
+      out.push(...scan.records)
+      position = scan.next
+      if (scan.reachedEnd || scan.records.length === 0) break
+    }
+    return { records: out, next: Math.max(position, from) }
+  })
+
+/**
+ * The log AS WRITTEN (what the reference model takes), kept up to date by `sync`: records appended since the
+ * last sync are read before any scavenge can remove them (a scavenge only removes records before its point,
+ * and every record before it was synced first).
+ */
+export class WrittenLog {
+  readonly records: Array<LogRecord> = []
+  private next = 0
+  readonly sync = (store: EventStoreService) =>
+    Effect.map(recordsFrom(store, this.next), (r) => {
+      this.records.push(...r.records)
+      this.next = r.next
+    })
+}
+
+/** The positions `$all` shows (links unresolved), in order. */
+export const allPositions = (store: EventStoreService) =>
+  Effect.gen(function*() {
+    const out: Array<number> = []
+    let position = 0
+    while (true) {
+      const page = yield* store.readAllForward(position, 1000, { resolveLinks: false })
+      for (const e of page.events) out.push(e.event!.logPosition)
+      if (page.isEnd || page.events.length === 0) return out
+      position = page.nextPosition
+    }
+  })
+
+/** What a forward read of a stream shows (links unresolved): its outcome and the (number, id) of each event. */
+export const streamView = (store: EventStoreService, stream: string) =>
+  Effect.map(store.readStreamForward(stream, 0, 4096), (r) =>
+    r._tag === "Success" ? r.events.map((e) => `${e.event!.eventNumber}:${e.event!.eventId}`) : r._tag)
+
+/** Deletes the scavenge state (as deleting `scavenging.db` upstream): the next run starts with no checkpoint. */
+export const deleteState = (mem: MemoryDisk, config: StorageConfig) =>
+  Effect.gen(function*() {
+    const folder = join(config.dir, STATE_FOLDER)
+    for (const path of mem.files()) if (path.startsWith(`${folder}/`)) yield* mem.service.remove(path)
+    yield* mem.service.syncDir(folder)
+  })

@@ -7,13 +7,11 @@
  */
 import { Effect } from "effect"
 import {
-  EventFlags, RecordKind, isMetastream, metastreamOf, originalStreamOf, parseMetadata, type EventRecord
+  EventFlags, RecordKind, isMetastream, metastreamOf, originalStreamOf, parseMetadata, scanRecords, type EventRecord
 } from "@vellum/storage"
 import { REST_PERIOD, type RunContext } from "./RunContext.js"
 import { emptyOriginal } from "./StateAccess.js"
 import { ScavengeFailed } from "./errors.js"
-
-const SCAN_RECORDS = 4096
 
 /** Accumulates logical chunks `fromChunk` up to the one holding the scavenge point. */
 export const accumulate = <E>(ctx: RunContext<E>, fromChunk: number) =>
@@ -25,32 +23,37 @@ export const accumulate = <E>(ctx: RunContext<E>, fromChunk: number) =>
     for (let n = fromChunk; n <= lastChunk; n++) {
       ctx.progress("Accumulating", n - fromChunk, lastChunk - fromChunk + 1)
       const limit = Math.min((n + 1) * chunkSize, ctx.sp.position + 1)
-      let position = n * chunkSize
       let min = Infinity
       let max = -Infinity
-      while (position < limit) {
-        const scan = yield* log.scanForward(position, limit, SCAN_RECORDS)
-        for (const record of scan.records) {
-          if (record.logPosition > ctx.sp.position) {
+      // The raw scan: per record only its kind, flags and time are read in place; tombstones and metastream
+      // records (the only ones that change the state) are decoded.
+      const scan = scanRecords(log, n * chunkSize, limit)
+      while (yield* scan.nextPiece) {
+        while (scan.next()) {
+          if (scan.logPosition > ctx.sp.position) {
             return yield* Effect.fail(new ScavengeFailed({ reason: "Accumulator expected to find the scavenge point before now" }))
           }
-          if (record.kind === RecordKind.Event) {
-            if (record.createdMicros < min) min = record.createdMicros
-            if (record.createdMicros > max) max = record.createdMicros
-            yield* accumulateEvent(ctx, record)
-          } else if (record.kind === RecordKind.ScavengePoint) {
+          const kind = scan.kind
+          if (kind === RecordKind.Event) {
+            const created = scan.eventCreatedMicros
+            if (created < min) min = created
+            if (created > max) max = created
+            if ((scan.eventFlags & EventFlags.Tombstone) !== 0 || scan.isMetastreamEvent) {
+              const record = scan.decode()
+              if (record.kind === RecordKind.Event) yield* accumulateEvent(ctx, record)
+            }
+          } else if (kind === RecordKind.ScavengePoint) {
             // The reference stores a scavenge point as an ordinary prepare, so its time counts in its chunk's
             // range (that chunk then never counts as wholly expired under `$maxAge`).
-            if (record.timeMicros < min) min = record.timeMicros
-            if (record.timeMicros > max) max = record.timeMicros
+            const time = scan.scavengePointTimeMicros
+            if (time < min) min = time
+            if (time > max) max = time
           }
           if (++sinceRest >= REST_PERIOD) {
             sinceRest = 0
             yield* ctx.throttle.rest
           }
         }
-        if (scan.reachedEnd || scan.records.length === 0) break
-        position = scan.next
       }
       if (min <= max) ctx.state.setChunkTimeRange(n, { minMicros: min, maxMicros: max })
       yield* ctx.state.commit({ stage: "Accumulating", sp: ctx.sp, doneLogicalChunk: n })

@@ -5,7 +5,7 @@
  * done as the checkpoint, so a resumed run continues after it.
  */
 import { Effect } from "effect"
-import { DeletedStreamNumber } from "@vellum/storage"
+import { DeletedStreamNumber, RecordKind } from "@vellum/storage"
 import { calculateStream, type CalculationContext } from "../rules/calculateStream.js"
 import { REST_PERIOD, type RunContext } from "./RunContext.js"
 import type { OriginalStreamData, StreamStatus } from "./StateAccess.js"
@@ -21,15 +21,58 @@ export const statusAfterCalculation = (data: OriginalStreamData, last: number): 
   return "Spent"
 }
 
+/** `hi:lo` of every hash two or more streams with state share (their entries need their records to tell). */
+const sharedHashes = <E>(ctx: RunContext<E>): ReadonlySet<string> => {
+  const seen = new Set<string>()
+  const shared = new Set<string>()
+  for (const stream of ctx.state.streamsWithData()) {
+    const { hi, lo } = ctx.engine.index.hashOf(stream)
+    const key = `${hi}:${lo}`
+    if (seen.has(key)) shared.add(key)
+    seen.add(key)
+  }
+  return shared
+}
+
+/**
+ * The stream's index entries, ascending, one per event number (lowest position first), as the reference's
+ * calculator sees them (§2.3): an entry whose record a `$maxAge` execution removed is still the stream's,
+ * so it is judged (and weighed, §4.1) again and again until its discard point passes it (§3.5). Only an
+ * entry of a hash other streams with state share needs its record to tell whose it is; with the record
+ * gone it is not counted (upstream does the same for a colliding stream). A stream without state never
+ * loses a record, so it cannot own an entry whose record is gone.
+ */
+const calculationEntries = <E>(ctx: RunContext<E>, stream: string, shared: ReadonlySet<string>) =>
+  Effect.gen(function*() {
+    const { index, log, readIndex } = ctx.engine
+    const { hi, lo } = index.hashOf(stream)
+    const hashShared = shared.has(`${hi}:${lo}`)
+    const raw = yield* index.range(stream, 0, DeletedStreamNumber)
+    const out: Array<{ readonly eventNumber: number; readonly position: number }> = []
+    let lastNumber = -1
+    for (const entry of raw) {
+      if (entry.eventNumber === lastNumber) continue
+      if (!entry.exact) {
+        const record = yield* log.readRecord(entry.position, readIndex.committed())
+        const ours = record === undefined ? !hashShared : record.kind === RecordKind.Event && record.stream === stream
+        if (!ours) continue
+      }
+      out.push({ eventNumber: entry.eventNumber, position: entry.position })
+      lastNumber = entry.eventNumber
+    }
+    return out
+  })
+
 export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined) =>
   Effect.gen(function*() {
-    const { readIndex, log } = ctx.engine
+    const { log } = ctx.engine
     const chunkSize = log.config.chunkSize
     const context: CalculationContext = {
       spPosition: ctx.sp.position,
       effectiveNowMicros: ctx.sp.effectiveNowMicros,
       timeRangeAt: (position) => ctx.state.chunkTimeRange(Math.floor(position / chunkSize))
     }
+    const shared = sharedHashes(ctx)
     let after = afterStream
     let done = 0
     let sinceRest = 0
@@ -39,7 +82,7 @@ export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined
       for (const stream of batch) {
         const data = ctx.state.originalStream(stream)
         if (data === undefined) continue
-        const entries = yield* readIndex.liveEntries(stream)
+        const entries = yield* calculationEntries(ctx, stream, shared)
         let last = -1
         for (const e of entries) if (e.position < ctx.sp.position) last = e.eventNumber
         const result = calculateStream(data, entries, last, context)

@@ -1,7 +1,7 @@
 /**
- * Index execution (spec/scavenge.md §2.6, §3.5): every index table is rewritten without the entries of
- * events below their stream's definite discard point (maybe-expired entries stay), whatever the chunk
- * threshold did. Entries carry a stream hash, not a name, so an entry whose hash belongs to a stream with
+ * Index execution (spec/scavenge.md §2.6, §3.5): the memtables are flushed, then every index table is
+ * rewritten without the entries of events below their stream's definite discard point (maybe-expired
+ * entries stay), whatever the chunk threshold did. Entries carry a stream hash, not a name, so an entry whose hash belongs to a stream with
  * state is dropped only after its record confirms the stream (another stream may share the hash); a
  * record already removed from the log drops its entry.
  */
@@ -31,6 +31,9 @@ const drops = <E>(ctx: RunContext<E>, stream: string, eventNumber: number, posit
 export const executeIndex = <E>(ctx: RunContext<E>) =>
   Effect.gen(function*() {
     const { index, log, readIndex } = ctx.engine
+    // Memtables are not scavenged: write them to tables first, so entries of records this run removed do
+    // not linger there and weigh again in the next run's calculation (which would then redo chunks).
+    yield* index.flush
     const discard = discardContextOf(ctx)
     const byHi = streamsByHash(ctx)
     let tables = 0

@@ -1,0 +1,262 @@
+/**
+ * A forward scan over the log's raw records, for whole-log passes that look at a few fields of most
+ * records and decode only some (scavenge accumulation reads every record's kind, flags and time, and the
+ * whole record only for tombstones and metadata).
+ *
+ * It visits exactly the records `TransactionLog.scanForward(from, limit)` returns, in the same order, and
+ * checks each frame as `decodeRecord` does (lengths, checksum, kind, field layout), failing with
+ * StorageCorrupt where that would. What differs is the cost: chunk files are read in large sequential
+ * pieces straight from their handles (not through the block cache, which a whole-log pass would empty of
+ * what readers need), and a record is only looked at in place — no object, no strings, no UUID per record.
+ * One Effect per piece; stepping through a piece's records is a plain method call.
+ *
+ * Usage: `while (yield* scan.nextPiece) while (scan.next()) { scan.kind ... scan.decode() }`.
+ */
+import { Effect } from "effect"
+import { crc32c } from "../codec/crc32c.js"
+import { StorageCorrupt } from "../errors.js"
+import { physicalOffsetAtOrAfter, type ChunkFile } from "./ChunkFile.js"
+import { HEADER_SIZE } from "./chunkFormat.js"
+import { FRAME_OVERHEAD, MAX_RECORD_BODY, RecordKind, decodeRecord, type LogRecord } from "./records.js"
+import type { ReadError, TransactionLog } from "./TransactionLog.js"
+
+/** Bytes per read of a chunk file. */
+const PIECE = 4 * 1024 * 1024
+/** Body bytes before the kind-specific fields: kind, version, logPosition. */
+const BODY_HEADER = 10
+/** Event fields before the stream name: flags, event number, created, event id. */
+const EVENT_FIXED = 34
+/** Body bytes after the header of the fixed-size kinds (as `decodeRecord` requires them). */
+const FIXED_FIELDS: ReadonlyArray<number | undefined> = [undefined, undefined, 40, 56, 48]
+const DOLLAR = 0x24
+const TWO_32 = 2 ** 32
+const EMPTY = Buffer.alloc(0)
+
+/** Little-endian u32 from plain byte reads (cheaper than Buffer's checked readers in this loop). */
+const u32 = (buf: Buffer, o: number): number => (buf[o]! | (buf[o + 1]! << 8) | (buf[o + 2]! << 16) | (buf[o + 3]! << 24)) >>> 0
+
+/** Unsigned 64-bit (within 2^53, as the codec writes them). */
+const u64 = (buf: Buffer, o: number): number => u32(buf, o + 4) * TWO_32 + u32(buf, o)
+
+/** Whether the framed record at `at` (its length already checked to fit in `buf`) is one `decodeRecord` accepts. */
+const isValidFrame = (buf: Buffer, at: number, body: number): boolean => {
+  const b = at + 8
+  const end = b + body
+  if (u32(buf, end) !== body) return false
+  if (crc32c(buf, b, end) !== u32(buf, at + 4)) return false
+  const kind = buf[b]!
+  if (kind === RecordKind.Event) {
+    // Four length-prefixed fields (stream, type, data, metadata) must end exactly at the body's end.
+    let o = b + BODY_HEADER + EVENT_FIXED
+    for (let field = 0; field < 4; field++) {
+      if (o + 4 > end) return false
+      o += 4 + u32(buf, o)
+    }
+    return o === end
+  }
+  const fixed = FIXED_FIELDS[kind]
+  return fixed !== undefined && body - BODY_HEADER === fixed
+}
+
+/** The scan's cursor: the current record's fields, read in place. */
+export class RecordScan {
+  /** The current piece of a chunk file and the offsets of its records (valid, below the limit). */
+  private buf: Buffer = EMPTY
+  private offsets = new Int32Array(1024)
+  private positions = new Float64Array(1024)
+  private count = 0
+  private index = -1
+  /** Frame start of the current record in the piece. */
+  private at = 0
+  /** Logical position the scan continues from when it enters the next chunk. */
+  private pos: number
+  private chunk: ChunkFile | undefined = undefined
+  /** Physical offset of the next piece and where the chunk's scanned data ends. */
+  private phys = 0
+  private physEnd = 0
+  /** Logical end of what the scan may return from the current chunk. */
+  private end = 0
+  private done = false
+
+  constructor(
+    private readonly log: Pick<TransactionLog, "chunks">,
+    from: number,
+    private readonly limit: number,
+    private readonly pieceBytes: number
+  ) {
+    this.pos = Math.max(0, from)
+  }
+
+  /** Loads the next piece of records; false once the scan has reached `limit` or the end of the log. */
+  readonly nextPiece: Effect.Effect<boolean, ReadError> = Effect.suspend(() => this.load())
+
+  /** Moves to the next record of the loaded piece; false when the piece has no more. */
+  next(): boolean {
+    if (++this.index >= this.count) return false
+    this.at = this.offsets[this.index]!
+    return true
+  }
+
+  get kind(): number {
+    return this.buf[this.at + 8]!
+  }
+
+  get logPosition(): number {
+    return this.positions[this.index]!
+  }
+
+  /** Framed length of the current record. */
+  get length(): number {
+    return u32(this.buf, this.at) + FRAME_OVERHEAD
+  }
+
+  /** Event records: the flags (EventFlags). */
+  get eventFlags(): number {
+    const o = this.at + 8 + BODY_HEADER
+    return this.buf[o]! | (this.buf[o + 1]! << 8)
+  }
+
+  /** Event records: when the event was created (µs). */
+  get eventCreatedMicros(): number {
+    return u64(this.buf, this.at + 8 + BODY_HEADER + 10)
+  }
+
+  /** Event records: whether the stream is a metastream (its name starts with `$$`), without decoding it. */
+  get isMetastreamEvent(): boolean {
+    const o = this.at + 8 + BODY_HEADER + EVENT_FIXED
+    return u32(this.buf, o) >= 2 && this.buf[o + 4] === DOLLAR && this.buf[o + 5] === DOLLAR
+  }
+
+  /** Scavenge point records: when the point was written (µs). */
+  get scavengePointTimeMicros(): number {
+    return u64(this.buf, this.at + 8 + BODY_HEADER + 40)
+  }
+
+  /** The current record, decoded (its data and metadata are views of the piece). */
+  decode(): LogRecord {
+    const result = decodeRecord(this.buf, this.at, this.at + this.length)
+    // The frame was checked when the piece was loaded.
+    if (!result.ok) throw new Error(`a checked record failed to decode (${result.problem})`)
+    return result.record
+  }
+
+  private load(): Effect.Effect<boolean, ReadError> {
+    return Effect.gen(this, function*() {
+      this.count = 0
+      this.index = -1
+      while (!this.done) {
+        const chunk = this.chunk ?? this.enterChunk()
+        if (chunk === undefined) continue
+        if (this.phys >= this.physEnd) {
+          this.leaveChunk(chunk)
+          continue
+        }
+        // A piece that fails its checks is read once more from disk: bytes damaged on their way are not
+        // damage on disk (as the log's reads do with their cache).
+        let problem = yield* this.readPiece(chunk)
+        if (problem !== undefined) problem = yield* this.readPiece(chunk)
+        if (problem !== undefined) return yield* Effect.fail(problem)
+        if (this.count > 0) return true
+      }
+      return false
+    })
+  }
+
+  /** The chunk holding `pos`, set up for reading; undefined when there is nothing to read in it (or the scan is done). */
+  private enterChunk(): ChunkFile | undefined {
+    if (this.pos >= this.limit) {
+      this.done = true
+      return undefined
+    }
+    const pos = this.pos
+    const chunk = this.log.chunks().find((c) => c.startPosition <= pos && pos < c.endPosition)
+    if (chunk === undefined) {
+      this.done = true
+      return undefined
+    }
+    const dataEnd = chunk.startPosition + (chunk.footer !== undefined ? chunk.footer.logicalDataSize : chunk.dataSize)
+    this.end = Math.min(this.limit, dataEnd)
+    if (pos >= this.end) {
+      // The end of the written log: nothing later can be read yet.
+      if (chunk.footer === undefined && this.end < this.limit) this.done = true
+      else this.pos = chunk.endPosition
+      return undefined
+    }
+    this.phys = physicalOffsetAtOrAfter(chunk, pos)
+    this.physEnd = chunk.posMap === undefined ? HEADER_SIZE + (this.end - chunk.startPosition) : HEADER_SIZE + chunk.dataSize
+    this.chunk = chunk
+    return chunk
+  }
+
+  private leaveChunk(chunk: ChunkFile): void {
+    this.chunk = undefined
+    // Past the data of a chunk that is not completed, the log has nothing more yet.
+    if (chunk.footer === undefined) this.done = true
+    else this.pos = chunk.endPosition
+  }
+
+  /** Reads the piece at `phys` and finds its records; a StorageCorrupt when a frame fails its checks. */
+  private readPiece(chunk: ChunkFile): Effect.Effect<StorageCorrupt | undefined, ReadError> {
+    return Effect.gen(this, function*() {
+      const dataEnd = HEADER_SIZE + chunk.dataSize
+      const start = this.phys
+      // At least a length prefix, even when `limit` cuts the record right after its start.
+      let buf = yield* chunk.handle.read(start, Math.min(dataEnd, Math.max(start + 8, Math.min(this.physEnd, start + this.pieceBytes))) - start)
+      this.count = 0
+      if (buf.length === 0) return this.damaged(chunk, this.pos, "truncated")
+      let at = 0
+      while (at < buf.length) {
+        const position = chunk.posMap === undefined ? chunk.startPosition + (start + at - HEADER_SIZE) : this.pos
+        if (at + 8 > buf.length) {
+          if (at === 0) return this.damaged(chunk, position, "truncated")
+          break
+        }
+        const body = u32(buf, at)
+        if (body < BODY_HEADER || body > MAX_RECORD_BODY) return this.damaged(chunk, position, "length")
+        const total = body + FRAME_OVERHEAD
+        if (at + total > buf.length) {
+          if (at > 0) break
+          // A record longer than a piece, or one that starts below `limit` and ends past it: read it whole,
+          // up to the end of the chunk's data.
+          buf = yield* chunk.handle.read(start, Math.min(dataEnd - start, total))
+          if (total > buf.length) return this.damaged(chunk, position, "truncated")
+        }
+        if (!isValidFrame(buf, at, body)) return this.damaged(chunk, position, "frame")
+        const logPosition = u64(buf, at + 10)
+        if (logPosition >= this.end) {
+          this.phys = this.physEnd
+          break
+        }
+        if (this.count === this.offsets.length) this.grow()
+        this.offsets[this.count] = at
+        this.positions[this.count++] = logPosition
+        this.pos = chunk.posMap === undefined ? logPosition + total : logPosition + 1
+        at += total
+      }
+      if (this.phys !== this.physEnd) this.phys = start + at
+      this.buf = buf
+      return undefined
+    })
+  }
+
+  private grow(): void {
+    const offsets = new Int32Array(this.offsets.length * 2)
+    offsets.set(this.offsets)
+    this.offsets = offsets
+    const positions = new Float64Array(this.positions.length * 2)
+    positions.set(this.positions)
+    this.positions = positions
+  }
+
+  private damaged(chunk: ChunkFile, position: number, problem: string): StorageCorrupt {
+    this.count = 0
+    return new StorageCorrupt({ message: `${chunk.path}: the record at log position ${position} is damaged (${problem})`, path: chunk.path, position })
+  }
+}
+
+/**
+ * A scan of the records with position ≥ `from` and < `limit` (`from` as for `scanForward`), reading chunk
+ * files `pieceBytes` at a time (tests use small pieces to cut records across them).
+ */
+export const scanRecords = (log: Pick<TransactionLog, "chunks">, from: number, limit: number, pieceBytes = PIECE): RecordScan =>
+  new RecordScan(log, from, limit, pieceBytes)

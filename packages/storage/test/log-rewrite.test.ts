@@ -398,4 +398,22 @@ describe("replaceChunks: big chunks", () => {
     checkContent(log, model)
     Effect.runSync(verifyChunkFile(log.chunks()[0]!))
   })
+
+  it("a forward scan whose limit falls before a record longer than the scan span stops at the limit in a merged chunk", () => {
+    const mem = new MemoryDisk()
+    const cs = 4 * 1024 * 1024
+    const log = openLog(mem.service, logConfig({ chunkSize: cs, cacheBytes: 1 << 22 }), 19)
+    const prng = new Prng(19)
+    const positions: Array<number> = []
+    while (log.writerPosition() < 2 * cs) positions.push(writeUnits(log, [{ records: [eventOfSize(prng, 600 * 1024)] }]).positions[0]![0]!)
+    Effect.runSync(log.replaceChunks(0, 0, () => true))
+    Effect.runSync(log.replaceChunks(0, 1, () => true))
+    // Limits just after a record's start: the scan may return records below the limit only.
+    for (const p of positions.slice(1, 8)) {
+      const got = Effect.runSync(log.scanForward(0, p, 10_000)).records.map((r) => r.logPosition)
+      expect(got).toEqual(positions.filter((q) => q < p))
+      const fromJustBefore = Effect.runSync(log.scanForward(positions[positions.indexOf(p) - 1]!, p, 10_000)).records.map((r) => r.logPosition)
+      expect(fromJustBefore).toEqual([positions[positions.indexOf(p) - 1]])
+    }
+  })
 })

@@ -513,6 +513,11 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
               const whole = yield* readRange(chunk, physStart, physStart + total)
               const result = decodeAt(whole, 0, whole.length)
               if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
+              // In a scavenged chunk the bytes run past `limit`: a record at or after it is not handed out.
+              if (result.record.logPosition >= end) {
+                pos = end
+                break
+              }
               records.push(result.record)
               pos = nextLogical(chunk, result.record.logPosition, total)
               progressed = true

@@ -4,12 +4,15 @@
  * 1. reconcile each client's indeterminate operation: it was written entirely or not at all, and the
  *    model takes whichever the store shows (anything else — half an append — fails the run);
  * 2. every stream the model knows reads exactly as the model says, forward, backward and its metadata:
- *    so every acknowledged write survived the crash, nothing unacknowledged is half-visible;
- * 3. `$all` is strictly ordered by position, every append's events are contiguous and complete in it,
- *    and each stream's events appear in it in event-number order.
+ *    so every acknowledged write survived the crash, nothing unacknowledged is half-visible (events a
+ *    scavenge may have removed — `StoreModel.isDiscardable` — may be absent, nothing else);
+ * 3. `$all` (allChecks.ts) is strictly ordered by position, shows no record twice, each stream's events
+ *    appear in it in event-number order, every append's events are contiguous (and complete, until a
+ *    scavenge may have run), and every model event no scavenge may remove is in it.
  */
 import { Effect } from "effect"
-import { DeletedStreamNumber, type EventStoreService, type EventRecord } from "@vellum/storage"
+import { DeletedStreamNumber, type EventStoreService } from "@vellum/storage"
+import { AllScan } from "./allChecks.js"
 import type { Auditor, SimClient } from "./client.js"
 import { LongMax, isMetastream, metastreamOf } from "./model.js"
 import { compareStreamRead } from "./readChecks.js"
@@ -67,58 +70,36 @@ const verifyStream = (store: EventStoreService, auditor: Auditor, stream: string
     }
   })
 
-/** Client events carry {c, s, i, n}: client, append sequence, index, count. */
-const payloadOf = (event: EventRecord): { c: number; s: number; i: number; n: number } | undefined => {
-  if (event.eventType !== "E") return undefined
-  try {
-    return JSON.parse(event.data.toString("utf8")) as { c: number; s: number; i: number; n: number }
-  } catch {
-    return undefined
-  }
-}
+/**
+ * One pass over `$all` from the start, `pageSize` records a page, running `pause` between pages (the
+ * scanner lets scavenges rewrite chunks under it). The problem found, if any; a read failure fails.
+ */
+export const scanAll = (store: EventStoreService, scan: AllScan, pageSize: number, pause: Effect.Effect<void> = Effect.void) =>
+  Effect.gen(function*() {
+    let position = 0
+    while (true) {
+      const page = yield* store.readAllForward(position, pageSize)
+      for (const resolved of page.events) {
+        const problem = scan.event(resolved.event!)
+        if (problem !== undefined) return problem
+      }
+      if (page.isEnd) return scan.end()
+      if (page.nextPosition <= position) return `$all read from ${position} points back to ${page.nextPosition}`
+      position = page.nextPosition
+      yield* pause
+    }
+  })
 
 const verifyAll = (store: EventStoreService, auditor: Auditor) =>
   Effect.gen(function*() {
-    let position = 0
-    let lastPosition = -1
-    let open: { key: string; next: number; n: number } | undefined
-    const lastNumber = new Map<string, number>()
-    while (true) {
-      const page = yield* store.readAllForward(position, 512)
-      for (const resolved of page.events) {
-        const event = resolved.event!
-        if (event.logPosition <= lastPosition) return auditor.fail(`$all goes back from ${lastPosition} to ${event.logPosition}`)
-        lastPosition = event.logPosition
-        if (event.eventNumber !== DeletedStreamNumber) {
-          const prev = lastNumber.get(event.stream)
-          if (prev !== undefined && event.eventNumber <= prev) return auditor.fail(`$all shows ${event.stream}#${event.eventNumber} after #${prev}`)
-          lastNumber.set(event.stream, event.eventNumber)
-        }
-        const p = payloadOf(event)
-        if (open !== undefined && (p === undefined || `${p.c}/${p.s}` !== open.key)) {
-          return auditor.fail(`$all: append ${open.key} has ${open.next} of its ${open.n} events before ${event.stream}#${event.eventNumber}`)
-        }
-        if (p === undefined) continue
-        const key = `${p.c}/${p.s}`
-        if (open === undefined) {
-          if (p.i !== 0) return auditor.fail(`$all: append ${key} starts at its event ${p.i}`)
-          open = { key, next: 1, n: p.n }
-        } else {
-          if (p.i !== open.next) return auditor.fail(`$all: append ${key} event ${p.i} where ${open.next} was due`)
-          open.next++
-        }
-        if (open.next === open.n) open = undefined
-      }
-      if (page.isEnd) break
-      position = page.nextPosition
-    }
-    if (open !== undefined) auditor.fail(`$all ends inside append ${open.key} (${open.next} of ${open.n})`)
+    const scan = new AllScan(!auditor.model.mayHaveScavenged)
+    const problem = (yield* scanAll(store, scan, 512)) ?? scan.missingFrom(auditor.model, auditor.model.log)
+    if (problem !== undefined) auditor.fail(`after restart, ${problem}`)
   })
 
-export const verifyAfterRestart = (store: EventStoreService, auditor: Auditor, clients: ReadonlyArray<SimClient>) =>
+/** Every stream the clients own, its metastream and `$all` read exactly as the model says. */
+export const verifyStored = (store: EventStoreService, auditor: Auditor, clients: ReadonlyArray<SimClient>) =>
   Effect.gen(function*() {
-    for (const client of clients) yield* reconcile(store, auditor, client)
-    auditor.model.restart()
     for (const client of clients) {
       for (const stream of client.streams) {
         yield* verifyStream(store, auditor, stream)
@@ -126,4 +107,11 @@ export const verifyAfterRestart = (store: EventStoreService, auditor: Auditor, c
       }
     }
     yield* verifyAll(store, auditor)
+  })
+
+export const verifyAfterRestart = (store: EventStoreService, auditor: Auditor, clients: ReadonlyArray<SimClient>) =>
+  Effect.gen(function*() {
+    for (const client of clients) yield* reconcile(store, auditor, client)
+    auditor.model.restart()
+    yield* verifyStored(store, auditor, clients)
   })

@@ -22,7 +22,7 @@ const single = value("--seed")
 const report = (r: SeedResult) =>
   console.log(JSON.stringify({
     seed: r.seed, ok: r.ok, traceHash: r.traceHash, crashes: r.crashes, acknowledged: r.acknowledged,
-    indeterminate: r.indeterminate, steps: r.steps, simMs: r.simMs, chunkSize: r.options.chunkSize,
+    indeterminate: r.indeterminate, scavenges: r.scavenges, steps: r.steps, simMs: r.simMs, chunkSize: r.options.chunkSize,
     memtable: r.options.memtableMaxEntries, weakHash: r.options.weakHash, clients: r.options.clients,
     faults: r.options.faults !== undefined, capacity: r.options.capacityBytes ?? null
   }))
@@ -53,14 +53,16 @@ if (single !== undefined) {
   let crashes = 0
   let acknowledged = 0
   let indeterminate = 0
+  let scavenges = 0
   for (let seed = from; seed < from + count; seed++) {
     const r = runOne(seed)
     passed++
     crashes += r.crashes
     acknowledged += r.acknowledged
     indeterminate += r.indeterminate
+    scavenges += r.scavenges
     if (verbose) report(r)
     if (soak && passed % 100 === 0) console.log(`${passed} seeds passed (from ${from}), ${crashes} crashes, ${acknowledged} acknowledged operations`)
   }
-  console.log(`${passed} passed, 0 failed (${transport}): seeds ${from}..${from + passed - 1}, ${crashes} crashes, ${acknowledged} acknowledged operations checked, ${indeterminate} indeterminate, ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  console.log(`${passed} passed, 0 failed (${transport}): seeds ${from}..${from + passed - 1}, ${crashes} crashes, ${acknowledged} acknowledged operations checked, ${indeterminate} indeterminate, ${scavenges} scavenges started, ${((Date.now() - started) / 1000).toFixed(1)} s`)
 }

@@ -30,6 +30,8 @@ export class Auditor {
   restartRequested = false
   acknowledged = 0
   indeterminate = 0
+  /** Scavenges the operator started. */
+  scavenges = 0
   constructor(readonly model: StoreModel, readonly trace: (line: string) => void) {}
 
   fail(message: string): void {

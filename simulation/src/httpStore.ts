@@ -85,9 +85,14 @@ const eventsBody = (events: ReadonlyArray<ProposedEvent>): string =>
     return `{"eventId":${JSON.stringify(e.eventId)},"eventType":${JSON.stringify(e.eventType)},"data":${e.isJson ? text : JSON.stringify(text)}}`
   }).join(",") + "]"
 
+/** A request to the node as the admin (what every simulated client and the operator send). */
+export type AdminRequest = (method: string, url: string, headers: Record<string, string>, body?: Uint8Array) => Effect.Effect<Reply>
+
+export const asAdmin = (handle: NodeHandler): AdminRequest => (method, url, headers, body) =>
+  handle({ method, url, headers: { host: Host, authorization: AdminAuthorization, ...headers }, body })
+
 export const httpStore = (handle: NodeHandler): SimStore => {
-  const request = (method: string, url: string, headers: Record<string, string>, body?: Uint8Array) =>
-    handle({ method, url, headers: { host: Host, authorization: AdminAuthorization, ...headers }, body })
+  const request = asAdmin(handle)
 
   /** The stored bytes of an event the feed shows no text for (a non-JSON event). */
   const rawData = (stream: string, entry: AtomEntry): Effect.Effect<ObservedEvent, StoreFailure> => {

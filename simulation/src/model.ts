@@ -289,6 +289,14 @@ export class StoreModel {
   /** Hard-deleted streams → their tombstone. */
   private readonly tombstones = new Map<string, ModelEvent>()
   private readonly cache = new Map<string, CacheEntry>()
+  /**
+   * Scavenging (spec/scavenge.md §3.3, §3.7): once a scavenge may run, an event may physically disappear
+   * if reads hid it at ANY state its stream went through since (the scavenge point fixes one such state,
+   * and discard points only grow across runs). Per stream, hidden events are always a prefix, so the union
+   * is a prefix too: `discardableBelow` holds its length.
+   */
+  private scavenging = false
+  private readonly discardableBelow = new Map<string, number>()
 
   // ---- queries ----
 
@@ -321,7 +329,11 @@ export class StoreModel {
     return {
       lastEventNumber: (s) => this.lastEventNumber(s),
       isSoftDeleted: (s) => this.isSoftDeleted(s),
-      storedEventId: (s, n) => this.eventsOf(s)[n]?.eventId,
+      storedEventId: (s, n) => {
+        const event = this.eventsOf(s)[n]
+        // A stored event a scavenge may have removed compares as absent unless `present` says otherwise.
+        return event === undefined || (this.isDiscardable(event) && !present(storedSlot(n))) ? undefined : event.eventId
+      },
       cached: (id) => {
         const entry = this.cache.get(id)
         if (entry === undefined || entry.status === "absent") return undefined
@@ -340,6 +352,14 @@ export class StoreModel {
       const entry = this.cache.get(id)
       return entry !== undefined && entry.status === "maybe" && entry.stream === stream
     })
+    // §3.2 step 6 compares with the stored events, which a scavenge may have removed: both are possible.
+    const cur = this.lastEventNumber(stream)
+    if (expected >= ExpectedNoStream && expected < cur && cur !== LongMax) {
+      eventIds.forEach((_, i) => {
+        const event = this.eventsOf(stream)[expected + 1 + i]
+        if (event !== undefined && this.isDiscardable(event)) maybes.push(storedSlot(event.eventNumber))
+      })
+    }
     const out: Array<PossibleDecision> = []
     for (let mask = 0; mask < 1 << maybes.length; mask++) {
       const present = new Map(maybes.map((id, i) => [id, (mask & (1 << i)) !== 0]))
@@ -352,8 +372,45 @@ export class StoreModel {
   learnCache(consistent: ReadonlyArray<PossibleDecision>): void {
     if (consistent.length === 0) return
     for (const id of consistent[0]!.present.keys()) {
+      if (id.startsWith(StoredSlotPrefix)) continue
       const values = new Set(consistent.map((p) => p.present.get(id)))
       if (values.size === 1) this.cache.get(id)!.status = values.has(true) ? "known" : "absent"
+    }
+  }
+
+  /** True once a scavenge may have run: reads of discardable events are then uncertain. */
+  get mayHaveScavenged(): boolean {
+    return this.scavenging
+  }
+
+  /** A scavenge may start now: from here on, every event reads hide may be removed by it. */
+  beginScavenging(): void {
+    this.scavenging = true
+    for (const stream of [...this.streams.keys()]) this.noteHidden(stream)
+  }
+
+  /**
+   * The event may be gone from the store: reads hid it at some state since scavenging began. A tombstone
+   * never is (§3.3: it is always kept, and it is not a prepare the executor removes).
+   */
+  isDiscardable(event: ModelEvent): boolean {
+    return event.origin !== "tombstone" && event.eventNumber < (this.discardableBelow.get(event.stream) ?? 0)
+  }
+
+  /** How many of the stream's first events reads hide now (all of them when it is deleted). */
+  private hiddenPrefix(stream: string): number {
+    const count = this.eventsOf(stream).length
+    if (this.unreadable(stream) !== undefined) return count
+    return Math.min(count, this.readBound(stream, this.lastEventNumber(stream)))
+  }
+
+  /** After a write to `stream` (or its metastream): both may now hide more. */
+  private noteHidden(stream: string): void {
+    if (!this.scavenging) return
+    const original = isMetastream(stream) ? originalStreamOf(stream) : stream
+    for (const s of [original, metastreamOf(original)]) {
+      const hidden = this.hiddenPrefix(s)
+      if (hidden > (this.discardableBelow.get(s) ?? 0)) this.discardableBelow.set(s, hidden)
     }
   }
 
@@ -427,6 +484,7 @@ export class StoreModel {
         written.push(event)
       }
     }
+    this.noteHidden(stream)
     return written
   }
 
@@ -439,6 +497,7 @@ export class StoreModel {
       data: new Uint8Array(0), metadata: new Uint8Array(0), createdMicros: nowMicros, origin: "tombstone", position: undefined
     }
     this.push(tombstone)
+    this.noteHidden(stream)
     return { outcome: { _tag: "Appended", first: LongMax, last: LongMax, idempotent: false }, written: [tombstone] }
   }
 
@@ -451,6 +510,7 @@ export class StoreModel {
     if (decision._tag !== "Ok") return { outcome: failureOutcome(decision, this.lastEventNumber(stream)), written: [] }
     const event = this.serverMetadataEvent(stream, "softDelete", softDeleteBody(), nowMicros)
     this.push(event)
+    this.noteHidden(stream)
     return { outcome: { _tag: "Appended", first: event.eventNumber, last: event.eventNumber, idempotent: false }, written: [event] }
   }
 
@@ -532,6 +592,10 @@ export class StoreModel {
     return { _tag: tag, metadata: this.metadataOf(stream), metaLastEventNumber: metaLast }
   }
 }
+
+/** The key `possibleDecisions` gives "the stored event at n is still there" (never an event id). */
+const StoredSlotPrefix = "@stored:"
+const storedSlot = (eventNumber: number): string => `${StoredSlotPrefix}${eventNumber}`
 
 /** An id that is never stored and never cached: a delete's fresh event id. */
 const freshSentinel = "fresh-event-id-of-a-delete"

@@ -9,16 +9,22 @@
  * node restarts on what survived, and the checkers verify recovery before clients continue. The last
  * lifetime ends with a clean stop and one more verified start.
  *
+ * In most seeds an operator (operator.ts) scavenges alongside the clients — starting, stopping, scanning
+ * `$all` — so crashes and disk faults hit scavenges too; the last lifetime runs one scavenge to its end and
+ * verifies everything once more.
+ *
  * Disk faults are paused while the node opens and while the checkers read (an operator would retry a
  * start that hit a transient read error; the checkers must see the truth), and run otherwise.
  */
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, LogLevel, Logger, Scope } from "effect"
 import { MemoryDisk, Prng, SimWorld } from "@vellum/platform"
 import { defaultStorageConfig, type StorageConfig } from "@vellum/storage"
 import { Auditor, SimClient } from "./client.js"
-import { verifyAfterRestart } from "./checkers.js"
+import { verifyAfterRestart, verifyStored } from "./checkers.js"
 import { StoreModel } from "./model.js"
 import { chooseOptions, weakHash, type SimOptions } from "./options.js"
+import { finalScavenge, runOperator } from "./operator.js"
+import { OpsTicker } from "./opsTicker.js"
 import { openNode, type Transport } from "./simNode.js"
 
 export interface SeedResult {
@@ -30,6 +36,8 @@ export interface SeedResult {
   readonly crashes: number
   readonly acknowledged: number
   readonly indeterminate: number
+  /** Scavenges the operator started. */
+  readonly scavenges: number
   readonly simMs: number
   readonly steps: number
   readonly lastTrace: ReadonlyArray<string>
@@ -55,6 +63,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   const faultsWanted = options.faults !== undefined || options.capacityBytes !== undefined
   disk.faulty = false
   const driver = root.fork("driver")
+  const operatorPrng = root.fork("operator")
+  const readsReliable = options.faults === undefined || (options.faults.readError === 0 && options.faults.bitFlipOnRead === 0)
   const auditor = new Auditor(new StoreModel(), (line) => world.trace(line))
   const clients = Array.from({ length: options.clients }, (_, c) =>
     new SimClient(c, root.fork(`client-${c}`), options.streamsPerClient, options.chunkSize >= 4096 ? 200 : 20))
@@ -79,24 +89,39 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       const scope = yield* Scope.make()
       const opened = yield* Effect.either(openNode(transport, config, disk.service, scope))
       if (opened._tag === "Left") return auditor.fail(`the node did not open after recovery: ${opened.left}`)
-      const { store, clients: node } = opened.right
+      const { store, clients: node, scavenge } = opened.right
+      const checkFailed = (e: { readonly message: string }) => auditor.fail(`a check read failed with faults paused: ${e.message}`)
       const checked = yield* Effect.either(verifyAfterRestart(store, auditor, clients))
-      if (checked._tag === "Left") return auditor.fail(`a check read failed with faults paused: ${String((checked.left as { message?: string }).message)}`)
+      if (checked._tag === "Left") return checkFailed(checked.left)
       world.trace(`lifetime verified at ${store.stats().committedPosition}`)
+      const operator = options.scavenge === undefined ? undefined
+        : { control: scavenge, store, auditor, prng: operatorPrng, options: options.scavenge, readsReliable }
+      if (final && operator !== undefined && auditor.failure === undefined) {
+        yield* finalScavenge(operator, disk.capacityBytes !== undefined)
+        const again = yield* Effect.either(verifyStored(store, auditor, clients))
+        if (again._tag === "Left") return checkFailed(again.left)
+        world.trace(`final scavenge verified at ${store.stats().committedPosition}`)
+      }
       if (final || auditor.failure !== undefined) {
         yield* Scope.close(scope, Exit.void)
         clientsDone = clients.length
         return
       }
       disk.faulty = faultsWanted
-      yield* Effect.forEach(clients, (client) =>
+      const ticker = new OpsTicker()
+      const work = Effect.forEach(clients, (client) =>
         Effect.gen(function*() {
           for (let k = 0; k < ops && auditor.failure === undefined && !auditor.restartRequested; k++) {
             if (options.thinkTimeMs > 0) yield* Effect.sleep(client.prng.int(0, options.thinkTimeMs))
             yield* client.step(node, auditor)
+            yield* ticker.tick
           }
           clientsDone++
         }), { concurrency: "unbounded", discard: true })
+      yield* Effect.all([Effect.ensuring(work, ticker.finish), operator === undefined ? Effect.void : runOperator(operator, ticker)], {
+        concurrency: "unbounded",
+        discard: true
+      })
       disk.faulty = false
       yield* Scope.close(scope, Exit.void)
     })
@@ -108,7 +133,9 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     else world.restart(NODE)
     clientsDone = 0
     auditor.restartRequested = false
-    world.fork(NODE, lifetime(options.opsPerIncarnation, final))
+    // The node's log lines (scavenge progress above all) would cost time and bury the trace; the trace
+    // lines are the record of a run.
+    world.fork(NODE, Logger.withMinimumLogLevel(lifetime(options.opsPerIncarnation, final), LogLevel.None))
     const crashAt = final ? Number.POSITIVE_INFINITY : driver.int(options.crashAfterSteps[0], options.crashAfterSteps[1])
     const start = stepsAt()
     const result = world.run({
@@ -141,6 +168,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     crashes,
     acknowledged: auditor.acknowledged,
     indeterminate: auditor.indeterminate,
+    scavenges: auditor.scavenges,
     simMs,
     steps: world.totalSteps,
     lastTrace

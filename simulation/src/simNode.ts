@@ -3,18 +3,23 @@
  * it is the whole NodeApp — storage, users and authentication, stream ACLs, node services, the request
  * pipeline — and the clients call its request handler in-process; over `direct` it is the bare EventStore,
  * called as a service. Either way the restart checkers get the EventStore service itself (the truth on
- * disk). Dropping the scope without closing it is a power cut; the next lifetime opens on what survived.
+ * disk), and the operator a `ScavengeControl` (the admin API over HTTP; the node's Scavenger service over
+ * `direct`). Dropping the scope without closing it is a power cut; the next lifetime opens on what survived.
  *
  * The sim's configuration is the default one with a cheap password hash (scrypt ln=4) and the
  * deterministic process figures and bare metrics registry (no live layer is passed).
  */
 import { Context, Effect, Layer, Option, Scope } from "effect"
 import { Disk, type DiskService } from "@vellum/platform"
+import type { HttpRequest } from "@vellum/http"
 import { EventStore, make, type EventStoreService, type StorageConfig } from "@vellum/storage"
 // @vellum/node exports only its `main`; the composition root is imported from its source.
 import { VELLUM_VERSION, makeNodeHandler, nodeAppLayerWithStorage } from "@vellum/node/app"
 import { loadConfig, type LoadedConfig } from "@vellum/node/config"
-import { httpStore } from "./httpStore.js"
+import { Scavenger, scavengerLayer } from "@vellum/scavenge"
+import { toScavengerSettings } from "@vellum/node/config"
+import { asAdmin, httpStore } from "./httpStore.js"
+import { directScavengeControl, httpScavengeControl, type ScavengeControl } from "./scavengeControl.js"
 import { directStore, type SimStore } from "./simStore.js"
 
 export type Transport = "http" | "direct"
@@ -24,6 +29,8 @@ export interface OpenedNode {
   readonly store: EventStoreService
   /** What the clients call. */
   readonly clients: SimStore
+  /** What the operator scavenges through (the admin API over HTTP, the Scavenger service directly). */
+  readonly scavenge: ScavengeControl
 }
 
 const SimInstanceId = "00000000-0000-4000-8000-000000000001"
@@ -39,11 +46,20 @@ const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope)
     const layer = Layer.provide(nodeAppLayerWithStorage(simNodeConfig, storage, { instanceId: SimInstanceId }), Layer.succeed(Disk, disk))
     const context = yield* Layer.buildWithScope(layer, scope)
     const handle = yield* Effect.provide(makeNodeHandler(simNodeConfig), context)
-    return { store: Context.get(context, EventStore), clients: httpStore((request) => Effect.provide(handle(request), context)) }
+    const handler = (request: HttpRequest) => Effect.provide(handle(request), context)
+    const opened: OpenedNode = { store: Context.get(context, EventStore), clients: httpStore(handler), scavenge: httpScavengeControl(asAdmin(handler)) }
+    return opened
   })
 
+/** The bare store, and the node's Scavenger over it (as NodeApp composes it). */
 const openDirect = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope) =>
-  Effect.map(make(storage).pipe(Effect.provideService(Disk, disk), Scope.extend(scope)), (store): OpenedNode => ({ store, clients: directStore(store) }))
+  Effect.gen(function*() {
+    const layer = Layer.provideMerge(scavengerLayer(toScavengerSettings(simNodeConfig.config, storage.dir)), Layer.scoped(EventStore, make(storage)))
+    const context = yield* Layer.buildWithScope(Layer.provide(layer, Layer.succeed(Disk, disk)), scope)
+    const store = Context.get(context, EventStore)
+    const opened: OpenedNode = { store, clients: directStore(store), scavenge: directScavengeControl(Context.get(context, Scavenger)) }
+    return opened
+  })
 
 /** Opens the node; fails with the reason it did not open. */
 export const openNode = (transport: Transport, storage: StorageConfig, disk: DiskService, scope: Scope.Scope): Effect.Effect<OpenedNode, string> =>

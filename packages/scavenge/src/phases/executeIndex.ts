@@ -46,7 +46,9 @@ export const executeIndex = <E>(ctx: RunContext<E>) =>
       if (!wouldDrop) return true
       // Confirm whose entry it is before dropping it.
       return Effect.map(log.readRecord(position, readIndex.committed()), (record) => {
-        if (record === undefined || record.kind !== RecordKind.Event) return false
+        // A removed record's entry goes. Epochs and scavenge points are indexed too but never removed.
+        if (record === undefined) return false
+        if (record.kind !== RecordKind.Event) return true
         const owner = candidates.find((c) => c.lo === hashLo && c.stream === record.stream)
         return owner === undefined || !drops(ctx, owner.stream, eventNumber, position, discard)
       })

@@ -4,40 +4,40 @@
  *   alone and packed back to back in one ByteWriter (as a write batch is), at any offset;
  * - a damaged frame (any flipped bit, a cut-off tail, a wrong expected position) is reported, never
  *   decoded into a different record;
- * - CRC-32C (slice-by-8) equals a bit-by-bit reference on random buffers, sub-ranges and unaligned views,
- *   and crc32cUpdate continues a checksum across any split points.
+ * - the checksum (CRC-32, zlib's) equals a bit-by-bit reference on random buffers, sub-ranges and unaligned
+ *   views, and checksumUpdate continues a checksum across any split points.
  */
 import { describe, it } from "vitest"
 import assert from "node:assert/strict"
 import * as fc from "fast-check"
 import { ByteWriter } from "../../packages/storage/src/codec/bytes.js"
-import { crc32c, crc32cUpdate } from "../../packages/storage/src/codec/crc32c.js"
+import { checksum, checksumUpdate } from "../../packages/storage/src/codec/checksum.js"
 import { RecordKind, decodeRecord, encodeRecord, framedLength, type LogRecord, type NewRecord } from "../../packages/storage/src/log/records.js"
 
 // ---------------------------------------------------------------------------------------------------
-// CRC-32C reference: one bit at a time, reflected polynomial 0x82F63B78, init and final XOR 0xFFFFFFFF.
+// CRC-32 reference: one bit at a time, reflected polynomial 0xEDB88320, init and final XOR 0xFFFFFFFF.
 
 const crcBitwise = (data: Uint8Array, crc = 0): number => {
   let c = ~crc >>> 0
   for (const byte of data) {
     c ^= byte
-    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1
   }
   return ~c >>> 0
 }
 
-describe("CRC-32C", () => {
+describe("the checksum (CRC-32)", () => {
   it("matches the published check values", () => {
-    assert.strictEqual(crcBitwise(Buffer.from("123456789")), 0xe3069283)
-    assert.strictEqual(crc32c(Buffer.from("123456789")), 0xe3069283)
-    assert.strictEqual(crc32c(new Uint8Array(0)), 0)
-    assert.strictEqual(crc32c(new Uint8Array(32)), 0x8a9136aa) // RFC 3720 B.4: 32 bytes of zeros
-    assert.strictEqual(crc32c(new Uint8Array(32).fill(0xff)), 0x62a8ab43) // RFC 3720 B.4: 32 bytes of 0xFF
+    assert.strictEqual(crcBitwise(Buffer.from("123456789")), 0xcbf43926)
+    assert.strictEqual(checksum(Buffer.from("123456789")), 0xcbf43926)
+    assert.strictEqual(checksum(new Uint8Array(0)), 0)
+    assert.strictEqual(checksum(new Uint8Array(32)), 0x190a55ad) // 32 bytes of zeros
+    assert.strictEqual(checksum(new Uint8Array(32).fill(0xff)), 0xff6cab0b) // 32 bytes of 0xFF
   })
 
   it("equals the bit-by-bit reference on random buffers", () => {
     fc.assert(fc.property(fc.uint8Array({ maxLength: 300, size: "max" }), (data) => {
-      assert.strictEqual(crc32c(data), crcBitwise(data))
+      assert.strictEqual(checksum(data), crcBitwise(data))
     }), { numRuns: 2000 })
   })
 
@@ -45,21 +45,21 @@ describe("CRC-32C", () => {
     fc.assert(fc.property(fc.uint8Array({ minLength: 1, maxLength: 200, size: "max" }), fc.nat(), fc.nat(), fc.nat(7), (data, a, b, shift) => {
       const start = a % (data.length + 1)
       const end = start + (b % (data.length - start + 1))
-      assert.strictEqual(crc32c(data, start, end), crcBitwise(data.subarray(start, end)))
+      assert.strictEqual(checksum(data, start, end), crcBitwise(data.subarray(start, end)))
       const backing = new Uint8Array(data.length + shift)
       backing.set(data, shift)
       const view = backing.subarray(shift)
-      assert.strictEqual(crc32c(view), crcBitwise(data))
+      assert.strictEqual(checksum(view), crcBitwise(data))
     }), { numRuns: 2000 })
   })
 
-  it("crc32cUpdate continues across any split points", () => {
+  it("checksumUpdate continues across any split points", () => {
     fc.assert(fc.property(fc.uint8Array({ maxLength: 200, size: "max" }), fc.array(fc.nat(), { maxLength: 5 }), (data, cuts) => {
       const points = [...new Set(cuts.map((c) => c % (data.length + 1)))].sort((x, y) => x - y)
       let crc = 0
       let from = 0
       for (const p of [...points, data.length]) {
-        crc = crc32cUpdate(crc, data, from, p)
+        crc = checksumUpdate(crc, data, from, p)
         from = p
       }
       assert.strictEqual(crc, crcBitwise(data))

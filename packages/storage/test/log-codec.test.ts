@@ -8,7 +8,7 @@ import * as fc from "fast-check"
 import { Effect } from "effect"
 import { MemoryDisk, Prng } from "@vellum/platform"
 import { ByteWriter, normalizeUuid } from "../src/codec/bytes.js"
-import { crc32c } from "../src/codec/crc32c.js"
+import { checksum } from "../src/codec/checksum.js"
 import {
   FOOTER_SIZE, HEADER_SIZE, chunkFileName, completedFileSize, decodeFooter, decodeHeader, decodePosMap,
   encodeFooterPrefix, encodeHeader, encodePosMap, isTempFileName, parseChunkFileName, posMapLowerBound, sealFooter
@@ -104,7 +104,7 @@ const encode = (record: NewRecord, at: number): Buffer => {
 // ---- records ----
 
 describe("record codec", () => {
-  it("every record kind round-trips, framed as len | crc32c | body | len", () => {
+  it("every record kind round-trips, framed as len | checksum | body | len", () => {
     fc.assert(
       fc.property(anyRecord, position, (record, at) => {
         const buf = encode(record, at)
@@ -112,7 +112,7 @@ describe("record codec", () => {
         expect(buf.length).toBe(bodyLength(record) + FRAME_OVERHEAD)
         const body = buf.readUInt32LE(0)
         expect(buf.readUInt32LE(buf.length - 4)).toBe(body)
-        expect(buf.readUInt32LE(4)).toBe(crc32c(buf, 8, 8 + body))
+        expect(buf.readUInt32LE(4)).toBe(checksum(buf, 8, 8 + body))
         const decoded = decodeRecord(buf, 0, buf.length, at)
         expect(decoded.ok).toBe(true)
         if (!decoded.ok) return
@@ -252,7 +252,7 @@ describe("record codec", () => {
     // A well-framed body with an unknown kind.
     const odd = Buffer.from(buf)
     odd[8] = 99
-    odd.writeUInt32LE(crc32c(odd, 8, buf.length - 4), 4)
+    odd.writeUInt32LE(checksum(odd, 8, buf.length - 4), 4)
     const k = decodeRecord(odd, 0, odd.length)
     expect(k.ok === false && k.problem).toBe("kind")
     // Zeroed bytes (a preallocated, never written tail) are not a record.
@@ -267,7 +267,7 @@ describe("record codec", () => {
       const buf = Buffer.alloc(body.length + FRAME_OVERHEAD + 64, 0x41) // bytes past the record are not zero
       buf.writeUInt32LE(body.length, 0)
       body.copy(buf, 8)
-      buf.writeUInt32LE(crc32c(body), 4)
+      buf.writeUInt32LE(checksum(body), 4)
       buf.writeUInt32LE(body.length, 8 + body.length)
       const d = decodeRecord(buf, 0, buf.length, 0)
       expect(d.ok, `kind ${kind}`).toBe(false)
@@ -441,7 +441,7 @@ describe("two-slot checkpoint", () => {
       const b = Buffer.alloc(16)
       b.writeUInt32LE(value, 0)
       b.writeUInt32LE(seq, 8)
-      b.writeUInt32LE(crc32c(b, 0, 12), 12)
+      b.writeUInt32LE(checksum(b, 0, 12), 12)
       return b
     }
     const h = runOn(svc, svc.open(PATH, { create: true }))

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest"
 import { Effect, Exit } from "effect"
 import { MemoryDisk, Prng } from "@vellum/platform"
-import { crc32c } from "../src/codec/crc32c.js"
+import { checksum } from "../src/codec/checksum.js"
 import { verifyChunkFile } from "../src/log/ChunkFile.js"
 import { FOOTER_SIZE, HEADER_SIZE, completedFileSize, decodeFooter } from "../src/log/chunkFormat.js"
 import { RecordKind, framedLength, type LogRecord, type NewRecord } from "../src/log/records.js"
@@ -161,7 +161,7 @@ const checkChunks = (mem: MemoryDisk, log: TransactionLog) => {
     expect(bytes.length).toBe(completedFileSize(footer))
     expect(footer.physicalDataSize).toBe(chunk.dataSize)
     expect(footer.logicalDataSize).toBe(chunk.dataSize)
-    expect(crc32c(bytes, 0, bytes.length - 8)).toBe(footer.fileChecksum)
+    expect(checksum(bytes, 0, bytes.length - 8)).toBe(footer.fileChecksum)
     Effect.runSync(verifyChunkFile(chunk))
   })
 }

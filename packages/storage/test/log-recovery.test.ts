@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest"
 import { Cause, Effect, Exit, Option } from "effect"
 import { MemoryDisk, Prng, type DiskService } from "@vellum/platform"
-import { crc32c } from "../src/codec/crc32c.js"
+import { checksum } from "../src/codec/checksum.js"
 import { createChunkFile, verifyChunkFile } from "../src/log/ChunkFile.js"
 import { HEADER_SIZE, decodeHeader, encodeFooterPrefix } from "../src/log/chunkFormat.js"
 import { openCheckpoint } from "../src/log/Checkpoint.js"
@@ -436,15 +436,15 @@ describe("recovery: damaged bytes", () => {
 })
 
 describe("recovery: record data shaped like a footer", () => {
-  /** Sets the 4 bytes at `at` so that crc32c(buf[start, end)) === target (CRCs are affine over GF(2)). */
+  /** Sets the 4 bytes at `at` so that checksum(buf[start, end)) === target (CRCs are affine over GF(2)). */
   const forgeCrc = (buf: Buffer, start: number, end: number, at: number, target: number) => {
     buf.fill(0, at, at + 4)
     const flip = (i: number) => (buf[at + (i >> 3)] = buf[at + (i >> 3)]! ^ (1 << (i & 7)))
-    const base = crc32c(buf, start, end)
+    const base = checksum(buf, start, end)
     const cols: Array<number> = []
     for (let i = 0; i < 32; i++) {
       flip(i)
-      cols.push((crc32c(buf, start, end) ^ base) >>> 0)
+      cols.push((checksum(buf, start, end) ^ base) >>> 0)
       flip(i)
     }
     const want = (base ^ target) >>> 0
@@ -468,7 +468,7 @@ describe("recovery: record data shaped like a footer", () => {
       pivot[i] = r++
     }
     for (let i = 0; i < 32; i++) if (pivot[i] !== undefined && rows[pivot[i]!]!.rhs === 1) flip(i)
-    expect(crc32c(buf, start, end)).toBe(target)
+    expect(checksum(buf, start, end)).toBe(target)
   }
 
   /** An event of `framed` bytes whose last 128 bytes form a footer claiming the given sizes (a client can send this). */

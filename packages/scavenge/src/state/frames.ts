@@ -2,13 +2,13 @@
  * CRC-framed records, the unit of the journal and of the snapshot file.
  *
  * Layout (little-endian): magic u32 | crc u32 | payloadLength u32 | frameLength u32 | seq f64 | payload |
- * zero padding. The CRC-32C covers everything from payloadLength to the end of the payload. `frameLength`
+ * zero padding. The CRC-32 covers everything from payloadLength to the end of the payload. `frameLength`
  * is the padded size: each frame is padded to a whole number of pages, so the next frame starts on a page
  * boundary and a commit never rewrites a page that holds an earlier, already synced frame (a torn write on
  * a real disk can then only damage the frame being written). Storing the padded size keeps old journals
  * readable when the configured page size changes.
  */
-import { crc32c } from "@vellum/storage"
+import { checksum } from "@vellum/storage"
 
 const MAGIC = 0x314a5356 // "VSJ1"
 export const FRAME_HEADER_BYTES = 24
@@ -29,7 +29,7 @@ export const encodeFrame = (seq: number, payload: Uint8Array, pageSize: number):
   out.writeUInt32LE(frameLength, 12)
   out.writeDoubleLE(seq, 16)
   out.set(payload, FRAME_HEADER_BYTES)
-  out.writeUInt32LE(crc32c(out, 8, used), 4)
+  out.writeUInt32LE(checksum(out, 8, used), 4)
   return out
 }
 
@@ -45,7 +45,7 @@ export const parseFrame = (buf: Buffer, offset: number): Frame | "torn" | "inval
   const used = FRAME_HEADER_BYTES + payloadLength
   if (frameLength < used) return "invalid"
   if (offset + frameLength > buf.length) return "torn"
-  if (crc32c(buf, offset + 8, offset + used) !== buf.readUInt32LE(offset + 4)) return "invalid"
+  if (checksum(buf, offset + 8, offset + used) !== buf.readUInt32LE(offset + 4)) return "invalid"
   const seq = buf.readDoubleLE(offset + 16)
   if (!Number.isSafeInteger(seq) || seq < 1) return "invalid"
   return { seq, payload: buf.subarray(offset + FRAME_HEADER_BYTES, offset + used), end: offset + frameLength }

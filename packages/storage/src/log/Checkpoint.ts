@@ -1,7 +1,7 @@
 /**
  * A durable 64-bit checkpoint (e.g. writer.chk: how far the log is durable).
  *
- * Two 16-byte slots (u64 value, u32 sequence, u32 CRC-32C of the first 12 bytes); each write goes to
+ * Two 16-byte slots (u64 value, u32 sequence, u32 CRC-32 of the first 12 bytes); each write goes to
  * the slot the previous write did not use, then syncs. A torn write can only damage the slot being
  * written, whose value was not yet acknowledged, so a read (the valid slot with the highest sequence)
  * always yields the last value whose write completed — the LMDB two-meta-pages idea. Sequence numbers are
@@ -9,7 +9,7 @@
  */
 import { Effect } from "effect"
 import { Disk, type DiskError, type FileHandle } from "@vellum/platform"
-import { crc32c } from "../codec/crc32c.js"
+import { checksum } from "../codec/checksum.js"
 import { readU64, writeU64 } from "../codec/bytes.js"
 
 const SLOT = 16
@@ -25,7 +25,7 @@ export interface Checkpoint {
 
 const decodeSlot = (buf: Buffer, offset: number): { value: number; seq: number } | undefined => {
   if (buf.length < offset + SLOT) return undefined
-  if (crc32c(buf, offset, offset + 12) !== buf.readUInt32LE(offset + 12)) return undefined
+  if (checksum(buf, offset, offset + 12) !== buf.readUInt32LE(offset + 12)) return undefined
   return { value: readU64(buf, offset), seq: buf.readUInt32LE(offset + 8) }
 }
 
@@ -55,7 +55,7 @@ export const openCheckpoint = (path: string, initial: number) =>
         const nextSeq = (seq + 1) >>> 0
         writeU64(slot, 0, next)
         slot.writeUInt32LE(nextSeq, 8)
-        slot.writeUInt32LE(crc32c(slot, 0, 12), 12)
+        slot.writeUInt32LE(checksum(slot, 0, 12), 12)
         return handle.write((nextSeq % 2) * SLOT, slot).pipe(
           Effect.zipRight(handle.sync),
           Effect.tap(() =>

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { Disk, join, type DiskError, type FileHandle } from "@vellum/platform"
-import { crc32cUpdate } from "../codec/crc32c.js"
+import { checksumUpdate } from "../codec/checksum.js"
 import { StorageCorrupt } from "../errors.js"
 import {
   FOOTER_SIZE, HEADER_SIZE, POSMAP_ENTRY_SIZE, chunkFileName, completedFileSize, decodeFooter, decodeHeader,
@@ -108,14 +108,14 @@ export const verifyChunkFile = (chunk: ChunkFile) =>
     if (crc !== footer.fileChecksum) return yield* Effect.fail(corrupt(chunk.path, "chunk checksum mismatch: the file is damaged"))
   })
 
-/** CRC-32C of the first `length` bytes of a file, read in 4 MiB pieces. */
+/** CRC-32 of the first `length` bytes of a file, read in 4 MiB pieces. */
 export const checksumPrefix = (handle: FileHandle, length: number): Effect.Effect<number, DiskError> =>
   Effect.gen(function*() {
     const piece = 4 * 1024 * 1024
     let crc = 0
     for (let at = 0; at < length; at += piece) {
       const buf = yield* handle.read(at, Math.min(piece, length - at))
-      crc = crc32cUpdate(crc, buf)
+      crc = checksumUpdate(crc, buf)
     }
     return crc
   })
@@ -167,7 +167,7 @@ export const completeChunkFile = (chunk: ChunkFile, runningCrc: number | undefin
     const base = { physicalDataSize: chunk.dataSize, logicalDataSize: chunk.dataSize, posMapCount: 0 }
     const crc = runningCrc ?? (yield* checksumPrefix(chunk.handle, HEADER_SIZE + chunk.dataSize))
     const prefix = encodeFooterPrefix(base)
-    const footerBytes = sealFooter(prefix, crc32cUpdate(crc, prefix, 0, 120))
+    const footerBytes = sealFooter(prefix, checksumUpdate(crc, prefix, 0, 120))
     yield* chunk.handle.write(HEADER_SIZE + chunk.dataSize, footerBytes)
     yield* chunk.handle.truncate(completedFileSize(base))
     yield* chunk.handle.sync

@@ -18,7 +18,7 @@ import { createHash } from "node:crypto"
 import { Effect } from "effect"
 import { Disk, type DiskError, type FileHandle } from "@vellum/platform"
 import { uuidFromBytes, uuidToBytes } from "../codec/bytes.js"
-import { crc32cUpdate } from "../codec/crc32c.js"
+import { checksumUpdate } from "../codec/checksum.js"
 import { StorageCorrupt, StorageFailed } from "../errors.js"
 import type { ChunkFile } from "./ChunkFile.js"
 import {
@@ -92,7 +92,7 @@ class SequentialWriter {
     return Effect.suspend(() => {
       if (this.length === 0) return Effect.void
       const piece = this.buf.subarray(0, this.length)
-      this.crc = crc32cUpdate(this.crc, piece)
+      this.crc = checksumUpdate(this.crc, piece)
       const at = this.offset
       this.offset += this.length
       this.length = 0
@@ -101,9 +101,9 @@ class SequentialWriter {
     })
   }
 
-  /** CRC-32C of every byte written or buffered so far. */
+  /** CRC-32 of every byte written or buffered so far. */
   crcSoFar(): number {
-    return crc32cUpdate(this.crc, this.buf, 0, this.length)
+    return checksumUpdate(this.crc, this.buf, 0, this.length)
   }
 
   /** Writes bytes of any size: buffered when they fit, else after a flush (directly when larger than a piece). */
@@ -120,7 +120,7 @@ class SequentialWriter {
         }
         const at = this.offset
         this.offset += bytes.length
-        this.crc = crc32cUpdate(this.crc, bytes)
+        this.crc = checksumUpdate(this.crc, bytes)
         return this.handle.write(at, bytes)
       }))
     })
@@ -222,7 +222,7 @@ export const writeScavengedChunk = (options: RewriteOptions) =>
         posMapCount: logical.length
       }
       const prefix = encodeFooterPrefix(base)
-      const footerBytes = sealFooter(prefix, crc32cUpdate(out.crcSoFar(), prefix, 0, 120))
+      const footerBytes = sealFooter(prefix, checksumUpdate(out.crcSoFar(), prefix, 0, 120))
       yield* writing(out.write(footerBytes))
       yield* writing(out.flush())
       yield* writing(handle.sync)

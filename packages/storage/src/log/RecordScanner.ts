@@ -13,7 +13,7 @@
  * Usage: `while (yield* scan.nextPiece) while (scan.next()) { scan.kind ... scan.decode() }`.
  */
 import { Effect } from "effect"
-import { crc32c } from "../codec/crc32c.js"
+import { checksum } from "../codec/checksum.js"
 import { StorageCorrupt } from "../errors.js"
 import { physicalOffsetAtOrAfter, type ChunkFile } from "./ChunkFile.js"
 import { HEADER_SIZE } from "./chunkFormat.js"
@@ -43,7 +43,7 @@ const isValidFrame = (buf: Buffer, at: number, body: number): boolean => {
   const b = at + 8
   const end = b + body
   if (u32(buf, end) !== body) return false
-  if (crc32c(buf, b, end) !== u32(buf, at + 4)) return false
+  if (checksum(buf, b, end) !== u32(buf, at + 4)) return false
   const kind = buf[b]!
   if (kind === RecordKind.Event) {
     // Four length-prefixed fields (stream, type, data, metadata) must end exactly at the body's end.

@@ -37,7 +37,7 @@
 import { type Context, Effect } from "effect"
 import { Disk, join, type DiskError } from "@vellum/platform"
 import { ByteWriter } from "../codec/bytes.js"
-import { crc32cUpdate } from "../codec/crc32c.js"
+import { checksumUpdate } from "../codec/checksum.js"
 import { StorageCorrupt, StorageFailed } from "../errors.js"
 import { BLOCK_SIZE, BlockCache } from "./BlockCache.js"
 import {
@@ -374,7 +374,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         }
         if (segment.bytes.length > 0) {
           yield* chunk.handle.write(HEADER_SIZE + segment.dataOffset, segment.bytes)
-          if (state.runningCrc !== undefined) state.runningCrc = crc32cUpdate(state.runningCrc, segment.bytes)
+          if (state.runningCrc !== undefined) state.runningCrc = checksumUpdate(state.runningCrc, segment.bytes)
           chunk.dataSize += segment.bytes.length
           yield* chunk.handle.sync
         }

@@ -10,10 +10,10 @@
  *   chunks only)
  *
  * Header: magic "VLCK", u8 format version, u32 chunkSize, u32 startNumber, u32 endNumber,
- * u8 isScavenged, 16-byte chunk id, …, u32 CRC-32C of bytes 0..123 at offset 124.
+ * u8 isScavenged, 16-byte chunk id, …, u32 CRC-32 of bytes 0..123 at offset 124.
  * Footer: magic "VLCF", u8 flags (bit 0: completed), u32 physicalDataSize, u64 logicalDataSize,
- * u32 posMapCount, …, u32 CRC-32C of the whole file before offset 120 of the footer at 120, and
- * u32 CRC-32C of footer bytes 0..123 at 124.
+ * u32 posMapCount, …, u32 CRC-32 of the whole file before offset 120 of the footer at 120, and
+ * u32 CRC-32 of footer bytes 0..123 at 124.
  *
  * In an unscavenged chunk a record's physical offset is `HEADER_SIZE + (position - startPosition)`.
  * A scavenged chunk keeps only surviving records, so positions are found through the position map
@@ -23,7 +23,7 @@
  * File names: `chunk-SSSSSS.VVVVVV` (start number, version, each at least six digits); the highest
  * version of a start wins.
  */
-import { crc32c } from "../codec/crc32c.js"
+import { checksum } from "../codec/checksum.js"
 import { readU64, uuidFromBytes, uuidToBytes, writeU64 } from "../codec/bytes.js"
 
 export const HEADER_SIZE = 128
@@ -31,7 +31,8 @@ export const FOOTER_SIZE = 128
 export const POSMAP_ENTRY_SIZE = 12
 const HEADER_MAGIC = 0x4b434c56 // "VLCK" little-endian
 const FOOTER_MAGIC = 0x46434c56 // "VLCF"
-const FORMAT_VERSION = 1
+/** 2: every checksum is CRC-32 (1 used CRC-32C). */
+const FORMAT_VERSION = 2
 
 export interface ChunkHeader {
   readonly chunkSize: number
@@ -46,7 +47,7 @@ export interface ChunkFooter {
   /** Logical bytes covered by the data: for an unscavenged chunk equal to physicalDataSize. */
   readonly logicalDataSize: number
   readonly posMapCount: number
-  /** CRC-32C of the file up to the footer's checksum field. */
+  /** CRC-32 of the file up to the footer's checksum field. */
   readonly fileChecksum: number
 }
 
@@ -59,15 +60,16 @@ export const encodeHeader = (header: ChunkHeader): Buffer => {
   buf.writeUInt32LE(header.endNumber, 14)
   buf[18] = header.isScavenged ? 1 : 0
   uuidToBytes(header.chunkId, buf, 19)
-  buf.writeUInt32LE(crc32c(buf, 0, 124), 124)
+  buf.writeUInt32LE(checksum(buf, 0, 124), 124)
   return buf
 }
 
 export const decodeHeader = (buf: Buffer): ChunkHeader | string => {
   if (buf.length < HEADER_SIZE) return "header is truncated"
   if (buf.readUInt32LE(0) !== HEADER_MAGIC) return "header magic is wrong"
-  if (crc32c(buf, 0, 124) !== buf.readUInt32LE(124)) return "header checksum mismatch"
-  if (buf[4] !== FORMAT_VERSION) return `unsupported chunk format version ${buf[4]}`
+  // The version first: a chunk of an older format (other checksums) is named as such, not as damaged.
+  if (buf[4] !== FORMAT_VERSION) return `unsupported chunk format version ${buf[4]} (this node writes ${FORMAT_VERSION})`
+  if (checksum(buf, 0, 124) !== buf.readUInt32LE(124)) return "header checksum mismatch"
   return {
     chunkSize: buf.readUInt32LE(6),
     startNumber: buf.readUInt32LE(10),
@@ -91,14 +93,14 @@ export const encodeFooterPrefix = (footer: Omit<ChunkFooter, "fileChecksum">): B
 /** Seals a footer prefix with the file checksum and the footer's own checksum. */
 export const sealFooter = (footer: Buffer, fileChecksum: number): Buffer => {
   footer.writeUInt32LE(fileChecksum >>> 0, 120)
-  footer.writeUInt32LE(crc32c(footer, 0, 124), 124)
+  footer.writeUInt32LE(checksum(footer, 0, 124), 124)
   return footer
 }
 
 export const decodeFooter = (buf: Buffer): ChunkFooter | string => {
   if (buf.length < FOOTER_SIZE) return "footer is truncated"
   if (buf.readUInt32LE(0) !== FOOTER_MAGIC) return "footer magic is wrong (chunk not completed)"
-  if (crc32c(buf, 0, 124) !== buf.readUInt32LE(124)) return "footer checksum mismatch"
+  if (checksum(buf, 0, 124) !== buf.readUInt32LE(124)) return "footer checksum mismatch"
   if ((buf[4]! & 1) === 0) return "footer does not mark the chunk completed"
   return {
     physicalDataSize: buf.readUInt32LE(5),

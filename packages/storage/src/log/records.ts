@@ -3,7 +3,7 @@
  *
  * Framing (every record, in a chunk's data area):
  *
- *   u32 bodyLength | u32 crc32c(body) | body | u32 bodyLength
+ *   u32 bodyLength | u32 checksum(body) | body | u32 bodyLength
  *
  * The length suffix lets `$all` be read backwards; the checksum (which the reference server lacks)
  * catches torn writes and bit rot on every read. A record's log position is the logical position of
@@ -22,7 +22,7 @@
  * - ScavengePoint: the boundary of a scavenge run (number, EffectiveNow, threshold); writing one
  *   completes the active chunk; read as an event of `$scavengePoints`.
  */
-import { crc32c } from "../codec/crc32c.js"
+import { checksum } from "../codec/checksum.js"
 import { Utf8Interner } from "../codec/interner.js"
 import { readI64, readU64, uuidFromBytes, uuidToBytes, writeI64, writeU64, type ByteWriter } from "../codec/bytes.js"
 
@@ -217,7 +217,7 @@ export const encodeRecord = (out: ByteWriter, record: NewRecord, logPosition: nu
       break
   }
   if (o !== b + body) throw new Error(`record encoder wrote ${o - b} bytes, expected ${body}`)
-  buf.writeUInt32LE(crc32c(buf, b, b + body), start + 4)
+  buf.writeUInt32LE(checksum(buf, b, b + body), start + 4)
   buf.writeUInt32LE(body, b + body)
   out.length = b + body + 4
   return body + FRAME_OVERHEAD
@@ -267,7 +267,7 @@ export const decodeRecord = (buf: Buffer, offset: number, limit: number, expecte
   const end = b + body
   if (end + 4 > limit) return { ok: false, problem: "truncated" }
   if (buf.readUInt32LE(end) !== body) return { ok: false, problem: "suffix" }
-  if (crc32c(buf, b, end) !== buf.readUInt32LE(offset + 4)) return { ok: false, problem: "checksum" }
+  if (checksum(buf, b, end) !== buf.readUInt32LE(offset + 4)) return { ok: false, problem: "checksum" }
   const kind = buf[b]!
   // A fixed-size record must fill its body exactly: a shorter body would otherwise be read past its end
   // (into the length suffix and the next record), a longer one would carry bytes nobody checks.

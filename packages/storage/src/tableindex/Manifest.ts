@@ -3,7 +3,7 @@
  * table id. It is the index's only commit point.
  *
  * File (UTF-8 text, two lines):
- *   VELLUM-INDEXMAP 1 <CRC-32C of the second line's bytes, 8 hex digits>
+ *   VELLUM-INDEXMAP 1 <CRC-32 of the second line's bytes, 8 hex digits>
  *   {"coveredPosition":…,"nextTableId":…,"tables":[{"id":…,"level":…,"file":"…"},…]}
  *
  * Saving writes `indexmap.tmp`, syncs it, renames it over `indexmap` and syncs the directory; a crash at
@@ -13,7 +13,7 @@
  */
 import { Effect, Schema } from "effect"
 import { Disk, type DiskError, join } from "@vellum/platform"
-import { crc32c } from "../codec/crc32c.js"
+import { checksum } from "../codec/checksum.js"
 import { IndexCorrupt } from "./Entry.js"
 
 export const MANIFEST_FILE = "indexmap"
@@ -44,7 +44,7 @@ export const tableFileName = (id: number): string => `${String(id).padStart(10, 
 
 export const encodeManifest = (m: Manifest): Buffer => {
   const body = Buffer.from(JSON.stringify(m), "utf8")
-  const head = Buffer.from(`${MAGIC} ${crc32c(body).toString(16).padStart(8, "0")}\n`, "utf8")
+  const head = Buffer.from(`${MAGIC} ${checksum(body).toString(16).padStart(8, "0")}\n`, "utf8")
   return Buffer.concat([head, body, Buffer.from("\n")])
 }
 
@@ -60,7 +60,7 @@ export const decodeManifest = (bytes: Buffer): Manifest | string => {
   if (match === null) return `bad header line ${JSON.stringify(head.slice(0, 40))}`
   const body = bytes.subarray(Buffer.byteLength(head, "utf8") + 1)
   const trimmed = body.length > 0 && body[body.length - 1] === 0x0a ? body.subarray(0, body.length - 1) : body
-  if (crc32c(trimmed).toString(16).padStart(8, "0") !== match[1]) return "CRC mismatch"
+  if (checksum(trimmed).toString(16).padStart(8, "0") !== match[1]) return "CRC mismatch"
   const decoded = decodeJson(trimmed.toString("utf8"))
   if (decoded._tag === "Left") return `invalid content: ${decoded.left.message.split("\n")[0]}`
   const m = decoded.right

@@ -10,17 +10,17 @@
  *     12 u32      entriesPerBlock (B)
  *     16 u64      entry count (N)
  *     24 ..60     zero
- *     60 u32      CRC-32C of bytes 0..60
+ *     60 u32      CRC-32 of bytes 0..60
  *   entries, N × 24 bytes at 64, sorted ASCENDING by (hashHi, hashLo, eventNumber, position):
  *     u32 hashHi, u32 hashLo, u64 eventNumber, u64 position      (duplicates allowed)
  *   fences, F = ceil(N / B) × 28 bytes: a copy of entry i·B (the first key of block i), then the u32
- *     CRC-32C of block i's entries, so every block read is checked (bit flips on read are caught)
+ *     CRC-32 of block i's entries, so every block read is checked (bit flips on read are caught)
  *   bloom, W × u32 words: Bloom filter over the distinct (hashHi, hashLo), see Bloom.ts
  *   footer, 80 bytes at the end
  *     0  u64 entry count       8  u64 entries offset (64)   16 u64 fences offset   24 u64 bloom offset
  *     32 u64 distinct hashes   40 u32 fence count (F)       44 u32 bloom words (W) 48 u32 bloom probes
  *     52 u32 entriesPerBlock   56 u32 CRC entries           60 u32 CRC fences      64 u32 CRC bloom
- *     68 u32 format version    72 u32 magic "VIXF"          76 u32 CRC-32C of footer bytes 0..76
+ *     68 u32 format version    72 u32 magic "VIXF"          76 u32 CRC-32 of footer bytes 0..76
  *
  * A table is written once (TableWriter.ts), synced, and only then listed in the manifest; it is never
  * modified. Opening reads the header, the footer, the fences and the bloom filter (two or three reads);
@@ -34,7 +34,7 @@
  */
 import { Effect } from "effect"
 import { Disk, type DiskError, type FileHandle } from "@vellum/platform"
-import { crc32c, crc32cUpdate } from "../codec/crc32c.js"
+import { checksum, checksumUpdate } from "../codec/checksum.js"
 import { bloomMayContain } from "./Bloom.js"
 import { BlockCache } from "./BlockCache.js"
 import {
@@ -42,7 +42,7 @@ import {
 } from "./Entry.js"
 
 export const HEADER_BYTES = 64
-/** A fence: the block's first entry (24 bytes) and the block's CRC-32C. */
+/** A fence: the block's first entry (24 bytes) and the block's CRC-32. */
 export const FENCE_BYTES = 28
 const FENCE_WORDS = 7
 export const FOOTER_BYTES = 80
@@ -81,7 +81,7 @@ export const encodeHeader = (entriesPerBlock: number, entryCount: number): Buffe
   h.writeUInt16LE(HEADER_BYTES, 10)
   h.writeUInt32LE(entriesPerBlock, 12)
   putU64(h, 16, entryCount)
-  h.writeUInt32LE(crc32c(h, 0, 60), 60)
+  h.writeUInt32LE(checksum(h, 0, 60), 60)
   return h
 }
 
@@ -101,7 +101,7 @@ export const encodeFooter = (f: TableFooter): Buffer => {
   b.writeUInt32LE(f.crcBloom, 64)
   b.writeUInt32LE(FORMAT_VERSION, 68)
   b.writeUInt32LE(FOOTER_MAGIC, 72)
-  b.writeUInt32LE(crc32c(b, 0, 76), 76)
+  b.writeUInt32LE(checksum(b, 0, 76), 76)
   return b
 }
 
@@ -109,10 +109,10 @@ export const encodeFooter = (f: TableFooter): Buffer => {
 export const decodeLayout = (header: Buffer, footer: Buffer, fileBytes: number): TableFooter | string => {
   if (header.length < HEADER_BYTES || footer.length < FOOTER_BYTES) return "file too short"
   if (header.toString("latin1", 0, 8) !== HEADER_MAGIC) return "bad header magic"
-  if (header.readUInt32LE(60) !== crc32c(header, 0, 60)) return "header CRC mismatch"
+  if (header.readUInt32LE(60) !== checksum(header, 0, 60)) return "header CRC mismatch"
   if (header.readUInt16LE(8) !== FORMAT_VERSION) return `unsupported format version ${header.readUInt16LE(8)}`
   if (footer.readUInt32LE(72) !== FOOTER_MAGIC) return "bad footer magic"
-  if (footer.readUInt32LE(76) !== crc32c(footer, 0, 76)) return "footer CRC mismatch"
+  if (footer.readUInt32LE(76) !== checksum(footer, 0, 76)) return "footer CRC mismatch"
   const f: TableFooter = {
     entryCount: u64(footer, 0),
     entriesOffset: u64(footer, 8),
@@ -161,7 +161,7 @@ export class Table {
     readonly fenceHi: Uint32Array,
     readonly fenceLo: Uint32Array,
     readonly fenceEn: Float64Array,
-    /** CRC-32C of each block, checked on every read from disk. */
+    /** CRC-32 of each block, checked on every read from disk. */
     readonly blockCrc: Uint32Array,
     readonly bloom: Uint32Array,
     private readonly cache: BlockCache
@@ -250,7 +250,7 @@ export class Table {
     const badBlock = (buf: Buffer): number => {
       for (let b = from; b <= to; b++) {
         const s = (b - from) * per * ENTRY_BYTES
-        if (crc32c(buf, s, Math.min(length, s + per * ENTRY_BYTES)) !== this.blockCrc[b]) return b
+        if (checksum(buf, s, Math.min(length, s + per * ENTRY_BYTES)) !== this.blockCrc[b]) return b
       }
       return -1
     }
@@ -412,8 +412,8 @@ const readMeta = (handle: FileHandle, path: string): Effect.Effect<Meta, DiskErr
     const meta = yield* handle.read(f.fencesOffset, metaBytes)
     if (meta.length !== metaBytes) return yield* Effect.fail(corrupt(path, "short read of fences and bloom"))
     const fenceBytes = f.fenceCount * FENCE_BYTES
-    if (crc32c(meta, 0, fenceBytes) !== f.crcFences) return yield* Effect.fail(corrupt(path, "fences CRC mismatch"))
-    if (crc32c(meta, fenceBytes, metaBytes) !== f.crcBloom) return yield* Effect.fail(corrupt(path, "bloom CRC mismatch"))
+    if (checksum(meta, 0, fenceBytes) !== f.crcFences) return yield* Effect.fail(corrupt(path, "fences CRC mismatch"))
+    if (checksum(meta, fenceBytes, metaBytes) !== f.crcBloom) return yield* Effect.fail(corrupt(path, "bloom CRC mismatch"))
     const mw = wordsOf(meta)
     const fenceHi = new Uint32Array(f.fenceCount)
     const fenceLo = new Uint32Array(f.fenceCount)
@@ -449,7 +449,7 @@ const verifyEntries = (t: Table, chunkBytes: number): Effect.Effect<void, DiskEr
     let prev: Uint32Array | undefined
     for (let b = 0; b < f.fenceCount; b += blocksPerRead) {
       const buf = yield* t.readChecked(b, Math.min(f.fenceCount, b + blocksPerRead) - 1)
-      crc = crc32cUpdate(crc, buf)
+      crc = checksumUpdate(crc, buf)
       const w = wordsOf(buf)
       const bad = checkOrder(w, prev)
       if (bad !== undefined) return yield* Effect.fail(corrupt(t.path, `entry ${b * f.entriesPerBlock + bad} out of order or not a safe integer`))

@@ -8,7 +8,7 @@
  */
 import { Effect } from "effect"
 import { Disk, type DiskError, type FileHandle } from "@vellum/platform"
-import { crc32c, crc32cUpdate } from "../codec/crc32c.js"
+import { checksum, checksumUpdate } from "../codec/checksum.js"
 import { BLOOM_PROBES, bloomAdd, bloomWordsFor } from "./Bloom.js"
 import { allocEntries, bytesOf, ENTRY_BYTES, ENTRY_WORDS, type EntrySource, MAX_SAFE_HI } from "./Entry.js"
 import { encodeFooter, encodeHeader, FENCE_BYTES, FOOTER_BYTES, HEADER_BYTES } from "./Table.js"
@@ -100,7 +100,7 @@ class ChunkScanner {
     while (i < n) {
       const inBlock = (first + i) % per
       const take = Math.min(n - i, per - inBlock)
-      this.blockCrc = crc32cUpdate(inBlock === 0 ? 0 : this.blockCrc, bytes, i * ENTRY_BYTES, (i + take) * ENTRY_BYTES)
+      this.blockCrc = checksumUpdate(inBlock === 0 ? 0 : this.blockCrc, bytes, i * ENTRY_BYTES, (i + take) * ENTRY_BYTES)
       // The block's fence exists (scan added it); its CRC slot is the fence's last word.
       this.fences[Math.floor((first + i) / per) * FENCE_WORDS + 6] = this.blockCrc
       i += take
@@ -140,7 +140,7 @@ const writeTo = <E>(handle: FileHandle, path: string, source: EntrySource<E>, op
       if (bad !== undefined) return yield* Effect.die(new Error(`writeTable ${path}: ${bad}`))
       const bytes = bytesOf(w, n)
       scanner.blockCrcs(bytes, scanner.count - n, n)
-      crcEntries = crc32cUpdate(crcEntries, bytes)
+      crcEntries = checksumUpdate(crcEntries, bytes)
       yield* handle.write(offset, bytes)
       offset += bytes.length
     }
@@ -167,8 +167,8 @@ const writeTo = <E>(handle: FileHandle, path: string, source: EntrySource<E>, op
       bloomProbes: BLOOM_PROBES,
       entriesPerBlock: per,
       crcEntries,
-      crcFences: crc32c(tail, 0, fenceBytes),
-      crcBloom: crc32c(tail, fenceBytes, fenceBytes + words.length * 4)
+      crcFences: checksum(tail, 0, fenceBytes),
+      crcBloom: checksum(tail, fenceBytes, fenceBytes + words.length * 4)
     })
     footer.copy(tail, fenceBytes + words.length * 4)
     yield* handle.write(offset, tail)

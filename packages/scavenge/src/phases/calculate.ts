@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import { DeletedStreamNumber, RecordKind } from "@vellum/storage"
-import { calculateStream, type CalculationContext } from "../rules/calculateStream.js"
+import { StreamWalk, type CalculationContext } from "../rules/calculateStream.js"
 import { REST_PERIOD, type RunContext } from "./RunContext.js"
 import type { OriginalStreamData, StreamStatus } from "./StateAccess.js"
 
@@ -34,33 +34,65 @@ const sharedHashes = <E>(ctx: RunContext<E>): ReadonlySet<string> => {
   return shared
 }
 
+/** Event numbers per index read while walking a stream (the reference's calculator slice). */
+const SLICE = 8192
+
 /**
- * The stream's index entries, ascending, one per event number (lowest position first), as the reference's
- * calculator sees them (§2.3): an entry whose record a `$maxAge` execution removed is still the stream's,
- * so it is judged (and weighed, §4.1) again and again until its discard point passes it (§3.5). Only an
- * entry of a hash other streams with state share needs its record to tell whose it is; with the record
- * gone it is not counted (upstream does the same for a colliding stream). A stream without state never
- * loses a record, so it cannot own an entry whose record is gone.
+ * Whether an index entry is the stream's (§2.3, as the reference's calculator sees it): a memtable entry is
+ * exact; a table entry is checked against its record. An entry whose record a `$maxAge` execution removed is
+ * still the stream's, so it is judged (and weighed, §4.1) again and again until its discard point passes it
+ * (§3.5) — unless other streams with state share its hash, when nobody can tell whose it was (upstream skips
+ * it too). A stream without state never loses a record, so it cannot own an entry whose record is gone.
  */
-const calculationEntries = <E>(ctx: RunContext<E>, stream: string, shared: ReadonlySet<string>) =>
+const isOurs = <E>(ctx: RunContext<E>, stream: string, hashShared: boolean, entry: { readonly exact: boolean; readonly position: number }) =>
+  entry.exact ? Effect.succeed(true) : Effect.map(ctx.engine.log.readRecord(entry.position, ctx.engine.readIndex.committed()), (record) =>
+    record === undefined ? !hashShared : record.kind === RecordKind.Event && record.stream === stream)
+
+/** The stream's last event number before the scavenge point (-1 if none), from its newest entries. */
+const lastBeforePoint = <E>(ctx: RunContext<E>, stream: string, hashShared: boolean) =>
   Effect.gen(function*() {
-    const { index, log, readIndex } = ctx.engine
-    const { hi, lo } = index.hashOf(stream)
-    const hashShared = shared.has(`${hi}:${lo}`)
-    const raw = yield* index.range(stream, 0, DeletedStreamNumber)
-    const out: Array<{ readonly eventNumber: number; readonly position: number }> = []
-    let lastNumber = -1
-    for (const entry of raw) {
-      if (entry.eventNumber === lastNumber) continue
-      if (!entry.exact) {
-        const record = yield* log.readRecord(entry.position, readIndex.committed())
-        const ours = record === undefined ? !hashShared : record.kind === RecordKind.Event && record.stream === stream
-        if (!ours) continue
+    for (const limit of [64, Number.MAX_SAFE_INTEGER]) {
+      const newest = yield* ctx.engine.index.latest(stream, limit)
+      for (const entry of newest) {
+        if (entry.position < ctx.sp.position && (yield* isOurs(ctx, stream, hashShared, entry))) return entry.eventNumber
       }
-      out.push({ eventNumber: entry.eventNumber, position: entry.position })
-      lastNumber = entry.eventNumber
+      if (newest.length < limit) return -1
     }
-    return out
+    return -1
+  })
+
+/**
+ * Walks the stream's entries from its current discard point (entries below it are gone from the index) in
+ * slices, stopping at the first kept event: a stream with nothing new to remove costs a few index reads,
+ * not a read of every entry and its record.
+ */
+const calculateOne = <E>(ctx: RunContext<E>, stream: string, data: OriginalStreamData, shared: ReadonlySet<string>, context: CalculationContext) =>
+  Effect.gen(function*() {
+    const { hi, lo } = ctx.engine.index.hashOf(stream)
+    const hashShared = shared.has(`${hi}:${lo}`)
+    const last = yield* lastBeforePoint(ctx, stream, hashShared)
+    const walk = new StreamWalk(data, last, context)
+    let from = data.discardPoint
+    let entries = 0
+    while (!walk.done && from <= DeletedStreamNumber) {
+      let to = Math.min(DeletedStreamNumber, from + SLICE - 1)
+      let slice = yield* ctx.engine.index.range(stream, from, to)
+      if (slice.length === 0 && to < DeletedStreamNumber) {
+        // A gap (e.g. up to a tombstone's number): take the rest at once rather than walk empty slices.
+        to = DeletedStreamNumber
+        slice = yield* ctx.engine.index.range(stream, from, to)
+      }
+      let lastNumber = -1
+      for (const entry of slice) {
+        if (entry.eventNumber === lastNumber || !(yield* isOurs(ctx, stream, hashShared, entry))) continue
+        lastNumber = entry.eventNumber
+        entries++
+        if (!walk.step(entry)) break
+      }
+      if (to === DeletedStreamNumber) break
+      from = to + 1
+    }
+    return { result: walk.result(), last, entries }
   })
 
 export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined) =>
@@ -82,10 +114,7 @@ export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined
       for (const stream of batch) {
         const data = ctx.state.originalStream(stream)
         if (data === undefined) continue
-        const entries = yield* calculationEntries(ctx, stream, shared)
-        let last = -1
-        for (const e of entries) if (e.position < ctx.sp.position) last = e.eventNumber
-        const result = calculateStream(data, entries, last, context)
+        const { result, last, entries } = yield* calculateOne(ctx, stream, data, shared, context)
         for (const w of result.weights) ctx.state.addChunkWeight(Math.floor(w.position / chunkSize), w.weight)
         const next: OriginalStreamData = {
           ...data,
@@ -97,7 +126,7 @@ export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined
           ctx.state.setOriginalStream(stream, next)
         }
         ctx.progress("Calculating", ++done, done)
-        sinceRest += Math.max(1, entries.length)
+        sinceRest += Math.max(1, entries)
         if (sinceRest >= REST_PERIOD) {
           sinceRest = 0
           yield* ctx.throttle.rest

@@ -55,6 +55,77 @@ const truncationPoint = (limits: StreamLimits, last: number): number => {
 type Decision = "Keep" | "Discard" | "MaybeDiscard" | "AlreadyDiscarded"
 
 /**
+ * The decision procedure one entry at a time, so a caller can read a long stream's entries in slices and
+ * stop reading at the first kept event: `step` answers false once the walk has stopped.
+ */
+export class StreamWalk {
+  private readonly truncated: number
+  private readonly cutoff: number | undefined
+  private readonly weights: Array<{ position: number; weight: number }> = []
+  private discard = 0
+  private maybe = 0
+  private allDiscardedSoFar = true
+  private seen = 0
+  private stopped = false
+
+  constructor(private readonly limits: StreamLimits, private readonly last: number, private readonly context: CalculationContext) {
+    this.truncated = truncationPoint(limits, last)
+    this.cutoff = limits.maxAgeSeconds === undefined ? undefined : context.effectiveNowMicros - limits.maxAgeSeconds * 1_000_000
+  }
+
+  get done(): boolean {
+    return this.stopped
+  }
+
+  private decide(entry: StreamEntry): Decision {
+    if (entry.position >= this.context.spPosition) return "Keep"
+    if (entry.eventNumber >= this.last) return "Keep" // the last event is always kept
+    if (this.limits.isTombstoned) return "Discard"
+    if (entry.eventNumber < this.truncated) return "Discard"
+    if (this.cutoff === undefined) return "Keep"
+    const range = this.context.timeRangeAt(entry.position)
+    if (range === undefined) return "AlreadyDiscarded" // its chunk had no events when accumulated
+    if (this.cutoff <= range.minMicros) return "Keep"
+    if (range.maxMicros < this.cutoff) return "Discard"
+    return "MaybeDiscard"
+  }
+
+  /** Judges the next entry (ascending event numbers, one per number); false once the walk has stopped. */
+  step(entry: StreamEntry): boolean {
+    if (this.stopped) return false
+    // Gaps at the start of the stream count as removed already.
+    if (this.seen++ === 0) this.discard = this.maybe = entry.eventNumber
+    switch (this.decide(entry)) {
+      case "Discard":
+        this.discard = entry.eventNumber + 1
+        this.weights.push({ position: entry.position, weight: 2 })
+        this.allDiscardedSoFar = true
+        break
+      case "MaybeDiscard":
+        this.maybe = entry.eventNumber + 1
+        this.weights.push({ position: entry.position, weight: 1 })
+        this.allDiscardedSoFar = false
+        break
+      case "AlreadyDiscarded":
+        if (this.allDiscardedSoFar) this.discard = entry.eventNumber + 1
+        break
+      case "Keep":
+        this.maybe = Math.max(this.maybe, this.discard)
+        this.stopped = true
+        return false
+    }
+    return true
+  }
+
+  /** The points and weights; a walk that saw entries must have stopped at a kept one. */
+  result(): StreamCalculation {
+    if (this.seen === 0) return { discardPoint: 0, maybeDiscardPoint: 0, weights: this.weights }
+    if (!this.stopped) throw new CalculationInvariantBroken(`stream entries ended without a kept event (last ${this.last}, ${this.seen} entries)`)
+    return { discardPoint: this.discard, maybeDiscardPoint: this.maybe, weights: this.weights }
+  }
+}
+
+/**
  * `entries` ascending by event number (one per number), `last` the stream's last event number before the
  * scavenge point (-1 if none).
  */
@@ -64,44 +135,7 @@ export const calculateStream = (
   last: number,
   context: CalculationContext
 ): StreamCalculation => {
-  const weights: Array<{ position: number; weight: number }> = []
-  if (entries.length === 0) return { discardPoint: 0, maybeDiscardPoint: 0, weights }
-  const truncated = truncationPoint(limits, last)
-  const cutoff = limits.maxAgeSeconds === undefined ? undefined : context.effectiveNowMicros - limits.maxAgeSeconds * 1_000_000
-  const decide = (entry: StreamEntry): Decision => {
-    if (entry.position >= context.spPosition) return "Keep"
-    if (entry.eventNumber >= last) return "Keep" // the last event is always kept
-    if (limits.isTombstoned) return "Discard"
-    if (entry.eventNumber < truncated) return "Discard"
-    if (cutoff === undefined) return "Keep"
-    const range = context.timeRangeAt(entry.position)
-    if (range === undefined) return "AlreadyDiscarded" // its chunk had no events when accumulated
-    if (cutoff <= range.minMicros) return "Keep"
-    if (range.maxMicros < cutoff) return "Discard"
-    return "MaybeDiscard"
-  }
-  // Gaps at the start of the stream count as removed already.
-  let discard = entries[0]!.eventNumber
-  let maybe = discard
-  let allDiscardedSoFar = true
-  for (const entry of entries) {
-    switch (decide(entry)) {
-      case "Discard":
-        discard = entry.eventNumber + 1
-        weights.push({ position: entry.position, weight: 2 })
-        allDiscardedSoFar = true
-        break
-      case "MaybeDiscard":
-        maybe = entry.eventNumber + 1
-        weights.push({ position: entry.position, weight: 1 })
-        allDiscardedSoFar = false
-        break
-      case "AlreadyDiscarded":
-        if (allDiscardedSoFar) discard = entry.eventNumber + 1
-        break
-      case "Keep":
-        return { discardPoint: discard, maybeDiscardPoint: Math.max(maybe, discard), weights }
-    }
-  }
-  throw new CalculationInvariantBroken(`stream entries ended without a kept event (last ${last}, ${entries.length} entries)`)
+  const walk = new StreamWalk(limits, last, context)
+  for (const entry of entries) if (!walk.step(entry)) break
+  return walk.result()
 }

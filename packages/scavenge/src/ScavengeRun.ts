@@ -74,6 +74,9 @@ export const runScavenge = <E>(
       yield* state.commit(resume)
     }
     const ctx = makeContext(resume.sp)
+    // A run resumed past accumulation cannot know what the stopped one changed: it does the index work.
+    if (resume.stage !== "Accumulating") ctx.totals.indexWork = true
+    if (ctx.options.unsafeIgnoreHardDeletes) ctx.totals.indexWork = true
     yield* Effect.logInfo(`Scavenging to SP-${resume.sp.number}. Position: ${resume.sp.position}, EffectiveNow: ${resume.sp.effectiveNowMicros}, Threshold: ${resume.sp.threshold}; resuming at ${resume.stage}`)
     const sp = resume.sp
     const stages = ["Accumulating", "Calculating", "ExecutingChunks", "MergingChunks", "ExecutingIndex", "Cleaning"] as const

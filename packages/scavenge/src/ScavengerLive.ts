@@ -72,7 +72,7 @@ export const makeScavenger = <E>(settings: ScavengerSettings, state: StateAccess
     const runOne = (run: Running, options: StartScavengeOptions) =>
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
-        const totals = { spaceSaved: 0, maxChunkScavenged: 0 }
+        const totals = { spaceSaved: 0, maxChunkScavenged: 0, indexWork: false }
         yield* record(History.startRun({ scavengeId: run.scavengeId, nodeEndpoint: settings.nodeEndpoint, historyMaxAgeDays: settings.historyMaxAgeDays }))
         const throttle = yield* makeThrottle(options.threads > 1 ? 100 : options.throttlePercent)
         const events = eventsFor(run.scavengeId)

@@ -29,8 +29,11 @@ export interface RunContext<E> {
   readonly options: RunOptions
   readonly events: RunEvents
   readonly progress: (phase: ScavengePhase, done: number, total: number) => void
-  /** Running totals for the completion event. */
-  readonly totals: { spaceSaved: number; maxChunkScavenged: number }
+  /**
+   * Running totals for the completion event, and whether this run moved any discard point or tombstoned a
+   * stream (if not, the index holds nothing to drop and index execution is skipped).
+   */
+  readonly totals: { spaceSaved: number; maxChunkScavenged: number; indexWork: boolean }
 }
 
 /** Records or events handled between two throttle rests (and interruption checks), as the reference. */

@@ -79,7 +79,8 @@ const accumulateTombstone = <E>(ctx: RunContext<E>, record: EventRecord) =>
     const stream = record.stream
     if (isMetastream(stream)) return yield* Effect.fail(new ScavengeFailed({ reason: `Found Tombstone in metadata stream ${stream}` }))
     const original = ctx.state.originalStream(stream) ?? emptyOriginal
-    ctx.state.setOriginalStream(stream, { ...original, isTombstoned: true, status: "Active" })
+    ctx.state.setOriginalStream(stream, { ...original, isTombstoned: true, status: "Active", calculatedLast: undefined })
+    ctx.totals.indexWork = true
     const meta = metastreamOf(stream)
     const metaData = ctx.state.metastream(meta) ?? { isTombstoned: false, discardPoint: 0 }
     ctx.state.setMetastream(meta, { ...metaData, isTombstoned: true })
@@ -108,9 +109,11 @@ const accumulateMetadata = <E>(ctx: RunContext<E>, record: EventRecord) =>
       const parsed = parseMetadata(record.data, true)
       const original = ctx.state.originalStream(stream) ?? emptyOriginal
       ctx.state.setOriginalStream(stream, {
-        ...original, maxAgeSeconds: parsed.maxAge, maxCount: parsed.maxCount, truncateBefore: parsed.truncateBefore, status: "Active"
+        ...original, maxAgeSeconds: parsed.maxAge, maxCount: parsed.maxCount, truncateBefore: parsed.truncateBefore, status: "Active",
+        calculatedLast: undefined
       })
     }
     const metaData = ctx.state.metastream(meta) ?? { isTombstoned: false, discardPoint: 0 }
     ctx.state.setMetastream(meta, { ...metaData, discardPoint: Math.max(metaData.discardPoint, record.eventNumber) })
+    ctx.totals.indexWork = true
   })

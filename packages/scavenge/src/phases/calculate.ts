@@ -74,8 +74,11 @@ const calculateOne = <E>(ctx: RunContext<E>, stream: string, data: OriginalStrea
     const walk = new StreamWalk(data, last, context)
     let from = data.discardPoint
     let entries = 0
+    // Slices grow from small (most walks stop at their first entry) to the reference's 8192.
+    let size = 16
     while (!walk.done && from <= DeletedStreamNumber) {
-      let to = Math.min(DeletedStreamNumber, from + SLICE - 1)
+      let to = Math.min(DeletedStreamNumber, from + size - 1)
+      size = Math.min(SLICE, size * 4)
       let slice = yield* ctx.engine.index.range(stream, from, to)
       if (slice.length === 0 && to < DeletedStreamNumber) {
         // A gap (e.g. up to a tombstone's number): take the rest at once rather than walk empty slices.
@@ -114,15 +117,25 @@ export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined
       for (const stream of batch) {
         const data = ctx.state.originalStream(stream)
         if (data === undefined) continue
+        // Same limits (no `$maxAge`: time does not change the answer) and no event since the last
+        // calculation: the answer is the one stored.
+        if (data.maxAgeSeconds === undefined && data.calculatedLast !== undefined &&
+          (yield* ctx.engine.readIndex.lastEventNumber(stream)) === data.calculatedLast) {
+          ctx.progress("Calculating", ++done, done)
+          continue
+        }
         const { result, last, entries } = yield* calculateOne(ctx, stream, data, shared, context)
         for (const w of result.weights) ctx.state.addChunkWeight(Math.floor(w.position / chunkSize), w.weight)
         const next: OriginalStreamData = {
           ...data,
           discardPoint: Math.max(data.discardPoint, result.discardPoint),
           maybeDiscardPoint: Math.max(data.maybeDiscardPoint, result.maybeDiscardPoint, result.discardPoint),
-          status: statusAfterCalculation(data, last)
+          status: statusAfterCalculation(data, last),
+          calculatedLast: last
         }
-        if (next.discardPoint !== data.discardPoint || next.maybeDiscardPoint !== data.maybeDiscardPoint || next.status !== data.status) {
+        if (next.discardPoint !== data.discardPoint) ctx.totals.indexWork = true
+        if (next.discardPoint !== data.discardPoint || next.maybeDiscardPoint !== data.maybeDiscardPoint || next.status !== data.status ||
+          next.calculatedLast !== data.calculatedLast) {
           ctx.state.setOriginalStream(stream, next)
         }
         ctx.progress("Calculating", ++done, done)

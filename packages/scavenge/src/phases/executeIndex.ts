@@ -31,6 +31,12 @@ const drops = <E>(ctx: RunContext<E>, stream: string, eventNumber: number, posit
 export const executeIndex = <E>(ctx: RunContext<E>) =>
   Effect.gen(function*() {
     const { index, log, readIndex } = ctx.engine
+    if (!ctx.totals.indexWork) {
+      // No discard point moved and nothing was tombstoned: the previous runs already dropped every entry
+      // below the points, so there is nothing to find.
+      yield* Effect.logInfo("Index tables left as they are: no discard point moved in this scavenge")
+      return
+    }
     // Memtables are not scavenged: write them to tables first, so entries of records this run removed do
     // not linger there and weigh again in the next run's calculation (which would then redo chunks).
     yield* index.flush

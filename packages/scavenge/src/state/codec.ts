@@ -167,17 +167,22 @@ const writeOriginal = (w: ByteWriter, d: OriginalStreamData): void => {
   w.optF64(d.truncateBefore)
   w.f64(d.discardPoint)
   w.f64(d.maybeDiscardPoint)
+  w.optF64(d.calculatedLast)
 }
 
-const readOriginal = (r: ByteReader): OriginalStreamData => ({
-  isTombstoned: r.flag(),
-  status: r.oneOf(STATUSES, "status"),
-  maxAgeSeconds: r.optF64(),
-  maxCount: r.optF64(),
-  truncateBefore: r.optF64(),
-  discardPoint: r.f64(),
-  maybeDiscardPoint: r.f64()
-})
+const readOriginal = (r: ByteReader): OriginalStreamData => {
+  const data = {
+    isTombstoned: r.flag(),
+    status: r.oneOf(STATUSES, "status"),
+    maxAgeSeconds: r.optF64(),
+    maxCount: r.optF64(),
+    truncateBefore: r.optF64(),
+    discardPoint: r.f64(),
+    maybeDiscardPoint: r.f64()
+  }
+  const calculatedLast = r.optF64()
+  return calculatedLast === undefined ? data : { ...data, calculatedLast }
+}
 
 const writeMetastream = (w: ByteWriter, d: MetastreamData): void => {
   w.u8(d.isTombstoned ? 1 : 0)

@@ -17,6 +17,12 @@ export interface OriginalStreamData {
   readonly discardPoint: number
   readonly maybeDiscardPoint: number
   readonly status: CalculationStatus
+  /**
+   * The stream's last event number when it was last calculated, if its limits have not changed since
+   * (accumulating new metadata or a tombstone clears it): a stream without `$maxAge` whose last event is
+   * still this one has nothing new to remove, so the calculator skips it.
+   */
+  readonly calculatedLast?: number | undefined
 }
 
 export interface MetastreamData {

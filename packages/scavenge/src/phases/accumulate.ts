@@ -114,6 +114,8 @@ const accumulateMetadata = <E>(ctx: RunContext<E>, record: EventRecord) =>
       })
     }
     const metaData = ctx.state.metastream(meta) ?? { isTombstoned: false, discardPoint: 0 }
-    ctx.state.setMetastream(meta, { ...metaData, discardPoint: Math.max(metaData.discardPoint, record.eventNumber) })
-    ctx.totals.indexWork = true
+    const discardPoint = Math.max(metaData.discardPoint, record.eventNumber)
+    ctx.state.setMetastream(meta, { ...metaData, discardPoint })
+    // Only a point that moved leaves index entries to drop (a stream's first metadata event moves none).
+    if (discardPoint !== metaData.discardPoint) ctx.totals.indexWork = true
   })

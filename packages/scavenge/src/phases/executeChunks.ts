@@ -70,7 +70,9 @@ export const executeChunks = <E>(ctx: RunContext<E>, afterLogicalChunk: number |
           let end = checkpointed
           while (finished.has(end + 1)) end++
           ctx.progress("ExecutingChunks", ++done, targets.length)
-          if (end > checkpointed) {
+          // A skipped chunk changes nothing, so it costs no commit (a sync each); the next executed chunk's
+          // commit carries the checkpoint past it, and a resume at worst skips it again.
+          if (end > checkpointed && executed) {
             checkpointed = end
             yield* ctx.state.commit({ stage: "ExecutingChunks", sp: ctx.sp, doneLogicalChunk: end })
           }

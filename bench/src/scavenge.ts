@@ -25,6 +25,7 @@ import { EventStore, ExpectedVersion, defaultStorageConfig, make, type EventStor
 import {
   STATE_FOLDER, makeScavenger, openStateSession, type Checkpoint, type ScavengerService, type StartScavengeOptions
 } from "@vellum/scavenge"
+import { freshDir as freshBenchDir, gc, now, print } from "./benchSupport.js"
 
 const MiB = 1024 * 1024
 const args = process.argv.slice(2)
@@ -43,24 +44,9 @@ const streamCount = quick ? 2_000 : 10_000
 /** Events a capped stream keeps. */
 const MAX_COUNT = 10
 
-const print = (obj: Record<string, unknown>) => console.log(JSON.stringify(obj))
-const now = () => Number(process.hrtime.bigint()) / 1e9
 const round = (n: number, digits = 0) => +n.toFixed(digits)
 const rss = () => process.memoryUsage.rss()
-const gc = () => {
-  const g = (globalThis as { gc?: () => void }).gc
-  if (g) {
-    g()
-    g()
-  }
-}
-
-const freshDir = (name: string) => {
-  const dir = path.join(baseDir, name)
-  fs.rmSync(dir, { recursive: true, force: true })
-  fs.mkdirSync(dir, { recursive: true })
-  return dir
-}
+const freshDir = (name: string) => freshBenchDir(baseDir, name)
 
 /** The ceiling: sequential write rate, as a scavenged chunk is written (4 MiB pieces, one sync at the end). */
 const measureSequentialWrite = () => {

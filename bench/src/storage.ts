@@ -16,6 +16,7 @@ import * as path from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { Disk, NodeDisk } from "@vellum/platform"
 import { defaultStorageConfig, make, type EventStoreService, type StorageConfig } from "@vellum/storage"
+import { freshDir as freshBenchDir, gc, now, print } from "./benchSupport.js"
 
 const args = process.argv.slice(2)
 const quick = args.includes("--quick")
@@ -27,23 +28,8 @@ const baseDir = path.resolve(argValue("--dir") ?? ".bench-data")
 const bigCount = Number(argValue("--big") ?? (quick ? 200_000 : 10_000_000))
 const midCount = quick ? 100_000 : 1_000_000
 
-const print = (obj: Record<string, unknown>) => console.log(JSON.stringify(obj))
-const now = () => Number(process.hrtime.bigint()) / 1e9
 
-const gc = () => {
-  const g = (globalThis as { gc?: () => void }).gc
-  if (g) {
-    g()
-    g()
-  }
-}
-
-const freshDir = (name: string) => {
-  const dir = path.join(baseDir, name)
-  fs.rmSync(dir, { recursive: true, force: true })
-  fs.mkdirSync(dir, { recursive: true })
-  return dir
-}
+const freshDir = (name: string) => freshBenchDir(baseDir, name)
 
 /** The ceiling: how many write+fdatasync pairs (the shape of one durable batch's data sync) the disk does. */
 const measureFsync = () => {

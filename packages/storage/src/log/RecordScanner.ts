@@ -13,11 +13,10 @@
  * Usage: `while (yield* scan.nextPiece) while (scan.next()) { scan.kind ... scan.decode() }`.
  */
 import { Effect } from "effect"
-import { checksum } from "../codec/checksum.js"
 import { StorageCorrupt } from "../errors.js"
 import { physicalOffsetAtOrAfter, type ChunkFile } from "./ChunkFile.js"
 import { HEADER_SIZE } from "./chunkFormat.js"
-import { FRAME_OVERHEAD, MAX_RECORD_BODY, RecordKind, decodeRecord, type LogRecord } from "./records.js"
+import { FRAME_OVERHEAD, MAX_RECORD_BODY, decodeRecord, isWellFramed, type LogRecord } from "./records.js"
 import type { ReadError, TransactionLog } from "./TransactionLog.js"
 
 /** Bytes per read of a chunk file. */
@@ -26,8 +25,6 @@ const PIECE = 4 * 1024 * 1024
 const BODY_HEADER = 10
 /** Event fields before the stream name: flags, event number, created, event id. */
 const EVENT_FIXED = 34
-/** Body bytes after the header of the fixed-size kinds (as `decodeRecord` requires them). */
-const FIXED_FIELDS: ReadonlyArray<number | undefined> = [undefined, undefined, 40, 56, 48]
 const DOLLAR = 0x24
 const TWO_32 = 2 ** 32
 const EMPTY = Buffer.alloc(0)
@@ -37,26 +34,6 @@ const u32 = (buf: Buffer, o: number): number => (buf[o]! | (buf[o + 1]! << 8) | 
 
 /** Unsigned 64-bit (within 2^53, as the codec writes them). */
 const u64 = (buf: Buffer, o: number): number => u32(buf, o + 4) * TWO_32 + u32(buf, o)
-
-/** Whether the framed record at `at` (its length already checked to fit in `buf`) is one `decodeRecord` accepts. */
-const isValidFrame = (buf: Buffer, at: number, body: number): boolean => {
-  const b = at + 8
-  const end = b + body
-  if (u32(buf, end) !== body) return false
-  if (checksum(buf, b, end) !== u32(buf, at + 4)) return false
-  const kind = buf[b]!
-  if (kind === RecordKind.Event) {
-    // Four length-prefixed fields (stream, type, data, metadata) must end exactly at the body's end.
-    let o = b + BODY_HEADER + EVENT_FIXED
-    for (let field = 0; field < 4; field++) {
-      if (o + 4 > end) return false
-      o += 4 + u32(buf, o)
-    }
-    return o === end
-  }
-  const fixed = FIXED_FIELDS[kind]
-  return fixed !== undefined && body - BODY_HEADER === fixed
-}
 
 /** The scan's cursor: the current record's fields, read in place. */
 export class RecordScan {
@@ -221,7 +198,7 @@ export class RecordScan {
           buf = yield* chunk.handle.read(start, Math.min(dataEnd - start, total))
           if (total > buf.length) return this.damaged(chunk, position, "truncated")
         }
-        if (!isValidFrame(buf, at, body)) return this.damaged(chunk, position, "frame")
+        if (!isWellFramed(buf, at, body)) return this.damaged(chunk, position, "frame")
         const logPosition = u64(buf, at + 10)
         if (logPosition >= this.end) {
           this.phys = this.physEnd

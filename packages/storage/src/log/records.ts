@@ -237,6 +237,30 @@ export type DecodeResult =
   | { readonly ok: true; readonly record: LogRecord; readonly length: number }
   | { readonly ok: false; readonly problem: FrameProblem }
 
+/** Event fields before the stream name: flags, event number, created time, event id. */
+const EVENT_FIXED = 34
+
+/**
+ * Whether the framed record at `at`, whose body length `body` was read and fits in `buf`, is one
+ * `decodeRecord` would accept — suffix, checksum, kind and field layout — without decoding it (for scans
+ * that look at a few fields in place).
+ */
+export const isWellFramed = (buf: Buffer, at: number, body: number): boolean => {
+  if (body < HEADER || body > MAX_RECORD_BODY) return false
+  const b = at + 8
+  const end = b + body
+  if (buf.readUInt32LE(end) !== body || checksum(buf, b, end) !== buf.readUInt32LE(at + 4)) return false
+  const kind = buf[b]!
+  if (kind !== RecordKind.Event) return FIXED_FIELDS[kind] !== undefined && body - HEADER === FIXED_FIELDS[kind]
+  // Four length-prefixed fields (stream, type, data, metadata) must end exactly at the body's end.
+  let o = b + HEADER + EVENT_FIXED
+  for (let field = 0; field < 4; field++) {
+    if (o + 4 > end) return false
+    o += 4 + buf.readUInt32LE(o)
+  }
+  return o === end
+}
+
 const EMPTY = Buffer.alloc(0)
 
 /** Stream names and event types repeat from record to record; decode them through one shared cache. */
@@ -292,7 +316,7 @@ const decodeBody = (buf: Buffer, kind: number, logPosition: number, o: number, e
       const eventNumber = readU64(buf, o + 2)
       const createdMicros = readU64(buf, o + 10)
       const eventId = uuidFromBytes(buf, o + 18)
-      let at = o + 34
+      let at = o + EVENT_FIXED
       const streamLength = fieldLength(buf, at, end)
       const stream = names.decode(buf, at + 4, at + 4 + streamLength)
       at += 4 + streamLength

@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { DeletedStreamNumber, RecordKind } from "@vellum/storage"
 import { StreamWalk, type CalculationContext } from "../rules/calculateStream.js"
 import { REST_PERIOD, type RunContext } from "./RunContext.js"
+import { StreamsByHash } from "./streamHashes.js"
 import type { OriginalStreamData, StreamStatus } from "./StateAccess.js"
 
 /** Streams per committed batch (the reference's calculator batch). */
@@ -19,19 +20,6 @@ export const statusAfterCalculation = (data: OriginalStreamData, last: number): 
   if (data.maxAgeSeconds !== undefined || data.maxCount !== undefined) return "Active"
   if (data.truncateBefore !== undefined && data.truncateBefore !== DeletedStreamNumber && last < data.truncateBefore) return "Active"
   return "Spent"
-}
-
-/** `hi:lo` of every hash two or more streams with state share (their entries need their records to tell). */
-const sharedHashes = <E>(ctx: RunContext<E>): ReadonlySet<string> => {
-  const seen = new Set<string>()
-  const shared = new Set<string>()
-  for (const stream of ctx.state.streamsWithData()) {
-    const { hi, lo } = ctx.engine.index.hashOf(stream)
-    const key = `${hi}:${lo}`
-    if (seen.has(key)) shared.add(key)
-    seen.add(key)
-  }
-  return shared
 }
 
 /** Event numbers per index read while walking a stream (the reference's calculator slice). */
@@ -66,10 +54,10 @@ const lastBeforePoint = <E>(ctx: RunContext<E>, stream: string, hashShared: bool
  * slices, stopping at the first kept event: a stream with nothing new to remove costs a few index reads,
  * not a read of every entry and its record.
  */
-const calculateOne = <E>(ctx: RunContext<E>, stream: string, data: OriginalStreamData, shared: ReadonlySet<string>, context: CalculationContext) =>
+const calculateOne = <E>(ctx: RunContext<E>, stream: string, data: OriginalStreamData, hashes: StreamsByHash, context: CalculationContext) =>
   Effect.gen(function*() {
     const { hi, lo } = ctx.engine.index.hashOf(stream)
-    const hashShared = shared.has(`${hi}:${lo}`)
+    const hashShared = hashes.isShared(hi, lo)
     const last = yield* lastBeforePoint(ctx, stream, hashShared)
     const walk = new StreamWalk(data, last, context)
     let from = data.discardPoint
@@ -107,7 +95,7 @@ export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined
       effectiveNowMicros: ctx.sp.effectiveNowMicros,
       timeRangeAt: (position) => ctx.state.chunkTimeRange(Math.floor(position / chunkSize))
     }
-    const shared = sharedHashes(ctx)
+    const hashes = new StreamsByHash(ctx)
     let after = afterStream
     let done = 0
     let sinceRest = 0
@@ -124,7 +112,7 @@ export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined
           ctx.progress("Calculating", ++done, done)
           continue
         }
-        const { result, last, entries } = yield* calculateOne(ctx, stream, data, shared, context)
+        const { result, last, entries } = yield* calculateOne(ctx, stream, data, hashes, context)
         for (const w of result.weights) ctx.state.addChunkWeight(Math.floor(w.position / chunkSize), w.weight)
         const next: OriginalStreamData = {
           ...data,

@@ -10,18 +10,7 @@ import { RecordKind, isMetastream } from "@vellum/storage"
 import { dropsMetastreamEntry, dropsOriginalEntry, type DiscardContext } from "../rules/discardRules.js"
 import { discardContextOf } from "./executeChunks.js"
 import type { RunContext } from "./RunContext.js"
-
-/** Streams with state, by the high and low words of their index hash. */
-const streamsByHash = <E>(ctx: RunContext<E>) => {
-  const byHi = new Map<number, Array<{ readonly lo: number; readonly stream: string }>>()
-  for (const stream of ctx.state.streamsWithData()) {
-    const { hi, lo } = ctx.engine.index.hashOf(stream)
-    const list = byHi.get(hi)
-    if (list === undefined) byHi.set(hi, [{ lo, stream }])
-    else list.push({ lo, stream })
-  }
-  return byHi
-}
+import { StreamsByHash } from "./streamHashes.js"
 
 const drops = <E>(ctx: RunContext<E>, stream: string, eventNumber: number, position: number, discard: DiscardContext): boolean =>
   isMetastream(stream)
@@ -41,11 +30,11 @@ export const executeIndex = <E>(ctx: RunContext<E>) =>
     // not linger there and weigh again in the next run's calculation (which would then redo chunks).
     yield* index.flush
     const discard = discardContextOf(ctx)
-    const byHi = streamsByHash(ctx)
+    const hashes = new StreamsByHash(ctx)
     let tables = 0
     const keep = (hashHi: number, hashLo: number, eventNumber: number, position: number) => {
       if (position >= discard.spPosition) return true
-      const candidates = byHi.get(hashHi)
+      const candidates = hashes.withHi(hashHi)
       if (candidates === undefined) return true
       let wouldDrop = false
       for (const c of candidates) if (c.lo === hashLo && drops(ctx, c.stream, eventNumber, position, discard)) wouldDrop = true

@@ -43,6 +43,18 @@ export class IndexCorrupt extends Schema.TaggedError<IndexCorrupt>()("IndexCorru
 export const ENTRY_BYTES = 24
 /** An entry is 6 little-endian u32 words: hashHi, hashLo, eventNumber lo/hi, position lo/hi. */
 export const ENTRY_WORDS = 6
+
+/** Copies entry `from` of `src` to slot `to` of `dst`, word by word (no view allocated per entry). */
+export const copyEntry = (src: Uint32Array, from: number, dst: Uint32Array, to: number): void => {
+  const s = from * ENTRY_WORDS
+  const d = to * ENTRY_WORDS
+  dst[d] = src[s]!
+  dst[d + 1] = src[s + 1]!
+  dst[d + 2] = src[s + 2]!
+  dst[d + 3] = src[s + 3]!
+  dst[d + 4] = src[s + 4]!
+  dst[d + 5] = src[s + 5]!
+}
 const TWO_32 = 4294967296
 
 /** Largest value of the high u32 of a safe integer. */

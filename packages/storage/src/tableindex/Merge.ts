@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import type { DiskError } from "@vellum/platform"
-import { compareKeys, ENTRY_BYTES, ENTRY_WORDS, type EntrySource, IndexCorrupt, wordsOf } from "./Entry.js"
+import { compareKeys, copyEntry, ENTRY_BYTES, ENTRY_WORDS, type EntrySource, IndexCorrupt, wordsOf } from "./Entry.js"
 import type { Table } from "./Table.js"
 
 const TWO_32 = 4294967296
@@ -69,16 +69,7 @@ const mergeInto = (cursors: ReadonlyArray<Cursor>, out: Uint32Array, at: number,
       if (best === undefined || compareKeys(c.hi, c.lo, c.en, c.pos, best.hi, best.lo, best.en, best.pos) < 0) best = c
     }
     if (best === undefined) return n
-    // Copy the entry's six words as they are.
-    const src = best.w
-    const s = best.i * ENTRY_WORDS
-    const d = n * ENTRY_WORDS
-    out[d] = src[s]!
-    out[d + 1] = src[s + 1]!
-    out[d + 2] = src[s + 2]!
-    out[d + 3] = src[s + 3]!
-    out[d + 4] = src[s + 4]!
-    out[d + 5] = src[s + 5]!
+    copyEntry(best.w, best.i, out, n)
     n++
     best.i++
     if (best.i < best.n) best.decode()

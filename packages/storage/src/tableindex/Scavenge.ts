@@ -14,7 +14,7 @@
  */
 import { Effect } from "effect"
 import type { DiskError } from "@vellum/platform"
-import { ENTRY_BYTES, ENTRY_WORDS, type EntrySource, type IndexCorrupt, wordsOf } from "./Entry.js"
+import { copyEntry, ENTRY_BYTES, ENTRY_WORDS, type EntrySource, type IndexCorrupt, wordsOf } from "./Entry.js"
 import type { Table } from "./Table.js"
 
 /**
@@ -208,13 +208,7 @@ export class TableFilter<E> {
       const o = i * ENTRY_WORDS
       const r = keep(w[o]!, w[o + 1]!, w[o + 3]! * TWO_32 + w[o + 2]!, w[o + 5]! * TWO_32 + w[o + 4]!)
       if (r === true) {
-        const p = d * ENTRY_WORDS
-        out[p] = w[o]!
-        out[p + 1] = w[o + 1]!
-        out[p + 2] = w[o + 2]!
-        out[p + 3] = w[o + 3]!
-        out[p + 4] = w[o + 4]!
-        out[p + 5] = w[o + 5]!
+        copyEntry(w, i, out, d)
         d++
         kept++
       } else if (r === false) deleted++

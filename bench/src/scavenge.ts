@@ -15,7 +15,9 @@
  *
  * Options: --quick (a small smoke run), --log-mib N (log size; default 2048), --chunk-mib N (default 256),
  * --threads N (chunk execution threads; default 1), --cache-mib N (ScavengeBackendCacheSize; default 64),
- * --dir PATH (default ./.bench-data; the run works in its `scavenge` folder and removes it at the end).
+ * --dir PATH (default ./.bench-data; the run works in its `scavenge` folder and removes it at the end),
+ * --log-cache PATH (tuning runs: the filled log is copied to PATH once and later runs with the same sizes
+ * start from a copy of it instead of filling again).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -41,6 +43,7 @@ const chunkSize = numberArg("--chunk-mib", quick ? 8 : 256) * MiB
 const threads = numberArg("--threads", 1)
 const cacheBytes = numberArg("--cache-mib", 64) * MiB
 const streamCount = quick ? 2_000 : 10_000
+const logCache = argValue("--log-cache")
 /** Events a capped stream keeps. */
 const MAX_COUNT = 10
 
@@ -119,6 +122,35 @@ const fill = (store: EventStoreService) =>
     return written
   })
 
+/** Fills the log in `dir` (or copies the one `--log-cache` kept from an earlier run of the same sizes). */
+const filledLog = (dir: string, config: StorageConfig) =>
+  Effect.gen(function*() {
+    const cached = logCache === undefined ? undefined : path.resolve(logCache, `log-${logBytes / MiB}-${chunkSize / MiB}-${streamCount}`)
+    const cachedFacts = cached === undefined ? undefined : path.join(cached, "written.json")
+    if (cachedFacts !== undefined && fs.existsSync(cachedFacts)) {
+      fs.cpSync(path.join(cached!, "db"), dir, { recursive: true })
+      const written = JSON.parse(fs.readFileSync(cachedFacts, "utf8")) as Written
+      print({ bench: "fill", fromCache: cached, records: written.records })
+      return written
+    }
+    const fillStart = now()
+    const written = yield* Effect.scoped(Effect.gen(function*() {
+      const store = yield* make(config)
+      const written = yield* fill(store)
+      print({
+        bench: "fill", logMiB: round(store.stats().writerPosition / MiB), chunkMiB: chunkSize / MiB, chunks: store.engine.log.chunks().length,
+        records: written.records, events: written.events, streams: streamCount, secs: round(now() - fillStart, 1)
+      })
+      return written
+    }))
+    if (cached !== undefined) {
+      fs.rmSync(cached, { recursive: true, force: true })
+      fs.cpSync(dir, path.join(cached, "db"), { recursive: true })
+      fs.writeFileSync(cachedFacts!, JSON.stringify(written))
+    }
+    return written
+  })
+
 // --- Observing a run -----------------------------------------------------------------------------------
 
 interface FileInfo {
@@ -179,15 +211,9 @@ const main = Effect.gen(function*() {
 
   const dir = freshDir("db")
   const config: StorageConfig = { ...defaultStorageConfig(dir), chunkSize }
+  const written = yield* filledLog(dir, config)
   const scope = yield* Scope.make()
   const store = yield* make(config).pipe(Scope.extend(scope))
-  const fillStart = now()
-  const written = yield* fill(store)
-  const chunksWritten = store.engine.log.chunks().length
-  print({
-    bench: "fill", logMiB: round(store.stats().writerPosition / MiB), chunkMiB: chunkSize / MiB, chunks: chunksWritten, records: written.records,
-    events: written.events, streams: streamCount, secs: round(now() - fillStart, 1)
-  })
 
   let timeline: Timeline = { stages: [], peakRss: 0, accumulatedChunks: 0 }
   const session = yield* openStateSession(join(dir, STATE_FOLDER), { pageSize: 16 * 1024, cacheBytes }).pipe(Scope.extend(scope))

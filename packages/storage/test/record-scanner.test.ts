@@ -36,9 +36,9 @@ interface Seen {
   readonly spTime: number | undefined
 }
 
-const viaScanner = (log: TransactionLog, from: number, limit: number, piece: number) =>
+const viaScanner = (log: TransactionLog, from: number, limit: number, pieceBytes: number, verifyFiles = false) =>
   Effect.gen(function*() {
-    const scan = scanRecords(log, from, limit, piece)
+    const scan = scanRecords(log, from, limit, { pieceBytes, verifyFiles })
     const out: Array<Seen> = []
     while (yield* scan.nextPiece) {
       while (scan.next()) {
@@ -91,7 +91,7 @@ describe("RecordScanner", () => {
         const limits = [end, end + 100, from + 1, 2 * CHUNK_SIZE, 4 * CHUNK_SIZE + 1, prng.int(from, end + 50), prng.int(from, end)]
         for (const limit of limits) {
           const expected = viaScanForward(log, from, limit)
-          const seen = Effect.runSync(viaScanner(log, from, limit, prng.pick([9, 64, 300, 4096])))
+          const seen = Effect.runSync(viaScanner(log, from, limit, prng.pick([9, 64, 300, 4096]), prng.chance(0.5)))
           expect(seen.map((s) => s.logPosition)).toEqual(expected.map((r) => r.logPosition))
           seen.forEach((s, i) => {
             const r = expected[i]!
@@ -125,5 +125,43 @@ describe("RecordScanner", () => {
     expect(Exit.isFailure(reference)).toBe(true)
     // Chunks before the damage still scan.
     expect(Effect.runSync(viaScanner(log, 0, 2 * CHUNK_SIZE, 4096)).length).toBe(viaScanForward(log, 0, 2 * CHUNK_SIZE).length)
+  })
+
+  it("checking file checksums, damage anywhere in a chunk read whole fails the scan when it leaves that chunk", () => {
+    for (const [startNumber, where] of [[2, "record"], [2, "tail"], [1, "posmap"]] as const) {
+      const { log, mem } = mixedLog(12)
+      const chunk = log.chunks().find((c) => c.header.startNumber === startNumber)!
+      const from = startNumber * CHUNK_SIZE
+      const limit = chunk.endPosition - 1
+      const expected = viaScanForward(log, from, limit).length
+      const handle = Effect.runSync(mem.service.open(chunk.path))
+      const size = Effect.runSync(handle.size)
+      // A byte inside a record's data (its own checksum is not looked at), in the last record, or in the
+      // position map of a scavenged chunk: only the file checksum can tell.
+      const offset = where === "record" ? HEADER_SIZE + 300 : where === "tail" ? HEADER_SIZE + chunk.dataSize - 10 : size - 128 - 5
+      const byte = Effect.runSync(handle.read(offset, 1))
+      Effect.runSync(handle.write(offset, Buffer.from([byte[0]! ^ 0x10])))
+      const seen: Array<number> = []
+      const exit = Effect.runSyncExit(Effect.gen(function*() {
+        const scan = scanRecords(log, from, limit, { pieceBytes: 4096, verifyFiles: true })
+        while (yield* scan.nextPiece) while (scan.next()) seen.push(scan.logPosition)
+      }))
+      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error.message : "no failure", where).toContain("file checksum")
+      // The whole-file check costs no per-record check: the records were handed out before it failed.
+      if (where !== "record") expect(seen.length).toBe(expected)
+    }
+  })
+
+  it("a chunk the scan does not read whole is checked record by record even when files are verified", () => {
+    const { log, mem } = mixedLog(13)
+    const chunk = log.chunks().find((c) => c.header.startNumber === 2)!
+    const first = viaScanForward(log, 2 * CHUNK_SIZE, 3 * CHUNK_SIZE)[0]!
+    const handle = Effect.runSync(mem.service.open(chunk.path))
+    const offset = HEADER_SIZE + 300
+    const byte = Effect.runSync(handle.read(offset, 1))
+    Effect.runSync(handle.write(offset, Buffer.from([byte[0]! ^ 0x10])))
+    // Starting after the chunk's first record: the file checksum cannot be computed, so records are checked.
+    const exit = Effect.runSyncExit(viaScanner(log, first.logPosition + 1, 3 * CHUNK_SIZE, 4096, true))
+    expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error.message : "no failure").toContain("damaged")
   })
 })

@@ -5,6 +5,13 @@
  */
 const TWO_32 = 4294967296
 
+/**
+ * Little-endian u32 from plain byte reads, without Buffer's argument and bounds checks (cheaper in per-record
+ * loops): the caller knows the four bytes are inside `buf`.
+ */
+export const readU32Unchecked = (buf: Uint8Array, o: number): number =>
+  (buf[o]! | (buf[o + 1]! << 8) | (buf[o + 2]! << 16) | (buf[o + 3]! << 24)) >>> 0
+
 export const writeU64 = (buf: Uint8Array, offset: number, value: number): void => {
   const view = buf as Buffer
   const hi = Math.floor(value / TWO_32)

@@ -28,7 +28,7 @@ import type { BlockCache } from "./BlockCache.js"
 import { isCompleted, makeChunkFile, type ChunkFile } from "./ChunkFile.js"
 import { chunkFileName, completedFileSize, parseChunkFileName } from "./chunkFormat.js"
 import { writeScavengedChunk, type RewrittenChunk } from "./ChunkRewrite.js"
-import type { LogRecord } from "./records.js"
+import type { ScannedRecord } from "./RecordScanner.js"
 import type { ReadError } from "./TransactionLog.js"
 
 /** The result of replacing physical chunks by one scavenged chunk. */
@@ -62,7 +62,7 @@ export interface ReplacerContext {
 }
 
 export interface ChunkReplacer {
-  readonly replaceChunks: (firstChunk: number, lastChunk: number, keep: (record: LogRecord) => boolean) =>
+  readonly replaceChunks: (firstChunk: number, lastChunk: number, keep: (record: ScannedRecord) => boolean) =>
     Effect.Effect<ChunkReplacement, StorageFailed | ReadError>
   /** Closes every retired handle (at log close). */
   readonly closeRetired: Effect.Effect<void>
@@ -107,7 +107,7 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       }
     })
 
-  const replace = (sources: ReadonlyArray<ChunkFile>, keep: (record: LogRecord) => boolean) =>
+  const replace = (sources: ReadonlyArray<ChunkFile>, keep: (record: ScannedRecord) => boolean) =>
     Effect.gen(function*() {
       const disk = yield* Disk
       const first = sources[0]!.header.startNumber
@@ -160,7 +160,7 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       yield* closeHandles((at) => now - at >= RETIRED_HANDLE_GRACE_MILLIS)
     })
 
-  const replaceChunks = (firstChunk: number, lastChunk: number, keep: (record: LogRecord) => boolean) =>
+  const replaceChunks = (firstChunk: number, lastChunk: number, keep: (record: ScannedRecord) => boolean) =>
     Effect.suspend((): Effect.Effect<ChunkReplacement, StorageFailed | ReadError> => {
       const failure = ctx.failed()
       if (failure !== undefined) return Effect.fail(new StorageFailed({ message: `chunks are not rewritten: ${failure}` }))

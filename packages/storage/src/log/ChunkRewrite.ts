@@ -3,10 +3,14 @@
  * copied byte for byte (a record carries its logical position, so it stays valid) into one new completed
  * chunk covering the sources' whole range, with a position map and a footer sealed with the file checksum.
  *
- * The sources are read sequentially in large pieces straight from their handles (not through the block
- * cache: a scavenge would evict what readers need), and the new file is written in large sequential
- * writes — execution speed is compared with the disk's sequential write rate. Per record there is only
- * plain decoding and copying; Effects run per piece.
+ * The sources are read by the raw record scanner (RecordScanner.ts): sequentially, in large pieces straight
+ * from their handles (not through the block cache: a scavenge would evict what readers need), each source
+ * checked by its file checksum as it is read rather than record by record, and the predicate sees the
+ * fields it decides by in place — no decoded record, no strings but the interned stream name. The new file
+ * is written in large sequential writes: execution speed is compared with the disk's sequential write rate.
+ * Effects run per piece. A source found damaged fails the rewrite after its records were copied, so the
+ * rewrite is tried once more from the start (bytes damaged on their way from the disk are not damage on it)
+ * before it fails.
  *
  * The output depends only on the sources' bytes and the predicate: its chunk id is derived from the
  * sources' ids and range (not drawn from Random), so two byte-identical logs rewritten alike give
@@ -19,13 +23,13 @@ import { Effect } from "effect"
 import { Disk, type DiskError, type FileHandle } from "@vellum/platform"
 import { uuidFromBytes, uuidToBytes } from "../codec/bytes.js"
 import { checksumUpdate } from "../codec/checksum.js"
-import { StorageCorrupt, StorageFailed } from "../errors.js"
+import { StorageFailed } from "../errors.js"
 import type { ChunkFile } from "./ChunkFile.js"
 import {
   FOOTER_SIZE, HEADER_SIZE, completedFileSize, decodeFooter, encodeFooterPrefix, encodeHeader, encodePosMap, sealFooter,
   type ChunkFooter, type ChunkHeader, type PosMap
 } from "./chunkFormat.js"
-import { FRAME_OVERHEAD, MAX_RECORD_BODY, decodeRecord, type LogRecord } from "./records.js"
+import { scanRecords, type ScannedRecord } from "./RecordScanner.js"
 
 /** Bytes per read of a source and per write of the new file. */
 const PIECE = 4 * 1024 * 1024
@@ -84,7 +88,7 @@ class SequentialWriter {
 
   /** Buffers bytes; the caller made room with `flush` (see `fits`) or the bytes are larger than a piece. */
   put(bytes: Uint8Array, start = 0, end = bytes.length): void {
-    this.buf.set(bytes.subarray(start, end), this.length)
+    this.buf.set(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end), this.length)
     this.length += end - start
   }
 
@@ -127,23 +131,24 @@ class SequentialWriter {
   }
 }
 
-const damaged = (chunk: ChunkFile, position: number, problem: string) =>
-  new StorageCorrupt({ message: `${chunk.path}: the record at log position ${position} is damaged (${problem})`, path: chunk.path, position })
-
 export interface RewriteOptions {
   readonly tmpPath: string
   readonly chunkSize: number
   /** Completed chunk files, ascending and contiguous. */
   readonly sources: ReadonlyArray<ChunkFile>
-  readonly keep: (record: LogRecord) => boolean
+  readonly keep: (record: ScannedRecord) => boolean
 }
 
 /**
  * Writes the scavenged chunk replacing `sources` to `tmpPath` and syncs it. Reading a source fails with a
- * ReadError; writing the temp file with StorageFailed. On any failure the temp file is closed and removed
- * (as far as the disk lets us; a leftover temp file is removed when the log is opened).
+ * ReadError (StorageCorrupt when it is damaged, found twice); writing the temp file with StorageFailed. On
+ * any failure the temp file is closed and removed (as far as the disk lets us; a leftover temp file is
+ * removed when the log is opened).
  */
 export const writeScavengedChunk = (options: RewriteOptions) =>
+  Effect.catchIf(writeOnce(options), (error) => error._tag === "StorageCorrupt", () => writeOnce(options))
+
+const writeOnce = (options: RewriteOptions) =>
   Effect.gen(function*() {
     const disk = yield* Disk
     const { tmpPath, sources, keep } = options
@@ -174,56 +179,44 @@ export const writeScavengedChunk = (options: RewriteOptions) =>
       let kept = 0
       let dataBytes = 0
       let removed = 0
-      for (const source of sources) {
-        const dataEnd = HEADER_SIZE + source.dataSize
-        const map = source.posMap
-        let buf: Buffer = Buffer.alloc(0)
-        let bufStart = HEADER_SIZE
-        let index = 0
-        for (let off = HEADER_SIZE; off < dataEnd;) {
-          const position = map === undefined ? source.startPosition + (off - HEADER_SIZE) : map.logical[index]
-          if (position === undefined || (map !== undefined && map.physical[index] !== off - HEADER_SIZE)) {
-            return yield* Effect.fail(damaged(source, position ?? source.startPosition, "its position map does not match its data"))
-          }
-          if (off + 8 > bufStart + buf.length) {
-            buf = yield* source.handle.read(off, Math.min(PIECE, dataEnd - off))
-            bufStart = off
-          }
-          if (off + 8 > bufStart + buf.length) return yield* Effect.fail(damaged(source, position, "truncated"))
-          const total = buf.readUInt32LE(off - bufStart) + FRAME_OVERHEAD
-          if (total > MAX_RECORD_BODY + FRAME_OVERHEAD || off + total > dataEnd) return yield* Effect.fail(damaged(source, position, "length"))
-          if (off + total > bufStart + buf.length) {
-            buf = yield* source.handle.read(off, Math.max(total, Math.min(PIECE, dataEnd - off)))
-            bufStart = off
-          }
-          const at = off - bufStart
-          const result = decodeRecord(buf, at, at + total, position)
-          if (!result.ok) return yield* Effect.fail(damaged(source, position, result.problem))
-          if (keep(result.record)) {
-            if (dataBytes + total > MAX_PHYSICAL) {
-              return yield* Effect.fail(new StorageFailed({ message: `a scavenged chunk cannot hold more than ${MAX_PHYSICAL} bytes of records` }))
+      const scan = scanRecords({ chunks: () => sources }, first.startPosition, last.endPosition, { pieceBytes: PIECE, verifyFiles: true })
+      // Kept records are copied in runs (a piece's frames lie back to back), not one by one: appends write
+      // streams' events together, so kept and removed records come in long runs.
+      const copy = (piece: Buffer, start: number, end: number) =>
+        out.fits(end - start) ? (out.put(piece, start, end), Effect.void) : writing(out.write(piece.subarray(start, end)))
+      while (yield* scan.nextPiece) {
+        const piece = scan.piece
+        let runStart = -1
+        let runEnd = -1
+        while (scan.next()) {
+          if (!keep(scan)) {
+            removed++
+            if (runStart >= 0) {
+              yield* copy(piece, runStart, runEnd)
+              runStart = -1
             }
-            if (out.fits(total)) out.put(buf, at, at + total)
-            else yield* writing(out.write(buf.subarray(at, at + total)))
-            if (kept === logical.length) {
-              const grownLogical = new Float64Array(kept * 2)
-              grownLogical.set(logical)
-              logical = grownLogical
-              const grownPhysical = new Uint32Array(kept * 2)
-              grownPhysical.set(physical)
-              physical = grownPhysical
-            }
-            logical[kept] = position
-            physical[kept] = dataBytes
-            kept++
-            dataBytes += total
-          } else removed++
-          off += total
-          index++
+            continue
+          }
+          const total = scan.length
+          if (dataBytes + total > MAX_PHYSICAL) {
+            return yield* Effect.fail(new StorageFailed({ message: `a scavenged chunk cannot hold more than ${MAX_PHYSICAL} bytes of records` }))
+          }
+          if (runStart < 0) runStart = scan.frameStart
+          runEnd = scan.frameStart + total
+          if (kept === logical.length) {
+            const grownLogical = new Float64Array(kept * 2)
+            grownLogical.set(logical)
+            logical = grownLogical
+            const grownPhysical = new Uint32Array(kept * 2)
+            grownPhysical.set(physical)
+            physical = grownPhysical
+          }
+          logical[kept] = scan.logPosition
+          physical[kept] = dataBytes
+          kept++
+          dataBytes += total
         }
-        if (map !== undefined && index !== map.logical.length) {
-          return yield* Effect.fail(damaged(source, source.startPosition, `its position map has ${map.logical.length} entries for ${index} records`))
-        }
+        if (runStart >= 0) yield* copy(piece, runStart, runEnd)
       }
       const posMap: PosMap = { logical: logical.slice(0, kept), physical: physical.slice(0, kept) }
       yield* writing(out.write(encodePosMap(posMap)))

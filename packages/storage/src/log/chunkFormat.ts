@@ -120,9 +120,26 @@ export interface PosMap {
   readonly physical: Uint32Array
 }
 
+/** Whether typed arrays use little-endian words, as every format here does (x86 and ARM both do). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
+
 export const encodePosMap = (map: PosMap): Buffer => {
-  const buf = Buffer.alloc(map.logical.length * POSMAP_ENTRY_SIZE)
-  for (let i = 0; i < map.logical.length; i++) {
+  const count = map.logical.length
+  const buf = Buffer.alloc(count * POSMAP_ENTRY_SIZE)
+  if (LITTLE_ENDIAN) {
+    // An entry is three aligned u32 words (offset, position low, position high): written as words, a
+    // 700,000-entry map of a 256 MiB chunk costs no Buffer call per field. (Buffer.alloc is never pooled,
+    // so the buffer starts at offset 0 of its own memory.)
+    const words = new Uint32Array(buf.buffer, buf.byteOffset, count * 3)
+    for (let i = 0; i < count; i++) {
+      const position = map.logical[i]!
+      words[i * 3] = map.physical[i]!
+      words[i * 3 + 1] = position >>> 0
+      words[i * 3 + 2] = Math.floor(position / 4294967296)
+    }
+    return buf
+  }
+  for (let i = 0; i < count; i++) {
     buf.writeUInt32LE(map.physical[i]!, i * POSMAP_ENTRY_SIZE)
     writeU64(buf, i * POSMAP_ENTRY_SIZE + 4, map.logical[i]!)
   }

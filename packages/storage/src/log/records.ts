@@ -24,7 +24,7 @@
  */
 import { checksum } from "../codec/checksum.js"
 import { Utf8Interner } from "../codec/interner.js"
-import { readI64, readU64, uuidFromBytes, uuidToBytes, writeI64, writeU64, type ByteWriter } from "../codec/bytes.js"
+import { readI64, readU32Unchecked, readU64, uuidFromBytes, uuidToBytes, writeI64, writeU64, type ByteWriter } from "../codec/bytes.js"
 
 export const FRAME_OVERHEAD = 12
 export const MAX_RECORD_BODY = 16 * 1024 * 1024
@@ -243,20 +243,25 @@ const EVENT_FIXED = 34
 /**
  * Whether the framed record at `at`, whose body length `body` was read and fits in `buf`, is one
  * `decodeRecord` would accept — suffix, checksum, kind and field layout — without decoding it (for scans
- * that look at a few fields in place).
+ * that look at a few fields in place). `withChecksum: false` skips the record's checksum, for a scan that
+ * checks the whole file's checksum instead.
  */
-export const isWellFramed = (buf: Buffer, at: number, body: number): boolean => {
+export const isWellFramed = (buf: Buffer, at: number, body: number, withChecksum = true): boolean => {
   if (body < HEADER || body > MAX_RECORD_BODY) return false
   const b = at + 8
   const end = b + body
-  if (buf.readUInt32LE(end) !== body || checksum(buf, b, end) !== buf.readUInt32LE(at + 4)) return false
+  if (end + 4 > buf.length || readU32Unchecked(buf, end) !== body) return false
+  if (withChecksum && checksum(buf, b, end) !== readU32Unchecked(buf, at + 4)) return false
   const kind = buf[b]!
-  if (kind !== RecordKind.Event) return FIXED_FIELDS[kind] !== undefined && body - HEADER === FIXED_FIELDS[kind]
+  if (kind !== RecordKind.Event) {
+    const fixed = FIXED_FIELDS[kind]
+    return fixed !== undefined && body - HEADER === fixed
+  }
   // Four length-prefixed fields (stream, type, data, metadata) must end exactly at the body's end.
   let o = b + HEADER + EVENT_FIXED
   for (let field = 0; field < 4; field++) {
     if (o + 4 > end) return false
-    o += 4 + buf.readUInt32LE(o)
+    o += 4 + readU32Unchecked(buf, o)
   }
   return o === end
 }
@@ -265,6 +270,15 @@ const EMPTY = Buffer.alloc(0)
 
 /** Stream names and event types repeat from record to record; decode them through one shared cache. */
 const names = new Utf8Interner()
+
+/**
+ * The stream name of the well-framed event record whose frame starts at `at`, through the decoder's shared
+ * interner (for scans that read a few fields in place).
+ */
+export const eventStreamAt = (buf: Buffer, at: number): string => {
+  const o = at + 8 + HEADER + EVENT_FIXED
+  return names.decode(buf, o + 4, o + 4 + buf.readUInt32LE(o))
+}
 
 /** Length of the length-prefixed field at `offset`, checked to end inside the record (else a RangeError). */
 const fieldLength = (buf: Buffer, offset: number, end: number): number => {

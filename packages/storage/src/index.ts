@@ -8,6 +8,7 @@ export { RecordKind, EventFlags, encodeRecord, decodeRecord, framedLength } from
 export type { WriteResult } from "./streams/Writer.js"
 export { streamHash64, type HashFn, type StreamHash } from "./tableindex/StreamHash.js"
 export type { TransactionLog, ScanResult } from "./log/TransactionLog.js"
+export type { KeepRecord } from "./log/ChunkRewrite.js"
 export { RecordScan, scanRecords, type ScanOptions, type ScannedRecord } from "./log/RecordScanner.js"
 export type { ChunkFile } from "./log/ChunkFile.js"
 export type { ReadIndex } from "./streams/ReadIndex.js"

@@ -47,8 +47,8 @@ const viaScanner = (log: TransactionLog, from: number, limit: number, pieceBytes
           record: scan.decode(),
           kind,
           logPosition: scan.logPosition,
-          flags: kind === RecordKind.Event ? scan.eventFlags : undefined,
-          created: kind === RecordKind.Event ? scan.eventCreatedMicros : undefined,
+          flags: kind === RecordKind.Event ? scan.flags : undefined,
+          created: kind === RecordKind.Event ? scan.createdMicros : undefined,
           isMetastream: kind === RecordKind.Event ? scan.isMetastreamEvent : undefined,
           spTime: kind === RecordKind.ScavengePoint ? scan.scavengePointTimeMicros : undefined
         })
@@ -163,5 +163,51 @@ describe("RecordScanner", () => {
     // Starting after the chunk's first record: the file checksum cannot be computed, so records are checked.
     const exit = Effect.runSyncExit(viaScanner(log, first.logPosition + 1, 3 * CHUNK_SIZE, 4096, true))
     expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error.message : "no failure").toContain("damaged")
+  })
+
+  it("checking file checksums, a bit flipped in transit anywhere in a read fails the scan or changes nothing", () => {
+    const { log } = mixedLog(14)
+    const chunk = log.chunks().find((c) => c.header.startNumber === 2)!
+    const from = 2 * CHUNK_SIZE
+    const limit = chunk.endPosition - 1
+    const expected = viaScanForward(log, from, limit).map((r) => r.logPosition)
+    let outcomes = { failed: 0, same: 0 }
+    for (let piece = 0; piece < 3; piece++) {
+      for (let byte = 0; byte < 4096; byte += 5) {
+        // The piece-th read of the chunk (header reads included) comes back with one bit flipped.
+        let reads = 0
+        const handle = {
+          ...chunk.handle,
+          read: (position: number, length: number) => Effect.map(chunk.handle.read(position, length), (bytes) => {
+            if (reads++ !== piece || byte >= bytes.length) return bytes
+            const copy = Buffer.from(bytes)
+            copy[byte] ^= 1 << (byte % 8)
+            return copy
+          })
+        }
+        const damagedLog = { chunks: () => log.chunks().map((c) => (c === chunk ? { ...c, handle } : c)) }
+        const seen: Array<number> = []
+        const exit = Effect.runSyncExit(Effect.gen(function*() {
+          const scan = scanRecords(damagedLog, from, limit, { pieceBytes: 1024, verifyFiles: true })
+          while (yield* scan.nextPiece) while (scan.next()) seen.push(scan.logPosition)
+        }))
+        if (Exit.isFailure(exit)) outcomes = { ...outcomes, failed: outcomes.failed + 1 }
+        else {
+          expect(seen, `bit ${byte} of read ${piece}`).toEqual(expected)
+          outcomes = { ...outcomes, same: outcomes.same + 1 }
+        }
+      }
+    }
+    expect(outcomes.failed).toBeGreaterThan(100)
+  })
+
+  it("a scavenged chunk that kept no record is checked whole and scans as empty", () => {
+    const { log } = mixedLog(15)
+    Effect.runSync(log.replaceChunks(2, 2, () => false))
+    const emptied = log.chunks().find((c) => c.header.startNumber === 2)!
+    expect(emptied.dataSize).toBe(0)
+    const seen = Effect.runSync(viaScanner(log, CHUNK_SIZE, 4 * CHUNK_SIZE, 4096, true)).map((s) => s.logPosition)
+    expect(seen).toEqual(viaScanForward(log, CHUNK_SIZE, 4 * CHUNK_SIZE).map((r) => r.logPosition))
+    expect(seen.some((p) => p >= 2 * CHUNK_SIZE && p < 3 * CHUNK_SIZE)).toBe(false)
   })
 })

@@ -27,8 +27,8 @@ import { StorageFailed } from "../errors.js"
 import type { BlockCache } from "./BlockCache.js"
 import { isCompleted, makeChunkFile, type ChunkFile } from "./ChunkFile.js"
 import { chunkFileName, completedFileSize, parseChunkFileName } from "./chunkFormat.js"
-import { writeScavengedChunk, type RewrittenChunk } from "./ChunkRewrite.js"
-import type { ScannedRecord } from "./RecordScanner.js"
+import { writeScavengedChunk, type KeepRecord, type RewrittenChunk } from "./ChunkRewrite.js"
+
 import type { ReadError } from "./TransactionLog.js"
 
 /** The result of replacing physical chunks by one scavenged chunk. */
@@ -62,8 +62,8 @@ export interface ReplacerContext {
 }
 
 export interface ChunkReplacer {
-  readonly replaceChunks: (firstChunk: number, lastChunk: number, keep: (record: ScannedRecord) => boolean) =>
-    Effect.Effect<ChunkReplacement, StorageFailed | ReadError>
+  readonly replaceChunks: <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>) =>
+    Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E>
   /** Closes every retired handle (at log close). */
   readonly closeRetired: Effect.Effect<void>
 }
@@ -107,7 +107,7 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       }
     })
 
-  const replace = (sources: ReadonlyArray<ChunkFile>, keep: (record: ScannedRecord) => boolean) =>
+  const replace = <E>(sources: ReadonlyArray<ChunkFile>, keep: KeepRecord<E>) =>
     Effect.gen(function*() {
       const disk = yield* Disk
       const first = sources[0]!.header.startNumber
@@ -160,8 +160,8 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       yield* closeHandles((at) => now - at >= RETIRED_HANDLE_GRACE_MILLIS)
     })
 
-  const replaceChunks = (firstChunk: number, lastChunk: number, keep: (record: ScannedRecord) => boolean) =>
-    Effect.suspend((): Effect.Effect<ChunkReplacement, StorageFailed | ReadError> => {
+  const replaceChunks = <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>) =>
+    Effect.suspend((): Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E> => {
       const failure = ctx.failed()
       if (failure !== undefined) return Effect.fail(new StorageFailed({ message: `chunks are not rewritten: ${failure}` }))
       const sources = sourcesOf(firstChunk, lastChunk)

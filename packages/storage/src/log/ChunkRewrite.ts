@@ -23,7 +23,7 @@ import { Effect } from "effect"
 import { Disk, type DiskError, type FileHandle } from "@vellum/platform"
 import { uuidFromBytes, uuidToBytes } from "../codec/bytes.js"
 import { checksumUpdate } from "../codec/checksum.js"
-import { StorageFailed } from "../errors.js"
+import { StorageCorrupt, StorageFailed } from "../errors.js"
 import type { ChunkFile } from "./ChunkFile.js"
 import {
   FOOTER_SIZE, HEADER_SIZE, completedFileSize, decodeFooter, encodeFooterPrefix, encodeHeader, encodePosMap, sealFooter,
@@ -131,12 +131,18 @@ class SequentialWriter {
   }
 }
 
-export interface RewriteOptions {
+/**
+ * Whether a scavenged chunk keeps a record: a plain answer, or an Effect when answering needs I/O (the
+ * scavenger's state may have to read a page). The record's fields stay valid until the answer is given.
+ */
+export type KeepRecord<E = never> = (record: ScannedRecord) => boolean | Effect.Effect<boolean, E>
+
+export interface RewriteOptions<E> {
   readonly tmpPath: string
   readonly chunkSize: number
   /** Completed chunk files, ascending and contiguous. */
   readonly sources: ReadonlyArray<ChunkFile>
-  readonly keep: (record: ScannedRecord) => boolean
+  readonly keep: KeepRecord<E>
 }
 
 /**
@@ -145,10 +151,10 @@ export interface RewriteOptions {
  * any failure the temp file is closed and removed (as far as the disk lets us; a leftover temp file is
  * removed when the log is opened).
  */
-export const writeScavengedChunk = (options: RewriteOptions) =>
-  Effect.catchIf(writeOnce(options), (error) => error._tag === "StorageCorrupt", () => writeOnce(options))
+export const writeScavengedChunk = <E>(options: RewriteOptions<E>) =>
+  Effect.catchIf(writeOnce(options), (error) => error instanceof StorageCorrupt, () => writeOnce(options))
 
-const writeOnce = (options: RewriteOptions) =>
+const writeOnce = <E>(options: RewriteOptions<E>) =>
   Effect.gen(function*() {
     const disk = yield* Disk
     const { tmpPath, sources, keep } = options
@@ -189,7 +195,8 @@ const writeOnce = (options: RewriteOptions) =>
         let runStart = -1
         let runEnd = -1
         while (scan.next()) {
-          if (!keep(scan)) {
+          const answer = keep(scan)
+          if (!(answer === true || answer === false ? answer : yield* answer)) {
             removed++
             if (runStart >= 0) {
               yield* copy(piece, runStart, runEnd)

@@ -81,7 +81,9 @@ export class RecordScan implements ScannedRecord {
   /** Whether the current chunk is checked by its file checksum (see the module header), and how far it got. */
   private verifyingFile = false
   private fileCrc = 0
+  /** The file's bytes up to here are in `fileCrc`; those from where the last piece stopped are `checkedTail`. */
   private crcEnd = 0
+  private checkedTail: Buffer = EMPTY
 
   constructor(
     private readonly log: Pick<TransactionLog, "chunks">,
@@ -139,15 +141,6 @@ export class RecordScan implements ScannedRecord {
       this.streamOf = this.index
     }
     return this.streamName
-  }
-
-  // TODO(lead): drop these two once accumulate.ts reads `flags` and `createdMicros`.
-  get eventFlags(): number {
-    return this.flags
-  }
-
-  get eventCreatedMicros(): number {
-    return this.createdMicros
   }
 
   /** The piece holding the current record and where its frame starts in it (to copy the frame's bytes). */
@@ -229,6 +222,10 @@ export class RecordScan implements ScannedRecord {
     this.physEnd = chunk.posMap === undefined ? HEADER_SIZE + (this.end - chunk.startPosition) : HEADER_SIZE + chunk.dataSize
     this.verifyingFile = this.verifyFiles && chunk.footer !== undefined && this.phys === HEADER_SIZE &&
       HEADER_SIZE + chunk.dataSize - this.physEnd <= this.pieceBytes
+    // Nothing of this file is checked yet (a chunk without records is checked whole when the scan leaves it).
+    this.fileCrc = 0
+    this.crcEnd = 0
+    this.checkedTail = EMPTY
     this.chunk = chunk
     return chunk
   }
@@ -285,8 +282,15 @@ export class RecordScan implements ScannedRecord {
       }
       if (this.phys !== this.physEnd) this.phys = start + at
       if (verifying) {
-        this.fileCrc = checksumUpdate(this.fileCrc, buf, 0, at)
-        this.crcEnd = start + at
+        // The checksum must cover the very bytes the scan looked at: every byte of this piece goes in once, and
+        // bytes a previous piece already put in (the record it stopped before) must be read the same again.
+        const overlap = Math.min(this.crcEnd - start, buf.length)
+        if (overlap > 0 && buf.compare(this.checkedTail, 0, overlap, 0, overlap) !== 0) {
+          return this.damaged(chunk, this.pos, "two reads of the same bytes differ")
+        }
+        this.fileCrc = checksumUpdate(this.fileCrc, buf, Math.max(0, overlap))
+        this.crcEnd = Math.max(this.crcEnd, start + buf.length)
+        this.checkedTail = buf.subarray(at)
       }
       this.buf = buf
       return undefined

@@ -49,7 +49,7 @@ import { chunkNames, resolveSuperseded } from "./chunkPrecedence.js"
 import { openCheckpoint } from "./Checkpoint.js"
 import { makeChunkReplacer, type ChunkReplacement } from "./ChunkReplacer.js"
 import { FRAME_OVERHEAD, decodeRecord, encodeRecord, framedLength, type LogRecord, type NewRecord } from "./records.js"
-import type { ScannedRecord } from "./RecordScanner.js"
+import type { KeepRecord } from "./ChunkRewrite.js"
 
 export interface LogConfig {
   readonly dir: string
@@ -139,8 +139,8 @@ export interface TransactionLog {
    * whole completed files (or touches the active chunk) is a defect (Effect.die). A disk error fails the
    * replacement and leaves the old files in use; it does not stop the writer.
    */
-  readonly replaceChunks: (firstChunk: number, lastChunk: number, keep: (record: ScannedRecord) => boolean) =>
-    Effect.Effect<ChunkReplacement, StorageFailed | ReadError>
+  readonly replaceChunks: <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>) =>
+    Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E>
   readonly failed: () => string | undefined
   readonly cache: BlockCache
   readonly close: Effect.Effect<void>

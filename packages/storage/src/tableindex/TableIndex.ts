@@ -110,6 +110,8 @@ export interface TableIndex {
    * One scavenge at a time (a second call waits). Not waited for by `awaitIdle`.
    */
   readonly scavenge: <E>(keep: KeepEntry<E>, onTable: (t: TableScavenged) => Effect.Effect<void, E>) => Effect.Effect<void, IndexError | E>
+  /** The on-disk tables in index-map order (as `scavenge` visits them), with their entry counts. */
+  readonly tables: () => ReadonlyArray<{ readonly level: number; readonly index: number; readonly entries: number }>
   /** The stream hash the index keys entries by (so the scavenger can map its streams to entry hashes). */
   readonly hashOf: (stream: string) => StreamHash
 }
@@ -430,6 +432,7 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
       awaitCapacity,
       stats,
       scavenge,
+      tables: () => inIndexMapOrder(set.tables).map(({ live, level, index }) => ({ level, index, entries: live.table.entryCount })),
       hashOf: hash
     }
     return index

@@ -84,7 +84,9 @@ export const makeScavenger = <E>(settings: ScavengerSettings, state: StateAccess
           }
         })
         const phases = runScavenge(store, state, makeContext, { syncOnly: options.syncOnly, threshold: options.threshold ?? 0 })
-        const fiber = yield* Effect.fork(phases)
+        // `start` is uninterruptible (so a run is never half-registered) and a forked fiber inherits that: the
+        // phases are made interruptible again, or a stop (an interruption) would wait for the whole run.
+        const fiber = yield* Effect.fork(Effect.interruptible(phases))
         run.fiber = fiber
         if (run.stopRequested) yield* Fiber.interrupt(fiber)
         const exit = yield* Fiber.await(fiber)
@@ -109,7 +111,9 @@ export const makeScavenger = <E>(settings: ScavengerSettings, state: StateAccess
         // Claimed before any yield to another fiber: a second start sees it and is refused.
         running = run
         last = { scavengeId, result: "InProgress" }
-        yield* Effect.forkIn(runOne(run, options), scope)
+        // Interruptible too, so closing the scavenger's scope (a node shutdown) stops a run instead of waiting
+        // for it; a run cut short there is closed as Interrupted at the next start (history repair).
+        yield* Effect.forkIn(Effect.interruptible(runOne(run, options)), scope)
         return { scavengeId }
       })
 

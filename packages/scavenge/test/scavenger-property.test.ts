@@ -62,12 +62,15 @@ const opArb = (thresholds: ReadonlyArray<number>): fc.Arbitrary<Op> => fc.oneof(
 export interface Workload {
   readonly chunkSize: number
   readonly collide: boolean
+  /** The state's cache: 0 keeps no row in memory, so every lookup (chunk execution's too) reads its page. */
+  readonly stateCacheBytes?: number
   readonly ops: ReadonlyArray<Op>
 }
 
 const workloadArb = (thresholds: ReadonlyArray<number>, collide: fc.Arbitrary<boolean>): fc.Arbitrary<Workload> => fc.record({
   chunkSize: fc.constantFrom(1024, 2048, 4096),
   collide,
+  stateCacheBytes: fc.constantFrom(0, 1 << 20),
   ops: fc.array(opArb(thresholds), { minLength: 12, maxLength: 40, size: "max" })
 })
 
@@ -245,7 +248,8 @@ export const runWorkload = (workload: Workload, options: RunOptions) => {
     const config = storageConfig({ chunkSize: workload.chunkSize, ...(workload.collide ? { streamHash: collide } : {}) })
     const unsafeIgnoreHardDeletes = options.unsafeIgnoreHardDeletes === true
     const nodeSettings = { ...settings, disableMerging: options.disableMerging, unsafeIgnoreHardDeletes }
-    let node = yield* openNode(new MemoryDisk(), config, { settings: nodeSettings })
+    const nodeOptions = { settings: nodeSettings, stateCacheBytes: workload.stateCacheBytes ?? 1 << 20 }
+    let node = yield* openNode(new MemoryDisk(), config, nodeOptions)
     const written = new WrittenLog()
     let prior: ModelState | undefined
     let lastThreshold = 0
@@ -270,7 +274,7 @@ export const runWorkload = (workload: Workload, options: RunOptions) => {
       const before = (yield* logRecords(node.store)).filter((r) => r.logPosition < written.records.filter((r) => r.kind === RecordKind.ScavengePoint).at(-1)!.logPosition)
       yield* closeNode(node)
       yield* deleteState(node.mem, config)
-      node = yield* openNode(node.mem, config, { settings: nodeSettings })
+      node = yield* openNode(node.mem, config, nodeOptions)
       expect((yield* scavenge(node, { syncOnly: true })).result).toBe("Success")
       const end = before.length === 0 ? 0 : before[before.length - 1]!.logPosition + 1
       expect((yield* logRecords(node.store)).filter((r) => r.logPosition < end), "a second run to the same point").toEqual(before)

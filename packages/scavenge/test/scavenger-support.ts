@@ -3,11 +3,11 @@
  * completion, read the log back, restart or crash the node.
  */
 import { Effect, Exit, Scope } from "effect"
-import { Disk, MemoryDisk, join, type DiskError } from "@vellum/platform"
+import { Disk, MemoryDisk, join, type DiskService } from "@vellum/platform"
 import { EventStore, RecordKind, defaultStorageConfig, make, type EventStoreService, type LogRecord, type ProposedEvent, type StorageConfig } from "@vellum/storage"
 import { makeScavenger, type ScavengerSettings } from "../src/ScavengerLive.js"
 import { STATE_FOLDER } from "../src/ScavengerLayer.js"
-import { openStateSession } from "../src/state/index.js"
+import { openStateSession, type StateError } from "../src/state/index.js"
 import type { ScavengerService, StartScavengeOptions } from "../src/Scavenger.js"
 import type { StateAccess } from "../src/phases/StateAccess.js"
 
@@ -33,19 +33,28 @@ export interface Node {
 }
 
 /** Changes the state the scavenger sees (e.g. to stop a run right after its k-th commit). */
-export type StateWrapper = (state: StateAccess<DiskError>) => StateAccess<DiskError>
+export type StateWrapper = (state: StateAccess<StateError>) => StateAccess<StateError>
 
-export const openNode = (mem: MemoryDisk, config: StorageConfig, options: { readonly settings?: ScavengerSettings; readonly wrap?: StateWrapper } = {}) =>
+export interface NodeOptions {
+  readonly settings?: ScavengerSettings
+  readonly wrap?: StateWrapper
+  /** The state's ScavengeBackendCacheSize (default 1 MiB: everything resident; 0 pages every row out). */
+  readonly stateCacheBytes?: number
+  /** Wraps the disk the node sees (e.g. to damage reads in transit). */
+  readonly disk?: (disk: DiskService) => DiskService
+}
+
+export const openNode = (mem: MemoryDisk, config: StorageConfig, options: NodeOptions = {}) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     const open = Effect.gen(function*() {
       const store = yield* make(config)
-      const session = yield* Effect.acquireRelease(openStateSession(join(config.dir, STATE_FOLDER), { pageSize: 4096, cacheBytes: 1 << 20 }), (s) => Effect.ignore(s.close))
+      const session = yield* Effect.acquireRelease(openStateSession(join(config.dir, STATE_FOLDER), { pageSize: 4096, cacheBytes: options.stateCacheBytes ?? 1 << 20 }), (s) => Effect.ignore(s.close))
       const state = options.wrap === undefined ? session : options.wrap(session)
       const scavenger = yield* Effect.provideService(makeScavenger(options.settings ?? settings, state), EventStore, store)
       return { mem, store, scavenger, scope } satisfies Node
     })
-    return yield* open.pipe(Scope.extend(scope), Effect.provideService(Disk, mem.service))
+    return yield* open.pipe(Scope.extend(scope), Effect.provideService(Disk, options.disk === undefined ? mem.service : options.disk(mem.service)))
   })
 
 /** Interrupts the run right after the state's `k`-th commit (1-based) — a stop at that checkpoint. */

@@ -6,12 +6,13 @@
  */
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { Disk, DiskError, MemoryDisk, Prng, type DiskService, type FileHandle } from "@vellum/platform"
+import { Disk, MemoryDisk, Prng } from "@vellum/platform"
 import { Effect, Exit } from "effect"
 import {
   openScavengeState, type Checkpoint, type ChunkTimeRange, type MetastreamData, type OriginalStreamData, type ScavengeState,
   type StateTransaction
 } from "../src/state/index.js"
+import { cutDisk } from "./state-support.js"
 
 const DIR = "/state"
 const NAMES = ["a", "b", "c", "$sys", "ünï", "zz"]
@@ -117,47 +118,20 @@ const viewModel = (m: Model) => ({
   sizes: [m.originals.size, m.metas.size, m.weights.size, m.ranges.size]
 })
 
-const viewState = (s: ScavengeState) => {
+const viewState = (s: ScavengeState) => Effect.runSync(Effect.gen(function*() {
   const counts = s.counts()
+  const first = yield* s.activeStreams(undefined, 2)
+  const rest = yield* s.activeStreams(first.at(-1)?.[0], 100)
   return {
     checkpoint: s.checkpoint(),
-    originals: NAMES.map((n) => s.originalStream(n)),
-    metas: NAMES.map((n) => s.metastream(`$$${n}`)),
+    originals: yield* Effect.forEach(NAMES, (n) => s.originalStream(n)),
+    metas: yield* Effect.forEach(NAMES, (n) => s.metastream(`$$${n}`)),
     weights: s.allChunkWeights(),
     ranges: CHUNKS.map((c) => s.chunkTimeRange(c)),
-    active: [...s.activeStreams(undefined, 2), ...s.activeStreams(s.activeStreams(undefined, 2).at(-1)?.[0], 100)].map(([n]) => n),
+    active: [...first, ...rest].map(([n]) => n),
     sizes: [counts.originalStreams, counts.metastreams, counts.chunkWeights, counts.chunkTimeRanges]
   }
-}
-
-/** A Disk that loses power (every later call fails) after `budget` mutating operations. */
-const MUTATING = new Set(["write", "append", "truncate", "sync", "syncDir", "rename", "remove", "open"])
-const cutDisk = (inner: DiskService, cut: { used: number; budget: number }): DiskService => {
-  const gate = (op: string, path: string) => Effect.suspend(() => {
-    if (cut.used >= cut.budget) return Effect.fail(new DiskError({ reason: "IOError", op, path, message: "power cut" }))
-    if (MUTATING.has(op)) cut.used++
-    return Effect.void
-  })
-  const handle = (h: FileHandle): FileHandle => ({
-    path: h.path,
-    read: (p, n) => Effect.zipRight(gate("read", h.path), h.read(p, n)),
-    write: (p, d) => Effect.zipRight(gate("write", h.path), h.write(p, d)),
-    append: (d) => Effect.zipRight(gate("append", h.path), h.append(d)),
-    sync: Effect.zipRight(gate("sync", h.path), h.sync),
-    size: Effect.zipRight(gate("size", h.path), h.size),
-    truncate: (n) => Effect.zipRight(gate("truncate", h.path), h.truncate(n)),
-    close: h.close
-  })
-  return {
-    open: (path, o) => Effect.zipRight(gate("open", path), Effect.map(inner.open(path, o), handle)),
-    list: (dir) => Effect.zipRight(gate("list", dir), inner.list(dir)),
-    mkdir: (dir) => Effect.zipRight(gate("mkdir", dir), inner.mkdir(dir)),
-    remove: (path) => Effect.zipRight(gate("remove", path), inner.remove(path)),
-    rename: (from, to) => Effect.zipRight(gate("rename", to), inner.rename(from, to)),
-    syncDir: (dir) => Effect.zipRight(gate("syncDir", dir), inner.syncDir(dir)),
-    exists: (path) => Effect.zipRight(gate("exists", path), inner.exists(path))
-  }
-}
+}))
 
 const sameView = (a: unknown, b: unknown): boolean => {
   try {
@@ -168,12 +142,12 @@ const sameView = (a: unknown, b: unknown): boolean => {
   }
 }
 
-const runCase = (steps: ReadonlyArray<Step>, seed: number, pageSize: number, compactAfterBytes: number): void => {
+const runCase = (steps: ReadonlyArray<Step>, seed: number, pageSize: number, compactAfterBytes: number, cacheBytes: number): void => {
   const mem = new MemoryDisk()
   const prng = new Prng(seed)
   const cut = { used: 0, budget: Infinity }
   const disk = cutDisk(mem.service, cut)
-  const open = () => Effect.runSync(Effect.provideService(openScavengeState(DIR, { pageSize, cacheBytes: 0, compactAfterBytes }), Disk, disk))
+  const open = () => Effect.runSync(Effect.provideService(openScavengeState(DIR, { pageSize, cacheBytes, compactAfterBytes }), Disk, disk))
   const commit = (s: ScavengeState, list: ReadonlyArray<Op>, cp: Checkpoint) =>
     Effect.runSyncExit(s.transaction((tx) => Effect.suspend(() => {
       applyTx(tx, list)
@@ -209,7 +183,7 @@ const runCase = (steps: ReadonlyArray<Step>, seed: number, pageSize: number, com
       if (s.recoveryBudget !== undefined) {
         // Power fails again while recovery cuts the torn tail.
         cut.budget = cut.used + s.recoveryBudget
-        Effect.runSyncExit(Effect.provideService(openScavengeState(DIR, { pageSize, cacheBytes: 0, compactAfterBytes }), Disk, disk))
+        Effect.runSyncExit(Effect.provideService(openScavengeState(DIR, { pageSize, cacheBytes, compactAfterBytes }), Disk, disk))
       }
       state = crashAndReopen(s.strict)
     } else {
@@ -228,7 +202,9 @@ describe("scavenge state: model property", () => {
         fc.integer({ min: 0, max: 2 ** 31 - 1 }),
         fc.constantFrom(64, 512),
         fc.constantFrom(1, 700, 1 << 20),
-        (steps, seed, pageSize, compactAfterBytes) => runCase(steps, seed, pageSize, compactAfterBytes)
+        // 0: every commit with stream rows compacts; 2 KiB: pages come and go from the cache; 1 MiB: all resident.
+        fc.constantFrom(0, 2048, 1 << 20),
+        (steps, seed, pageSize, compactAfterBytes, cacheBytes) => runCase(steps, seed, pageSize, compactAfterBytes, cacheBytes)
       ),
       { numRuns: 300 }
     )

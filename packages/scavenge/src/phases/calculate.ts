@@ -9,7 +9,7 @@ import { DeletedStreamNumber, RecordKind } from "@vellum/storage"
 import { StreamWalk, type CalculationContext } from "../rules/calculateStream.js"
 import { REST_PERIOD, type RunContext } from "./RunContext.js"
 import { StreamsByHash } from "./streamHashes.js"
-import type { OriginalStreamData, StreamStatus } from "./StateAccess.js"
+import { lookupOriginal, type OriginalStreamData, type StreamStatus } from "./StateAccess.js"
 
 /** Streams per committed batch (the reference's calculator batch). */
 export const CALCULATION_BATCH = 32_768
@@ -95,15 +95,15 @@ export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined
       effectiveNowMicros: ctx.sp.effectiveNowMicros,
       timeRangeAt: (position) => ctx.state.chunkTimeRange(Math.floor(position / chunkSize))
     }
-    const hashes = new StreamsByHash(ctx)
+    const hashes = yield* StreamsByHash.build(ctx)
     let after = afterStream
     let done = 0
     let sinceRest = 0
     while (true) {
-      const batch = ctx.state.activeStreams(after, CALCULATION_BATCH)
+      const batch = yield* ctx.state.activeStreams(after, CALCULATION_BATCH)
       if (batch.length === 0) break
       for (const stream of batch) {
-        const data = ctx.state.originalStream(stream)
+        const data = yield* lookupOriginal(ctx.state, stream)
         if (data === undefined) continue
         // Same limits (no `$maxAge`: time does not change the answer) and no event since the last
         // calculation: the answer is the one stored.

@@ -6,18 +6,31 @@
  * most the chunks that were in flight (rewriting a chunk twice gives the same chunk).
  */
 import { Clock, Effect } from "effect"
-import { EventFlags, RecordKind, isMetastream, type ChunkFile, type LogRecord } from "@vellum/storage"
+import { EventFlags, RecordKind, isMetastream, type ChunkFile, type KeepRecord } from "@vellum/storage"
 import { discardsMetastreamEvent, discardsOriginalEvent, type DiscardContext } from "../rules/discardRules.js"
 import type { RunContext } from "./RunContext.js"
+import { NotResident } from "./StateAccess.js"
 import { ScavengeFailed } from "./errors.js"
 
-/** The chunk executor's rule for one record (§3.4): true to keep it. */
-export const keepRecord = <E>(ctx: RunContext<E>, discard: DiscardContext) => (record: LogRecord): boolean => {
+/**
+ * The chunk executor's rule for one record (§3.4): true to keep it. The state's row is peeked (no Effect
+ * while it is in memory, which is every row when the state fits its cache); a row paged out is read, and
+ * the rewrite waits for the answer.
+ */
+export const keepRecord = <E>(ctx: RunContext<E>, discard: DiscardContext): KeepRecord<E> => (record) => {
   if (record.kind !== RecordKind.Event || record.logPosition >= discard.spPosition) return true
-  if (isMetastream(record.stream) && (record.flags & EventFlags.Tombstone) === 0) {
-    return !discardsMetastreamEvent(ctx.state.metastream(record.stream), record.eventNumber, record.logPosition, discard)
+  const stream = record.stream
+  const eventNumber = record.eventNumber
+  const logPosition = record.logPosition
+  if (isMetastream(stream) && (record.flags & EventFlags.Tombstone) === 0) {
+    const meta = ctx.state.peekMetastream(stream)
+    if (meta !== NotResident) return !discardsMetastreamEvent(meta, eventNumber, logPosition, discard)
+    return Effect.map(ctx.state.metastream(stream), (read) => !discardsMetastreamEvent(read, eventNumber, logPosition, discard))
   }
-  return !discardsOriginalEvent(ctx.state.originalStream(record.stream), record.eventNumber, record.logPosition, record.createdMicros, discard)
+  const createdMicros = record.createdMicros
+  const original = ctx.state.peekOriginalStream(stream)
+  if (original !== NotResident) return !discardsOriginalEvent(original, eventNumber, logPosition, createdMicros, discard)
+  return Effect.map(ctx.state.originalStream(stream), (read) => !discardsOriginalEvent(read, eventNumber, logPosition, createdMicros, discard))
 }
 
 export const discardContextOf = <E>(ctx: RunContext<E>): DiscardContext => ({

@@ -8,20 +8,28 @@
 import type { Disk, DiskError } from "@vellum/platform"
 import { Effect } from "effect"
 import { openScavengeState, type ScavengeStateOptions } from "./ScavengeState.js"
-import type { Checkpoint, ChunkTimeRange, MetastreamData, OriginalStreamData, StateCorrupt } from "./types.js"
+import type {
+  Checkpoint, ChunkTimeRange, MetastreamData, NotResident, OriginalStreamData, ScavengeStateCounts, StateCorrupt
+} from "./types.js"
 
 /** What the phases read and change: read-your-writes lookups, changes made durable with a checkpoint. */
 export interface StateAccess<E = never> {
   readonly checkpoint: () => Checkpoint | undefined
-  readonly originalStream: (name: string) => OriginalStreamData | undefined
-  readonly metastream: (name: string) => MetastreamData | undefined
+  /** A row may sit in a snapshot page that is not in memory: lookups are Effects... */
+  readonly originalStream: (name: string) => Effect.Effect<OriginalStreamData | undefined, E>
+  readonly metastream: (name: string) => Effect.Effect<MetastreamData | undefined, E>
+  /** ...with a synchronous answer whenever no I/O is needed (NotResident otherwise), for per-record hot paths. */
+  readonly peekOriginalStream: (name: string) => OriginalStreamData | undefined | NotResident
+  readonly peekMetastream: (name: string) => MetastreamData | undefined | NotResident
   /** 0 when the chunk has no weight row. */
   readonly chunkWeight: (logicalChunk: number) => number
   readonly chunkTimeRange: (logicalChunk: number) => ChunkTimeRange | undefined
   /** Active original streams in ascending name order after `after` (all when undefined); committed data. */
-  readonly activeStreams: (after: string | undefined, limit: number) => ReadonlyArray<string>
-  /** Every stream the state holds data for: original streams and metastreams. */
-  readonly streamsWithData: () => Iterable<string>
+  readonly activeStreams: (after: string | undefined, limit: number) => Effect.Effect<ReadonlyArray<string>, E>
+  /** Visits every stream the state holds data for (original streams and metastreams), ascending by name. */
+  readonly streamsWithData: (
+    visit: (name: string, original: OriginalStreamData | undefined, metastream: MetastreamData | undefined) => void
+  ) => Effect.Effect<void, E>
   /** Logical chunks with a non-zero weight, ascending. */
   readonly weightedChunks: () => ReadonlyArray<{ readonly chunk: number; readonly weight: number }>
   readonly setOriginalStream: (name: string, data: OriginalStreamData) => void
@@ -37,23 +45,28 @@ export interface StateAccess<E = never> {
   readonly rollback: () => void
 }
 
-export interface StateSession extends StateAccess<DiskError> {
+export type StateError = DiskError | StateCorrupt
+
+export interface StateSession extends StateAccess<StateError> {
+  readonly counts: () => ScavengeStateCounts
   readonly close: Effect.Effect<void, DiskError>
 }
 
 export const openStateSession = (
   dir: string, options: ScavengeStateOptions
-): Effect.Effect<StateSession, DiskError | StateCorrupt, Disk> =>
+): Effect.Effect<StateSession, StateError, Disk> =>
   Effect.map(openScavengeState(dir, options), (state) => {
     let tx = state.begin()
     return {
       checkpoint: state.checkpoint,
-      originalStream: (name) => tx.originalStream(name),
-      metastream: (name) => tx.metastream(name),
+      originalStream: (name) => Effect.suspend(() => tx.originalStream(name)),
+      metastream: (name) => Effect.suspend(() => tx.metastream(name)),
+      peekOriginalStream: (name) => tx.peekOriginalStream(name),
+      peekMetastream: (name) => tx.peekMetastream(name),
       chunkWeight: (n) => tx.chunkWeight(n) ?? 0,
       chunkTimeRange: (n) => tx.chunkTimeRange(n),
-      activeStreams: (after, limit) => state.activeStreams(after, limit).map(([name]) => name),
-      streamsWithData: () => tx.streamNames(),
+      activeStreams: (after, limit) => Effect.map(state.activeStreams(after, limit), (rows) => rows.map(([name]) => name)),
+      streamsWithData: (visit) => Effect.suspend(() => tx.streamsWithData(visit)),
       weightedChunks: () => tx.chunkWeights().filter((w) => w.weight !== 0).map((w) => ({ chunk: w.logicalChunk, weight: w.weight })),
       setOriginalStream: (name, data) => tx.setOriginalStream(name, data),
       setMetastream: (name, data) => tx.setMetastream(name, data),
@@ -72,6 +85,7 @@ export const openStateSession = (
         tx.rollback()
         tx = state.begin()
       },
+      counts: state.counts,
       close: Effect.suspend(() => {
         tx.rollback()
         return state.close

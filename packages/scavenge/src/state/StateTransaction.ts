@@ -1,27 +1,42 @@
 /**
- * A transaction on the scavenge state: plain synchronous reads and writes over a private overlay (the
- * accumulator and calculator touch thousands of rows per transaction, so no Effect per row), then one
+ * A transaction on the scavenge state: reads and writes over a private overlay, then one
  * `commit(checkpoint)` that makes the overlay and the checkpoint durable together.
  *
- * The overlay is the transaction's net change (final value or deletion per key), so a key written many
- * times costs one journal entry, and `addChunkWeight` reads its own earlier additions. Reads see the
- * committed state plus the overlay; nothing outside the transaction sees the overlay before the commit.
+ * Writes and the per-chunk tables are plain synchronous calls (the accumulator and calculator touch
+ * thousands of rows per transaction, so no Effect per row). A stream row may live in a snapshot page that
+ * is not in memory, so its lookup is an Effect, with a synchronous `peek*` that answers whenever no I/O is
+ * needed (NotResident otherwise). The overlay is the transaction's net change (final value or deletion per
+ * key; wholesale deletions as masks over what lies below), so a key written many times costs one journal
+ * entry and `addChunkWeight` reads its own earlier additions. Nothing outside sees the overlay before the
+ * commit.
  */
 import type { DiskError } from "@vellum/platform"
-import type { Effect } from "effect"
-import type { StateTables } from "./StateTables.js"
-import type { Checkpoint, ChunkTimeRange, ChunkWeight, MetastreamData, OriginalStreamData, StateChange } from "./types.js"
+import { Effect } from "effect"
+import type { Bases, CommittedState } from "./CommittedState.js"
+import type { PagedTable } from "./PagedTable.js"
+import { BELOW, decideAbove, hiddenBy, passUp, spentMask, ALL_METASTREAMS_MASK, type RowLayer, type TableSpec } from "./tables.js"
+import {
+  NotResident, type Checkpoint, type ChunkTimeRange, type ChunkWeight, type MetastreamData, type OriginalStreamData, type SpentDeletion,
+  type StateChange, type StateCorrupt
+} from "./types.js"
+
+type StateError = DiskError | StateCorrupt
 
 export interface StateTransaction {
-  readonly originalStream: (name: string) => OriginalStreamData | undefined
-  readonly metastream: (name: string) => MetastreamData | undefined
+  readonly originalStream: (name: string) => Effect.Effect<OriginalStreamData | undefined, StateError>
+  readonly metastream: (name: string) => Effect.Effect<MetastreamData | undefined, StateError>
+  /** The row when it is known without I/O, else NotResident. */
+  readonly peekOriginalStream: (name: string) => OriginalStreamData | undefined | NotResident
+  readonly peekMetastream: (name: string) => MetastreamData | undefined | NotResident
   /** undefined when the chunk has no weight row. */
   readonly chunkWeight: (logicalChunk: number) => number | undefined
   readonly chunkTimeRange: (logicalChunk: number) => ChunkTimeRange | undefined
   /** Every weight row, by ascending logical chunk. */
   readonly chunkWeights: () => Array<ChunkWeight>
-  /** Names of every original stream and metastream with a row. */
-  readonly streamNames: () => Array<string>
+  /** Visits every stream with a row in either table (this transaction's writes included), ascending by name. */
+  readonly streamsWithData: (
+    visit: (name: string, original: OriginalStreamData | undefined, metastream: MetastreamData | undefined) => void
+  ) => Effect.Effect<void, StateError>
   readonly setOriginalStream: (name: string, data: OriginalStreamData) => void
   readonly setMetastream: (name: string, data: MetastreamData) => void
   readonly addChunkWeight: (logicalChunk: number, weight: number) => void
@@ -34,19 +49,63 @@ export interface StateTransaction {
   readonly deleteSpentStreams: (includeArchived: boolean) => void
   /**
    * Makes every change of this transaction and `checkpoint` durable in one write and one sync, then
-   * publishes them. The transaction is over afterwards (even if the commit fails: the state is then
-   * failed and must be reopened).
+   * publishes them. The transaction is over afterwards (even if the commit fails: after a failed write or
+   * sync the state is failed and must be reopened).
    */
-  readonly commit: (checkpoint: Checkpoint) => Effect.Effect<void, DiskError>
+  readonly commit: (checkpoint: Checkpoint) => Effect.Effect<void, StateError>
 }
 
-interface MutableChange {
-  clearMetastreams: boolean
-  readonly originals: Map<string, OriginalStreamData | null>
-  readonly metastreams: Map<string, MetastreamData | null>
-  readonly weights: Map<number, number | null>
-  readonly timeRanges: Map<number, ChunkTimeRange | null>
+/** One table's overlay: the transaction's rows and the wholesale deletion it made. */
+class Overlay<V> implements RowLayer<V> {
+  readonly rows = new Map<string, V | null>()
+  hideMask = 0
+  /** Snapshot codes learnt by this transaction's lookups (the commit needs them for the delta's counts). */
+  readonly bases = new Map<string, number>()
+  private sorted: Array<string> | undefined
+  private readonly learn = (name: string) => (code: number) => {
+    this.bases.set(name, code)
+  }
+
+  constructor(private readonly spec: TableSpec<V>) {}
+
+  readonly row = (name: string): V | null | undefined => this.rows.get(name)
+
+  readonly sortedNames = (): ReadonlyArray<string> => (this.sorted ??= [...this.rows.keys()].sort())
+
+  set(name: string, value: V | null): void {
+    if (!this.rows.has(name)) this.sorted = undefined
+    this.rows.set(name, value)
+  }
+
+  /** Deletes every row below and in this overlay whose code is in `mask` (later writes stand). */
+  hide(mask: number): void {
+    this.hideMask |= mask
+    const everyCode = (1 << (this.spec.codes + 1)) - 2
+    if ((mask & everyCode) === everyCode) {
+      // Everything below is hidden anyway: deletion rows would only lengthen the journal.
+      this.rows.clear()
+      this.sorted = undefined
+      return
+    }
+    for (const [name, value] of this.rows) if (value !== null && hiddenBy(this.spec, mask, value)) this.rows.set(name, null)
+  }
+
+  peek(table: PagedTable<V>, name: string): V | undefined | NotResident {
+    const decided = decideAbove(this.spec, [this], name)
+    if (decided !== BELOW) return decided
+    const below = table.peek(name, this.learn(name))
+    return below === NotResident ? NotResident : passUp(this.spec, [this], below)
+  }
+
+  get(table: PagedTable<V>, name: string): Effect.Effect<V | undefined, StateError> {
+    const decided = decideAbove(this.spec, [this], name)
+    if (decided !== BELOW) return Effect.succeed(decided)
+    return Effect.map(table.get(name, this.learn(name)), (below) => passUp(this.spec, [this], below))
+  }
 }
+
+const widen = (a: SpentDeletion, b: SpentDeletion): SpentDeletion =>
+  a === "spentOrArchived" || b === "spentOrArchived" ? "spentOrArchived" : a === "spent" || b === "spent" ? "spent" : "none"
 
 /** The overlay value of `key`, else the committed one; `null` (deleted here) reads as undefined. */
 const overlaid = <K, V>(pending: ReadonlyMap<K, V | null>, key: K, committed: () => V | undefined): V | undefined =>
@@ -54,92 +113,123 @@ const overlaid = <K, V>(pending: ReadonlyMap<K, V | null>, key: K, committed: ()
 
 export class Transaction implements StateTransaction {
   private finished = false
-  private readonly change: MutableChange = {
-    clearMetastreams: false, originals: new Map(), metastreams: new Map(), weights: new Map(), timeRanges: new Map()
-  }
+  private readonly originals: Overlay<OriginalStreamData>
+  private readonly metastreams: Overlay<MetastreamData>
+  private deleteSpent: SpentDeletion = "none"
+  private readonly weights = new Map<number, number | null>()
+  private readonly timeRanges = new Map<number, ChunkTimeRange | null>()
 
   constructor(
-    private readonly tables: StateTables,
-    private readonly commitChange: (change: StateChange) => Effect.Effect<void, DiskError>
-  ) {}
+    private readonly state: CommittedState,
+    private readonly commitChange: (change: StateChange, known: Bases) => Effect.Effect<void, StateError>
+  ) {
+    this.originals = new Overlay(state.originals.spec)
+    this.metastreams = new Overlay(state.metastreams.spec)
+  }
 
   /** Ends the transaction without committing; idempotent. */
   readonly rollback = (): void => {
     this.finished = true
   }
 
-  private open(): MutableChange {
+  private open(): void {
     if (this.finished) throw new Error("scavenge state transaction is already committed or rolled back")
-    return this.change
   }
 
-  readonly originalStream = (name: string) => overlaid(this.open().originals, name, () => this.tables.originals.get(name))
+  readonly originalStream = (name: string) => Effect.suspend(() => {
+    this.open()
+    return this.originals.get(this.state.originals, name)
+  })
 
-  readonly metastream = (name: string) => {
-    const change = this.open()
-    return overlaid(change.metastreams, name, () => (change.clearMetastreams ? undefined : this.tables.metastreams.get(name)))
+  readonly metastream = (name: string) => Effect.suspend(() => {
+    this.open()
+    return this.metastreams.get(this.state.metastreams, name)
+  })
+
+  readonly peekOriginalStream = (name: string) => {
+    this.open()
+    return this.originals.peek(this.state.originals, name)
   }
 
-  readonly chunkWeight = (logicalChunk: number) => overlaid(this.open().weights, logicalChunk, () => this.tables.weights.get(logicalChunk))
+  readonly peekMetastream = (name: string) => {
+    this.open()
+    return this.metastreams.peek(this.state.metastreams, name)
+  }
 
-  readonly chunkTimeRange = (logicalChunk: number) =>
-    overlaid(this.open().timeRanges, logicalChunk, () => this.tables.timeRanges.get(logicalChunk))
+  readonly chunkWeight = (logicalChunk: number) => {
+    this.open()
+    return overlaid(this.weights, logicalChunk, () => this.state.weights.get(logicalChunk))
+  }
+
+  readonly chunkTimeRange = (logicalChunk: number) => {
+    this.open()
+    return overlaid(this.timeRanges, logicalChunk, () => this.state.timeRanges.get(logicalChunk))
+  }
 
   readonly chunkWeights = () => {
-    const chunks = new Set([...this.tables.weights.keys(), ...this.open().weights.keys()])
+    const chunks = new Set([...this.state.weights.keys(), ...this.weights.keys()])
     return [...chunks].sort((a, b) => a - b).flatMap((logicalChunk) => {
       const weight = this.chunkWeight(logicalChunk)
       return weight === undefined ? [] : [{ logicalChunk, weight }]
     })
   }
 
-  readonly streamNames = () => {
-    const names = new Set([...this.tables.originals.keys(), ...this.open().originals.keys(), ...this.open().metastreams.keys()])
-    if (!this.change.clearMetastreams) for (const name of this.tables.metastreams.keys()) names.add(name)
-    return [...names].filter((name) => this.originalStream(name) !== undefined || this.metastream(name) !== undefined)
-  }
+  readonly streamsWithData = (visit: (name: string, original: OriginalStreamData | undefined, metastream: MetastreamData | undefined) => void) =>
+    Effect.suspend(() => {
+      this.open()
+      return this.state.streamsWithData([this.originals], [this.metastreams], visit)
+    })
 
   readonly setOriginalStream = (name: string, data: OriginalStreamData) => {
-    this.open().originals.set(name, data)
+    this.open()
+    this.originals.set(name, data)
   }
 
   readonly setMetastream = (name: string, data: MetastreamData) => {
-    this.open().metastreams.set(name, data)
+    this.open()
+    this.metastreams.set(name, data)
   }
 
   readonly addChunkWeight = (logicalChunk: number, weight: number) => {
-    this.open().weights.set(logicalChunk, (this.chunkWeight(logicalChunk) ?? 0) + weight)
+    this.weights.set(logicalChunk, (this.chunkWeight(logicalChunk) ?? 0) + weight)
   }
 
   readonly deleteChunkWeights = (from: number, to: number) => {
-    const { weights } = this.open()
-    for (const chunk of [...this.tables.weights.keys(), ...weights.keys()]) {
-      if (chunk >= from && chunk <= to) weights.set(chunk, null)
+    this.open()
+    for (const chunk of [...this.state.weights.keys(), ...this.weights.keys()]) {
+      if (chunk >= from && chunk <= to) this.weights.set(chunk, null)
     }
   }
 
   readonly setChunkTimeRange = (logicalChunk: number, range: ChunkTimeRange) => {
-    this.open().timeRanges.set(logicalChunk, range)
+    this.open()
+    this.timeRanges.set(logicalChunk, range)
   }
 
   readonly deleteAllMetastreams = () => {
-    const change = this.open()
-    change.clearMetastreams = true
-    change.metastreams.clear()
+    this.open()
+    this.metastreams.hide(ALL_METASTREAMS_MASK)
   }
 
   readonly deleteSpentStreams = (includeArchived: boolean) => {
-    const { originals } = this.open()
-    const goes = (data: OriginalStreamData | undefined) =>
-      data !== undefined && (data.status === "Spent" || (includeArchived && data.status === "Archived"))
-    for (const name of [...this.tables.originals.keys(), ...originals.keys()]) {
-      if (goes(this.originalStream(name))) originals.set(name, null)
-    }
+    this.open()
+    const deletion: SpentDeletion = includeArchived ? "spentOrArchived" : "spent"
+    this.deleteSpent = widen(this.deleteSpent, deletion)
+    this.originals.hide(spentMask(deletion))
   }
 
-  readonly commit = (checkpoint: Checkpoint) => {
-    const change = this.open()
-    this.finished = true
-    return this.commitChange({ ...change, checkpoint })
-  }
+  readonly commit = (checkpoint: Checkpoint) =>
+    Effect.suspend(() => {
+      this.open()
+      this.finished = true
+      return this.commitChange({
+        checkpoint,
+        clearMetastreams: this.metastreams.hideMask !== 0,
+        deleteSpent: this.deleteSpent,
+        originals: this.originals.rows,
+        metastreams: this.metastreams.rows,
+        weights: this.weights,
+        timeRanges: this.timeRanges
+      }, { originals: this.originals.bases, metastreams: this.metastreams.bases })
+    })
 }

@@ -1,125 +1,23 @@
 /**
- * Binary codec of a `StateChange` (one journal transaction, or a whole snapshot). Plain TypeScript over
- * Buffers: a commit encodes tens of thousands of rows at once. Numbers are float64 so that every JS number
- * (event numbers up to long.MaxValue included, as far as JS holds them) round-trips exactly; strings are
- * UTF-8 with a u32 length. Decoding throws `CodecError`, which the caller reports as StateCorrupt.
+ * Binary codec of the state's values and of a `StateChange` (one journal transaction), over bytes.ts.
+ * The value codecs are shared with the snapshot's pages and directory (pageFile.ts).
  */
+import { ByteReader, ByteWriter, CodecError } from "./bytes.js"
 import type {
-  CalculationStatus, Checkpoint, CheckpointStage, ChunkTimeRange, MetastreamData, OriginalStreamData, ScavengePointInfo, StateChange
+  CalculationStatus, Checkpoint, CheckpointStage, ChunkTimeRange, MetastreamData, OriginalStreamData, ScavengePointInfo, SpentDeletion,
+  StateChange
 } from "./types.js"
 
-const FORMAT_VERSION = 1
+export { CodecError }
 
-export class CodecError extends Error {}
+/** Version 2 added the wholesale Spent deletion; version 1 changes (which spelled it out per row) still decode. */
+const FORMAT_VERSION = 2
 
 const STAGES: ReadonlyArray<CheckpointStage> = [
   "Accumulating", "Calculating", "ExecutingChunks", "MergingChunks", "ExecutingIndex", "Cleaning", "Done"
 ]
 const STATUSES: ReadonlyArray<CalculationStatus> = ["Active", "Archived", "Spent"]
-
-class ByteWriter {
-  private buf: Buffer
-  private pos = 0
-
-  constructor(initial = 1024) {
-    this.buf = Buffer.alloc(initial)
-  }
-
-  private ensure(extra: number): void {
-    if (this.pos + extra <= this.buf.length) return
-    const next = Buffer.alloc(Math.max(this.pos + extra, this.buf.length * 2))
-    this.buf.copy(next, 0, 0, this.pos)
-    this.buf = next
-  }
-
-  u8(v: number): void {
-    this.ensure(1)
-    this.buf[this.pos++] = v
-  }
-
-  u32(v: number): void {
-    this.ensure(4)
-    this.buf.writeUInt32LE(v, this.pos)
-    this.pos += 4
-  }
-
-  f64(v: number): void {
-    this.ensure(8)
-    this.buf.writeDoubleLE(v, this.pos)
-    this.pos += 8
-  }
-
-  optF64(v: number | undefined): void {
-    this.u8(v === undefined ? 0 : 1)
-    if (v !== undefined) this.f64(v)
-  }
-
-  str(s: string): void {
-    const length = Buffer.byteLength(s, "utf8")
-    this.u32(length)
-    this.ensure(length)
-    this.pos += this.buf.write(s, this.pos, length, "utf8")
-  }
-
-  bytes(): Buffer {
-    return this.buf.subarray(0, this.pos)
-  }
-}
-
-class ByteReader {
-  private pos = 0
-  private readonly view: Buffer
-
-  constructor(data: Uint8Array) {
-    this.view = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-  }
-
-  private need(n: number): number {
-    const at = this.pos
-    if (at + n > this.view.length) throw new CodecError(`truncated payload at byte ${at}`)
-    this.pos += n
-    return at
-  }
-
-  u8(): number {
-    return this.view[this.need(1)]!
-  }
-
-  u32(): number {
-    return this.view.readUInt32LE(this.need(4))
-  }
-
-  f64(): number {
-    return this.view.readDoubleLE(this.need(8))
-  }
-
-  optF64(): number | undefined {
-    return this.flag() ? this.f64() : undefined
-  }
-
-  flag(): boolean {
-    const v = this.u8()
-    if (v > 1) throw new CodecError(`bad flag ${v}`)
-    return v === 1
-  }
-
-  str(): string {
-    const length = this.u32()
-    const at = this.need(length)
-    return this.view.toString("utf8", at, at + length)
-  }
-
-  oneOf<T>(values: ReadonlyArray<T>, what: string): T {
-    const code = this.u8()
-    const value = values[code]
-    if (value === undefined) throw new CodecError(`bad ${what} code ${code}`)
-    return value
-  }
-
-  end(): void {
-    if (this.pos !== this.view.length) throw new CodecError(`${this.view.length - this.pos} unexpected trailing bytes`)
-  }
-}
+const SPENT_DELETIONS: ReadonlyArray<SpentDeletion> = ["none", "spent", "spentOrArchived"]
 
 // ---- values ----
 
@@ -132,7 +30,7 @@ const writeSp = (w: ByteWriter, sp: ScavengePointInfo): void => {
 
 const readSp = (r: ByteReader): ScavengePointInfo => ({ position: r.f64(), number: r.f64(), effectiveNowMicros: r.f64(), threshold: r.f64() })
 
-const writeCheckpoint = (w: ByteWriter, cp: Checkpoint | undefined): void => {
+export const writeCheckpoint = (w: ByteWriter, cp: Checkpoint | undefined): void => {
   w.u8(cp === undefined ? 0 : 1)
   if (cp === undefined) return
   w.u8(STAGES.indexOf(cp.stage))
@@ -144,7 +42,7 @@ const writeCheckpoint = (w: ByteWriter, cp: Checkpoint | undefined): void => {
   }
 }
 
-const readCheckpoint = (r: ByteReader): Checkpoint | undefined => {
+export const readCheckpoint = (r: ByteReader): Checkpoint | undefined => {
   if (!r.flag()) return undefined
   const stage = r.oneOf(STAGES, "checkpoint stage")
   const sp = readSp(r)
@@ -159,7 +57,7 @@ const readCheckpoint = (r: ByteReader): Checkpoint | undefined => {
   }
 }
 
-const writeOriginal = (w: ByteWriter, d: OriginalStreamData): void => {
+export const writeOriginal = (w: ByteWriter, d: OriginalStreamData): void => {
   w.u8(d.isTombstoned ? 1 : 0)
   w.u8(STATUSES.indexOf(d.status))
   w.optF64(d.maxAgeSeconds)
@@ -170,7 +68,7 @@ const writeOriginal = (w: ByteWriter, d: OriginalStreamData): void => {
   w.optF64(d.calculatedLast)
 }
 
-const readOriginal = (r: ByteReader): OriginalStreamData => {
+export const readOriginal = (r: ByteReader): OriginalStreamData => {
   const data = {
     isTombstoned: r.flag(),
     status: r.oneOf(STATUSES, "status"),
@@ -184,22 +82,22 @@ const readOriginal = (r: ByteReader): OriginalStreamData => {
   return calculatedLast === undefined ? data : { ...data, calculatedLast }
 }
 
-const writeMetastream = (w: ByteWriter, d: MetastreamData): void => {
+export const writeMetastream = (w: ByteWriter, d: MetastreamData): void => {
   w.u8(d.isTombstoned ? 1 : 0)
   w.f64(d.discardPoint)
 }
 
-const readMetastream = (r: ByteReader): MetastreamData => ({ isTombstoned: r.flag(), discardPoint: r.f64() })
+export const readMetastream = (r: ByteReader): MetastreamData => ({ isTombstoned: r.flag(), discardPoint: r.f64() })
 
-const writeRange = (w: ByteWriter, range: ChunkTimeRange): void => {
+export const writeRange = (w: ByteWriter, range: ChunkTimeRange): void => {
   w.f64(range.minMicros)
   w.f64(range.maxMicros)
 }
 
-const readRange = (r: ByteReader): ChunkTimeRange => ({ minMicros: r.f64(), maxMicros: r.f64() })
+export const readRange = (r: ByteReader): ChunkTimeRange => ({ minMicros: r.f64(), maxMicros: r.f64() })
 
 /** A table section: count, then (key, present flag, value when present). */
-const writeSection = <K, V>(
+export const writeSection = <K, V>(
   w: ByteWriter, entries: ReadonlyMap<K, V | null>, writeKey: (k: K) => void, writeValue: (w: ByteWriter, v: V) => void
 ): void => {
   w.u32(entries.size)
@@ -210,7 +108,7 @@ const writeSection = <K, V>(
   }
 }
 
-const readSection = <K, V>(r: ByteReader, readKey: () => K, readValue: (r: ByteReader) => V): Map<K, V | null> => {
+export const readSection = <K, V>(r: ByteReader, readKey: () => K, readValue: (r: ByteReader) => V): Map<K, V | null> => {
   const out = new Map<K, V | null>()
   for (let n = r.u32(); n > 0; n--) {
     const key = readKey()
@@ -226,6 +124,7 @@ export const encodeChange = (change: StateChange): Buffer => {
   w.u8(FORMAT_VERSION)
   writeCheckpoint(w, change.checkpoint)
   w.u8(change.clearMetastreams ? 1 : 0)
+  w.u8(SPENT_DELETIONS.indexOf(change.deleteSpent))
   writeSection(w, change.originals, (k) => w.str(k), writeOriginal)
   writeSection(w, change.metastreams, (k) => w.str(k), writeMetastream)
   writeSection(w, change.weights, (k) => w.f64(k), (w, v) => w.f64(v))
@@ -237,13 +136,14 @@ export const encodeChange = (change: StateChange): Buffer => {
 export const decodeChange = (payload: Uint8Array): StateChange => {
   const r = new ByteReader(payload)
   const version = r.u8()
-  if (version !== FORMAT_VERSION) throw new CodecError(`unknown format version ${version}`)
+  if (version !== FORMAT_VERSION && version !== 1) throw new CodecError(`unknown format version ${version}`)
   const checkpoint = readCheckpoint(r)
   const clearMetastreams = r.flag()
+  const deleteSpent = version === 1 ? "none" : r.oneOf(SPENT_DELETIONS, "spent deletion")
   const originals = readSection(r, () => r.str(), readOriginal)
   const metastreams = readSection(r, () => r.str(), readMetastream)
   const weights = readSection(r, () => r.f64(), (r) => r.f64())
   const timeRanges = readSection(r, () => r.f64(), readRange)
   r.end()
-  return { checkpoint, clearMetastreams, originals, metastreams, weights, timeRanges }
+  return { checkpoint, clearMetastreams, deleteSpent, originals, metastreams, weights, timeRanges }
 }

@@ -2,4 +2,4 @@
 export * from "./types.js"
 export type { StateTransaction } from "./StateTransaction.js"
 export { openScavengeState, type ScavengeState, type ScavengeStateOptions } from "./ScavengeState.js"
-export { openStateSession, type StateSession } from "./StateSession.js"
+export { openStateSession, type StateAccess, type StateError, type StateSession } from "./StateSession.js"

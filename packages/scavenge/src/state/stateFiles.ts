@@ -1,12 +1,17 @@
 /**
- * The two files of the scavenge state and how they are read back and rewritten (the design is in
- * ScavengeState.ts): `scavenge-state.snapshot` (one frame: the whole state as of transaction `seq`) and
- * `scavenge-state.journal` (one frame per committed transaction, seq = previous + 1).
+ * The two files of the scavenge state and how they are read back (the design is in ScavengeState.ts):
+ * `scavenge-state.snapshot` (the page file of pageFile.ts: the whole state as of transaction `seq`; written
+ * by compaction.ts) and `scavenge-state.journal` (one frame per committed transaction, seq = previous + 1).
  */
-import { Disk, DiskError, join, type FileHandle } from "@vellum/platform"
+import { Disk, type DiskError, join, type FileHandle } from "@vellum/platform"
 import { Effect } from "effect"
-import { CodecError, decodeChange, encodeChange } from "./codec.js"
-import { encodeFrame, scanFrames, type Frame, type JournalScan } from "./frames.js"
+import { CodecError, decodeChange } from "./codec.js"
+import { emptySnapshot, type LoadedSnapshot } from "./CommittedState.js"
+import { scanFrames, type Frame, type JournalScan } from "./frames.js"
+import { CachedPages, PageCache } from "./PageCache.js"
+import { loadDirectory } from "./pageFile.js"
+import { READ_ATTEMPTS, unstableReads } from "./rereads.js"
+import { METASTREAMS, ORIGINALS } from "./tables.js"
 import { StateCorrupt, type StateChange } from "./types.js"
 
 export const stateFiles = (dir: string) => ({
@@ -17,15 +22,10 @@ export const stateFiles = (dir: string) => ({
 })
 export type StateFiles = ReturnType<typeof stateFiles>
 
-/**
- * A read can return damaged bytes without the disk being damaged. A scan that stops early would make
- * recovery cut committed frames, so such a result is only believed once two reads return the same bytes.
- */
-const READ_ATTEMPTS = 5
-
 const readWhole = (handle: FileHandle): Effect.Effect<Buffer, DiskError> =>
   Effect.flatMap(handle.size, (size) => handle.read(0, size))
 
+/** A scan that stops early would make recovery cut committed frames: it is only believed when reads agree (rereads.ts). */
 const readScan = (handle: FileHandle): Effect.Effect<{ readonly bytes: Buffer; readonly scan: JournalScan }, DiskError> =>
   Effect.gen(function*() {
     const earlier: Array<Buffer> = []
@@ -35,9 +35,7 @@ const readScan = (handle: FileHandle): Effect.Effect<{ readonly bytes: Buffer; r
       if (scan.validEnd === bytes.length || earlier.some((b) => b.equals(bytes))) return { bytes, scan }
       earlier.push(bytes)
     }
-    return yield* new DiskError({
-      reason: "IOError", op: "read", path: handle.path, message: `${READ_ATTEMPTS} reads of ${handle.path} returned different bytes`
-    })
+    return yield* unstableReads(handle.path)
   })
 
 const decodeFrame = (path: string, frame: Frame): Effect.Effect<StateChange, StateCorrupt> =>
@@ -46,24 +44,15 @@ const decodeFrame = (path: string, frame: Frame): Effect.Effect<StateChange, Sta
     catch: (e) => new StateCorrupt({ path, reason: `transaction ${frame.seq}: ${e instanceof CodecError ? e.message : String(e)}` })
   })
 
-export interface LoadedSnapshot {
-  readonly seq: number
-  readonly change: StateChange
-  readonly bytes: number
-}
-
-/** The snapshot, or undefined when there is none. It was renamed into place whole, so any damage is corruption. */
-export const loadSnapshot = (files: StateFiles): Effect.Effect<LoadedSnapshot | undefined, DiskError | StateCorrupt, Disk> =>
+/** The snapshot opened for reading (its directory loaded), or an empty one when there is none. */
+export const openSnapshot = (files: StateFiles): Effect.Effect<LoadedSnapshot, DiskError | StateCorrupt, Disk> =>
   Effect.gen(function*() {
     const disk = yield* Disk
-    if (!(yield* disk.exists(files.snapshot))) return undefined
+    if (!(yield* disk.exists(files.snapshot))) return emptySnapshot()
     const handle = yield* disk.open(files.snapshot, { readOnly: true })
-    const { bytes, scan } = yield* Effect.ensuring(readScan(handle), Effect.ignore(handle.close))
-    const frame = scan.frames[0]
-    if (scan.frames.length !== 1 || scan.validEnd !== bytes.length || frame === undefined) {
-      return yield* new StateCorrupt({ path: files.snapshot, reason: "the snapshot is not one whole, valid frame" })
-    }
-    return { seq: frame.seq, change: yield* decodeFrame(files.snapshot, frame), bytes: bytes.length }
+    const directory = yield* Effect.tapError(loadDirectory(handle, [ORIGINALS, METASTREAMS]), () => Effect.ignore(handle.close))
+    const cache = new PageCache()
+    return { handle, directory, cache, originals: new CachedPages(cache, ORIGINALS.id), metastreams: new CachedPages(cache, METASTREAMS.id) }
   })
 
 export interface RecoveredJournal {
@@ -104,27 +93,6 @@ export const recoverJournal = (
       yield* journal.sync
     }
     return { changes, lastSeq, end }
-  })
-
-/**
- * Writes `change` (the whole state as of `seq`) as the new snapshot: temp file, sync, rename, directory
- * sync. Returns the snapshot's size. The caller empties the journal only after this returned.
- */
-export const writeSnapshot = (
-  files: StateFiles, seq: number, change: StateChange, pageSize: number
-): Effect.Effect<number, DiskError, Disk> =>
-  Effect.gen(function*() {
-    const disk = yield* Disk
-    const frame = encodeFrame(seq, encodeChange(change), pageSize)
-    if (yield* disk.exists(files.snapshotTemp)) yield* disk.remove(files.snapshotTemp)
-    const temp = yield* disk.open(files.snapshotTemp, { create: true })
-    yield* Effect.ensuring(
-      Effect.zipRight(temp.write(0, frame), temp.sync),
-      Effect.ignore(temp.close)
-    )
-    yield* disk.rename(files.snapshotTemp, files.snapshot)
-    yield* disk.syncDir(files.dir)
-    return frame.length
   })
 
 /** A temp snapshot left by a compaction that crashed before its rename is garbage. */

@@ -68,7 +68,26 @@ export interface ScavengeStateCounts {
   readonly journalBytes: number
   /** Size of the last snapshot written or loaded (0 when there is none). */
   readonly snapshotBytes: number
+  /**
+   * Estimated heap bytes of the rows held in memory: decoded snapshot pages in the cache and the delta (rows
+   * committed since the snapshot). Kept within `cacheBytes` (see ScavengeState.ts).
+   */
+  readonly residentBytes: number
+  readonly pageCacheBytes: number
+  readonly deltaBytes: number
+  /** The always-resident index of the snapshot: page directory and Bloom filters (up to ~1.9 bytes per row, plus a name per page). */
+  readonly indexBytes: number
 }
+
+/**
+ * What a sync lookup answers when the row is not in memory (its page is not cached): the caller falls back
+ * to the Effect lookup.
+ */
+export const NotResident: unique symbol = Symbol.for("@vellum/scavenge/NotResident")
+export type NotResident = typeof NotResident
+
+/** Which original streams a cleaning removed wholesale (`deleteSpentStreams`). */
+export type SpentDeletion = "none" | "spent" | "spentOrArchived"
 
 /** The state files hold bytes the state did not write: a damaged snapshot or a gap in the journal. */
 export class StateCorrupt extends Data.TaggedError("StateCorrupt")<{ readonly path: string; readonly reason: string }> {
@@ -78,13 +97,15 @@ export class StateCorrupt extends Data.TaggedError("StateCorrupt")<{ readonly pa
 }
 
 /**
- * One committed transaction as a net change: the final value (or `null` = deleted) of every key it touched,
- * after an optional "delete every metastream". The journal stores exactly this, and a snapshot is the
- * same thing applied to an empty state, so one codec and one `apply` serve both.
+ * One committed transaction as a net change: first the wholesale deletions ("delete every metastream",
+ * "delete Spent (and Archived) original streams"), then the final value (or `null` = deleted) of every key
+ * it touched. The journal stores exactly this; the wholesale deletions stay predicates, so a commit never
+ * has to enumerate rows that are not in memory.
  */
 export interface StateChange {
   readonly checkpoint: Checkpoint | undefined
   readonly clearMetastreams: boolean
+  readonly deleteSpent: SpentDeletion
   readonly originals: ReadonlyMap<string, OriginalStreamData | null>
   readonly metastreams: ReadonlyMap<string, MetastreamData | null>
   readonly weights: ReadonlyMap<number, number | null>

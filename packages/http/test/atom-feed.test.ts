@@ -1,4 +1,4 @@
-import { EventFlags, RecordKind, type EventRecord, type ResolvedEvent } from "@vellum/storage"
+import { DeletedStreamNumber, EventFlags, RecordKind, type EventRecord, type ResolvedEvent } from "@vellum/storage"
 import { XMLParser, XMLValidator } from "fast-xml-parser"
 import { describe, expect, it } from "vitest"
 import {
@@ -158,6 +158,22 @@ describe("$all feeds (§3.16)", () => {
     expect(feed.updated).toBe("2025-03-01T10:00:01.123456Z")
     expect(feed.id).toBe(`${Base}/streams/%24all/filtered`)
     expect(feed.entries.map((e: Json) => e.title)).toEqual(["1@b", "0@a"])
+  })
+})
+
+describe("a tombstone in $all (spec §0: long.MaxValue on the wire)", () => {
+  it("shows its event number as 9223372036854775807 in the title, id, rich fields, content and XML", () => {
+    const tombstone = plain({ ...record(0, { stream: "hard", type: "$streamDeleted", data: "" }), eventNumber: DeletedStreamNumber, flags: EventFlags.Json | EventFlags.Tombstone })
+    const context = { baseUrl: Base, direction: "backward" as const, from: 300, count: 20, page: { events: [tombstone], nextPosition: 0, isEnd: true } }
+    const json = renderAllFeed({ ...context, embed: "Body" }, "json")
+    expect(json).toContain(`"title": "9223372036854775807@hard"`)
+    expect(json).toContain(`"id": "${Base}/streams/hard/9223372036854775807"`)
+    expect(json).toContain(`"eventNumber": 9223372036854775807,`)
+    expect(json).toContain(`"positionEventNumber": 9223372036854775807,`)
+    expect(json).not.toContain(String(DeletedStreamNumber))
+    const xml = renderAllFeed({ ...context, embed: "Content" }, "xml")
+    expect(xml).toContain("9223372036854775807@hard")
+    expect(xml).not.toContain(String(DeletedStreamNumber))
   })
 })
 

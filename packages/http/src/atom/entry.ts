@@ -14,6 +14,7 @@ import { escapeDataString } from "./escape.js"
 import { indent, jsonValueOrString, prettyJsonObject } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
 import { escapeXmlAttribute, escapeXmlText, jsonToXml, xmlElement } from "./xml.js"
+import { wireEventNumber } from "../storageErrors.js"
 
 export const AtomAuthor = "Kurrent"
 export const AtomNamespace = "http://www.w3.org/2005/Atom"
@@ -52,7 +53,7 @@ const entryFacts = (resolved: ResolvedEvent, embed: EmbedLevel, single: boolean)
   }
   if (event === undefined) throw new Error("a resolved event without event and link")
   const showContent = (single || embed === "Content") && isJsonEvent(event)
-  return { stream: event.stream, number: String(event.eventNumber), micros: event.createdMicros, summary: event.eventType, content: showContent ? event : undefined }
+  return { stream: event.stream, number: wireEventNumber(event.eventNumber), micros: event.createdMicros, summary: event.eventType, content: showContent ? event : undefined }
 }
 
 const eventUrl = (baseUrl: string, stream: string, number: string): string =>
@@ -76,7 +77,7 @@ export const contentJson = (event: EventRecord, depth: number): string => {
   const metadata = event.metadata.toString("utf8")
   return "{" +
     p + "\"eventStreamId\": " + quoteJson(event.stream) + "," +
-    p + "\"eventNumber\": " + event.eventNumber + "," +
+    p + "\"eventNumber\": " + wireEventNumber(event.eventNumber) + "," +
     p + "\"eventType\": " + quoteJson(event.eventType) + "," +
     p + "\"eventId\": " + quoteJson(event.eventId) + "," +
     p + "\"data\": " + (json ? jsonValueOrString(data, depth + 1) : quoteJson(data)) + "," +
@@ -118,7 +119,7 @@ const richFieldsJson = (resolved: ResolvedEvent, event: EventRecord, embed: Embe
   const original = resolved.link ?? event
   return p + "\"eventId\": " + quoteJson(event.eventId) + "," +
     p + "\"eventType\": " + quoteJson(event.eventType) + "," +
-    p + "\"eventNumber\": " + event.eventNumber + "," +
+    p + "\"eventNumber\": " + wireEventNumber(event.eventNumber) + "," +
     p + "\"data\": " + data + "," +
     p + "\"metaData\": " + metaData + "," +
     p + "\"linkMetaData\": " + linkMetaData + "," +
@@ -127,7 +128,7 @@ const richFieldsJson = (resolved: ResolvedEvent, event: EventRecord, embed: Embe
     p + "\"isMetaData\": " + isMetaData + "," +
     p + "\"isLinkMetaData\": " + isLinkMetaData + "," +
     p + "\"isRedacted\": false," +
-    p + "\"positionEventNumber\": " + original.eventNumber + "," +
+    p + "\"positionEventNumber\": " + wireEventNumber(original.eventNumber) + "," +
     p + "\"positionStreamId\": " + quoteJson(original.stream) + ","
 }
 
@@ -167,7 +168,7 @@ export const payloadXml = (text: string, isJson: boolean, name: string, attribut
 export const contentXmlMembers = (event: EventRecord, attributes: string): string => {
   const json = isJsonEvent(event)
   return xmlElement("eventStreamId", event.stream, attributes) +
-    xmlElement("eventNumber", String(event.eventNumber), attributes) +
+    xmlElement("eventNumber", wireEventNumber(event.eventNumber), attributes) +
     xmlElement("eventType", event.eventType, attributes) +
     xmlElement("eventId", event.eventId, attributes) +
     payloadXml(event.data.toString("utf8"), json, "data", attributes, true) +

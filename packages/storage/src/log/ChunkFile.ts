@@ -4,7 +4,7 @@
  * chunkFormat.ts.
  */
 import { Effect } from "effect"
-import { Disk, join, type DiskError, type FileHandle } from "@vellum/platform"
+import { Disk, DiskError, join, type FileHandle } from "@vellum/platform"
 import { checksumUpdate } from "../codec/checksum.js"
 import { StorageCorrupt } from "../errors.js"
 import {
@@ -104,8 +104,32 @@ export const verifyChunkFile = (chunk: ChunkFile) =>
     const footer = chunk.footer
     if (footer === undefined) return yield* Effect.fail(corrupt(chunk.path, "chunk is not completed"))
     const end = completedFileSize(footer) - FOOTER_SIZE + 120
-    const crc = yield* checksumPrefix(chunk.handle, end)
-    if (crc !== footer.fileChecksum) return yield* Effect.fail(corrupt(chunk.path, "chunk checksum mismatch: the file is damaged"))
+    // A mismatch is believed only when two reads agree on it (the first may have been damaged on its way).
+    if ((yield* checksumPrefix(chunk.handle, end)) === footer.fileChecksum) return
+    if ((yield* agreedChecksumPrefix(chunk.handle, end)) !== footer.fileChecksum) {
+      return yield* Effect.fail(corrupt(chunk.path, "chunk checksum mismatch: the file is damaged"))
+    }
+  })
+
+/** Reads of a file's prefix before two in a row must agree. */
+const CHECKSUM_READ_ATTEMPTS = 5
+
+/**
+ * `checksumPrefix`, believed only once two reads in a row give the same checksum: a read can return bytes
+ * damaged on their way that the disk does not hold, and a checksum written into a footer from such a read
+ * would make a sound file look damaged forever.
+ */
+export const agreedChecksumPrefix = (handle: FileHandle, length: number): Effect.Effect<number, DiskError> =>
+  Effect.gen(function*() {
+    let previous = yield* checksumPrefix(handle, length)
+    for (let attempt = 1; attempt < CHECKSUM_READ_ATTEMPTS; attempt++) {
+      const next = yield* checksumPrefix(handle, length)
+      if (next === previous) return next
+      previous = next
+    }
+    return yield* new DiskError({
+      reason: "IOError", op: "read", path: handle.path, message: `${CHECKSUM_READ_ATTEMPTS} reads of ${handle.path} gave different checksums`
+    })
   })
 
 /** CRC-32 of the first `length` bytes of a file, read in 4 MiB pieces. */
@@ -160,12 +184,13 @@ export const createChunkFile = (options: NewChunkOptions) =>
 
 /**
  * Completes the active chunk: footer with the whole-file checksum, file shrunk to its final size, synced.
- * `runningCrc` is the CRC of header + data when the writer kept it; otherwise it is recomputed from disk.
+ * `runningCrc` is the CRC of header + data when the writer kept it; otherwise (the chunk was reopened) it is
+ * recomputed from disk, from reads that agree.
  */
 export const completeChunkFile = (chunk: ChunkFile, runningCrc: number | undefined) =>
   Effect.gen(function*() {
     const base = { physicalDataSize: chunk.dataSize, logicalDataSize: chunk.dataSize, posMapCount: 0 }
-    const crc = runningCrc ?? (yield* checksumPrefix(chunk.handle, HEADER_SIZE + chunk.dataSize))
+    const crc = runningCrc ?? (yield* agreedChecksumPrefix(chunk.handle, HEADER_SIZE + chunk.dataSize))
     const prefix = encodeFooterPrefix(base)
     const footerBytes = sealFooter(prefix, checksumUpdate(crc, prefix, 0, 120))
     yield* chunk.handle.write(HEADER_SIZE + chunk.dataSize, footerBytes)

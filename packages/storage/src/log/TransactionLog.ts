@@ -37,19 +37,26 @@
 import { type Context, Effect } from "effect"
 import { Disk, join, type DiskError } from "@vellum/platform"
 import { ByteWriter } from "../codec/bytes.js"
-import { checksumUpdate } from "../codec/checksum.js"
+import { checksum, checksumUpdate } from "../codec/checksum.js"
 import { StorageCorrupt, StorageFailed } from "../errors.js"
 import { BLOCK_SIZE, BlockCache } from "./BlockCache.js"
 import {
-  checksumPrefix, completeChunkFile, createChunkFile, isCompleted, openChunkFile, physicalOffset,
+  completeChunkFile, createChunkFile, isCompleted, openChunkFile, physicalOffset,
   physicalOffsetAtOrAfter, verifyChunkFile, type ChunkFile
 } from "./ChunkFile.js"
-import { HEADER_SIZE } from "./chunkFormat.js"
+import { HEADER_SIZE, encodeHeader } from "./chunkFormat.js"
 import { chunkNames, resolveSuperseded } from "./chunkPrecedence.js"
 import { openCheckpoint } from "./Checkpoint.js"
 import { makeChunkReplacer, type ChunkReplacement } from "./ChunkReplacer.js"
 import { FRAME_OVERHEAD, decodeRecord, encodeRecord, framedLength, type LogRecord, type NewRecord } from "./records.js"
 import type { KeepRecord } from "./ChunkRewrite.js"
+
+
+/**
+ * A new chunk's running checksum starts from the header it was created with, not from a read of it: a
+ * read can bring bytes damaged on their way, and the footer would then disagree with a sound file forever.
+ */
+const headerChecksum = (chunk: ChunkFile): number => checksum(encodeHeader(chunk.header))
 
 export interface LogConfig {
   readonly dir: string
@@ -284,7 +291,7 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
       const startNumber = byNumber.length
       active = yield* createChunkFile({ dir: config.dir, startNumber, chunkSize: cs, chunkId: yield* newChunkId, preallocate: config.preallocate })
       byNumber[startNumber] = active
-      runningCrc = yield* checksumPrefix(active.handle, HEADER_SIZE)
+      runningCrc = headerChecksum(active)
       w = active.startPosition
     }
     if (w !== checkpoint.value()) yield* checkpoint.write(w)
@@ -362,7 +369,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     })
     state.byNumber[next.header.startNumber] = next
     state.active = next
-    state.runningCrc = yield* checksumPrefix(next.handle, HEADER_SIZE)
+    state.runningCrc = headerChecksum(next)
     yield* state.checkpoint.write(next.startPosition)
   })
 

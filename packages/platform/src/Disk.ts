@@ -42,6 +42,11 @@ export interface FileHandle {
   readonly path: string
   /** Reads `length` bytes at `position`; fewer only when the file ends first. */
   readonly read: (position: number, length: number) => Effect.Effect<Buffer, DiskError>
+  /**
+   * Reads into `target` (up to its length) at `position`; answers how many bytes came (fewer only when the
+   * file ends first). For large sequential passes that reuse their buffers instead of allocating per read.
+   */
+  readonly readInto: (position: number, target: Uint8Array) => Effect.Effect<number, DiskError>
   /** Writes all of `data` at `position`, growing the file (zero-filled) if needed. */
   readonly write: (position: number, data: Uint8Array) => Effect.Effect<void, DiskError>
   /** Writes all of `data` at the current end of the file; returns the position written at. */

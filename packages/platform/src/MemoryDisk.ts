@@ -435,23 +435,30 @@ export class MemoryDisk {
       this.stats.writes++
       this.stats.bytesWritten += copy.length
     }
+    /** A read with its faults (an error, or one bit flipped in the copy returned). */
+    const read = (position: number, length: number): Buffer => {
+      check("read")
+      checkArgs("read", position, length)
+      this.maybeFail(this.rng.read, this.active?.readError, "read", path)
+      const data = file.current.read(position, length)
+      const flip = this.active?.bitFlipOnRead
+      if (data.length > 0 && flip !== undefined && this.rng.flip.chance(flip)) {
+        const bit = this.rng.flip.int(0, data.length * 8 - 1)
+        data[bit >> 3] ^= 1 << (bit & 7)
+        this.stats.faultsInjected++
+      }
+      this.stats.reads++
+      this.stats.bytesRead += data.length
+      return data
+    }
     return {
       path,
-      read: (position, length) =>
+      read: (position, length) => this.io(() => read(position, length)),
+      readInto: (position, target) =>
         this.io(() => {
-          check("read")
-          checkArgs("read", position, length)
-          this.maybeFail(this.rng.read, this.active?.readError, "read", path)
-          const data = file.current.read(position, length)
-          const flip = this.active?.bitFlipOnRead
-          if (data.length > 0 && flip !== undefined && this.rng.flip.chance(flip)) {
-            const bit = this.rng.flip.int(0, data.length * 8 - 1)
-            data[bit >> 3] ^= 1 << (bit & 7)
-            this.stats.faultsInjected++
-          }
-          this.stats.reads++
-          this.stats.bytesRead += data.length
-          return data
+          const data = read(position, target.length)
+          target.set(data)
+          return data.length
         }),
       write: (position, data) =>
         this.io(() => {

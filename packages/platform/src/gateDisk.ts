@@ -11,6 +11,7 @@ export const gateDisk = (inner: DiskService, gate: DiskGate): DiskService => {
   const wrap = (h: FileHandle): FileHandle => ({
     path: h.path,
     read: (p, l) => gate(h.read(p, l)),
+    readInto: (p, t) => gate(h.readInto(p, t)),
     write: (p, d) => gate(h.write(p, d)),
     append: (d) => gate(h.append(d)),
     sync: gate(h.sync),
@@ -28,3 +29,18 @@ export const gateDisk = (inner: DiskService, gate: DiskGate): DiskService => {
     exists: (p) => gate(inner.exists(p))
   }
 }
+
+/**
+ * A handle whose reads (`read` and `readInto` alike) come back through `transform`, given the position and
+ * the bytes read: how tests damage bytes on their way from the disk without changing what it holds.
+ */
+export const transformReads = (h: FileHandle, transform: (position: number, bytes: Buffer) => Buffer): FileHandle => ({
+  ...h,
+  read: (position, length) => Effect.map(h.read(position, length), (bytes) => transform(position, bytes)),
+  readInto: (position, target) =>
+    Effect.map(h.read(position, target.length), (bytes) => {
+      const out = transform(position, bytes)
+      target.set(out)
+      return out.length
+    })
+})

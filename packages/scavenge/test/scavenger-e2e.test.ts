@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { MemoryDisk, type DiskService } from "@vellum/platform"
+import { MemoryDisk, transformReads, type DiskService } from "@vellum/platform"
 import { ExpectedVersion, RecordKind, type LogRecord } from "@vellum/storage"
 import { scavengeModel } from "../src/model/index.js"
 import {
@@ -138,15 +138,12 @@ describe("scavenging a store end to end", () => {
       const damaged = { reads: 0, flips: 0 }
       const flipping = (inner: DiskService): DiskService => ({
         ...inner,
-        open: (path, options) => Effect.map(inner.open(path, options), (handle) => ({
-          ...handle,
-          read: (position, length) => Effect.map(handle.read(position, length), (bytes) => {
-            if (!path.includes("/chunk-") || position !== 128 || bytes.length < 512 || damaged.reads++ % 2 === 1) return bytes
-            damaged.flips++
-            const copy = Buffer.from(bytes)
-            copy[bytes.length >> 1] ^= 0x04
-            return copy
-          })
+        open: (path, options) => Effect.map(inner.open(path, options), (handle) => transformReads(handle, (position, bytes) => {
+          if (!path.includes("/chunk-") || position !== 128 || bytes.length < 512 || damaged.reads++ % 2 === 1) return bytes
+          damaged.flips++
+          const copy = Buffer.from(bytes)
+          copy[bytes.length >> 1] ^= 0x04
+          return copy
         }))
       })
       const node = yield* openNode(mem, storageConfig(), { disk: flipping })

@@ -21,6 +21,7 @@ export const cutDisk = (inner: DiskService, cut: { used: number; budget: number 
   const handle = (h: FileHandle): FileHandle => ({
     path: h.path,
     read: (p, n) => Effect.zipRight(gate("read", h.path), h.read(p, n)),
+    readInto: (p, t) => Effect.zipRight(gate("read", h.path), h.readInto(p, t)),
     write: (p, d) => Effect.zipRight(gate("write", h.path), h.write(p, d)),
     append: (d) => Effect.zipRight(gate("append", h.path), h.append(d)),
     sync: Effect.zipRight(gate("sync", h.path), h.sync),

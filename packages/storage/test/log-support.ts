@@ -173,6 +173,7 @@ export const powerCutDisk = (mem: MemoryDisk, cut: PowerCut): DiskService => {
   const wrapHandle = (h: FileHandle): FileHandle => ({
     path: h.path,
     read: (p, n) => Effect.zipRight(gate("read", h.path), h.read(p, n)),
+    readInto: (p, t) => Effect.zipRight(gate("read", h.path), h.readInto(p, t)),
     write: (p, d) => Effect.zipRight(gate("write", h.path, p), h.write(p, d)),
     append: (d) => Effect.zipRight(gate("append", h.path), h.append(d)),
     sync: Effect.zipRight(gate("sync", h.path), h.sync),

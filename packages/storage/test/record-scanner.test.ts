@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { Effect, Exit } from "effect"
-import { Prng } from "@vellum/platform"
+import { Prng, transformReads } from "@vellum/platform"
 import { HEADER_SIZE } from "../src/log/chunkFormat.js"
 import { EventFlags, RecordKind, type LogRecord, type NewRecord } from "../src/log/records.js"
 import { scanRecords } from "../src/log/RecordScanner.js"
@@ -176,15 +176,12 @@ describe("RecordScanner", () => {
       for (let byte = 0; byte < 4096; byte += 5) {
         // The piece-th read of the chunk (header reads included) comes back with one bit flipped.
         let reads = 0
-        const handle = {
-          ...chunk.handle,
-          read: (position: number, length: number) => Effect.map(chunk.handle.read(position, length), (bytes) => {
-            if (reads++ !== piece || byte >= bytes.length) return bytes
-            const copy = Buffer.from(bytes)
-            copy[byte] ^= 1 << (byte % 8)
-            return copy
-          })
-        }
+        const handle = transformReads(chunk.handle, (_, bytes) => {
+          if (reads++ !== piece || byte >= bytes.length) return bytes
+          const copy = Buffer.from(bytes)
+          copy[byte] ^= 1 << (byte % 8)
+          return copy
+        })
         const damagedLog = { chunks: () => log.chunks().map((c) => (c === chunk ? { ...c, handle } : c)) }
         const seen: Array<number> = []
         const exit = Effect.runSyncExit(Effect.gen(function*() {

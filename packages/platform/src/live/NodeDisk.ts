@@ -114,6 +114,20 @@ const makeHandle = (path: string, fd: number, readOnly: boolean, initialEnd: num
           return done === length ? buf : Buffer.from(buf.subarray(0, done))
         })
       }),
+    readInto: (position, target) =>
+      live("read", () => {
+        const bad = checkArgs("read", path, position, target.length)
+        if (bad) return Effect.fail(bad)
+        return attempt("read", path, () => {
+          let done = 0
+          while (done < target.length) {
+            const n = fs.readSync(fd, target, done, target.length - done, position + done)
+            if (n === 0) break
+            done += n
+          }
+          return done
+        })
+      }),
     write: (position, data) => writable("write", () => writeAll("write", position, data)),
     append: (data) =>
       writable("append", () => {

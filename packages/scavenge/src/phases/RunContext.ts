@@ -38,3 +38,10 @@ export interface RunContext<E> {
 
 /** Records or events handled between two throttle rests (and interruption checks), as the reference. */
 export const REST_PERIOD = 1024
+
+/**
+ * How the phases read single records (calculation and index execution confirm whose an entry is): from the
+ * file, not through the node's block cache, which millions of one-off reads would fill (its whole size on
+ * top of the scavenge's memory) and empty of what readers need.
+ */
+export const UNCACHED = { uncached: true } as const

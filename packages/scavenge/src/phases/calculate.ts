@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { DeletedStreamNumber, RecordKind } from "@vellum/storage"
 import { StreamWalk, type CalculationContext } from "../rules/calculateStream.js"
-import { REST_PERIOD, type RunContext } from "./RunContext.js"
+import { REST_PERIOD, UNCACHED, type RunContext } from "./RunContext.js"
 import { StreamsByHash } from "./streamHashes.js"
 import { lookupOriginal, type OriginalStreamData, type StreamStatus } from "./StateAccess.js"
 
@@ -33,7 +33,7 @@ const SLICE = 8192
  * it too). A stream without state never loses a record, so it cannot own an entry whose record is gone.
  */
 const isOurs = <E>(ctx: RunContext<E>, stream: string, hashShared: boolean, entry: { readonly exact: boolean; readonly position: number }) =>
-  entry.exact ? Effect.succeed(true) : Effect.map(ctx.engine.log.readRecord(entry.position, ctx.engine.readIndex.committed()), (record) =>
+  entry.exact ? Effect.succeed(true) : Effect.map(ctx.engine.log.readRecord(entry.position, ctx.engine.readIndex.committed(), UNCACHED), (record) =>
     record === undefined ? !hashShared : record.kind === RecordKind.Event && record.stream === stream)
 
 /** The stream's last event number before the scavenge point (-1 if none), from its newest entries. */

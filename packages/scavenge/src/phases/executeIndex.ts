@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { RecordKind, isMetastream } from "@vellum/storage"
 import { dropsMetastreamEntry, dropsOriginalEntry, type DiscardContext } from "../rules/discardRules.js"
 import { discardContextOf } from "./executeChunks.js"
-import type { RunContext } from "./RunContext.js"
+import { UNCACHED, type RunContext } from "./RunContext.js"
 import { lookupMetastream, lookupOriginal } from "./StateAccess.js"
 import { StreamsByHash } from "./streamHashes.js"
 
@@ -47,7 +47,7 @@ export const executeIndex = <E>(ctx: RunContext<E>) =>
       // No stream with state and this hash drops an entry this high (or any: the hash is not theirs).
       if (eventNumber >= hashes.dropBelow(hashHi, hashLo)) return true
       // Some stream with this hash would drop it: whose entry it is, its record says.
-      return Effect.flatMap(log.readRecord(position, readIndex.committed()), (record) => {
+      return Effect.flatMap(log.readRecord(position, readIndex.committed(), UNCACHED), (record) => {
         // A removed record's entry goes. Epochs and scavenge points are indexed too but never removed.
         if (record === undefined) return Effect.succeed(false)
         if (record.kind !== RecordKind.Event) return Effect.succeed(true)

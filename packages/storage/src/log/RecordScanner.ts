@@ -84,6 +84,8 @@ export class RecordScan implements ScannedRecord {
   /** The file's bytes up to here are in `fileCrc`; those from where the last piece stopped are `checkedTail`. */
   private crcEnd = 0
   private checkedTail: Buffer = EMPTY
+  /** The two buffers pieces are read into, in turn (allocated on first use). */
+  private readonly pieces: [Buffer | undefined, Buffer | undefined] = [undefined, undefined]
 
   constructor(
     private readonly log: Pick<TransactionLog, "chunks">,
@@ -165,7 +167,9 @@ export class RecordScan implements ScannedRecord {
 
   /** The current record, decoded (its data and metadata are views of the piece). */
   decode(): LogRecord {
-    const result = decodeRecord(this.buf, this.at, this.at + this.length)
+    // A copy of the frame: the piece's buffer is reused two pieces on, and the record's data are views.
+    const frame = Buffer.from(this.buf.subarray(this.at, this.at + this.length))
+    const result = decodeRecord(frame, 0, frame.length)
     // The frame was checked when the piece was loaded.
     if (!result.ok) throw new Error(`a checked record failed to decode (${result.problem})`)
     return result.record
@@ -243,7 +247,7 @@ export class RecordScan implements ScannedRecord {
       const dataEnd = HEADER_SIZE + chunk.dataSize
       const start = this.phys
       // At least a length prefix, even when `limit` cuts the record right after its start.
-      let buf = yield* chunk.handle.read(start, Math.min(dataEnd, Math.max(start + 8, Math.min(this.physEnd, start + this.pieceBytes))) - start)
+      let buf = yield* this.readPieceBytes(chunk, start, Math.min(dataEnd, Math.max(start + 8, Math.min(this.physEnd, start + this.pieceBytes))) - start)
       this.count = 0
       if (buf.length === 0) return this.damaged(chunk, this.pos, "truncated")
       const verifying = this.verifyingFile
@@ -295,6 +299,26 @@ export class RecordScan implements ScannedRecord {
       this.buf = buf
       return undefined
     })
+  }
+
+  /**
+   * Reads a piece into whichever of the scan's two buffers does not hold the current piece (whose tail the
+   * next piece is compared with): a whole-log pass reads gigabytes, and a fresh 4 MiB buffer per read left
+   * the garbage collector and malloc holding hundreds of MiB of them at once.
+   */
+  private readPieceBytes(chunk: ChunkFile, start: number, length: number): Effect.Effect<Buffer, ReadError> {
+    if (length > this.pieceBytes) return chunk.handle.read(start, length)
+    const inUse = this.buf.buffer
+    const target = this.pieces[0] !== undefined && this.pieces[0].buffer !== inUse
+      ? this.pieces[0]
+      : this.pieces[1] !== undefined && this.pieces[1].buffer !== inUse ? this.pieces[1] : this.newPieceBuffer()
+    return Effect.map(chunk.handle.readInto(start, target.subarray(0, length)), (n) => target.subarray(0, n))
+  }
+
+  private newPieceBuffer(): Buffer {
+    const buffer = Buffer.allocUnsafeSlow(this.pieceBytes)
+    this.pieces[this.pieces[0] === undefined ? 0 : 1] = buffer
+    return buffer
   }
 
   /** The rest of a file checked by its checksum (a scan's limit may stop short of its last record). */

@@ -107,6 +107,15 @@ export type { ChunkReplacement } from "./ChunkReplacer.js"
 /** `readRecordCached`'s answer when the bytes must come from disk (or need the careful path). */
 export const NotCached: unique symbol = Symbol("NotCached")
 
+export interface ReadRecordOptions {
+  /**
+   * Read from the file, leaving the block cache as it is: for whole-log work (scavenge calculation and index
+   * execution confirm millions of records once each) that would otherwise evict what readers need and grow
+   * the node's memory by the whole cache.
+   */
+  readonly uncached?: boolean
+}
+
 export interface TransactionLog {
   readonly config: LogConfig
   /** End of the durable log: every record below it is synced and covered by the writer checkpoint. */
@@ -121,7 +130,7 @@ export interface TransactionLog {
    * The record at a position, if it is below `limit` and exists: undefined if scavenged away, or at the
    * end of a chunk's data (a record boundary with no record); StorageCorrupt where no record can start.
    */
-  readonly readRecord: (position: number, limit: number) => Effect.Effect<LogRecord | undefined, ReadError>
+  readonly readRecord: (position: number, limit: number, options?: ReadRecordOptions) => Effect.Effect<LogRecord | undefined, ReadError>
   /**
    * `readRecord` without an Effect when the record's bytes are in the block cache and intact: the record
    * (or undefined where `readRecord` would give undefined), or `NotCached` — then use `readRecord`.
@@ -435,7 +444,11 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       return read()
     })
 
-  const readRecordOnce = (position: number, limit: number): Effect.Effect<LogRecord | undefined, ReadError> =>
+  /** Bytes [start, end) straight from the file (bounded as `readRange`), leaving the block cache alone. */
+  const readUncached = (chunk: ChunkFile, start: number, end: number) =>
+    chunk.handle.read(start, Math.max(0, Math.min(end, HEADER_SIZE + chunk.dataSize) - start))
+
+  const readRecordOnce = (position: number, limit: number, uncached: boolean): Effect.Effect<LogRecord | undefined, ReadError> =>
     Effect.suspend(() => {
       if (position < 0 || position >= limit) return Effect.succeed(undefined)
       const chunk = chunkFor(position)
@@ -447,10 +460,11 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       if (off === dataEnd) return Effect.succeed(undefined)
       // A position in the gap after it is not where any record is.
       if (off + 8 > dataEnd) return Effect.fail(corruptAt(chunk, position, "no record there: past the chunk's data"))
-      return Effect.flatMap(readRange(chunk, off, off + 1024), (head) => {
+      const read = uncached ? readUncached : readRange
+      return Effect.flatMap(read(chunk, off, off + 1024), (head) => {
         if (head.length < 8) return Effect.fail(corruptAt(chunk, position, "truncated"))
         const total = head.readUInt32LE(0) + FRAME_OVERHEAD
-        const full = total <= head.length ? Effect.succeed(head) : readRange(chunk, off, off + total)
+        const full = total <= head.length ? Effect.succeed(head) : read(chunk, off, off + total)
         return Effect.flatMap(full, (buf) => {
           const result = decodeRecord(buf, 0, buf.length, position)
           return result.ok ? Effect.succeed(result.record) : Effect.fail(corruptAt(chunk, position, result.problem))
@@ -604,7 +618,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       return { records, next: pos, reachedEnd: pos <= 0 }
     })
 
-  const readRecord = (position: number, limit: number) => rereadIfDamaged(() => readRecordOnce(position, limit))
+  const readRecord = (position: number, limit: number, options?: ReadRecordOptions) =>
+    rereadIfDamaged(() => readRecordOnce(position, limit, options?.uncached === true))
   const scanForward = (from: number, limit: number, maxCount: number) => rereadIfDamaged(() => scanForwardOnce(from, limit, maxCount))
   const scanBackward = (from: number, limit: number, maxCount: number) => rereadIfDamaged(() => scanBackwardOnce(from, limit, maxCount))
 

@@ -44,3 +44,34 @@ export const transformReads = (h: FileHandle, transform: (position: number, byte
       return out.length
     })
 })
+
+/**
+ * A Disk that runs `before(op, path, position)` ahead of every operation but `close` (reads, `readInto`
+ * included, count as "read"; `position` is the offset of a write or the length of a truncate): how tests
+ * cut the power at the k-th mutating operation, or at one they pick by name and file.
+ */
+export const checkDiskOps = (
+  inner: DiskService,
+  before: (op: string, path: string, position?: number) => Effect.Effect<void, DiskError>
+): DiskService => {
+  const handle = (h: FileHandle): FileHandle => ({
+    path: h.path,
+    read: (p, n) => Effect.zipRight(before("read", h.path), h.read(p, n)),
+    readInto: (p, t) => Effect.zipRight(before("read", h.path), h.readInto(p, t)),
+    write: (p, d) => Effect.zipRight(before("write", h.path, p), h.write(p, d)),
+    append: (d) => Effect.zipRight(before("append", h.path), h.append(d)),
+    sync: Effect.zipRight(before("sync", h.path), h.sync),
+    size: Effect.zipRight(before("size", h.path), h.size),
+    truncate: (n) => Effect.zipRight(before("truncate", h.path, n), h.truncate(n)),
+    close: h.close
+  })
+  return {
+    open: (path, options) => Effect.zipRight(before("open", path), Effect.map(inner.open(path, options), handle)),
+    list: (dir) => Effect.zipRight(before("list", dir), inner.list(dir)),
+    mkdir: (dir) => Effect.zipRight(before("mkdir", dir), inner.mkdir(dir)),
+    remove: (path) => Effect.zipRight(before("remove", path), inner.remove(path)),
+    rename: (from, to) => Effect.zipRight(before("rename", to), inner.rename(from, to)),
+    syncDir: (dir) => Effect.zipRight(before("syncDir", dir), inner.syncDir(dir)),
+    exists: (path) => Effect.zipRight(before("exists", path), inner.exists(path))
+  }
+}

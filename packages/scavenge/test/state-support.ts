@@ -3,7 +3,7 @@
  * everything observable about it (`dump`), and a Disk wrapper that cuts the power after a budget of mutating
  * operations, with a hook called before every operation (to sample the state's memory mid-compaction).
  */
-import { Disk, DiskError, type DiskService, type FileHandle, type MemoryDisk } from "@vellum/platform"
+import { Disk, DiskError, checkDiskOps, type DiskService, type MemoryDisk } from "@vellum/platform"
 import { Effect } from "effect"
 import {
   openScavengeState, type Checkpoint, type OriginalStreamData, type ScavengeState, type ScavengeStateOptions, type StateCorrupt
@@ -18,26 +18,7 @@ export const cutDisk = (inner: DiskService, cut: { used: number; budget: number 
     if (MUTATING.has(op)) cut.used++
     return Effect.void
   })
-  const handle = (h: FileHandle): FileHandle => ({
-    path: h.path,
-    read: (p, n) => Effect.zipRight(gate("read", h.path), h.read(p, n)),
-    readInto: (p, t) => Effect.zipRight(gate("read", h.path), h.readInto(p, t)),
-    write: (p, d) => Effect.zipRight(gate("write", h.path), h.write(p, d)),
-    append: (d) => Effect.zipRight(gate("append", h.path), h.append(d)),
-    sync: Effect.zipRight(gate("sync", h.path), h.sync),
-    size: Effect.zipRight(gate("size", h.path), h.size),
-    truncate: (n) => Effect.zipRight(gate("truncate", h.path), h.truncate(n)),
-    close: h.close
-  })
-  return {
-    open: (path, o) => Effect.zipRight(gate("open", path), Effect.map(inner.open(path, o), handle)),
-    list: (dir) => Effect.zipRight(gate("list", dir), inner.list(dir)),
-    mkdir: (dir) => Effect.zipRight(gate("mkdir", dir), inner.mkdir(dir)),
-    remove: (path) => Effect.zipRight(gate("remove", path), inner.remove(path)),
-    rename: (from, to) => Effect.zipRight(gate("rename", to), inner.rename(from, to)),
-    syncDir: (dir) => Effect.zipRight(gate("syncDir", dir), inner.syncDir(dir)),
-    exists: (path) => Effect.zipRight(gate("exists", path), inner.exists(path))
-  }
+  return checkDiskOps(inner, gate)
 }
 
 /** Where `open` keeps the state (the node's place for it), its files, and a cache that holds it all. */

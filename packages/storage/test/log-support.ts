@@ -4,7 +4,7 @@
  * mutating operations, and comparison helpers that work on the encoded bytes of records.
  */
 import { Effect, Exit } from "effect"
-import { Disk, DiskError, type DiskService, type FileHandle, type MemoryDisk, Prng } from "@vellum/platform"
+import { Disk, DiskError, checkDiskOps, type DiskService, type MemoryDisk, Prng } from "@vellum/platform"
 import { ByteWriter } from "../src/codec/bytes.js"
 import { EventFlags, RecordKind, encodeRecord, framedLength, type LogRecord, type NewRecord } from "../src/log/records.js"
 import { openTransactionLog, type LogConfig, type TransactionLog, type WriteUnit } from "../src/log/TransactionLog.js"
@@ -170,26 +170,7 @@ export const powerCutDisk = (mem: MemoryDisk, cut: PowerCut): DiskService => {
       if (MUTATING.has(op)) cut.used++
       return Effect.void
     })
-  const wrapHandle = (h: FileHandle): FileHandle => ({
-    path: h.path,
-    read: (p, n) => Effect.zipRight(gate("read", h.path), h.read(p, n)),
-    readInto: (p, t) => Effect.zipRight(gate("read", h.path), h.readInto(p, t)),
-    write: (p, d) => Effect.zipRight(gate("write", h.path, p), h.write(p, d)),
-    append: (d) => Effect.zipRight(gate("append", h.path), h.append(d)),
-    sync: Effect.zipRight(gate("sync", h.path), h.sync),
-    size: Effect.zipRight(gate("size", h.path), h.size),
-    truncate: (n) => Effect.zipRight(gate("truncate", h.path, n), h.truncate(n)),
-    close: h.close
-  })
-  return {
-    open: (path, options) => Effect.zipRight(gate("open", path), Effect.map(inner.open(path, options), wrapHandle)),
-    list: (dir) => Effect.zipRight(gate("list", dir), inner.list(dir)),
-    mkdir: (dir) => Effect.zipRight(gate("mkdir", dir), inner.mkdir(dir)),
-    remove: (path) => Effect.zipRight(gate("remove", path), inner.remove(path)),
-    rename: (from, to) => Effect.zipRight(gate("rename", to), inner.rename(from, to)),
-    syncDir: (dir) => Effect.zipRight(gate("syncDir", dir), inner.syncDir(dir)),
-    exists: (path) => Effect.zipRight(gate("exists", path), inner.exists(path))
-  }
+  return checkDiskOps(inner, gate)
 }
 
 /** Names of the files in the log directory. */

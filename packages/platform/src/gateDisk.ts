@@ -7,28 +7,38 @@ import type { DiskError, DiskService, FileHandle } from "./Disk.js"
 
 export type DiskGate = <A, E>(operation: Effect.Effect<A, E>) => Effect.Effect<A, E | DiskError>
 
-export const gateDisk = (inner: DiskService, gate: DiskGate): DiskService => {
+/**
+ * The gate with the operation's name and file: `op` is the FileHandle/DiskService method (reads, `readInto`
+ * included, are "read"; a rename is reported with its destination), `position` the offset of a write or the
+ * length of a truncate.
+ */
+export type NamedDiskGate = <A, E>(op: string, path: string, operation: Effect.Effect<A, E>, position?: number) => Effect.Effect<A, E | DiskError>
+
+/** A Disk whose every operation passes through `gate`, told which operation it is. */
+export const gateDiskOps = (inner: DiskService, gate: NamedDiskGate): DiskService => {
   const wrap = (h: FileHandle): FileHandle => ({
     path: h.path,
-    read: (p, l) => gate(h.read(p, l)),
-    readInto: (p, t) => gate(h.readInto(p, t)),
-    write: (p, d) => gate(h.write(p, d)),
-    append: (d) => gate(h.append(d)),
-    sync: gate(h.sync),
-    size: gate(h.size),
-    truncate: (l) => gate(h.truncate(l)),
-    close: gate(h.close)
+    read: (p, l) => gate("read", h.path, h.read(p, l)),
+    readInto: (p, t) => gate("read", h.path, h.readInto(p, t)),
+    write: (p, d) => gate("write", h.path, h.write(p, d), p),
+    append: (d) => gate("append", h.path, h.append(d)),
+    sync: gate("sync", h.path, h.sync),
+    size: gate("size", h.path, h.size),
+    truncate: (l) => gate("truncate", h.path, h.truncate(l), l),
+    close: gate("close", h.path, h.close)
   })
   return {
-    open: (p, o) => Effect.map(gate(inner.open(p, o)), wrap),
-    list: (d) => gate(inner.list(d)),
-    mkdir: (d) => gate(inner.mkdir(d)),
-    remove: (p) => gate(inner.remove(p)),
-    rename: (a, b) => gate(inner.rename(a, b)),
-    syncDir: (d) => gate(inner.syncDir(d)),
-    exists: (p) => gate(inner.exists(p))
+    open: (p, o) => Effect.map(gate("open", p, inner.open(p, o)), wrap),
+    list: (d) => gate("list", d, inner.list(d)),
+    mkdir: (d) => gate("mkdir", d, inner.mkdir(d)),
+    remove: (p) => gate("remove", p, inner.remove(p)),
+    rename: (a, b) => gate("rename", b, inner.rename(a, b)),
+    syncDir: (d) => gate("syncDir", d, inner.syncDir(d)),
+    exists: (p) => gate("exists", p, inner.exists(p))
   }
 }
+
+export const gateDisk = (inner: DiskService, gate: DiskGate): DiskService => gateDiskOps(inner, (_op, _path, operation) => gate(operation))
 
 /**
  * A handle whose reads (`read` and `readInto` alike) come back through `transform`, given the position and
@@ -46,32 +56,11 @@ export const transformReads = (h: FileHandle, transform: (position: number, byte
 })
 
 /**
- * A Disk that runs `before(op, path, position)` ahead of every operation but `close` (reads, `readInto`
- * included, count as "read"; `position` is the offset of a write or the length of a truncate): how tests
- * cut the power at the k-th mutating operation, or at one they pick by name and file.
+ * A Disk that runs `before(op, path, position)` ahead of every operation but `close` (see NamedDiskGate):
+ * how tests cut the power at the k-th mutating operation, or at one they pick by name and file.
  */
 export const checkDiskOps = (
   inner: DiskService,
   before: (op: string, path: string, position?: number) => Effect.Effect<void, DiskError>
-): DiskService => {
-  const handle = (h: FileHandle): FileHandle => ({
-    path: h.path,
-    read: (p, n) => Effect.zipRight(before("read", h.path), h.read(p, n)),
-    readInto: (p, t) => Effect.zipRight(before("read", h.path), h.readInto(p, t)),
-    write: (p, d) => Effect.zipRight(before("write", h.path, p), h.write(p, d)),
-    append: (d) => Effect.zipRight(before("append", h.path), h.append(d)),
-    sync: Effect.zipRight(before("sync", h.path), h.sync),
-    size: Effect.zipRight(before("size", h.path), h.size),
-    truncate: (n) => Effect.zipRight(before("truncate", h.path, n), h.truncate(n)),
-    close: h.close
-  })
-  return {
-    open: (path, options) => Effect.zipRight(before("open", path), Effect.map(inner.open(path, options), handle)),
-    list: (dir) => Effect.zipRight(before("list", dir), inner.list(dir)),
-    mkdir: (dir) => Effect.zipRight(before("mkdir", dir), inner.mkdir(dir)),
-    remove: (path) => Effect.zipRight(before("remove", path), inner.remove(path)),
-    rename: (from, to) => Effect.zipRight(before("rename", to), inner.rename(from, to)),
-    syncDir: (dir) => Effect.zipRight(before("syncDir", dir), inner.syncDir(dir)),
-    exists: (path) => Effect.zipRight(before("exists", path), inner.exists(path))
-  }
-}
+): DiskService =>
+  gateDiskOps(inner, (op, path, operation, position) => (op === "close" ? operation : Effect.zipRight(before(op, path, position), operation)))

@@ -308,17 +308,9 @@ export class RecordScan implements ScannedRecord {
    */
   private readPieceBytes(chunk: ChunkFile, start: number, length: number): Effect.Effect<Buffer, ReadError> {
     if (length > this.pieceBytes) return chunk.handle.read(start, length)
-    const inUse = this.buf.buffer
-    const target = this.pieces[0] !== undefined && this.pieces[0].buffer !== inUse
-      ? this.pieces[0]
-      : this.pieces[1] !== undefined && this.pieces[1].buffer !== inUse ? this.pieces[1] : this.newPieceBuffer()
+    const slot = this.pieces[0]?.buffer === this.buf.buffer ? 1 : 0
+    const target = (this.pieces[slot] ??= Buffer.allocUnsafeSlow(this.pieceBytes))
     return Effect.map(chunk.handle.readInto(start, target.subarray(0, length)), (n) => target.subarray(0, n))
-  }
-
-  private newPieceBuffer(): Buffer {
-    const buffer = Buffer.allocUnsafeSlow(this.pieceBytes)
-    this.pieces[this.pieces[0] === undefined ? 0 : 1] = buffer
-    return buffer
   }
 
   /** The rest of a file checked by its checksum (a scan's limit may stop short of its last record). */

@@ -238,16 +238,6 @@ export class CommittedState {
     return [...this.weights].sort((a, b) => a[0] - b[0]).map(([logicalChunk, weight]) => ({ logicalChunk, weight }))
   }
 
-  /** Reads pages in order into the cache while they fit (after open: a state that fits is then all resident). */
-  get warm(): Effect.Effect<void, StateError> {
-    const tables = [this.originals.snapshot, this.metastreams.snapshot] as const
-    return Effect.gen(function*() {
-      for (const table of tables) {
-        for (let i = 0; i < table.pageCount; i++) if (!(yield* table.warm(i))) break
-      }
-    })
-  }
-
   /**
    * Room for one more page a compaction keeps for the next snapshot: the current cache gives up its least
    * recently used pages; returns how many bytes the next snapshot's cache may hold.

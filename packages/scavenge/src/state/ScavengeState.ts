@@ -122,7 +122,6 @@ export const openScavengeState = (
       yield* disk.syncDir(dir)
       const recovered = yield* recoverJournal(journal, committed.snapshotSeq)
       for (const change of recovered.changes) committed.apply(change, yield* committed.resolveBases(change))
-      yield* committed.warm
       return recovered
     }).pipe(Effect.tapError(() => Effect.zipRight(Effect.ignore(journal.close), closeSnapshot)))
 

@@ -103,9 +103,4 @@ export class SnapshotTable<V> {
     if (handle === undefined) return Effect.dieMessage("scavenge state: a page was asked of an empty snapshot")
     return Effect.map(readPagePayload(handle, this.source.seq, this.spec.id, this.directory.pages[index]!), (p) => p.payload)
   }
-
-  /** Caches page `index` if it fits; false when it does not (the cache is full). */
-  warm(index: number): Effect.Effect<boolean, DiskError | StateCorrupt> {
-    return Effect.map(this.page(index, true), () => this.cached.get(index) !== undefined)
-  }
 }

@@ -93,7 +93,7 @@ const accumulateTombstone = <E>(ctx: RunContext<E>, record: EventRecord) =>
     const stream = record.stream
     if (isMetastream(stream)) return yield* Effect.fail(new ScavengeFailed({ reason: `Found Tombstone in metadata stream ${stream}` }))
     const original = (yield* lookupOriginal(ctx.state, stream)) ?? emptyOriginal
-    ctx.state.setOriginalStream(stream, { ...original, isTombstoned: true, status: "Active", calculatedLast: undefined })
+    ctx.state.setOriginalStream(stream, { ...original, isTombstoned: true, status: "Active", calculatedLast: undefined, calculatedLastPosition: undefined })
     ctx.totals.indexWork = true
     const meta = metastreamOf(stream)
     const metaData = (yield* lookupMetastream(ctx.state, meta)) ?? { isTombstoned: false, discardPoint: 0 }
@@ -124,7 +124,7 @@ const accumulateMetadata = <E>(ctx: RunContext<E>, record: EventRecord) =>
       const original = (yield* lookupOriginal(ctx.state, stream)) ?? emptyOriginal
       ctx.state.setOriginalStream(stream, {
         ...original, maxAgeSeconds: parsed.maxAge, maxCount: parsed.maxCount, truncateBefore: parsed.truncateBefore, status: "Active",
-        calculatedLast: undefined
+        calculatedLast: undefined, calculatedLastPosition: undefined
       })
     }
     const metaData = (yield* lookupMetastream(ctx.state, meta)) ?? { isTombstoned: false, discardPoint: 0 }

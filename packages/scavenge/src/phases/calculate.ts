@@ -36,17 +36,35 @@ const isOurs = <E>(ctx: RunContext<E>, stream: string, hashShared: boolean, entr
   entry.exact ? Effect.succeed(true) : Effect.map(ctx.engine.log.readRecord(entry.position, ctx.engine.readIndex.committed(), UNCACHED), (record) =>
     record === undefined ? !hashShared : record.kind === RecordKind.Event && record.stream === stream)
 
-/** The stream's last event number before the scavenge point (-1 if none), from its newest entries. */
+const NO_EVENT = { eventNumber: -1, position: undefined } as const
+
+/** The stream's last event before the scavenge point (number -1 if none), from its newest entries. */
 const lastBeforePoint = <E>(ctx: RunContext<E>, stream: string, hashShared: boolean) =>
   Effect.gen(function*() {
     for (const limit of [64, Number.MAX_SAFE_INTEGER]) {
       const newest = yield* ctx.engine.index.latest(stream, limit)
       for (const entry of newest) {
-        if (entry.position < ctx.sp.position && (yield* isOurs(ctx, stream, hashShared, entry))) return entry.eventNumber
+        if (entry.position < ctx.sp.position && (yield* isOurs(ctx, stream, hashShared, entry))) {
+          return { eventNumber: entry.eventNumber, position: entry.position }
+        }
       }
-      if (newest.length < limit) return -1
+      if (newest.length < limit) return NO_EVENT
     }
-    return -1
+    return NO_EVENT
+  })
+
+/**
+ * Whether the stream gained no event since it was last calculated. The newest index entry of its hash
+ * still being the one at the remembered position says so without reading a record (any later event of the
+ * stream would have a newer entry of the same hash); otherwise its last event number is asked for.
+ */
+const unchangedSinceCalculated = <E>(ctx: RunContext<E>, stream: string, data: OriginalStreamData) =>
+  Effect.gen(function*() {
+    if (data.calculatedLastPosition !== undefined) {
+      const [newest] = yield* ctx.engine.index.latest(stream, 1)
+      if (newest !== undefined && newest.position === data.calculatedLastPosition && newest.eventNumber === data.calculatedLast) return true
+    }
+    return (yield* ctx.engine.readIndex.lastEventNumber(stream)) === data.calculatedLast
   })
 
 /**
@@ -59,7 +77,7 @@ const calculateOne = <E>(ctx: RunContext<E>, stream: string, data: OriginalStrea
     const { hi, lo } = ctx.engine.index.hashOf(stream)
     const hashShared = hashes.isShared(hi, lo)
     const last = yield* lastBeforePoint(ctx, stream, hashShared)
-    const walk = new StreamWalk(data, last, context)
+    const walk = new StreamWalk(data, last.eventNumber, context)
     let from = data.discardPoint
     let entries = 0
     // Slices grow from small (most walks stop at their first entry) to the reference's 8192.
@@ -107,8 +125,7 @@ export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined
         if (data === undefined) continue
         // Same limits (no `$maxAge`: time does not change the answer) and no event since the last
         // calculation: the answer is the one stored.
-        if (data.maxAgeSeconds === undefined && data.calculatedLast !== undefined &&
-          (yield* ctx.engine.readIndex.lastEventNumber(stream)) === data.calculatedLast) {
+        if (data.maxAgeSeconds === undefined && data.calculatedLast !== undefined && (yield* unchangedSinceCalculated(ctx, stream, data))) {
           ctx.progress("Calculating", ++done, done)
           continue
         }
@@ -118,12 +135,13 @@ export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined
           ...data,
           discardPoint: Math.max(data.discardPoint, result.discardPoint),
           maybeDiscardPoint: Math.max(data.maybeDiscardPoint, result.maybeDiscardPoint, result.discardPoint),
-          status: statusAfterCalculation(data, last),
-          calculatedLast: last
+          status: statusAfterCalculation(data, last.eventNumber),
+          calculatedLast: last.eventNumber,
+          calculatedLastPosition: last.position
         }
         if (next.discardPoint !== data.discardPoint) ctx.totals.indexWork = true
         if (next.discardPoint !== data.discardPoint || next.maybeDiscardPoint !== data.maybeDiscardPoint || next.status !== data.status ||
-          next.calculatedLast !== data.calculatedLast) {
+          next.calculatedLast !== data.calculatedLast || next.calculatedLastPosition !== data.calculatedLastPosition) {
           ctx.state.setOriginalStream(stream, next)
         }
         ctx.progress("Calculating", ++done, done)

@@ -10,8 +10,11 @@ import type {
 
 export { CodecError }
 
-/** Version 2 added the wholesale Spent deletion; version 1 changes (which spelled it out per row) still decode. */
-const FORMAT_VERSION = 2
+/**
+ * Version 2 added the wholesale Spent deletion, version 3 the original streams' `calculatedLastPosition`;
+ * changes of versions 1 and 2 still decode.
+ */
+const FORMAT_VERSION = 3
 
 const STAGES: ReadonlyArray<CheckpointStage> = [
   "Accumulating", "Calculating", "ExecutingChunks", "MergingChunks", "ExecutingIndex", "Cleaning", "Done"
@@ -66,9 +69,11 @@ export const writeOriginal = (w: ByteWriter, d: OriginalStreamData): void => {
   w.f64(d.discardPoint)
   w.f64(d.maybeDiscardPoint)
   w.optF64(d.calculatedLast)
+  w.optF64(d.calculatedLastPosition)
 }
 
-export const readOriginal = (r: ByteReader): OriginalStreamData => {
+/** Rows before format version 3 have no `calculatedLastPosition`. */
+const readOriginalFields = (r: ByteReader, withLastPosition: boolean): OriginalStreamData => {
   const data = {
     isTombstoned: r.flag(),
     status: r.oneOf(STATUSES, "status"),
@@ -79,8 +84,13 @@ export const readOriginal = (r: ByteReader): OriginalStreamData => {
     maybeDiscardPoint: r.f64()
   }
   const calculatedLast = r.optF64()
-  return calculatedLast === undefined ? data : { ...data, calculatedLast }
+  const calculatedLastPosition = withLastPosition ? r.optF64() : undefined
+  if (calculatedLast === undefined) return data
+  return calculatedLastPosition === undefined ? { ...data, calculatedLast } : { ...data, calculatedLast, calculatedLastPosition }
 }
+
+export const readOriginal = (r: ByteReader): OriginalStreamData => readOriginalFields(r, true)
+const readOriginalBeforeV3 = (r: ByteReader): OriginalStreamData => readOriginalFields(r, false)
 
 export const writeMetastream = (w: ByteWriter, d: MetastreamData): void => {
   w.u8(d.isTombstoned ? 1 : 0)
@@ -136,11 +146,11 @@ export const encodeChange = (change: StateChange): Buffer => {
 export const decodeChange = (payload: Uint8Array): StateChange => {
   const r = new ByteReader(payload)
   const version = r.u8()
-  if (version !== FORMAT_VERSION && version !== 1) throw new CodecError(`unknown format version ${version}`)
+  if (version < 1 || version > FORMAT_VERSION) throw new CodecError(`unknown format version ${version}`)
   const checkpoint = readCheckpoint(r)
   const clearMetastreams = r.flag()
   const deleteSpent = version === 1 ? "none" : r.oneOf(SPENT_DELETIONS, "spent deletion")
-  const originals = readSection(r, () => r.str(), readOriginal)
+  const originals = readSection(r, () => r.str(), version >= 3 ? readOriginal : readOriginalBeforeV3)
   const metastreams = readSection(r, () => r.str(), readMetastream)
   const weights = readSection(r, () => r.f64(), (r) => r.f64())
   const timeRanges = readSection(r, () => r.f64(), readRange)

@@ -23,6 +23,11 @@ export interface OriginalStreamData {
    * still this one has nothing new to remove, so the calculator skips it.
    */
   readonly calculatedLast?: number | undefined
+  /**
+   * The log position of that last event. While the newest index entry of the stream's hash is still the one
+   * at this position, nothing was appended to the stream: the calculator knows it without reading a record.
+   */
+  readonly calculatedLastPosition?: number | undefined
 }
 
 export interface MetastreamData {

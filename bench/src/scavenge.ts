@@ -48,7 +48,6 @@ const logCache = argValue("--log-cache")
 const MAX_COUNT = 10
 
 const round = (n: number, digits = 0) => +n.toFixed(digits)
-const rss = () => process.memoryUsage.rss()
 const freshDir = (name: string) => freshBenchDir(baseDir, name)
 
 /** The ceiling: sequential write rate, as a scavenged chunk is written (4 MiB pieces, one sync at the end). */
@@ -177,8 +176,24 @@ const replacedBytes = (before: ReadonlyArray<FileInfo>, after: ReadonlyArray<Fil
 interface Timeline {
   readonly stages: Array<{ readonly stage: Checkpoint["stage"]; readonly at: number; readonly files: ReadonlyArray<FileInfo> }>
   peakRss: number
+  /** Peak RSS seen while each stage ran, and the process's memory split at the overall peak. */
+  peakByStage: Partial<Record<Checkpoint["stage"], number>>
+  atPeak: NodeJS.MemoryUsage | undefined
   accumulatedChunks: number
 }
+
+/** Samples RSS into the timeline, attributing it to the stage running (the last one entered). */
+const sample = (timeline: Timeline) => {
+  const usage = process.memoryUsage()
+  const stage = timeline.stages[timeline.stages.length - 1]?.stage
+  if (stage !== undefined) timeline.peakByStage[stage] = Math.max(timeline.peakByStage[stage] ?? 0, usage.rss)
+  if (usage.rss > timeline.peakRss) {
+    timeline.peakRss = usage.rss
+    timeline.atPeak = usage
+  }
+}
+
+const emptyTimeline = (): Timeline => ({ stages: [], peakRss: 0, peakByStage: {}, atPeak: undefined, accumulatedChunks: 0 })
 
 const stageSpan = (t: Timeline, stage: Checkpoint["stage"]) => {
   const i = t.stages.findIndex((s) => s.stage === stage)
@@ -194,7 +209,7 @@ const runScavenge = (scavenger: ScavengerService, timeline: Timeline) =>
     const start = now()
     yield* scavenger.start(defaults)
     while (true) {
-      timeline.peakRss = Math.max(timeline.peakRss, rss())
+      sample(timeline)
       const last = yield* scavenger.last
       if (last.result !== "InProgress" && (yield* scavenger.current) === undefined) {
         if (last.result !== "Success") return yield* Effect.dieMessage(`scavenge ended ${last.result}`)
@@ -215,13 +230,13 @@ const main = Effect.gen(function*() {
   const scope = yield* Scope.make()
   const store = yield* make(config).pipe(Scope.extend(scope))
 
-  let timeline: Timeline = { stages: [], peakRss: 0, accumulatedChunks: 0 }
+  let timeline: Timeline = emptyTimeline()
   const session = yield* openStateSession(join(dir, STATE_FOLDER), { pageSize: 16 * 1024, cacheBytes }).pipe(Scope.extend(scope))
   const observed = {
     ...session,
     commit: (checkpoint: Checkpoint) =>
       Effect.map(session.commit(checkpoint), () => {
-        timeline.peakRss = Math.max(timeline.peakRss, rss())
+        sample(timeline)
         const last = timeline.stages[timeline.stages.length - 1]
         if (last?.stage !== checkpoint.stage) timeline.stages.push({ stage: checkpoint.stage, at: now(), files: chunkFiles(store) })
         if (checkpoint.stage === "Accumulating" && checkpoint.doneLogicalChunk !== undefined) timeline.accumulatedChunks = checkpoint.doneLogicalChunk + 1
@@ -231,7 +246,8 @@ const main = Effect.gen(function*() {
     .pipe(Effect.provideService(EventStore, store), Scope.extend(scope))
 
   gc()
-  const rssBefore = rss()
+  const usageBefore = process.memoryUsage()
+  const rssBefore = usageBefore.rss
   timeline.peakRss = rssBefore
   const firstSecs = yield* runScavenge(scavenger, timeline)
   const span = (stage: Checkpoint["stage"]) => stageSpan(timeline, stage)
@@ -265,12 +281,18 @@ const main = Effect.gen(function*() {
   const growth = timeline.peakRss - rssBefore
   print({
     bench: "memory", peakRssGrowthMiB: round(growth / MiB), configuredCacheMiB: cacheBytes / MiB, limitMiB: cacheBytes / MiB + 64,
-    withinLimit: growth <= cacheBytes + 64 * MiB, runSecs: round(firstSecs, 1)
+    withinLimit: growth <= cacheBytes + 64 * MiB, runSecs: round(firstSecs, 1),
+    peakGrowthByStageMiB: Object.fromEntries(Object.entries(timeline.peakByStage).map(([stage, peak]) => [stage, round((peak - rssBefore) / MiB)])),
+    beforeMiB: { rss: round(usageBefore.rss / MiB), heapUsed: round(usageBefore.heapUsed / MiB), external: round(usageBefore.external / MiB), arrayBuffers: round(usageBefore.arrayBuffers / MiB) },
+    atPeakMiB: timeline.atPeak === undefined ? undefined : {
+      heapUsed: round(timeline.atPeak.heapUsed / MiB), heapTotal: round(timeline.atPeak.heapTotal / MiB),
+      external: round(timeline.atPeak.external / MiB), arrayBuffers: round(timeline.atPeak.arrayBuffers / MiB)
+    }
   })
 
   // A second run finds nothing to remove: a new point, the new chunk accumulated, streams recalculated.
   const chunksAccumulated = timeline.accumulatedChunks
-  timeline = { stages: [], peakRss: 0, accumulatedChunks: 0 }
+  timeline = emptyTimeline()
   const second = yield* runScavenge(scavenger, timeline)
   const stageSecs = Object.fromEntries(timeline.stages.slice(0, -1).map((s) => [s.stage, round(stageSpan(timeline, s.stage)?.secs ?? 0, 3)]))
   print({ bench: "noop-scavenge", chunksAccumulated, secs: round(second, 3), secsPer1000Chunks: round(second / chunksAccumulated * 1000, 2), target: 1, stageSecs, rewritten: (() => { const e = stageSpan(timeline, "ExecutingChunks"); return e === undefined ? undefined : replacedBytes(e.before, e.after) })() })

@@ -12,17 +12,22 @@ const TWO_32 = 4294967296
 export const readU32Unchecked = (buf: Uint8Array, o: number): number =>
   (buf[o]! | (buf[o + 1]! << 8) | (buf[o + 2]! << 16) | (buf[o + 3]! << 24)) >>> 0
 
-export const writeU64 = (buf: Uint8Array, offset: number, value: number): void => {
-  const view = buf as Buffer
-  const hi = Math.floor(value / TWO_32)
-  view.writeUInt32LE(value >>> 0, offset)
-  view.writeUInt32LE(hi >>> 0, offset + 4)
+/** Little-endian u32 as plain byte stores; the caller has made room (encoders size their buffer first). */
+export const writeU32Unchecked = (buf: Uint8Array, o: number, value: number): void => {
+  buf[o] = value
+  buf[o + 1] = value >>> 8
+  buf[o + 2] = value >>> 16
+  buf[o + 3] = value >>> 24
 }
 
-export const readU64 = (buf: Uint8Array, offset: number): number => {
-  const view = buf as Buffer
-  return view.readUInt32LE(offset + 4) * TWO_32 + view.readUInt32LE(offset)
+export const writeU64 = (buf: Uint8Array, offset: number, value: number): void => {
+  writeU32Unchecked(buf, offset, value >>> 0)
+  writeU32Unchecked(buf, offset + 4, Math.floor(value / TWO_32) >>> 0)
 }
+
+/** Little-endian u64 (< 2^53); the caller knows the eight bytes are inside `buf` (decoders check lengths first). */
+export const readU64 = (buf: Uint8Array, offset: number): number =>
+  readU32Unchecked(buf, offset + 4) * TWO_32 + readU32Unchecked(buf, offset)
 
 /** Signed 64-bit for values that may be negative (e.g. -1 meaning "none"); range ±2^53. */
 export const writeI64 = (buf: Uint8Array, offset: number, value: number): void => {

@@ -13,8 +13,10 @@
  */
 import { crc32 } from "node:zlib"
 
+// A plain Uint8Array view, not `data.subarray`: on a Buffer that builds a Buffer (a derived class, slower to
+// construct), and records are checksummed one at a time on every read.
 const range = (data: Uint8Array, start: number, end: number): Uint8Array =>
-  start === 0 && end === data.length ? data : data.subarray(start, end)
+  start === 0 && end === data.length ? data : new Uint8Array(data.buffer, data.byteOffset + start, end - start)
 
 /** Continues a checksum over data[start, end). Pass 0 as `crc` to start a new one. */
 export const checksumUpdate = (crc: number, data: Uint8Array, start = 0, end = data.length): number =>

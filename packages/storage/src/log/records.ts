@@ -24,7 +24,7 @@
  */
 import { checksum } from "../codec/checksum.js"
 import { Utf8Interner } from "../codec/interner.js"
-import { readI64, readU32Unchecked, readU64, uuidFromBytes, uuidToBytes, writeI64, writeU64, type ByteWriter } from "../codec/bytes.js"
+import { readI64, readU32Unchecked, readU64, uuidFromBytes, uuidToBytes, writeI64, writeU32Unchecked, writeU64, type ByteWriter } from "../codec/bytes.js"
 
 export const FRAME_OVERHEAD = 12
 export const MAX_RECORD_BODY = 16 * 1024 * 1024
@@ -150,7 +150,7 @@ const writeString = (buf: Buffer, offset: number, s: string): number => {
       buf[offset + 4 + i] = c
     }
     if (i === length) {
-      buf.writeUInt32LE(length, offset)
+      writeU32Unchecked(buf, offset, length)
       return offset + 4 + length
     }
   }
@@ -160,7 +160,7 @@ const writeString = (buf: Buffer, offset: number, s: string): number => {
 }
 
 const writeBytes = (buf: Buffer, offset: number, bytes: Uint8Array): number => {
-  buf.writeUInt32LE(bytes.length, offset)
+  writeU32Unchecked(buf, offset, bytes.length)
   buf.set(bytes, offset + 4)
   return offset + 4 + bytes.length
 }
@@ -176,14 +176,16 @@ export const encodeRecord = (out: ByteWriter, record: NewRecord, logPosition: nu
   const buf = out.buf
   const start = out.length
   const b = start + 8
-  buf.writeUInt32LE(body, start)
+  // Unchecked stores: `ensure` made room for the whole frame, and the length check below catches a miscount.
+  writeU32Unchecked(buf, start, body)
   buf[b] = record.kind
   buf[b + 1] = 1
   writeU64(buf, b + 2, logPosition)
   let o = b + HEADER
   switch (record.kind) {
     case RecordKind.Event:
-      buf.writeUInt16LE(record.flags, o)
+      buf[o] = record.flags
+      buf[o + 1] = record.flags >>> 8
       writeU64(buf, o + 2, record.eventNumber)
       writeU64(buf, o + 10, record.createdMicros)
       uuidToBytes(record.eventId, buf, o + 18)
@@ -217,8 +219,8 @@ export const encodeRecord = (out: ByteWriter, record: NewRecord, logPosition: nu
       break
   }
   if (o !== b + body) throw new Error(`record encoder wrote ${o - b} bytes, expected ${body}`)
-  buf.writeUInt32LE(checksum(buf, b, b + body), start + 4)
-  buf.writeUInt32LE(body, b + body)
+  writeU32Unchecked(buf, start + 4, checksum(buf, b, b + body))
+  writeU32Unchecked(buf, b + body, body)
   out.length = b + body + 4
   return body + FRAME_OVERHEAD
 }
@@ -280,9 +282,13 @@ export const eventStreamAt = (buf: Buffer, at: number): string => {
   return names.decode(buf, o + 4, o + 4 + buf.readUInt32LE(o))
 }
 
-/** Length of the length-prefixed field at `offset`, checked to end inside the record (else a RangeError). */
+/**
+ * Length of the length-prefixed field at `offset`, checked to end inside the record (else a RangeError).
+ * The prefix itself must lie inside the record too: the reads here are unchecked (`readU32Unchecked`).
+ */
 const fieldLength = (buf: Buffer, offset: number, end: number): number => {
-  const n = buf.readUInt32LE(offset)
+  if (offset + 4 > end) throw new RangeError("a field runs past the record")
+  const n = readU32Unchecked(buf, offset)
   if (offset + 4 + n > end) throw new RangeError("a field runs past the record")
   return n
 }
@@ -298,14 +304,14 @@ const view = (buf: Buffer, start: number, n: number): Buffer => n === 0 ? EMPTY 
  * wrong place is reported, not returned.
  */
 export const decodeRecord = (buf: Buffer, offset: number, limit: number, expectedPosition?: number): DecodeResult => {
-  if (offset + 8 > limit) return { ok: false, problem: "truncated" }
-  const body = buf.readUInt32LE(offset)
+  if (offset + 8 > limit || limit > buf.length) return { ok: false, problem: "truncated" }
+  const body = readU32Unchecked(buf, offset)
   if (body < HEADER || body > MAX_RECORD_BODY) return { ok: false, problem: "length" }
   const b = offset + 8
   const end = b + body
   if (end + 4 > limit) return { ok: false, problem: "truncated" }
-  if (buf.readUInt32LE(end) !== body) return { ok: false, problem: "suffix" }
-  if (checksum(buf, b, end) !== buf.readUInt32LE(offset + 4)) return { ok: false, problem: "checksum" }
+  if (readU32Unchecked(buf, end) !== body) return { ok: false, problem: "suffix" }
+  if (checksum(buf, b, end) !== readU32Unchecked(buf, offset + 4)) return { ok: false, problem: "checksum" }
   const kind = buf[b]!
   // A fixed-size record must fill its body exactly: a shorter body would otherwise be read past its end
   // (into the length suffix and the next record), a longer one would carry bytes nobody checks.
@@ -326,7 +332,9 @@ export const decodeRecord = (buf: Buffer, offset: number, limit: number, expecte
 const decodeBody = (buf: Buffer, kind: number, logPosition: number, o: number, end: number): LogRecord | undefined => {
   switch (kind) {
     case RecordKind.Event: {
-      const flags = buf.readUInt16LE(o)
+      // The fixed fields are read unchecked, so they must fit before the variable ones are looked at.
+      if (o + EVENT_FIXED > end) return undefined
+      const flags = buf[o]! | (buf[o + 1]! << 8)
       const eventNumber = readU64(buf, o + 2)
       const createdMicros = readU64(buf, o + 10)
       const eventId = uuidFromBytes(buf, o + 18)

@@ -43,8 +43,7 @@ export const safeReason = (text: string): string => {
   return cleaned.length > 512 ? `${cleaned.slice(0, 509)}...` : cleaned
 }
 
-const byteLength = (body: string | Uint8Array | undefined): number =>
-  body === undefined ? 0 : typeof body === "string" ? Buffer.byteLength(body, "utf8") : body.byteLength
+const byteLength = (body: Uint8Array | undefined): number => body === undefined ? 0 : body.byteLength
 
 const hasHeader = (headers: Readonly<Record<string, unknown>>, name: string): boolean =>
   Object.keys(headers).some((k) => k.toLowerCase() === name)
@@ -64,11 +63,12 @@ export const finishReply = (reply: Reply, options: FinishOptions): Reply => {
     if (reply.status === 401 && !hasHeader(reply.headers, "www-authenticate")) headers["WWW-Authenticate"] = BasicCustomChallenge
   }
   Object.assign(headers, reply.headers)
-  let body = reply.body
+  // A text body is encoded here, once: its length needs the UTF-8 bytes anyway (measuring a feed built by
+  // concatenation flattens it, and encoding it again for the socket was a second pass over every page).
+  let body = typeof reply.body === "string" ? Buffer.from(reply.body, "utf8") : reply.body
   const encoding = options.acceptEncoding?.trim().toLowerCase()
   if ((encoding === "gzip" || encoding === "deflate") && byteLength(body) > 0 && reply.status !== 304) {
-    const raw = typeof body === "string" ? Buffer.from(body, "utf8") : body!
-    body = encoding === "gzip" ? gzipSync(raw) : deflateSync(raw)
+    body = encoding === "gzip" ? gzipSync(body!) : deflateSync(body!)
     headers["Content-Encoding"] = encoding
   }
   headers["Content-Length"] = String(byteLength(body))

@@ -106,33 +106,38 @@ export const makeRouter = <R>(routes: ReadonlyArray<RouteDef<R>>): Router<R> => 
     if (list === undefined) byShape.set(key, [c])
     else list.push(c)
   }
-  const none: ReadonlyArray<Compiled<R>> = []
+  // The templates a request of a given shape may match, most specific first: specificity compares the
+  // templates alone, so the order is fixed per shape and computed once (not sorted per request).
+  const candidatesByShape = new Map<string, ReadonlyArray<Compiled<R>>>()
+  const candidatesFor = (segments: ReadonlyArray<string>): ReadonlyArray<Compiled<R>> => {
+    const shape = `${segments.length}:${segments[0] ?? ""}`
+    let list = candidatesByShape.get(shape)
+    if (list === undefined) {
+      list = [...(byShape.get(shape) ?? []), ...(byShape.get(`${segments.length}:*`) ?? []), ...greedy]
+        .sort((a, b) => compareSpecificity(b.segments, a.segments) || b.order - a.order)
+      // Shapes come from request paths: keep the memo bounded (first literals are client-chosen text).
+      if (candidatesByShape.size < 1024) candidatesByShape.set(shape, list)
+    }
+    return list
+  }
   return {
     match: (segments) => {
-      const hits: Array<Compiled<R> & { readonly params: Record<string, string> }> = []
-      const candidates = [
-        byShape.get(`${segments.length}:${segments[0] ?? ""}`) ?? none,
-        byShape.get(`${segments.length}:*`) ?? none,
-        greedy
-      ]
-      for (const list of candidates) {
-        for (const c of list) {
-          const params = bind(c.segments, segments)
-          if (params !== undefined) hits.push({ ...c, params })
-        }
+      const candidates = candidatesFor(segments)
+      let hits: Array<{ readonly route: RouteDef<R>; readonly params: Record<string, string> }> | undefined
+      for (const c of candidates) {
+        const params = bind(c.segments, segments)
+        if (params !== undefined) (hits ??= []).push({ route: c.route, params })
       }
-      if (hits.length === 0) return { _tag: "NotFound" }
-      hits.sort((a, b) => compareSpecificity(a.segments, b.segments) || a.order - b.order)
+      if (hits === undefined) return { _tag: "NotFound" }
+      const found = hits
+      // `allowed` lists methods least specific first, as before.
       const allowed: Array<Method> = []
-      for (const hit of hits) if (!allowed.includes(hit.route.method)) allowed.push(hit.route.method)
+      for (let i = found.length - 1; i >= 0; i--) if (!allowed.includes(found[i]!.route.method)) allowed.push(found[i]!.route.method)
       return {
         _tag: "Found",
         allowed,
         forMethod: (method) => {
-          for (let i = hits.length - 1; i >= 0; i--) {
-            const hit = hits[i]!
-            if (hit.route.method === method) return { route: hit.route, params: hit.params }
-          }
+          for (const hit of found) if (hit.route.method === method) return hit
           return undefined
         }
       }

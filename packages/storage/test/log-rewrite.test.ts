@@ -36,7 +36,7 @@ describe("replaceChunks: chunk execution", () => {
       expect(after.path).toBe(`${DIR}/chunk-000002.000001`)
       expect(after.header.isScavenged).toBe(true)
       expect(after.header.chunkId).not.toBe(before.header.chunkId)
-      expect(after.posMap?.logical.length).toBe(kept)
+      expect(after.posMap?.count).toBe(kept)
       expect(result.newBytes).toBe(mem.readFileSync(after.path).length)
       expect(result.oldBytes).toBe(HEADER_SIZE + before.dataSize + FOOTER_SIZE)
       expect(result.newBytes).toBeLessThan(result.oldBytes)

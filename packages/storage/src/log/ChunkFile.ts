@@ -1,17 +1,17 @@
 /**
- * One open chunk file: its header, its footer once completed, its position map once scavenged, and the
- * operations that create, complete and map positions of a chunk. The chunk format itself is described in
- * chunkFormat.ts.
+ * One open chunk file: its header, its footer once completed, its resident position map once scavenged
+ * (PositionMap.ts), and the operations that create, complete and map positions of a chunk. The
+ * chunk format itself is described in chunkFormat.ts.
  */
 import { Effect } from "effect"
 import { Disk, DiskError, join, type FileHandle } from "@vellum/platform"
 import { checksumUpdate } from "../codec/checksum.js"
 import { StorageCorrupt } from "../errors.js"
 import {
-  FOOTER_SIZE, HEADER_SIZE, POSMAP_ENTRY_SIZE, chunkFileName, completedFileSize, decodeFooter, decodeHeader,
-  decodePosMap, encodeFooterPrefix, encodeHeader, posMapLowerBound, sealFooter,
-  type ChunkFooter, type ChunkHeader, type PosMap
+  FOOTER_SIZE, HEADER_SIZE, chunkFileName, completedFileSize, decodeFooter, decodeHeader,
+  encodeFooterPrefix, encodeHeader, sealFooter, type ChunkFooter, type ChunkHeader
 } from "./chunkFormat.js"
+import { mappedBoundary, mappedOffset, readResidentPosMap, type MapBoundary, type ResidentPosMap } from "./PositionMap.js"
 
 let nextFileId = 1
 
@@ -27,7 +27,8 @@ export interface ChunkFile {
   footer: ChunkFooter | undefined
   /** Why the bytes where a footer would be are not one (for error messages; set by `openChunkFile`). */
   footerProblem: string | undefined
-  posMap: PosMap | undefined
+  /** A completed scavenged chunk's position map, resident and delta-compressed (PositionMap.ts). */
+  posMap: ResidentPosMap | undefined
   /** Physical bytes of record data (the writer's offset for the active chunk). */
   dataSize: number
 }
@@ -48,22 +49,29 @@ export const makeChunkFile = (path: string, header: ChunkHeader, handle: FileHan
   dataSize: 0
 })
 
+/** Whether the chunk's positions go through a position map (a completed scavenged chunk), not arithmetic. */
+export const isScavenged = (chunk: ChunkFile): boolean => chunk.posMap !== undefined
+
 /**
  * The physical file offset of the record at a logical position, or undefined when a scavenge removed it
- * (or the position is not a record of this scavenged chunk).
+ * (or the position is not a record of this scavenged chunk); StorageCorrupt when the chunk's map is damaged.
  */
-export const physicalOffset = (chunk: ChunkFile, position: number): number | undefined => {
+export const physicalOffset = (chunk: ChunkFile, position: number): number | undefined | StorageCorrupt => {
   if (chunk.posMap === undefined) return HEADER_SIZE + (position - chunk.startPosition)
-  const i = posMapLowerBound(chunk.posMap, position)
-  if (i >= chunk.posMap.logical.length || chunk.posMap.logical[i] !== position) return undefined
-  return HEADER_SIZE + chunk.posMap.physical[i]!
+  const off = mappedOffset(chunk, chunk.posMap, position)
+  return typeof off === "number" ? HEADER_SIZE + off : off
 }
 
-/** Physical offset of the first record at or after a logical position (for scans), or the data end. */
-export const physicalOffsetAtOrAfter = (chunk: ChunkFile, position: number): number => {
-  if (chunk.posMap === undefined) return HEADER_SIZE + Math.max(0, position - chunk.startPosition)
-  const i = posMapLowerBound(chunk.posMap, position)
-  return i >= chunk.posMap.logical.length ? HEADER_SIZE + chunk.dataSize : HEADER_SIZE + chunk.posMap.physical[i]!
+/**
+ * Physical offset of the first record at or after a logical position (for scans), or the data end; for a
+ * scavenged chunk also the positions its map gives for the records on either side (a scan checks the record
+ * it reads there against them: `at` forward, `before` backward). Unscavenged: both undefined. StorageCorrupt
+ * when the chunk's map is damaged.
+ */
+export const physicalOffsetAtOrAfter = (chunk: ChunkFile, position: number): MapBoundary | StorageCorrupt => {
+  if (chunk.posMap === undefined) return { offset: HEADER_SIZE + Math.max(0, position - chunk.startPosition), at: undefined, before: undefined }
+  const boundary = mappedBoundary(chunk, chunk.posMap, position)
+  return boundary instanceof StorageCorrupt ? boundary : { ...boundary, offset: HEADER_SIZE + boundary.offset }
 }
 
 const corrupt = (path: string, message: string) => new StorageCorrupt({ message: `${path}: ${message}`, path })
@@ -89,9 +97,11 @@ export const openChunkFile = (path: string, chunkSize: number) =>
         chunk.dataSize = footer.physicalDataSize
         // A scavenged chunk always maps positions, even with no record left: its positions are then all
         // removed (read as undefined), not offsets into data that is not there.
+        // A damaged map is remembered and fails lookups, not the open.
         if (footer.posMapCount > 0 || header.isScavenged) {
-          const mapBytes = yield* handle.read(HEADER_SIZE + footer.physicalDataSize, footer.posMapCount * POSMAP_ENTRY_SIZE)
-          chunk.posMap = decodePosMap(mapBytes, footer.posMapCount)
+          chunk.posMap = yield* readResidentPosMap(handle, footer.posMapCount, {
+            startPosition: chunk.startPosition, logicalEnd: chunk.startPosition + footer.logicalDataSize, dataSize: footer.physicalDataSize
+          })
         }
       }
     }

@@ -27,8 +27,9 @@ import { StorageCorrupt, StorageFailed } from "../errors.js"
 import type { ChunkFile } from "./ChunkFile.js"
 import {
   FOOTER_SIZE, HEADER_SIZE, completedFileSize, decodeFooter, encodeFooterPrefix, encodeHeader, encodePosMap, sealFooter,
-  type ChunkFooter, type ChunkHeader, type PosMap
+  type ChunkFooter, type ChunkHeader
 } from "./chunkFormat.js"
+import { residentPosMapOf, type ResidentPosMap } from "./PositionMap.js"
 import { scanRecords, type ScannedRecord } from "./RecordScanner.js"
 
 /** Bytes per read of a source and per write of the new file. */
@@ -41,7 +42,8 @@ export interface RewrittenChunk {
   readonly handle: FileHandle
   readonly header: ChunkHeader
   readonly footer: ChunkFooter
-  readonly posMap: PosMap
+  /** The map written, in its resident form (the 12-byte entries are only held while the file is written). */
+  readonly posMap: ResidentPosMap
   readonly fileBytes: number
   readonly kept: number
   readonly removed: number
@@ -225,14 +227,18 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
         }
         if (runStart >= 0) yield* copy(piece, runStart, runEnd)
       }
-      const posMap: PosMap = { logical: logical.slice(0, kept), physical: physical.slice(0, kept) }
-      yield* writing(out.write(encodePosMap(posMap)))
+      const mapBytes = encodePosMap({ logical: logical.subarray(0, kept), physical: physical.subarray(0, kept) })
+      yield* writing(out.write(mapBytes))
       // The logical end of the data is the last source's: positions past it were never written.
       const base = {
         physicalDataSize: dataBytes,
         logicalDataSize: last.startPosition + last.footer!.logicalDataSize - first.startPosition,
         posMapCount: kept
       }
+      const posMap = residentPosMapOf(mapBytes, kept, {
+        startPosition: first.startPosition, logicalEnd: first.startPosition + base.logicalDataSize, dataSize: dataBytes
+      })
+      if (posMap.problem !== undefined) return yield* Effect.die(new Error(`the rewrite built a position map it cannot read back: ${posMap.problem}`))
       const prefix = encodeFooterPrefix(base)
       const footerBytes = sealFooter(prefix, checksumUpdate(out.crcSoFar(), prefix, 0, 120))
       yield* writing(out.write(footerBytes))

@@ -23,7 +23,7 @@ import { Effect } from "effect"
 import { StorageCorrupt } from "../errors.js"
 import { readU32Unchecked } from "../codec/bytes.js"
 import { checksumUpdate } from "../codec/checksum.js"
-import { physicalOffsetAtOrAfter, type ChunkFile } from "./ChunkFile.js"
+import { isScavenged, physicalOffsetAtOrAfter, type ChunkFile } from "./ChunkFile.js"
 import { FOOTER_SIZE, HEADER_SIZE, completedFileSize } from "./chunkFormat.js"
 import { FRAME_OVERHEAD, MAX_RECORD_BODY, decodeRecord, eventStreamAt, isWellFramed, type LogRecord } from "./records.js"
 import type { ReadError, TransactionLog } from "./TransactionLog.js"
@@ -75,6 +75,12 @@ export class RecordScan implements ScannedRecord {
   /** Physical offset of the next piece and where the chunk's scanned data ends. */
   private phys = 0
   private physEnd = 0
+  /**
+   * Where the scan entered the current chunk and the position the chunk's map gives for the record there
+   * (undefined for an unscavenged chunk): the record found there must carry it, or the map is damaged.
+   */
+  private entryPhys = 0
+  private entryPosition: number | undefined = undefined
   /** Logical end of what the scan may return from the current chunk. */
   private end = 0
   private done = false
@@ -183,6 +189,7 @@ export class RecordScan implements ScannedRecord {
       while (!this.done) {
         const chunk = this.chunk ?? this.enterChunk()
         if (chunk === undefined) continue
+        if (chunk instanceof StorageCorrupt) return yield* chunk
         if (this.phys >= this.physEnd) {
           if (this.verifyingFile) {
             const problem = yield* this.checkFile(chunk)
@@ -202,8 +209,11 @@ export class RecordScan implements ScannedRecord {
     })
   }
 
-  /** The chunk holding `pos`, set up for reading; undefined when there is nothing to read in it (or the scan is done). */
-  private enterChunk(): ChunkFile | undefined {
+  /**
+   * The chunk holding `pos`, set up for reading; undefined when there is nothing to read in it (or the scan
+   * is done); StorageCorrupt when its position map is damaged.
+   */
+  private enterChunk(): ChunkFile | undefined | StorageCorrupt {
     if (this.pos >= this.limit) {
       this.done = true
       return undefined
@@ -222,8 +232,12 @@ export class RecordScan implements ScannedRecord {
       else this.pos = chunk.endPosition
       return undefined
     }
-    this.phys = physicalOffsetAtOrAfter(chunk, pos)
-    this.physEnd = chunk.posMap === undefined ? HEADER_SIZE + (this.end - chunk.startPosition) : HEADER_SIZE + chunk.dataSize
+    const boundary = physicalOffsetAtOrAfter(chunk, pos)
+    if (boundary instanceof StorageCorrupt) return boundary
+    this.phys = boundary.offset
+    this.entryPhys = boundary.offset
+    this.entryPosition = boundary.at
+    this.physEnd = isScavenged(chunk) ? HEADER_SIZE + chunk.dataSize : HEADER_SIZE + (this.end - chunk.startPosition)
     this.verifyingFile = this.verifyFiles && chunk.footer !== undefined && this.phys === HEADER_SIZE &&
       HEADER_SIZE + chunk.dataSize - this.physEnd <= this.pieceBytes
     // Nothing of this file is checked yet (a chunk without records is checked whole when the scan leaves it).
@@ -257,7 +271,7 @@ export class RecordScan implements ScannedRecord {
       }
       let at = 0
       while (at < buf.length) {
-        const position = chunk.posMap === undefined ? chunk.startPosition + (start + at - HEADER_SIZE) : this.pos
+        const position = isScavenged(chunk) ? this.pos : chunk.startPosition + (start + at - HEADER_SIZE)
         if (at + 8 > buf.length) {
           if (at === 0) return this.damaged(chunk, position, "truncated")
           break
@@ -274,6 +288,9 @@ export class RecordScan implements ScannedRecord {
         }
         if (!isWellFramed(buf, at, body, !verifying)) return this.damaged(chunk, position, "frame")
         const logPosition = u64(buf, at + 10)
+        if (start + at === this.entryPhys && this.entryPosition !== undefined && logPosition !== this.entryPosition) {
+          return this.damaged(chunk, position, `the position map gives position ${this.entryPosition} for the record at its offset, which is at ${logPosition}`)
+        }
         if (logPosition >= this.end) {
           this.phys = this.physEnd
           break
@@ -281,7 +298,7 @@ export class RecordScan implements ScannedRecord {
         if (this.count === this.offsets.length) this.grow()
         this.offsets[this.count] = at
         this.positions[this.count++] = logPosition
-        this.pos = chunk.posMap === undefined ? logPosition + total : logPosition + 1
+        this.pos = isScavenged(chunk) ? logPosition + 1 : logPosition + total
         at += total
       }
       if (this.phys !== this.physEnd) this.phys = start + at

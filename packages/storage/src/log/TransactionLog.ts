@@ -41,8 +41,8 @@ import { checksum, checksumUpdate } from "../codec/checksum.js"
 import { StorageCorrupt, StorageFailed } from "../errors.js"
 import { BLOCK_SIZE, BlockCache } from "./BlockCache.js"
 import {
-  completeChunkFile, createChunkFile, isCompleted, openChunkFile, physicalOffset,
-  physicalOffsetAtOrAfter, verifyChunkFile, type ChunkFile
+  completeChunkFile, createChunkFile, isCompleted, isScavenged, openChunkFile, physicalOffset, physicalOffsetAtOrAfter,
+  verifyChunkFile, type ChunkFile
 } from "./ChunkFile.js"
 import { HEADER_SIZE, encodeHeader } from "./chunkFormat.js"
 import { chunkNames, resolveSuperseded } from "./chunkPrecedence.js"
@@ -334,19 +334,31 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     let chunkNumber = state.active.header.startNumber
     let dataEnd = state.active.dataSize
     let segStart = dataEnd
-    let out = new ByteWriter(64 * 1024)
+    // The batch's size is known before encoding, so each segment's buffer is allocated once at its final
+    // size and handed to the write as it is: growing a 64 KiB buffer by doubling and copying it out again
+    // moved every byte of a large batch about three times.
+    const unitSizes: Array<number> = []
+    let unencoded = 0
+    for (const unit of units) {
+      let size = 0
+      for (const record of unit.records) size += framedLength(record)
+      unitSizes.push(size)
+      unencoded += size
+    }
+    let out = new ByteWriter(Math.max(64, Math.min(unencoded, cs)))
     const closeSegment = (completeAfter: boolean) => {
-      segments.push({ chunkNumber, dataOffset: segStart, bytes: out.toBuffer(), completeAfter })
+      segments.push({ chunkNumber, dataOffset: segStart, bytes: out.buf.subarray(0, out.length), completeAfter })
+      unencoded -= out.length
       if (completeAfter) {
         chunkNumber += 1
         dataEnd = 0
       }
       segStart = dataEnd
-      out = new ByteWriter(64 * 1024)
+      out = new ByteWriter(Math.max(64, Math.min(unencoded, cs)))
     }
-    for (const unit of units) {
-      let size = 0
-      for (const record of unit.records) size += framedLength(record)
+    for (let u = 0; u < units.length; u++) {
+      const unit = units[u]!
+      const size = unitSizes[u]!
       if (size > cs) throw new RangeError(`a write of ${size} bytes does not fit in a chunk of ${cs} bytes`)
       if (dataEnd + size > cs) closeSegment(true)
       const unitPositions: Array<number> = []
@@ -455,6 +467,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       if (chunk === undefined) return Effect.succeed(undefined)
       const off = physicalOffset(chunk, position)
       if (off === undefined) return Effect.succeed(undefined)
+      if (off instanceof StorageCorrupt) return Effect.fail(off)
       const dataEnd = HEADER_SIZE + chunk.dataSize
       // The end of a chunk's data is a record boundary (the last record's post position) with no record.
       if (off === dataEnd) return Effect.succeed(undefined)
@@ -465,6 +478,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         if (head.length < 8) return Effect.fail(corruptAt(chunk, position, "truncated"))
         const total = head.readUInt32LE(0) + FRAME_OVERHEAD
         const full = total <= head.length ? Effect.succeed(head) : read(chunk, off, off + total)
+        // `position` is checked against the record's own: an offset from a damaged position map is caught here.
         return Effect.flatMap(full, (buf) => {
           const result = decodeRecord(buf, 0, buf.length, position)
           return result.ok ? Effect.succeed(result.record) : Effect.fail(corruptAt(chunk, position, result.problem))
@@ -478,6 +492,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     if (chunk === undefined) return undefined
     const off = physicalOffset(chunk, position)
     if (off === undefined) return undefined
+    // A damaged map: the careful path fails with StorageCorrupt.
+    if (off instanceof StorageCorrupt) return NotCached
     const dataEnd = HEADER_SIZE + chunk.dataSize
     if (off === dataEnd) return undefined
     if (off + 8 > dataEnd) return NotCached
@@ -516,8 +532,10 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           pos = chunk.endPosition
           continue
         }
-        const physStart = physicalOffsetAtOrAfter(chunk, pos)
-        const physEnd = chunk.posMap === undefined ? HEADER_SIZE + (end - chunk.startPosition) : HEADER_SIZE + chunk.dataSize
+        const boundary = physicalOffsetAtOrAfter(chunk, pos)
+        if (boundary instanceof StorageCorrupt) return yield* boundary
+        const physStart = boundary.offset
+        const physEnd = isScavenged(chunk) ? HEADER_SIZE + chunk.dataSize : HEADER_SIZE + (end - chunk.startPosition)
         if (physStart >= physEnd) {
           pos = chunk.endPosition
           continue
@@ -535,6 +553,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
               const whole = yield* readRange(chunk, physStart, physStart + total)
               const result = decodeAt(whole, 0, whole.length)
               if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
+              if (misplaced(boundary.at, result.record)) return yield* Effect.fail(corruptAt(chunk, pos, mapMismatch(boundary.at, result.record)))
               // In a scavenged chunk the bytes run past `limit`: a record at or after it is not handed out.
               if (result.record.logPosition >= end) {
                 pos = end
@@ -548,6 +567,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           }
           const result = decodeAt(span, at, span.length)
           if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
+          if (at === 0 && misplaced(boundary.at, result.record)) return yield* Effect.fail(corruptAt(chunk, pos, mapMismatch(boundary.at, result.record)))
           if (result.record.logPosition >= end) {
             pos = end
             break
@@ -570,7 +590,18 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
 
   /** Logical position just after a record (for a scavenged chunk: the next surviving record is searched from here). */
   const nextLogical = (chunk: ChunkFile, position: number, framed: number): number =>
-    chunk.posMap === undefined ? position + framed : position + 1
+    isScavenged(chunk) ? position + 1 : position + framed
+
+  /**
+   * Whether the first record a scan reads at an offset from a scavenged chunk's position map lacks the
+   * position the map gives for it: the map's bytes have no checksum of their own, so a damaged entry must
+   * not send a scan to another record silently.
+   */
+  const misplaced = (expected: number | undefined, record: LogRecord): boolean =>
+    expected !== undefined && record.logPosition !== expected
+
+  const mapMismatch = (expected: number | undefined, record: LogRecord): string =>
+    `the position map gives position ${expected} for the record at its offset, which is at ${record.logPosition}`
 
   const scanBackwardOnce = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
     Effect.gen(function*() {
@@ -588,7 +619,9 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           continue
         }
         // Physical end of the data before `pos`.
-        const physEnd = chunk.posMap === undefined ? HEADER_SIZE + (pos - chunk.startPosition) : physicalOffsetAtOrAfter(chunk, pos)
+        const boundary = physicalOffsetAtOrAfter(chunk, pos)
+        if (boundary instanceof StorageCorrupt) return yield* boundary
+        const physEnd = boundary.offset
         if (physEnd <= HEADER_SIZE) {
           pos = chunk.startPosition
           continue
@@ -601,7 +634,9 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           const total = span.readUInt32LE(at - 4) + FRAME_OVERHEAD
           if (total > at) {
             if (at === span.length) {
-              // A record longer than the span: fetch it whole.
+              // A record longer than the span: fetch it whole (a damaged suffix, or an end from a damaged
+              // position map, can claim more bytes than the chunk holds before it).
+              if (physEnd - total < HEADER_SIZE) return yield* Effect.fail(corruptAt(chunk, pos, "suffix length"))
               span = yield* readRange(chunk, physEnd - total, physEnd)
               at = span.length
               if (total > at) return yield* Effect.fail(corruptAt(chunk, pos, "suffix length"))
@@ -609,6 +644,10 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           }
           const result = decodeAt(span, at - total, at)
           if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
+          // The record ending where the map's boundary is must be the entry the map puts before it.
+          if (at === span.length && misplaced(boundary.before, result.record)) {
+            return yield* Effect.fail(corruptAt(chunk, pos, mapMismatch(boundary.before, result.record)))
+          }
           records.push(result.record)
           pos = result.record.logPosition
           at -= total

@@ -20,6 +20,7 @@
  * start from a copy of it instead of filling again).
  */
 import * as fs from "node:fs"
+import * as v8 from "node:v8"
 import * as path from "node:path"
 import { Effect, Exit, Logger, LogLevel, Scope } from "effect"
 import { Disk, NodeDisk, join } from "@vellum/platform"
@@ -179,6 +180,8 @@ interface Timeline {
   /** Peak RSS seen while each stage ran, and the process's memory split at the overall peak. */
   peakByStage: Partial<Record<Checkpoint["stage"], number>>
   atPeak: NodeJS.MemoryUsage | undefined
+  /** V8's heap spaces at the overall peak (MiB committed per space): which part of the heap grew. */
+  spacesAtPeak: Record<string, number> | undefined
   accumulatedChunks: number
 }
 
@@ -190,10 +193,14 @@ const sample = (timeline: Timeline) => {
   if (usage.rss > timeline.peakRss) {
     timeline.peakRss = usage.rss
     timeline.atPeak = usage
+    timeline.spacesAtPeak = heapSpaces()
   }
 }
 
-const emptyTimeline = (): Timeline => ({ stages: [], peakRss: 0, peakByStage: {}, atPeak: undefined, accumulatedChunks: 0 })
+const emptyTimeline = (): Timeline => ({ stages: [], peakRss: 0, peakByStage: {}, atPeak: undefined, spacesAtPeak: undefined, accumulatedChunks: 0 })
+
+const heapSpaces = (): Record<string, number> =>
+  Object.fromEntries(v8.getHeapSpaceStatistics().map((space) => [space.space_name, round(space.space_size / MiB)]))
 
 const stageSpan = (t: Timeline, stage: Checkpoint["stage"]) => {
   const i = t.stages.findIndex((s) => s.stage === stage)
@@ -247,6 +254,7 @@ const main = Effect.gen(function*() {
 
   gc()
   const usageBefore = process.memoryUsage()
+  const spacesBefore = heapSpaces()
   const rssBefore = usageBefore.rss
   timeline.peakRss = rssBefore
   const firstSecs = yield* runScavenge(scavenger, timeline)
@@ -283,10 +291,13 @@ const main = Effect.gen(function*() {
     bench: "memory", peakRssGrowthMiB: round(growth / MiB), configuredCacheMiB: cacheBytes / MiB, limitMiB: cacheBytes / MiB + 64,
     withinLimit: growth <= cacheBytes + 64 * MiB, runSecs: round(firstSecs, 1),
     peakGrowthByStageMiB: Object.fromEntries(Object.entries(timeline.peakByStage).map(([stage, peak]) => [stage, round((peak - rssBefore) / MiB)])),
-    beforeMiB: { rss: round(usageBefore.rss / MiB), heapUsed: round(usageBefore.heapUsed / MiB), external: round(usageBefore.external / MiB), arrayBuffers: round(usageBefore.arrayBuffers / MiB) },
+    beforeMiB: {
+      rss: round(usageBefore.rss / MiB), heapUsed: round(usageBefore.heapUsed / MiB), heapTotal: round(usageBefore.heapTotal / MiB),
+      external: round(usageBefore.external / MiB), arrayBuffers: round(usageBefore.arrayBuffers / MiB), spaces: spacesBefore
+    },
     atPeakMiB: timeline.atPeak === undefined ? undefined : {
       heapUsed: round(timeline.atPeak.heapUsed / MiB), heapTotal: round(timeline.atPeak.heapTotal / MiB),
-      external: round(timeline.atPeak.external / MiB), arrayBuffers: round(timeline.atPeak.arrayBuffers / MiB)
+      external: round(timeline.atPeak.external / MiB), arrayBuffers: round(timeline.atPeak.arrayBuffers / MiB), spaces: timeline.spacesAtPeak
     }
   })
 

@@ -21,12 +21,12 @@
 import { createHash } from "node:crypto"
 import { Effect } from "effect"
 import { Disk, type DiskError, type FileHandle } from "@vellum/platform"
-import { uuidFromBytes, uuidToBytes } from "../codec/bytes.js"
+import { uuidFromBytes, uuidToBytes, writeU32Unchecked, writeU64 } from "../codec/bytes.js"
 import { checksumUpdate } from "../codec/checksum.js"
 import { StorageCorrupt, StorageFailed } from "../errors.js"
 import type { ChunkFile } from "./ChunkFile.js"
 import {
-  FOOTER_SIZE, HEADER_SIZE, completedFileSize, decodeFooter, encodeFooterPrefix, encodeHeader, encodePosMap, sealFooter,
+  FOOTER_SIZE, HEADER_SIZE, POSMAP_ENTRY_SIZE, completedFileSize, decodeFooter, encodeFooterPrefix, encodeHeader, sealFooter,
   type ChunkFooter, type ChunkHeader
 } from "./chunkFormat.js"
 import { residentPosMapOf, type ResidentPosMap } from "./PositionMap.js"
@@ -180,10 +180,10 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
       for (const source of sources) sourceBytes += HEADER_SIZE + source.dataSize
       const out = new SequentialWriter(handle, Math.min(PIECE, Math.max(64 * 1024, sourceBytes + FOOTER_SIZE)))
       out.put(encodeHeader(header))
-      // The position map grows in typed arrays: a 256 MiB chunk keeps ~700,000 records, and plain number
-      // arrays of them cost several times the 12 bytes a record needs.
-      let logical = new Float64Array(4096)
-      let physical = new Uint32Array(4096)
+      // The position map is built in its file format as records are kept (a 256 MiB chunk keeps ~700,000):
+      // one buffer of 12-byte entries, grown by half, is what is written and what the resident map is built
+      // from (typed arrays of the entries and then their encoding held each record's entry three times).
+      let mapBuf = Buffer.allocUnsafe(4096 * POSMAP_ENTRY_SIZE)
       let kept = 0
       let dataBytes = 0
       let removed = 0
@@ -212,22 +212,20 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
           }
           if (runStart < 0) runStart = scan.frameStart
           runEnd = scan.frameStart + total
-          if (kept === logical.length) {
-            const grownLogical = new Float64Array(kept * 2)
-            grownLogical.set(logical)
-            logical = grownLogical
-            const grownPhysical = new Uint32Array(kept * 2)
-            grownPhysical.set(physical)
-            physical = grownPhysical
+          const entry = kept * POSMAP_ENTRY_SIZE
+          if (entry + POSMAP_ENTRY_SIZE > mapBuf.length) {
+            const grown = Buffer.allocUnsafe(Math.ceil(kept * 1.5) * POSMAP_ENTRY_SIZE)
+            mapBuf.copy(grown, 0, 0, entry)
+            mapBuf = grown
           }
-          logical[kept] = scan.logPosition
-          physical[kept] = dataBytes
+          writeU32Unchecked(mapBuf, entry, dataBytes)
+          writeU64(mapBuf, entry + 4, scan.logPosition)
           kept++
           dataBytes += total
         }
         if (runStart >= 0) yield* copy(piece, runStart, runEnd)
       }
-      const mapBytes = encodePosMap({ logical: logical.subarray(0, kept), physical: physical.subarray(0, kept) })
+      const mapBytes = mapBuf.subarray(0, kept * POSMAP_ENTRY_SIZE)
       yield* writing(out.write(mapBytes))
       // The logical end of the data is the last source's: positions past it were never written.
       const base = {

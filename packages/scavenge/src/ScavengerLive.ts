@@ -5,7 +5,7 @@
  * fiber) still lets the service write the run's `$scavengeCompleted` event.
  */
 import { Cause, Clock, Effect, Exit, Fiber } from "effect"
-import { EventStore, randomUuid } from "@vellum/storage"
+import { BufferPool, EventStore, randomUuid } from "@vellum/storage"
 import * as History from "./history/index.js"
 import type { RunContext, RunEvents } from "./phases/RunContext.js"
 import type { StateAccess } from "./phases/StateAccess.js"
@@ -73,11 +73,13 @@ export const makeScavenger = <E>(settings: ScavengerSettings, state: StateAccess
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         const totals = { spaceSaved: 0, maxChunkScavenged: 0, indexWork: false }
+        // One pool of scratch buffers for the run's chunk passes, dropped with the run.
+        const buffers = new BufferPool()
         yield* record(History.startRun({ scavengeId: run.scavengeId, nodeEndpoint: settings.nodeEndpoint, historyMaxAgeDays: settings.historyMaxAgeDays }))
         const throttle = yield* makeThrottle(options.threads > 1 ? 100 : options.throttlePercent)
         const events = eventsFor(run.scavengeId)
         const makeContext = (sp: RunContext<E>["sp"]): RunContext<E> => ({
-          engine: store.engine, state, sp, throttle, events, totals,
+          engine: store.engine, state, sp, throttle, events, totals, buffers,
           options: { threads: Math.min(4, Math.max(1, options.threads)), unsafeIgnoreHardDeletes: settings.unsafeIgnoreHardDeletes, disableMerging: settings.disableMerging },
           progress: (phase: ScavengePhase, done: number, total: number) => {
             run.progress = { phase, done, total }

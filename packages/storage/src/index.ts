@@ -11,6 +11,7 @@ export { BLOOM_BITS_PER_KEY, BLOOM_PROBES, bloomAdd, bloomMayContain, bloomWords
 export type { TransactionLog, ScanResult } from "./log/TransactionLog.js"
 export type { KeepRecord } from "./log/ChunkRewrite.js"
 export { RecordScan, scanRecords, type ScanOptions, type ScannedRecord } from "./log/RecordScanner.js"
+export { BufferPool } from "./log/BufferPool.js"
 export type { ChunkFile } from "./log/ChunkFile.js"
 export type { ReadIndex } from "./streams/ReadIndex.js"
 export type { TableIndex } from "./tableindex/TableIndex.js"

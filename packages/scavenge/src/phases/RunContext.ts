@@ -3,7 +3,7 @@
  * throttle, progress reporting and the history of the run.
  */
 import type { Effect } from "effect"
-import type { StorageEngine } from "@vellum/storage"
+import type { BufferPool, StorageEngine } from "@vellum/storage"
 import type { Throttle } from "../Throttle.js"
 import type { ScavengePhase } from "../Scavenger.js"
 import type { ScavengePointInfo, StateAccess } from "./StateAccess.js"
@@ -34,6 +34,8 @@ export interface RunContext<E> {
    * stream (if not, the index holds nothing to drop and index execution is skipped).
    */
   readonly totals: { spaceSaved: number; maxChunkScavenged: number; indexWork: boolean }
+  /** Scratch buffers the run's chunk passes (accumulation, rewrites, merges) hand to one another. */
+  readonly buffers: BufferPool
 }
 
 /** Records or events handled between two throttle rests (and interruption checks), as the reference. */

@@ -43,34 +43,38 @@ const accumulateChunk = <E>(ctx: RunContext<E>, n: number, rest: { since: number
     let max = -Infinity
     // The raw scan: per record only its kind, flags and time are read in place; tombstones and metastream
     // records (the only ones that change the state) are decoded.
-    const scan = scanRecords(log, n * chunkSize, limit, { verifyFiles: true })
-    while (yield* scan.nextPiece) {
-      while (scan.next()) {
-        if (scan.logPosition > ctx.sp.position) {
-          return yield* Effect.fail(new ScavengeFailed({ reason: "Accumulator expected to find the scavenge point before now" }))
-        }
-        const kind = scan.kind
-        if (kind === RecordKind.Event) {
-          const created = scan.createdMicros
-          if (created < min) min = created
-          if (created > max) max = created
-          if ((scan.flags & EventFlags.Tombstone) !== 0 || scan.isMetastreamEvent) {
-            const record = scan.decode()
-            if (record.kind === RecordKind.Event) yield* accumulateEvent(ctx, record)
+    const scan = scanRecords(log, n * chunkSize, limit, { verifyFiles: true, pool: ctx.buffers })
+    const pass = Effect.gen(function*() {
+      while (yield* scan.nextPiece) {
+        while (scan.next()) {
+          if (scan.logPosition > ctx.sp.position) {
+            return yield* Effect.fail(new ScavengeFailed({ reason: "Accumulator expected to find the scavenge point before now" }))
           }
-        } else if (kind === RecordKind.ScavengePoint) {
-          // The reference stores a scavenge point as an ordinary prepare, so its time counts in its chunk's
-          // range (that chunk then never counts as wholly expired under `$maxAge`).
-          const time = scan.scavengePointTimeMicros
-          if (time < min) min = time
-          if (time > max) max = time
-        }
-        if (++rest.since >= REST_PERIOD) {
-          rest.since = 0
-          yield* ctx.throttle.rest
+          const kind = scan.kind
+          if (kind === RecordKind.Event) {
+            const created = scan.createdMicros
+            if (created < min) min = created
+            if (created > max) max = created
+            if ((scan.flags & EventFlags.Tombstone) !== 0 || scan.isMetastreamEvent) {
+              const record = scan.decode()
+              if (record.kind === RecordKind.Event) yield* accumulateEvent(ctx, record)
+            }
+          } else if (kind === RecordKind.ScavengePoint) {
+            // The reference stores a scavenge point as an ordinary prepare, so its time counts in its chunk's
+            // range (that chunk then never counts as wholly expired under `$maxAge`).
+            const time = scan.scavengePointTimeMicros
+            if (time < min) min = time
+            if (time > max) max = time
+          }
+          if (++rest.since >= REST_PERIOD) {
+            rest.since = 0
+            yield* ctx.throttle.rest
+          }
         }
       }
-    }
+    })
+    // The scan's read buffers serve the next chunk (or the run's rewrites), whichever way this pass ends.
+    yield* Effect.ensuring(pass, Effect.sync(() => scan.release()))
     if (min <= max) ctx.state.setChunkTimeRange(n, { minMicros: min, maxMicros: max })
     yield* ctx.state.commit({ stage: "Accumulating", sp: ctx.sp, doneLogicalChunk: n })
   })

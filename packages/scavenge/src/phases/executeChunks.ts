@@ -65,7 +65,7 @@ export const executeChunks = <E>(ctx: RunContext<E>, afterLogicalChunk: number |
         if (weight > threshold || ctx.options.unsafeIgnoreHardDeletes) {
           yield* Effect.logInfo(`Scavenging physical chunk ${startNumber}-${endNumber} with weight ${weight}. The threshold is ${threshold}`)
           const started = yield* Clock.currentTimeMillis
-          const replaced = yield* log.replaceChunks(startNumber, endNumber, keep)
+          const replaced = yield* log.replaceChunks(startNumber, endNumber, keep, { pool: ctx.buffers })
           const timeTakenMillis = (yield* Clock.currentTimeMillis) - started
           const spaceSaved = replaced.oldBytes - replaced.newBytes
           executed = true

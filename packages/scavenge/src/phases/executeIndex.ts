@@ -22,6 +22,8 @@ const drops = <E>(ctx: RunContext<E>, stream: string, eventNumber: number, posit
 export const executeIndex = <E>(ctx: RunContext<E>) =>
   Effect.gen(function*() {
     const { index, log, readIndex } = ctx.engine
+    // The chunk passes are over: their scratch buffers (~20 MiB) need not wait for the run's end.
+    ctx.buffers.clear()
     if (!ctx.totals.indexWork) {
       // No discard point moved and nothing was tombstoned: the previous runs already dropped every entry
       // below the points, so a rewrite would find nothing. Every table is still reported (one

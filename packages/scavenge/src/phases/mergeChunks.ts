@@ -28,7 +28,7 @@ export const mergeChunks = <E>(ctx: RunContext<E>) =>
       for (const group of groups) {
         ctx.progress("MergingChunks", merges, merges + groups.length)
         const started = yield* Clock.currentTimeMillis
-        const result = yield* Effect.either(log.replaceChunks(group.startNumber, group.endNumber, () => true))
+        const result = yield* Effect.either(log.replaceChunks(group.startNumber, group.endNumber, () => true, { pool: ctx.buffers }))
         const timeTakenMillis = (yield* Clock.currentTimeMillis) - started
         if (result._tag === "Right") {
           const spaceSaved = result.right.oldBytes - result.right.newBytes

@@ -25,6 +25,7 @@ import { Clock, Effect } from "effect"
 import { Disk, join, type DiskService } from "@vellum/platform"
 import { StorageFailed } from "../errors.js"
 import type { BlockCache } from "./BlockCache.js"
+import type { BufferPool } from "./BufferPool.js"
 import { isCompleted, makeChunkFile, type ChunkFile } from "./ChunkFile.js"
 import { chunkFileName, completedFileSize, parseChunkFileName } from "./chunkFormat.js"
 import { writeScavengedChunk, type KeepRecord, type RewrittenChunk } from "./ChunkRewrite.js"
@@ -61,8 +62,13 @@ export interface ReplacerContext {
   readonly failed: () => string | undefined
 }
 
+export interface ReplaceOptions {
+  /** Scratch buffers shared by the rewrites of one scavenge run (BufferPool.ts). */
+  readonly pool?: BufferPool
+}
+
 export interface ChunkReplacer {
-  readonly replaceChunks: <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>) =>
+  readonly replaceChunks: <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>, options?: ReplaceOptions) =>
     Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E>
   /** Closes every retired handle (at log close). */
   readonly closeRetired: Effect.Effect<void>
@@ -107,7 +113,7 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       }
     })
 
-  const replace = <E>(sources: ReadonlyArray<ChunkFile>, keep: KeepRecord<E>) =>
+  const replace = <E>(sources: ReadonlyArray<ChunkFile>, keep: KeepRecord<E>, pool: BufferPool | undefined) =>
     Effect.gen(function*() {
       const disk = yield* Disk
       const first = sources[0]!.header.startNumber
@@ -119,7 +125,7 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       // cannot: a switch durable on disk but not made in memory would leave the new file unused (and its
       // handle open) until a restart.
       const written = yield* Effect.uninterruptibleMask((restore) =>
-        Effect.tap(restore(writeScavengedChunk({ tmpPath, chunkSize: ctx.chunkSize, sources, keep })), (w) => switchIn(sources, w, path, tmpPath))
+        Effect.tap(restore(writeScavengedChunk({ tmpPath, chunkSize: ctx.chunkSize, sources, keep, pool })), (w) => switchIn(sources, w, path, tmpPath))
       )
 
       // Step 4.
@@ -160,14 +166,14 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       yield* closeHandles((at) => now - at >= RETIRED_HANDLE_GRACE_MILLIS)
     })
 
-  const replaceChunks = <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>) =>
+  const replaceChunks = <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>, options?: ReplaceOptions) =>
     Effect.suspend((): Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E> => {
       const failure = ctx.failed()
       if (failure !== undefined) return Effect.fail(new StorageFailed({ message: `chunks are not rewritten: ${failure}` }))
       const sources = sourcesOf(firstChunk, lastChunk)
       if (typeof sources === "string") return Effect.die(new RangeError(sources))
       for (const source of sources) busy.add(source)
-      return replace(sources, keep).pipe(
+      return replace(sources, keep, options?.pool).pipe(
         Effect.provideService(Disk, ctx.disk),
         Effect.ensuring(Effect.sync(() => {
           for (const source of sources) busy.delete(source)

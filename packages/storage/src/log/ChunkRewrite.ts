@@ -30,7 +30,8 @@ import {
   type ChunkFooter, type ChunkHeader
 } from "./chunkFormat.js"
 import { residentPosMapOf, type ResidentPosMap } from "./PositionMap.js"
-import { scanRecords, type ScannedRecord } from "./RecordScanner.js"
+import { scanRecords, type RecordScan, type ScannedRecord } from "./RecordScanner.js"
+import { takeBuffer, type BufferPool } from "./BufferPool.js"
 
 /** Bytes per read of a source and per write of the new file. */
 const PIECE = 4 * 1024 * 1024
@@ -79,8 +80,8 @@ class SequentialWriter {
   private offset = 0
   crc = 0
 
-  constructor(private readonly handle: FileHandle, capacity: number) {
-    this.buf = Buffer.alloc(capacity)
+  constructor(private readonly handle: FileHandle, readonly buffer: Buffer, capacity: number) {
+    this.buf = buffer.subarray(0, capacity)
   }
 
   /** Whether `n` more bytes fit without a flush. */
@@ -145,6 +146,8 @@ export interface RewriteOptions<E> {
   /** Completed chunk files, ascending and contiguous. */
   readonly sources: ReadonlyArray<ChunkFile>
   readonly keep: KeepRecord<E>
+  /** Where scratch buffers come from and go back to (a scavenge run's pool); allocated per rewrite without. */
+  readonly pool?: BufferPool
 }
 
 /**
@@ -159,7 +162,7 @@ export const writeScavengedChunk = <E>(options: RewriteOptions<E>) =>
 const writeOnce = <E>(options: RewriteOptions<E>) =>
   Effect.gen(function*() {
     const disk = yield* Disk
-    const { tmpPath, sources, keep } = options
+    const { tmpPath, sources, keep, pool } = options
     const writing = <A>(effect: Effect.Effect<A, DiskError>) =>
       Effect.mapError(effect, (error) => new StorageFailed({ message: `writing the scavenged chunk ${tmpPath} failed: ${error.message}` }))
     const first = sources[0]!
@@ -175,19 +178,29 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
     const handle = yield* writing(disk.open(tmpPath, { create: true, exclusive: true }))
     const abandon = Effect.zipRight(Effect.ignore(handle.close), Effect.ignore(disk.remove(tmpPath)))
 
+    // Scratch buffers and scans go back to the pool when the rewrite ends, whichever way it ends.
+    const scratch: Array<Buffer> = []
+    const scans: Array<RecordScan> = []
+    const giveBack = Effect.sync(() => {
+      for (const scan of scans) scan.release()
+      if (pool !== undefined) for (const buffer of scratch) pool.give(buffer)
+    })
     const body = Effect.gen(function*() {
       let sourceBytes = 0
       for (const source of sources) sourceBytes += HEADER_SIZE + source.dataSize
-      const out = new SequentialWriter(handle, Math.min(PIECE, Math.max(64 * 1024, sourceBytes + FOOTER_SIZE)))
+      const outBytes = Math.min(PIECE, Math.max(64 * 1024, sourceBytes + FOOTER_SIZE))
+      const out = new SequentialWriter(handle, takeBuffer(pool, outBytes), outBytes)
+      scratch.push(out.buffer)
       out.put(encodeHeader(header))
       // The position map is built in its file format as records are kept (a 256 MiB chunk keeps ~700,000):
       // one buffer of 12-byte entries, grown by half, is what is written and what the resident map is built
       // from (typed arrays of the entries and then their encoding held each record's entry three times).
-      let mapBuf = Buffer.allocUnsafe(4096 * POSMAP_ENTRY_SIZE)
+      let mapBuf = takeBuffer(pool, 4096 * POSMAP_ENTRY_SIZE)
       let kept = 0
       let dataBytes = 0
       let removed = 0
-      const scan = scanRecords({ chunks: () => sources }, first.startPosition, last.endPosition, { pieceBytes: PIECE, verifyFiles: true })
+      const scan = scanRecords({ chunks: () => sources }, first.startPosition, last.endPosition, { pieceBytes: PIECE, verifyFiles: true, pool })
+      scans.push(scan)
       // Kept records are copied in runs (a piece's frames lie back to back), not one by one: appends write
       // streams' events together, so kept and removed records come in long runs.
       const copy = (piece: Buffer, start: number, end: number) =>
@@ -214,8 +227,9 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
           runEnd = scan.frameStart + total
           const entry = kept * POSMAP_ENTRY_SIZE
           if (entry + POSMAP_ENTRY_SIZE > mapBuf.length) {
-            const grown = Buffer.allocUnsafe(Math.ceil(kept * 1.5) * POSMAP_ENTRY_SIZE)
+            const grown = takeBuffer(pool, Math.ceil(kept * 1.5) * POSMAP_ENTRY_SIZE)
             mapBuf.copy(grown, 0, 0, entry)
+            pool?.give(mapBuf)
             mapBuf = grown
           }
           writeU32Unchecked(mapBuf, entry, dataBytes)
@@ -237,6 +251,8 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
         startPosition: first.startPosition, logicalEnd: first.startPosition + base.logicalDataSize, dataSize: dataBytes
       })
       if (posMap.problem !== undefined) return yield* Effect.die(new Error(`the rewrite built a position map it cannot read back: ${posMap.problem}`))
+      // Written, and the resident map holds its own copy.
+      scratch.push(mapBuf)
       const prefix = encodeFooterPrefix(base)
       const footerBytes = sealFooter(prefix, checksumUpdate(out.crcSoFar(), prefix, 0, 120))
       yield* writing(out.write(footerBytes))
@@ -249,5 +265,5 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
       }
       return result
     })
-    return yield* Effect.onError(body, () => abandon)
+    return yield* Effect.ensuring(Effect.onError(body, () => abandon), giveBack)
   })

@@ -23,6 +23,7 @@ import { Effect } from "effect"
 import { StorageCorrupt } from "../errors.js"
 import { readU32Unchecked } from "../codec/bytes.js"
 import { checksumUpdate } from "../codec/checksum.js"
+import { takeBuffer, type BufferPool } from "./BufferPool.js"
 import { isScavenged, physicalOffsetAtOrAfter, type ChunkFile } from "./ChunkFile.js"
 import { FOOTER_SIZE, HEADER_SIZE, completedFileSize } from "./chunkFormat.js"
 import { FRAME_OVERHEAD, MAX_RECORD_BODY, decodeRecord, eventStreamAt, isWellFramed, type LogRecord } from "./records.js"
@@ -98,7 +99,8 @@ export class RecordScan implements ScannedRecord {
     from: number,
     private readonly limit: number,
     private readonly pieceBytes: number,
-    private readonly verifyFiles: boolean
+    private readonly verifyFiles: boolean,
+    private readonly pool: BufferPool | undefined
   ) {
     this.pos = Math.max(0, from)
   }
@@ -326,8 +328,19 @@ export class RecordScan implements ScannedRecord {
   private readPieceBytes(chunk: ChunkFile, start: number, length: number): Effect.Effect<Buffer, ReadError> {
     if (length > this.pieceBytes) return chunk.handle.read(start, length)
     const slot = this.pieces[0]?.buffer === this.buf.buffer ? 1 : 0
-    const target = (this.pieces[slot] ??= Buffer.allocUnsafeSlow(this.pieceBytes))
+    const target = (this.pieces[slot] ??= takeBuffer(this.pool, this.pieceBytes))
     return Effect.map(chunk.handle.readInto(start, target.subarray(0, length)), (n) => target.subarray(0, n))
+  }
+
+  /** Gives the scan's piece buffers back to its pool: the scan (and every record view of it) is done. */
+  release(): void {
+    for (let slot = 0; slot < 2; slot++) {
+      const buffer = this.pieces[slot]
+      if (buffer !== undefined && this.pool !== undefined) this.pool.give(buffer)
+      this.pieces[slot] = undefined
+    }
+    this.buf = EMPTY
+    this.checkedTail = EMPTY
   }
 
   /** The rest of a file checked by its checksum (a scan's limit may stop short of its last record). */
@@ -365,8 +378,10 @@ export interface ScanOptions {
   readonly pieceBytes?: number
   /** Check completed chunks read whole by their file checksum rather than each record's (module header). */
   readonly verifyFiles?: boolean
+  /** Where the piece buffers come from (and go back to on `release`): a scavenge run's pool. */
+  readonly pool?: BufferPool
 }
 
 /** A scan of the records with position ≥ `from` and < `limit` (`from` as for `scanForward`). */
 export const scanRecords = (log: Pick<TransactionLog, "chunks">, from: number, limit: number, options: ScanOptions = {}): RecordScan =>
-  new RecordScan(log, from, limit, options.pieceBytes ?? PIECE, options.verifyFiles ?? false)
+  new RecordScan(log, from, limit, options.pieceBytes ?? PIECE, options.verifyFiles ?? false, options.pool)

@@ -47,7 +47,7 @@ import {
 import { HEADER_SIZE, encodeHeader } from "./chunkFormat.js"
 import { chunkNames, resolveSuperseded } from "./chunkPrecedence.js"
 import { openCheckpoint } from "./Checkpoint.js"
-import { makeChunkReplacer, type ChunkReplacement } from "./ChunkReplacer.js"
+import { makeChunkReplacer, type ChunkReplacement, type ReplaceOptions } from "./ChunkReplacer.js"
 import { FRAME_OVERHEAD, decodeRecord, encodeRecord, framedLength, type LogRecord, type NewRecord } from "./records.js"
 import type { KeepRecord } from "./ChunkRewrite.js"
 
@@ -102,7 +102,7 @@ export interface ScanResult {
 
 export type ReadError = StorageCorrupt | DiskError
 
-export type { ChunkReplacement } from "./ChunkReplacer.js"
+export type { ChunkReplacement, ReplaceOptions } from "./ChunkReplacer.js"
 
 /** `readRecordCached`'s answer when the bytes must come from disk (or need the careful path). */
 export const NotCached: unique symbol = Symbol("NotCached")
@@ -155,7 +155,7 @@ export interface TransactionLog {
    * whole completed files (or touches the active chunk) is a defect (Effect.die). A disk error fails the
    * replacement and leaves the old files in use; it does not stop the writer.
    */
-  readonly replaceChunks: <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>) =>
+  readonly replaceChunks: <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>, options?: ReplaceOptions) =>
     Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E>
   readonly failed: () => string | undefined
   readonly cache: BlockCache

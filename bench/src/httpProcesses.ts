@@ -55,10 +55,19 @@ export interface VellumNode {
   readonly shutdown: (authorization: string) => Promise<boolean>
 }
 
+/**
+ * The V8 flags of `npm start` (package.json): the old generation may grow by half its live size between
+ * full collections (V8's own factor reaches 4x when the mutator is busy, which let a scavenge's garbage
+ * swell the heap by 60+ MiB; docs/performance.md).
+ */
+export const NODE_START_FLAGS: ReadonlyArray<string> = ["--enable-source-maps", "--heap-growing-percent=50"]
+
 /** Starts the node on `port` with `args` and waits until GET /health/live answers 204. */
 export const startVellum = async (port: number, args: ReadonlyArray<string>): Promise<VellumNode> => {
-  // The node runs compiled (dist/main.mjs, built by `npm run build` before the benchmark), as `npm start` runs it.
-  const child = spawn(process.execPath, [path.join(repoRoot, "dist/main.mjs"), "--node-port", String(port), ...args], {
+  // The node runs compiled (dist/main.mjs, built by `npm run build` before the benchmark) with the V8 flags
+  // `npm start` gives it; BENCH_NODE_FLAGS replaces them (for A/B runs of the flags themselves).
+  const flags = process.env["BENCH_NODE_FLAGS"]?.split(" ").filter((f) => f !== "") ?? NODE_START_FLAGS
+  const child = spawn(process.execPath, [...flags, path.join(repoRoot, "dist/main.mjs"), "--node-port", String(port), ...args], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"]
   })

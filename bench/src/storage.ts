@@ -4,7 +4,8 @@
  * Prints, as JSON lines:
  * - the disk's fdatasync calls per second (the ceiling for group commit: every durable batch costs a data
  *   sync and a checkpoint sync);
- * - durable appends per second with 1 and 100 events per append at 1 and 64 concurrent appenders;
+ * - durable appends per second with 1 and 100 events per append at 1 and 64 concurrent appenders, and the
+ *   closed loop's own ceiling without storage (fibers handing events to a batching fiber: handOffCeiling.ts);
  * - events per second read forward by stream and over `$all`;
  * - resident index memory per event and open-to-first-read time at 1M and 10M events.
  *
@@ -17,6 +18,7 @@ import { Effect, Exit, Scope } from "effect"
 import { Disk, NodeDisk } from "@vellum/platform"
 import { defaultStorageConfig, make, type EventStoreService, type StorageConfig } from "@vellum/storage"
 import { freshDir as freshBenchDir, gc, now, print } from "./benchSupport.js"
+import { handOffCeiling } from "./handOffCeiling.js"
 
 const args = process.argv.slice(2)
 const quick = args.includes("--quick")
@@ -184,6 +186,10 @@ const main = Effect.gen(function*() {
   const fsyncs = measureFsync()
   print({ bench: "ceiling", fdatasyncPerSec: Math.round(fsyncs), note: "each durable batch costs a data sync and a checkpoint sync" })
   const total = quick ? 20_000 : 200_000
+  // Run twice: the first run is the JIT's warm-up (the storage runs below come after warmed-up code too).
+  yield* handOffCeiling(64, Math.floor(total / 64), (i) => [proposed(i, 0)])
+  const handOff = yield* handOffCeiling(64, Math.floor(total / 64), (i) => [proposed(i, 0)])
+  print({ bench: "ceiling", handOffPerSec: Math.round(handOff), note: "64 fibers building one event and handing it to a batching fiber answered once per event-loop turn: no storage at all" })
   for (const [perAppend, appenders] of [[1, 1], [1, 64], [100, 1], [100, 64]] as const) {
     const n = perAppend === 1 && appenders === 1 ? Math.min(total, quick ? 2000 : 10_000) : perAppend === 100 ? total * 5 : total
     const r = yield* appendRate(perAppend, appenders, n)
@@ -194,7 +200,8 @@ const main = Effect.gen(function*() {
       events: r.events,
       eventsPerSec: Math.round(r.eventsPerSec),
       appendsPerSec: Math.round(r.appendsPerSec),
-      batchesCeilingRatio: +(r.appendsPerSec / fsyncs).toFixed(2)
+      batchesCeilingRatio: +(r.appendsPerSec / fsyncs).toFixed(2),
+      ...(perAppend === 1 && appenders === 64 ? { handOffCeilingRatio: +(r.appendsPerSec / handOff).toFixed(2) } : {})
     })
   }
   yield* indexFigures(midCount)

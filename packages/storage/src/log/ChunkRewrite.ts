@@ -30,7 +30,7 @@ import {
   type ChunkFooter, type ChunkHeader
 } from "./chunkFormat.js"
 import { residentPosMapOf, type ResidentPosMap } from "./PositionMap.js"
-import { scanRecords, type RecordScan, type ScannedRecord } from "./RecordScanner.js"
+import { scanRecords, type ScannedRecord } from "./RecordScanner.js"
 import { takeBuffer, type BufferPool } from "./BufferPool.js"
 
 /** Bytes per read of a source and per write of the new file. */
@@ -178,29 +178,26 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
     const handle = yield* writing(disk.open(tmpPath, { create: true, exclusive: true }))
     const abandon = Effect.zipRight(Effect.ignore(handle.close), Effect.ignore(disk.remove(tmpPath)))
 
-    // Scratch buffers and scans go back to the pool when the rewrite ends, whichever way it ends.
-    const scratch: Array<Buffer> = []
-    const scans: Array<RecordScan> = []
+    let sourceBytes = 0
+    for (const source of sources) sourceBytes += HEADER_SIZE + source.dataSize
+    const outBytes = Math.min(PIECE, Math.max(64 * 1024, sourceBytes + FOOTER_SIZE))
+    const out = new SequentialWriter(handle, takeBuffer(pool, outBytes), outBytes)
+    const scan = scanRecords({ chunks: () => sources }, first.startPosition, last.endPosition, { pieceBytes: PIECE, verifyFiles: true, pool })
+    // The position map is built in its file format as records are kept (a 256 MiB chunk keeps ~700,000):
+    // one buffer of 12-byte entries, grown by half, is what is written and what the resident map is built
+    // from (typed arrays of the entries and then their encoding held each record's entry three times).
+    let mapBuf = takeBuffer(pool, 4096 * POSMAP_ENTRY_SIZE)
+    // The scratch goes back to the pool when the rewrite ends, whichever way (the resident map is a copy).
     const giveBack = Effect.sync(() => {
-      for (const scan of scans) scan.release()
-      if (pool !== undefined) for (const buffer of scratch) pool.give(buffer)
+      scan.release()
+      pool?.give(out.buffer)
+      pool?.give(mapBuf)
     })
     const body = Effect.gen(function*() {
-      let sourceBytes = 0
-      for (const source of sources) sourceBytes += HEADER_SIZE + source.dataSize
-      const outBytes = Math.min(PIECE, Math.max(64 * 1024, sourceBytes + FOOTER_SIZE))
-      const out = new SequentialWriter(handle, takeBuffer(pool, outBytes), outBytes)
-      scratch.push(out.buffer)
       out.put(encodeHeader(header))
-      // The position map is built in its file format as records are kept (a 256 MiB chunk keeps ~700,000):
-      // one buffer of 12-byte entries, grown by half, is what is written and what the resident map is built
-      // from (typed arrays of the entries and then their encoding held each record's entry three times).
-      let mapBuf = takeBuffer(pool, 4096 * POSMAP_ENTRY_SIZE)
       let kept = 0
       let dataBytes = 0
       let removed = 0
-      const scan = scanRecords({ chunks: () => sources }, first.startPosition, last.endPosition, { pieceBytes: PIECE, verifyFiles: true, pool })
-      scans.push(scan)
       // Kept records are copied in runs (a piece's frames lie back to back), not one by one: appends write
       // streams' events together, so kept and removed records come in long runs.
       const copy = (piece: Buffer, start: number, end: number) =>
@@ -251,8 +248,6 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
         startPosition: first.startPosition, logicalEnd: first.startPosition + base.logicalDataSize, dataSize: dataBytes
       })
       if (posMap.problem !== undefined) return yield* Effect.die(new Error(`the rewrite built a position map it cannot read back: ${posMap.problem}`))
-      // Written, and the resident map holds its own copy.
-      scratch.push(mapBuf)
       const prefix = encodeFooterPrefix(base)
       const footerBytes = sealFooter(prefix, checksumUpdate(out.crcSoFar(), prefix, 0, 120))
       yield* writing(out.write(footerBytes))

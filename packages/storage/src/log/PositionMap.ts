@@ -248,11 +248,26 @@ const found = {
   before: 0
 }
 
+/** Where the next varint of a map's deltas starts (lookups are synchronous and never nest). */
+let cursor = 0
+
+/** The unsigned LEB128 varint at `cursor` (most are one byte), moving past it. */
+const nextVarint = (deltas: Uint8Array): number => {
+  let byte = deltas[cursor++]!
+  if (byte < 0x80) return byte
+  let value = byte & 0x7f
+  for (let scale = 0x80; byte >= 0x80; scale *= 0x80) {
+    byte = deltas[cursor++]!
+    value += (byte & 0x7f) * scale
+  }
+  return value
+}
+
 /** Decodes a group's entries up to the first with a logical position ≥ `position`, into `found`. */
 const walkGroup = (map: ResidentPosMap, group: number, position: number): void => {
   const deltas = map.deltas
   const entries = entriesIn(map, group)
-  let at = map.groupStart[group]!
+  cursor = map.groupStart[group]!
   let logical = map.firstLogical[group]!
   let physical = map.firstPhysical[group]!
   let before = 0
@@ -263,25 +278,9 @@ const walkGroup = (map: ResidentPosMap, group: number, position: number): void =
       before = logical
       break
     }
-    // Two varints, decoded inline (most are one byte): the physical step, then the logical gap beyond it.
-    let byte = deltas[at++]!
-    let step = byte
-    if (byte >= 0x80) {
-      step = byte & 0x7f
-      for (let scale = 0x80; byte >= 0x80; scale *= 0x80) {
-        byte = deltas[at++]!
-        step += (byte & 0x7f) * scale
-      }
-    }
-    byte = deltas[at++]!
-    let gap = byte
-    if (byte >= 0x80) {
-      gap = byte & 0x7f
-      for (let scale = 0x80; byte >= 0x80; scale *= 0x80) {
-        byte = deltas[at++]!
-        gap += (byte & 0x7f) * scale
-      }
-    }
+    // The physical step (the previous record's length), then the bytes removed beyond it.
+    const step = nextVarint(deltas)
+    const gap = nextVarint(deltas)
     before = logical
     physical += step
     logical += step + gap
@@ -291,6 +290,10 @@ const walkGroup = (map: ResidentPosMap, group: number, position: number): void =
   found.physical = physical
   found.before = before
 }
+
+/** Why a record read at an offset the map gave is not the one the map said is there. */
+export const mapMismatch = (expected: number | undefined, actual: number): string =>
+  `the position map gives position ${expected} for the record at its offset, which is at ${actual}`
 
 /**
  * The physical data offset (from the data's start) of the record at `position`: undefined when the map has

@@ -26,6 +26,7 @@ import { checksumUpdate } from "../codec/checksum.js"
 import { takeBuffer, type BufferPool } from "./BufferPool.js"
 import { isScavenged, physicalOffsetAtOrAfter, type ChunkFile } from "./ChunkFile.js"
 import { FOOTER_SIZE, HEADER_SIZE, completedFileSize } from "./chunkFormat.js"
+import { mapMismatch } from "./PositionMap.js"
 import { FRAME_OVERHEAD, MAX_RECORD_BODY, decodeRecord, eventStreamAt, isWellFramed, type LogRecord } from "./records.js"
 import type { ReadError, TransactionLog } from "./TransactionLog.js"
 
@@ -291,7 +292,7 @@ export class RecordScan implements ScannedRecord {
         if (!isWellFramed(buf, at, body, !verifying)) return this.damaged(chunk, position, "frame")
         const logPosition = u64(buf, at + 10)
         if (start + at === this.entryPhys && this.entryPosition !== undefined && logPosition !== this.entryPosition) {
-          return this.damaged(chunk, position, `the position map gives position ${this.entryPosition} for the record at its offset, which is at ${logPosition}`)
+          return this.damaged(chunk, position, mapMismatch(this.entryPosition, logPosition))
         }
         if (logPosition >= this.end) {
           this.phys = this.physEnd

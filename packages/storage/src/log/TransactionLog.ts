@@ -48,6 +48,7 @@ import { HEADER_SIZE, encodeHeader } from "./chunkFormat.js"
 import { chunkNames, resolveSuperseded } from "./chunkPrecedence.js"
 import { openCheckpoint } from "./Checkpoint.js"
 import { makeChunkReplacer, type ChunkReplacement, type ReplaceOptions } from "./ChunkReplacer.js"
+import { mapMismatch } from "./PositionMap.js"
 import { FRAME_OVERHEAD, decodeRecord, encodeRecord, framedLength, type LogRecord, type NewRecord } from "./records.js"
 import type { KeepRecord } from "./ChunkRewrite.js"
 
@@ -553,7 +554,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
               const whole = yield* readRange(chunk, physStart, physStart + total)
               const result = decodeAt(whole, 0, whole.length)
               if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
-              if (misplaced(boundary.at, result.record)) return yield* Effect.fail(corruptAt(chunk, pos, mapMismatch(boundary.at, result.record)))
+              if (misplaced(boundary.at, result.record)) return yield* Effect.fail(corruptAt(chunk, pos, mapMismatch(boundary.at, result.record.logPosition)))
               // In a scavenged chunk the bytes run past `limit`: a record at or after it is not handed out.
               if (result.record.logPosition >= end) {
                 pos = end
@@ -567,7 +568,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           }
           const result = decodeAt(span, at, span.length)
           if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
-          if (at === 0 && misplaced(boundary.at, result.record)) return yield* Effect.fail(corruptAt(chunk, pos, mapMismatch(boundary.at, result.record)))
+          if (at === 0 && misplaced(boundary.at, result.record)) return yield* Effect.fail(corruptAt(chunk, pos, mapMismatch(boundary.at, result.record.logPosition)))
           if (result.record.logPosition >= end) {
             pos = end
             break
@@ -599,9 +600,6 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
    */
   const misplaced = (expected: number | undefined, record: LogRecord): boolean =>
     expected !== undefined && record.logPosition !== expected
-
-  const mapMismatch = (expected: number | undefined, record: LogRecord): string =>
-    `the position map gives position ${expected} for the record at its offset, which is at ${record.logPosition}`
 
   const scanBackwardOnce = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
     Effect.gen(function*() {
@@ -646,7 +644,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
           // The record ending where the map's boundary is must be the entry the map puts before it.
           if (at === span.length && misplaced(boundary.before, result.record)) {
-            return yield* Effect.fail(corruptAt(chunk, pos, mapMismatch(boundary.before, result.record)))
+            return yield* Effect.fail(corruptAt(chunk, pos, mapMismatch(boundary.before, result.record.logPosition)))
           }
           records.push(result.record)
           pos = result.record.logPosition

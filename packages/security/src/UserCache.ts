@@ -4,14 +4,20 @@
  *
  * An entry holds what reading `$user-{login}` gave (the user, or "missing" — unknown logins are cached too,
  * so a flood of made-up logins does not turn into log reads) and, once a password has been verified the slow
- * way, a keyed digest (HMAC-SHA256 under a per-process random key) of that password: a later request with
- * the same password matches the digest in constant time. The plaintext is never kept.
+ * way, a keyed digest of that password (SHA-256 of a per-process random key and the password): a later
+ * request with the same password matches the digest in constant time. The plaintext is never kept.
+ *
+ * Why a secret-prefix SHA-256 and not an HMAC: the digest runs on every authenticated request, and node's
+ * one-shot `crypto.hash` costs a third of building an Hmac object (~2 µs against ~5–7 µs here, 6% of a
+ * single-event HTTP append). The digest is never shown to anyone, only compared, so the length extension
+ * an HMAC guards against gives nothing: it forges digests of longer inputs, not a password matching a
+ * stored digest.
  *
  * Invalidation: any change to a user stream drops its entry (the Users service after its own writes, and a
  * commit listener for writes that bypass it). A load that started before an invalidation is not stored
  * (generation check), so a slow read cannot put stale data back.
  */
-import { createHmac, timingSafeEqual } from "node:crypto"
+import { hash, timingSafeEqual } from "node:crypto"
 import type { StoredUser } from "./UserRecord.js"
 
 export type LoadedUser =
@@ -22,7 +28,7 @@ export type LoadedUser =
 
 export interface CacheEntry {
   readonly loaded: LoadedUser
-  /** HMAC of the last password verified against `loaded`'s hash. */
+  /** Keyed digest of the last password verified against `loaded`'s hash. */
   verified: Buffer | undefined
 }
 
@@ -30,7 +36,12 @@ export class UserCache {
   private readonly entries = new Map<string, CacheEntry>()
   private generation = 0
 
-  constructor(private readonly capacity: number, private readonly digestKey: Uint8Array) {}
+  /** The digest key as the prefix of every digested string (hex, so a password cannot run into it). */
+  private readonly digestPrefix: string
+
+  constructor(private readonly capacity: number, digestKey: Uint8Array) {
+    this.digestPrefix = `${Buffer.from(digestKey).toString("hex")}:`
+  }
 
   get(loginName: string): CacheEntry | undefined {
     return this.entries.get(loginName)
@@ -59,7 +70,7 @@ export class UserCache {
   }
 
   digest(password: string): Buffer {
-    return createHmac("sha256", this.digestKey).update(password, "utf8").digest()
+    return hash("sha256", this.digestPrefix + password, "buffer")
   }
 
   /** True when `password` is the one last verified for this entry (constant time). */

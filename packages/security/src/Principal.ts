@@ -53,6 +53,11 @@ export interface StreamAccessService {
    * HTTP layer applies first.
    */
   readonly check: (principal: Principal, stream: string, action: StreamAction) => Effect.Effect<boolean>
+  /**
+   * The answer of `check` when it needs no read (admins; actions with no ACL target), else undefined: lets a
+   * hot path skip the Effect steps of `check` (each about a microsecond).
+   */
+  readonly decideNow?: (principal: Principal, stream: string, action: StreamAction) => boolean | undefined
 }
 
 export class StreamAccess extends Context.Tag("@vellum/security/StreamAccess")<StreamAccess, StreamAccessService>() {}

@@ -8,7 +8,7 @@
  */
 import { Effect, Layer } from "effect"
 import { EventStore, SettingsStream, type EventStoreService } from "@vellum/storage"
-import { isAdmin, StreamAccess, type StreamAccessService } from "./Principal.js"
+import { isAdmin, StreamAccess, type Principal, type StreamAccessService, type StreamAction } from "./Principal.js"
 import { aclTarget, decideAccess, NoSettings, parseSystemSettings, type SystemSettings } from "./StreamAcl.js"
 
 export const makeStreamAccess: Effect.Effect<StreamAccessService, never, EventStore> =
@@ -24,11 +24,17 @@ export const makeStreamAccess: Effect.Effect<StreamAccessService, never, EventSt
       return parsed
     })
 
+    const decideNow = (principal: Principal, stream: string, action: StreamAction): boolean | undefined => {
+      if (aclTarget(stream, action) === undefined) return false
+      return isAdmin(principal) ? true : undefined
+    }
+
     return {
+      decideNow,
       check: (principal, stream, action) => {
-        const target = aclTarget(stream, action)
-        if (target === undefined) return Effect.succeed(false)
-        if (isAdmin(principal)) return Effect.succeed(true)
+        const now = decideNow(principal, stream, action)
+        if (now !== undefined) return Effect.succeed(now)
+        const target = aclTarget(stream, action)!
         return Effect.gen(function*() {
           const metadata = yield* store.getStreamMetadata(target.stream)
           return decideAccess(principal, target, metadata.metadata.acl, yield* settings)

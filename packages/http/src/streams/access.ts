@@ -19,6 +19,9 @@ export const denyUnlessAllowed = (
 ): Effect.Effect<Reply | undefined, never, StreamAccess> => {
   if (principal.anonymous && !settings.allowAnonymousStreamAccess) return Effect.succeed(unauthorizedBare)
   if (stream === AllStream && (action === "$w" || action === "$d")) return Effect.succeed(unauthorizedBare)
-  return Effect.flatMap(StreamAccess, (access) =>
-    Effect.map(access.check(principal, stream, action), (allowed) => (allowed ? undefined : unauthorizedBare)))
+  return Effect.flatMap(StreamAccess, (access) => {
+    const now = access.decideNow?.(principal, stream, action)
+    if (now !== undefined) return Effect.succeed(now ? undefined : unauthorizedBare)
+    return Effect.map(access.check(principal, stream, action), (allowed) => (allowed ? undefined : unauthorizedBare))
+  })
 }

@@ -60,11 +60,17 @@ const eventUrl = (baseUrl: string, stream: string, number: string): string =>
   baseUrl + "/streams/" + escapeDataString(stream) + "/" + number
 
 /** A `{uri, relation, type}` link object whose brace sits at `depth` (preceded by its line break). */
-export const linkJson = (uri: string, relation: string, depth: number): string => {
+export const linkJson = (uri: string, relation: string, depth: number): string => quotedLinkJson(quoteJson(uri), quoteJson(relation), depth)
+
+/** A link from an already quoted URI and relation (an entry quotes its URL once for its id and two links). */
+const quotedLinkJson = (quotedUri: string, quotedRelation: string, depth: number): string => {
   const p = indent(depth + 1)
-  return indent(depth) + "{" + p + "\"uri\": " + quoteJson(uri) + "," + p + "\"relation\": " + quoteJson(relation) + "," + p +
+  return indent(depth) + "{" + p + "\"uri\": " + quotedUri + "," + p + "\"relation\": " + quotedRelation + "," + p +
     "\"type\": null" + indent(depth) + "}"
 }
+
+const EDIT = quoteJson("edit")
+const ALTERNATE = quoteJson("alternate")
 
 export const authorJson = (depth: number): string =>
   "{" + indent(depth + 1) + "\"name\": \"" + AtomAuthor + "\"" + indent(depth) + "}"
@@ -139,19 +145,19 @@ const richFieldsJson = (resolved: ResolvedEvent, event: EventRecord, embed: Embe
 export const entryJson = (resolved: ResolvedEvent, baseUrl: string, embed: EmbedLevel, single: boolean, depth: number): string => {
   const facts = entryFacts(resolved, embed, single)
   const p = indent(depth + 1)
-  const url = eventUrl(baseUrl, facts.stream, facts.number)
+  const quotedUrl = quoteJson(eventUrl(baseUrl, facts.stream, facts.number))
   const rich = EmbedRank[embed] > EmbedRank.Content && resolved.event !== undefined
     ? richFieldsJson(resolved, resolved.event, embed, p)
     : ""
   return "{" + rich +
     p + "\"title\": " + quoteJson(facts.number + "@" + facts.stream) + "," +
-    p + "\"id\": " + quoteJson(url) + "," +
+    p + "\"id\": " + quotedUrl + "," +
     p + "\"updated\": \"" + formatAtomDate(facts.micros) + "\"," +
     p + "\"author\": " + authorJson(depth + 1) + "," +
     p + "\"summary\": " + quoteJson(facts.summary) + "," +
     p + "\"retryCount\": null," +
     p + "\"content\": " + (facts.content === undefined ? "null" : contentJson(facts.content, depth + 1)) + "," +
-    p + "\"links\": [" + linkJson(url, "edit", depth + 2) + "," + linkJson(url, "alternate", depth + 2) + p + "]" +
+    p + "\"links\": [" + quotedLinkJson(quotedUrl, EDIT, depth + 2) + "," + quotedLinkJson(quotedUrl, ALTERNATE, depth + 2) + p + "]" +
     indent(depth) + "}"
 }
 

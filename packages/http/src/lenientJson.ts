@@ -88,23 +88,38 @@ export const stringifyIndented = (value: JsonValue, indent = ""): string => {
     case "null":
       return "null"
     case "array": {
-      if (value.items.length === 0) return "[]"
+      const items = value.items
+      if (items.length === 0) return "[]"
+      // Appended piece by piece (no arrays of parts to join): this runs for every event of every append body.
       const inner = indent + "  "
-      return `[\n${value.items.map((item) => inner + stringifyIndented(item, inner)).join(",\n")}\n${indent}]`
+      let out = "[\n" + inner + stringifyIndented(items[0]!, inner)
+      for (let i = 1; i < items.length; i++) out += ",\n" + inner + stringifyIndented(items[i]!, inner)
+      return out + "\n" + indent + "]"
     }
     case "object": {
-      if (value.members.length === 0) return "{}"
+      const members = value.members
+      if (members.length === 0) return "{}"
       const inner = indent + "  "
-      return `{\n${value.members.map(([k, v]) => `${inner}${quoteJson(k)}: ${stringifyIndented(v, inner)}`).join(",\n")}\n${indent}}`
+      let out = "{"
+      for (let i = 0; i < members.length; i++) {
+        const [key, member] = members[i]!
+        out += (i === 0 ? "\n" : ",\n") + inner + quoteJson(key) + ": " + stringifyIndented(member, inner)
+      }
+      return out + "\n" + indent + "}"
     }
   }
 }
 
-/** The last member named `name` ignoring case (Newtonsoft binds properties case-insensitively). */
+/**
+ * The last member named `name` ignoring case (Newtonsoft binds properties case-insensitively). Only keys of
+ * the same length can match, so most keys are passed over without lowering them.
+ */
 export const memberIgnoreCase = (value: JsonValue, name: string): JsonValue | undefined => {
   if (value.kind !== "object") return undefined
   const lower = name.toLowerCase()
   let found: JsonValue | undefined
-  for (const [key, v] of value.members) if (key.toLowerCase() === lower) found = v
+  for (const [key, v] of value.members) {
+    if (key.length === name.length && (key === name || key.toLowerCase() === lower)) found = v
+  }
   return found
 }

@@ -1,8 +1,9 @@
 import { XMLValidator } from "fast-xml-parser"
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { NoEventsDate, StartPosition, escapeDataString, formatAllPosition, formatAtomDate, parseAllPosition, parseEmbed } from "../src/atom/index.js"
 import { jsonValueOrString, prettyJsonObject, reindentJson } from "../src/atom/jsonIndent.js"
-import { dotnetDouble, quoteJson } from "../src/atom/jsonText.js"
+import { dotnetDouble, dotnetDoubleFromExponent, quoteJson } from "../src/atom/jsonText.js"
 import { encodeXmlName, escapeXmlAttribute, escapeXmlText, jsonToXml } from "../src/atom/xml.js"
 
 describe("escapeDataString (RFC 3986, §1.6)", () => {
@@ -125,6 +126,21 @@ describe("JSON text as Newtonsoft prints it", () => {
     expect(dotnetDouble("123456789012345.5")).toBe("123456789012345.5")
     expect(dotnetDouble("-2.5e-7")).toBe("-2.5E-07")
     expect(dotnetDouble("-0.0")).toBe("-0.0")
+  })
+
+  it("prints plain-range doubles exactly as the general (exponent-form) path does", () => {
+    // The fast path (JavaScript's own number-to-string between 1e-4 and 1e15) must agree with the general one
+    // everywhere, the range's edges and the rounding of long fractions included.
+    const edges = [1e-4, -1e-4, 0.00010000000000000002, 1e15 - 0.125, 999999999999999.9, 0.1 + 0.2, 123.456, 5e-4, 42, 1e14]
+    for (const v of edges) expect(dotnetDouble(String(v))).toBe(dotnetDoubleFromExponent(v))
+    fc.assert(fc.property(fc.double({ min: -1e15, max: 1e15, noNaN: true, noDefaultInfinity: true }), (v) => {
+      fc.pre(v !== 0 && Math.abs(v) < 1e15)
+      expect(dotnetDouble(String(v))).toBe(dotnetDoubleFromExponent(v))
+    }), { numRuns: 2000 })
+    fc.assert(fc.property(fc.integer({ min: 1, max: 10 ** 9 }), fc.integer({ min: 0, max: 12 }), (n, scale) => {
+      const v = n / 10 ** scale
+      expect(dotnetDouble(String(v))).toBe(dotnetDoubleFromExponent(v))
+    }), { numRuns: 2000 })
   })
 
   it("reads leniently: single quotes, unquoted names, comments, raw control characters", () => {

@@ -240,6 +240,19 @@ export const dotnetDouble = (token: string): string => {
   const v = Number(token)
   if (!Number.isFinite(v)) return token
   if (v === 0) return Object.is(v, -0) ? "-0.0" : "0.0"
+  // Between 10^-4 and 10^15 both print the shortest round-trip digits in plain notation, which is what
+  // JavaScript's own number-to-string gives there; .NET adds ".0" to whole numbers. (Most numbers in event
+  // data; the general path below builds the same text from the exponent form.)
+  const magnitude = Math.abs(v)
+  if (magnitude >= 1e-4 && magnitude < 1e15) {
+    const plain = String(v)
+    return plain.includes(".") ? plain : plain + ".0"
+  }
+  return dotnetDoubleFromExponent(v)
+}
+
+/** `dotnetDouble`'s general path, from the shortest exponent form (exported for the test that compares). */
+export const dotnetDoubleFromExponent = (v: number): string => {
   const [mantissa, expText] = v.toExponential().split("e") as [string, string]
   const exp = Number(expText)
   const negative = mantissa.startsWith("-")

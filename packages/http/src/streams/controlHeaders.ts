@@ -43,6 +43,8 @@ export const expectedVersion = (headers: NormalizedHeaders): Parsed<number> => {
 export const eventType = (headers: NormalizedHeaders): string | undefined =>
   firstHeader(headers, "kurrent-eventtype", "es-eventtype")
 
+const CANONICAL_GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
 const GUID_FORMS = [
   /^[0-9a-f]{32}$/i,
   /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
@@ -55,6 +57,8 @@ const GUID_FORMS = [
  * undefined when unparsable.
  */
 export const parseGuid = (text: string): string | undefined => {
+  // Nearly every id arrives canonical already (every client library sends it so): one test, no rebuild.
+  if (CANONICAL_GUID.test(text)) return text
   const trimmed = text.trim()
   if (!GUID_FORMS.some((form) => form.test(trimmed))) return undefined
   const hex = trimmed.replace(/[^0-9a-fA-F]/g, "").toLowerCase()

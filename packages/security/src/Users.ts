@@ -125,6 +125,16 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
         : loaded._tag === "Missing" ? Effect.fail(new UserNotFound({ loginName }))
         : Effect.fail(new UserStoreFailed({ reason: loaded.reason }))
 
+    const checkPassword = (entry: CacheEntry, password: string): Effect.Effect<Principal, AuthenticationFailed> => {
+      const user = entry.loaded._tag === "Found" ? entry.loaded.user : undefined
+      if (user !== undefined && !user.disabled && cache.matchesVerified(entry, password)) return Effect.succeed(principalOf(user))
+      // Every failure pays the slow hash (a decoy for unknown logins): the timing does not tell them apart.
+      const ok = verifyPassword(password, user?.hash ?? decoyHash)
+      if (user === undefined || user.disabled || !ok) return Effect.fail(WrongCredentials)
+      entry.verified = cache.digest(password)
+      return Effect.succeed(principalOf(user))
+    }
+
     const found = (loginName: string) => Effect.flatMap(lookup(loginName), ({ loaded }) => usable(loginName, loaded))
 
     const appended = (loginName: string) => (e: AppendError): UserConflict | UserStoreFailed =>
@@ -230,16 +240,17 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
         principal.anonymous
           ? Effect.fail(new UserUnauthorized({ loginName: "", reason: "Anonymous requests have no current user" }))
           : Effect.map(found(principal.name), detailsOf),
-      authenticate: (loginName, password) =>
-        Effect.flatMap(Effect.mapError(lookup(loginName), (e) => new AuthenticationUnavailable({ reason: e.reason })), (entry) => {
-          const user = entry.loaded._tag === "Found" ? entry.loaded.user : undefined
-          if (user !== undefined && !user.disabled && cache.matchesVerified(entry, password)) return Effect.succeed(principalOf(user))
-          // Every failure pays the slow hash (a decoy for unknown logins): the timing does not tell them apart.
-          const ok = verifyPassword(password, user?.hash ?? decoyHash)
-          if (user === undefined || user.disabled || !ok) return Effect.fail(WrongCredentials)
-          entry.verified = cache.digest(password)
+      authenticate: (loginName, password) => {
+        // A cached login with the password verified before (nearly every request) is answered without the
+        // lookup's Effect steps; this check has no side effect, so doing it before the Effect runs is safe.
+        const cached = cache.get(loginName)
+        const user = cached?.loaded._tag === "Found" ? cached.loaded.user : undefined
+        if (cached !== undefined && user !== undefined && !user.disabled && cache.matchesVerified(cached, password)) {
           return Effect.succeed(principalOf(user))
-        })
+        }
+        return Effect.flatMap(Effect.mapError(lookup(loginName), (e) => new AuthenticationUnavailable({ reason: e.reason })), (entry) =>
+          checkPassword(entry, password))
+      }
     }
 
     if (config.createDefaultUsers) {

@@ -323,26 +323,27 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
 
     /**
      * One append is one `Effect.async`: validation runs before it, and the writer's answer is mapped inside
-     * its callback (no further Effect steps per append: this is the hot path of single-event appends).
+     * its callback (no further Effect steps per append: this is the hot path of single-event appends). The
+     * validation is pure, so it runs when the Effect is built, not in an `Effect.suspend` step of its own;
+     * the command is queued only when the Effect runs.
      */
-    const append = (stream: string, expectedVersion: number, events: ReadonlyArray<ProposedEvent>): Effect.Effect<AppendResult, AppendError> =>
-      Effect.suspend(() => {
-        const badName = invalidStreamName(stream)
-        if (badName !== undefined) return Effect.fail(new InvalidRequest({ reason: badName }))
-        if (!Number.isSafeInteger(expectedVersion) || expectedVersion < -4 || expectedVersion === -3) {
-          return Effect.fail(new InvalidRequest({ reason: `expected version ${expectedVersion} is not valid` }))
-        }
-        const normalized = canonicalEvents(events)
-        if (normalized instanceof InvalidRequest) return Effect.fail(normalized)
-        return Effect.async<AppendResult, AppendError>((resume) => {
-          writer.enqueue({ _tag: "Append", stream, expectedVersion, events: normalized }, (outcome) => {
-            if (!outcome.ok) return resume(Effect.fail(toAppendError(outcome.error)))
-            const r = outcome.result
-            if (r._tag !== "Appended") return resume(Effect.die(new Error(`writer answered an append with ${r._tag}`)))
-            resume(Effect.succeed({ firstEventNumber: r.firstEventNumber, lastEventNumber: r.lastEventNumber, position: r.position, idempotent: r.idempotent }))
-          })
+    const append = (stream: string, expectedVersion: number, events: ReadonlyArray<ProposedEvent>): Effect.Effect<AppendResult, AppendError> => {
+      const badName = invalidStreamName(stream)
+      if (badName !== undefined) return Effect.fail(new InvalidRequest({ reason: badName }))
+      if (!Number.isSafeInteger(expectedVersion) || expectedVersion < -4 || expectedVersion === -3) {
+        return Effect.fail(new InvalidRequest({ reason: `expected version ${expectedVersion} is not valid` }))
+      }
+      const normalized = canonicalEvents(events)
+      if (normalized instanceof InvalidRequest) return Effect.fail(normalized)
+      return Effect.async<AppendResult, AppendError>((resume) => {
+        writer.enqueue({ _tag: "Append", stream, expectedVersion, events: normalized }, (outcome) => {
+          if (!outcome.ok) return resume(Effect.fail(toAppendError(outcome.error)))
+          const r = outcome.result
+          if (r._tag !== "Appended") return resume(Effect.die(new Error(`writer answered an append with ${r._tag}`)))
+          resume(Effect.succeed({ firstEventNumber: r.firstEventNumber, lastEventNumber: r.lastEventNumber, position: r.position, idempotent: r.idempotent }))
         })
       })
+    }
 
     const service: EventStoreService = {
       append,

@@ -48,11 +48,25 @@ const FAMILIES = new Set([
  * a route template or a request target (absolute-form targets lose their scheme and authority first).
  */
 export const routeFamily = (path: string): string => {
-  const origin = path.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i, "")
-  const segment = origin.split("?")[0]!.split("/").find((s) => s !== "")
-  if (segment === undefined) return "root"
-  return FAMILIES.has(segment) ? segment : "other"
+  // Origin-form targets (every request but a proxy's) are scanned in place: this runs once per request.
+  const origin = path.charCodeAt(0) === SLASH ? path : path.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i, "")
+  let start = 0
+  while (start < origin.length) {
+    const c = origin.charCodeAt(start)
+    if (c === QUESTION) break
+    if (c !== SLASH) {
+      let end = start + 1
+      while (end < origin.length && origin.charCodeAt(end) !== SLASH && origin.charCodeAt(end) !== QUESTION) end++
+      const segment = origin.slice(start, end)
+      return FAMILIES.has(segment) ? segment : "other"
+    }
+    start++
+  }
+  return "root"
 }
+
+const SLASH = 47
+const QUESTION = 63
 
 /** A counter that mirrors a cumulative value kept elsewhere (prom-client counters only go up by `inc`). */
 const mirror = (counter: Counter, value: number): void => {

@@ -49,8 +49,32 @@ export interface AdvertiseAs {
   readonly advertisePort?: number | undefined
 }
 
+/**
+ * `scheme://host` from the Host header alone, remembered: every request needs it (twice: base URL and raw
+ * request URL) and nearly all carry one of a few Host values. The Host header is the client's, so the memo
+ * is bounded (emptied when full).
+ */
+const hostAuthorities = new Map<string, string>()
+const HOST_MEMO_LIMIT = 256
+
+const hostAuthority = (headers: NormalizedHeaders, scheme: string): string => {
+  const key = scheme + " " + (headers["host"] ?? "")
+  let authority = hostAuthorities.get(key)
+  if (authority === undefined) {
+    authority = formatAuthority(fromHostHeader(headers, scheme))
+    if (hostAuthorities.size >= HOST_MEMO_LIMIT) hostAuthorities.clear()
+    hostAuthorities.set(key, authority)
+  }
+  return authority
+}
+
 /** `scheme://host[:port][/prefix]`, without a trailing slash. */
 export const buildBaseUrl = (headers: NormalizedHeaders, connectionScheme: string, advertise: AdvertiseAs): string => {
+  if ((advertise.advertiseHost === undefined || advertise.advertiseHost === "") && (advertise.advertisePort === undefined || advertise.advertisePort <= 0) &&
+    headers["x-forwarded-port"] === undefined && headers["x-forwarded-proto"] === undefined && headers["x-forwarded-host"] === undefined &&
+    headers["x-forwarded-prefix"] === undefined) {
+    return hostAuthority(headers, connectionScheme)
+  }
   let { scheme, host, port } = fromHostHeader(headers, connectionScheme)
   if (advertise.advertiseHost !== undefined && advertise.advertiseHost !== "") host = advertise.advertiseHost
   if (advertise.advertisePort !== undefined && advertise.advertisePort > 0) port = advertise.advertisePort
@@ -81,4 +105,4 @@ const firstItem = (value: string): string => value.split(",")[0]!.trim()
 
 /** The request URL as the client addressed it (Host header only): for the incoming and trailing-slash 307s. */
 export const rawRequestUrl = (headers: NormalizedHeaders, connectionScheme: string, rawPath: string, rawQuery: string): string =>
-  formatAuthority(fromHostHeader(headers, connectionScheme)) + rawPath + (rawQuery === "" ? "" : `?${rawQuery}`)
+  hostAuthority(headers, connectionScheme) + rawPath + (rawQuery === "" ? "" : `?${rawQuery}`)

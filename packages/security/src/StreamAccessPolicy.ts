@@ -8,8 +8,8 @@
  */
 import { Effect, Layer } from "effect"
 import { EventStore, SettingsStream, type EventStoreService } from "@vellum/storage"
-import { isAdmin, StreamAccess, type Principal, type StreamAccessService, type StreamAction } from "./Principal.js"
-import { aclTarget, decideAccess, NoSettings, parseSystemSettings, type SystemSettings } from "./StreamAcl.js"
+import { isAdmin, StreamAccess, type Principal, type StreamAccessService } from "./Principal.js"
+import { aclTarget, decideAccess, NoSettings, parseSystemSettings, type AclTarget, type SystemSettings } from "./StreamAcl.js"
 
 export const makeStreamAccess: Effect.Effect<StreamAccessService, never, EventStore> =
   Effect.map(EventStore, (store: EventStoreService) => {
@@ -24,17 +24,16 @@ export const makeStreamAccess: Effect.Effect<StreamAccessService, never, EventSt
       return parsed
     })
 
-    const decideNow = (principal: Principal, stream: string, action: StreamAction): boolean | undefined => {
-      if (aclTarget(stream, action) === undefined) return false
-      return isAdmin(principal) ? true : undefined
-    }
+    /** The answer that needs no read, given the action's ACL target: none → denied; admins → allowed. */
+    const answerWithoutRead = (principal: Principal, target: AclTarget | undefined): boolean | undefined =>
+      target === undefined ? false : isAdmin(principal) ? true : undefined
 
     return {
-      decideNow,
+      decideNow: (principal, stream, action) => answerWithoutRead(principal, aclTarget(stream, action)),
       check: (principal, stream, action) => {
-        const now = decideNow(principal, stream, action)
-        if (now !== undefined) return Effect.succeed(now)
-        const target = aclTarget(stream, action)!
+        const target = aclTarget(stream, action)
+        const now = answerWithoutRead(principal, target)
+        if (target === undefined || now !== undefined) return Effect.succeed(now === true)
         return Effect.gen(function*() {
           const metadata = yield* store.getStreamMetadata(target.stream)
           return decideAccess(principal, target, metadata.metadata.acl, yield* settings)

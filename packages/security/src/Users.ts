@@ -125,9 +125,16 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
         : loaded._tag === "Missing" ? Effect.fail(new UserNotFound({ loginName }))
         : Effect.fail(new UserStoreFailed({ reason: loaded.reason }))
 
-    const checkPassword = (entry: CacheEntry, password: string): Effect.Effect<Principal, AuthenticationFailed> => {
+    /** The principal when the entry's user is usable and `password` is the one verified for it before. */
+    const alreadyVerified = (entry: CacheEntry, password: string): Principal | undefined => {
       const user = entry.loaded._tag === "Found" ? entry.loaded.user : undefined
-      if (user !== undefined && !user.disabled && cache.matchesVerified(entry, password)) return Effect.succeed(principalOf(user))
+      return user !== undefined && !user.disabled && cache.matchesVerified(entry, password) ? principalOf(user) : undefined
+    }
+
+    const checkPassword = (entry: CacheEntry, password: string): Effect.Effect<Principal, AuthenticationFailed> => {
+      const verified = alreadyVerified(entry, password)
+      if (verified !== undefined) return Effect.succeed(verified)
+      const user = entry.loaded._tag === "Found" ? entry.loaded.user : undefined
       // Every failure pays the slow hash (a decoy for unknown logins): the timing does not tell them apart.
       const ok = verifyPassword(password, user?.hash ?? decoyHash)
       if (user === undefined || user.disabled || !ok) return Effect.fail(WrongCredentials)
@@ -244,10 +251,8 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
         // A cached login with the password verified before (nearly every request) is answered without the
         // lookup's Effect steps; this check has no side effect, so doing it before the Effect runs is safe.
         const cached = cache.get(loginName)
-        const user = cached?.loaded._tag === "Found" ? cached.loaded.user : undefined
-        if (cached !== undefined && user !== undefined && !user.disabled && cache.matchesVerified(cached, password)) {
-          return Effect.succeed(principalOf(user))
-        }
+        const verified = cached === undefined ? undefined : alreadyVerified(cached, password)
+        if (verified !== undefined) return Effect.succeed(verified)
         return Effect.flatMap(Effect.mapError(lookup(loginName), (e) => new AuthenticationUnavailable({ reason: e.reason })), (entry) =>
           checkPassword(entry, password))
       }

@@ -109,12 +109,18 @@ const mapBytesToFlip = (mapStart: number, count: number): Array<number> => {
 }
 
 describe("damaged position maps in a log", () => {
-  it("map bytes damaged on disk after the open change nothing: the map was read whole at open", () => {
-    const { mem, config, model, inChunk, kept } = sized(3 * K + 5)
-    const outcome: Outcome = { corrupt: 0, right: 0, missed: 0 }
-    const probe = openLog(mem.service, config).chunks()[1]!
+  /** A log whose second chunk is scavenged with 3 groups and a bit, and the map bytes of it to damage. */
+  const damageSetup = () => {
+    const log = sized(3 * K + 5)
+    const probe = openLog(log.mem.service, log.config).chunks()[1]!
     const mapStart = HEADER_SIZE + probe.dataSize
-    for (const offset of mapBytesToFlip(mapStart, 3 * K + 5)) {
+    const outcome: Outcome = { corrupt: 0, right: 0, missed: 0 }
+    return { ...log, probe, mapStart, offsets: mapBytesToFlip(mapStart, 3 * K + 5), outcome }
+  }
+
+  it("map bytes damaged on disk after the open change nothing: the map was read whole at open", () => {
+    const { mem, config, model, inChunk, kept, probe, mapStart, offsets, outcome } = damageSetup()
+    for (const offset of offsets) {
       const log = openLog(mem.service, config)
       flipAt(mem, probe.path, offset, 1 << (offset % 8))
       readsAreRightOrCorrupt(log, model, inChunk, kept, entryAt(mapStart, offset), outcome, true)
@@ -125,11 +131,8 @@ describe("damaged position maps in a log", () => {
   })
 
   it("map bytes damaged on disk before an open without verification: no read gives another record or a removed one", () => {
-    const { mem, config, model, inChunk, kept } = sized(3 * K + 5)
-    const outcome: Outcome = { corrupt: 0, right: 0, missed: 0 }
-    const probe = openLog(mem.service, config).chunks()[1]!
-    const mapStart = HEADER_SIZE + probe.dataSize
-    for (const offset of mapBytesToFlip(mapStart, 3 * K + 5)) {
+    const { mem, config, model, inChunk, kept, probe, mapStart, offsets, outcome } = damageSetup()
+    for (const offset of offsets) {
       flipAt(mem, probe.path, offset, 1 << (offset % 8))
       readsAreRightOrCorrupt(openLog(mem.service, config), model, inChunk, kept, entryAt(mapStart, offset), outcome, false)
       flipAt(mem, probe.path, offset, 1 << (offset % 8))

@@ -291,9 +291,15 @@ const walkGroup = (map: ResidentPosMap, group: number, position: number): void =
   found.before = before
 }
 
-/** Why a record read at an offset the map gave is not the one the map said is there. */
-export const mapMismatch = (expected: number | undefined, actual: number): string =>
-  `the position map gives position ${expected} for the record at its offset, which is at ${actual}`
+/**
+ * Why the record read at an offset the map gave is not the one the map says is there, or undefined when it
+ * is (or the map said nothing: `expected` undefined, an unscavenged chunk or the end of the data). The map's
+ * bytes have no checksum of their own, so a damaged entry must not send a read to another record silently.
+ */
+export const mapMismatch = (expected: number | undefined, actual: number): string | undefined =>
+  expected === undefined || expected === actual
+    ? undefined
+    : `the position map gives position ${expected} for the record at its offset, which is at ${actual}`
 
 /**
  * The physical data offset (from the data's start) of the record at `position`: undefined when the map has

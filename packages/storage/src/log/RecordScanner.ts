@@ -291,9 +291,8 @@ export class RecordScan implements ScannedRecord {
         }
         if (!isWellFramed(buf, at, body, !verifying)) return this.damaged(chunk, position, "frame")
         const logPosition = u64(buf, at + 10)
-        if (start + at === this.entryPhys && this.entryPosition !== undefined && logPosition !== this.entryPosition) {
-          return this.damaged(chunk, position, mapMismatch(this.entryPosition, logPosition))
-        }
+        const mismatch = start + at === this.entryPhys ? mapMismatch(this.entryPosition, logPosition) : undefined
+        if (mismatch !== undefined) return this.damaged(chunk, position, mismatch)
         if (logPosition >= this.end) {
           this.phys = this.physEnd
           break

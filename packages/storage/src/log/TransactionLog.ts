@@ -554,7 +554,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
               const whole = yield* readRange(chunk, physStart, physStart + total)
               const result = decodeAt(whole, 0, whole.length)
               if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
-              if (misplaced(boundary.at, result.record)) return yield* Effect.fail(corruptAt(chunk, pos, mapMismatch(boundary.at, result.record.logPosition)))
+              const mismatch = mapMismatch(boundary.at, result.record.logPosition)
+              if (mismatch !== undefined) return yield* Effect.fail(corruptAt(chunk, pos, mismatch))
               // In a scavenged chunk the bytes run past `limit`: a record at or after it is not handed out.
               if (result.record.logPosition >= end) {
                 pos = end
@@ -568,7 +569,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           }
           const result = decodeAt(span, at, span.length)
           if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
-          if (at === 0 && misplaced(boundary.at, result.record)) return yield* Effect.fail(corruptAt(chunk, pos, mapMismatch(boundary.at, result.record.logPosition)))
+          const mismatch = at === 0 ? mapMismatch(boundary.at, result.record.logPosition) : undefined
+          if (mismatch !== undefined) return yield* Effect.fail(corruptAt(chunk, pos, mismatch))
           if (result.record.logPosition >= end) {
             pos = end
             break
@@ -592,14 +594,6 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   /** Logical position just after a record (for a scavenged chunk: the next surviving record is searched from here). */
   const nextLogical = (chunk: ChunkFile, position: number, framed: number): number =>
     isScavenged(chunk) ? position + 1 : position + framed
-
-  /**
-   * Whether the first record a scan reads at an offset from a scavenged chunk's position map lacks the
-   * position the map gives for it: the map's bytes have no checksum of their own, so a damaged entry must
-   * not send a scan to another record silently.
-   */
-  const misplaced = (expected: number | undefined, record: LogRecord): boolean =>
-    expected !== undefined && record.logPosition !== expected
 
   const scanBackwardOnce = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
     Effect.gen(function*() {
@@ -643,9 +637,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           const result = decodeAt(span, at - total, at)
           if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
           // The record ending where the map's boundary is must be the entry the map puts before it.
-          if (at === span.length && misplaced(boundary.before, result.record)) {
-            return yield* Effect.fail(corruptAt(chunk, pos, mapMismatch(boundary.before, result.record.logPosition)))
-          }
+          const mismatch = at === span.length ? mapMismatch(boundary.before, result.record.logPosition) : undefined
+          if (mismatch !== undefined) return yield* Effect.fail(corruptAt(chunk, pos, mismatch))
           records.push(result.record)
           pos = result.record.logPosition
           at -= total

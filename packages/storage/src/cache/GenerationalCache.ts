@@ -64,20 +64,6 @@ export class GenerationalCache<K, V> {
     this.insertYoung(key, value)
   }
 
-  /**
-   * Inserts with one Map operation, for the hot path of caches of unit weight that are mostly written with
-   * new keys (the event-id cache: one entry per event appended). An older copy in the old generation is not
-   * looked for: the young one shadows it, and it goes when the old generation is dropped (it was counted
-   * when it was inserted, so the weight held stays exact).
-   */
-  add(key: K, value: V): void {
-    const size = this.young.size
-    this.young.set(key, value)
-    if (this.young.size === size) return // replaced a young entry of the same (unit) weight
-    this.youngWeight += 1
-    if (this.youngWeight >= this.generationWeight) this.rotate()
-  }
-
   delete(key: K): void {
     const young = this.young.get(key)
     if (young !== undefined) {

@@ -15,7 +15,7 @@ import {
   DeletedStreamNumber, EpochInformationStream, EventTypes, ScavengePointsStream, isMetastream, isWellFormedText, metastreamOf, originalStreamOf
 } from "./names.js"
 import type { MetaInfo, ReadIndex } from "./ReadIndex.js"
-import { GenerationalCache } from "../cache/GenerationalCache.js"
+import { EventIdCache } from "../cache/EventIdCache.js"
 
 export interface ProposedEvent {
   readonly eventId: string
@@ -59,12 +59,7 @@ export interface PlanLimits {
   readonly maxEventSize: number
 }
 
-/** Recently written event ids (the reference's committed-events cache), bounded by count. */
-export class EventIdCache extends GenerationalCache<string, KnownEvent> {
-  put(eventId: string, known: KnownEvent): void {
-    this.add(eventId, known)
-  }
-}
+export { EventIdCache }
 
 /** Version-4 UUIDs drawn synchronously from a PRNG seeded from Effect's Random once per round. */
 export class UuidSource {

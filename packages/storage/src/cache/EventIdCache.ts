@@ -1,0 +1,140 @@
+/**
+ * Recently written event ids (the reference's committed-events cache), bounded by count: id → the stream
+ * and event number it was written as, so a retried append is answered as idempotent without a read.
+ *
+ * Every append looks its ids up and puts them, so this is on the hot path of single-event appends. It was a
+ * `GenerationalCache<string, KnownEvent>`: two Maps of some 100,000 string keys each, holding one object
+ * per id. A lookup in a Map that large missed the CPU caches (~1 µs), and the garbage collector traced every
+ * key and object on each major collection. Here each generation is an open-addressing table over the id's
+ * 128 bits in typed arrays (exact keys: no hashing of strings, nothing for the collector to trace but the
+ * array of stream names), and a hit builds its `KnownEvent` only when asked.
+ *
+ * Eviction is the same as GenerationalCache with unit weights: puts go into the young generation; when it
+ * holds half the capacity it becomes the old one and the previous old one is dropped whole; a hit in the old
+ * generation is copied into the young one while that has room (a lookup never rotates).
+ *
+ * Ids are the canonical 36-character form the store writes (EventStore normalizes every id it accepts); a
+ * string that is not a UUID is never cached.
+ */
+import type { KnownEvent } from "../streams/commitCheck.js"
+
+/** Value of each ASCII hex digit by char code (-1 otherwise). */
+const HEX = (() => {
+  const t = new Int8Array(128).fill(-1)
+  for (let i = 0; i < 10; i++) t[48 + i] = i
+  for (let i = 0; i < 6; i++) t[65 + i] = t[97 + i] = 10 + i
+  return t
+})()
+
+/** The four 32-bit words of a UUID string (dashes optional) into `out`; false if it is not one. */
+export const uuidWords = (id: string, out: Int32Array): boolean => {
+  const dashed = id.length === 36
+  if (!dashed && id.length !== 32) return false
+  let j = 0
+  for (let w = 0; w < 4; w++) {
+    let word = 0
+    for (let k = 0; k < 8; k++) {
+      if (dashed && (j === 8 || j === 13 || j === 18 || j === 23)) {
+        if (id.charCodeAt(j) !== 45) return false
+        j++
+      }
+      const c = id.charCodeAt(j++)
+      const v = c < 128 ? HEX[c]! : -1
+      if (v < 0) return false
+      word = (word << 4) | v
+    }
+    out[w] = word
+  }
+  return true
+}
+
+/** One generation: linear probing over a power-of-two table at most half full. */
+class Generation {
+  readonly keys: Int32Array
+  readonly numbers: Float64Array
+  /** The stream of each slot; undefined marks an empty slot. */
+  readonly streams: Array<string | undefined>
+  readonly mask: number
+  count = 0
+
+  constructor(maxEntries: number) {
+    let size = 16
+    while (size < maxEntries * 2) size *= 2
+    this.mask = size - 1
+    this.keys = new Int32Array(size * 4)
+    this.numbers = new Float64Array(size)
+    this.streams = new Array<string | undefined>(size).fill(undefined)
+  }
+
+  /** The slot holding `w`, or the empty slot where it would go (as -1 - slot). */
+  find(w: Int32Array): number {
+    const keys = this.keys
+    const w0 = w[0]!, w1 = w[1]!, w2 = w[2]!, w3 = w[3]!
+    // Test ids often differ only in their last word, and random ones anywhere: mix all four.
+    let h = Math.imul(w0 ^ Math.imul(w1, 0x85ebca6b) ^ Math.imul(w2, 0xc2b2ae35) ^ w3, 0x9e3779b1)
+    h ^= h >>> 15
+    for (let slot = h & this.mask; ; slot = (slot + 1) & this.mask) {
+      if (this.streams[slot] === undefined) return -1 - slot
+      const k = slot * 4
+      if (keys[k] === w0 && keys[k + 1] === w1 && keys[k + 2] === w2 && keys[k + 3] === w3) return slot
+    }
+  }
+
+  /** Writes the entry at `found` (a result of `find`); true if it took an empty slot. */
+  store(found: number, w: Int32Array, stream: string, eventNumber: number): boolean {
+    const fresh = found < 0
+    const slot = fresh ? -1 - found : found
+    const k = slot * 4
+    this.keys[k] = w[0]!
+    this.keys[k + 1] = w[1]!
+    this.keys[k + 2] = w[2]!
+    this.keys[k + 3] = w[3]!
+    this.numbers[slot] = eventNumber
+    this.streams[slot] = stream
+    if (fresh) this.count++
+    return fresh
+  }
+
+  clear(): void {
+    this.streams.fill(undefined)
+    this.count = 0
+  }
+}
+
+export class EventIdCache {
+  private young: Generation
+  private old: Generation
+  private readonly generationSize: number
+  private readonly words = new Int32Array(4)
+
+  constructor(readonly capacity: number) {
+    this.generationSize = Math.max(1, Math.floor(capacity / 2))
+    this.young = new Generation(this.generationSize)
+    this.old = new Generation(this.generationSize)
+  }
+
+  get(eventId: string): KnownEvent | undefined {
+    const w = this.words
+    if (!uuidWords(eventId, w)) return undefined
+    const inYoung = this.young.find(w)
+    if (inYoung >= 0) return { stream: this.young.streams[inYoung]!, eventNumber: this.young.numbers[inYoung]! }
+    const inOld = this.old.find(w)
+    if (inOld < 0) return undefined
+    const known = { stream: this.old.streams[inOld]!, eventNumber: this.old.numbers[inOld]! }
+    if (this.young.count < this.generationSize) this.young.store(inYoung, w, known.stream, known.eventNumber)
+    return known
+  }
+
+  put(eventId: string, known: KnownEvent): void {
+    const w = this.words
+    if (!uuidWords(eventId, w)) return
+    // An older copy in the old generation is not looked for: the young one shadows it until it is dropped.
+    if (!this.young.store(this.young.find(w), w, known.stream, known.eventNumber)) return
+    if (this.young.count >= this.generationSize) {
+      const dropped = this.old
+      this.old = this.young
+      dropped.clear()
+      this.young = dropped
+    }
+  }
+}

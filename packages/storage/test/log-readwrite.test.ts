@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest"
 import { Effect, Exit } from "effect"
 import { MemoryDisk, Prng } from "@vellum/platform"
 import { checksum } from "../src/codec/checksum.js"
+import { BLOCK_SIZE } from "../src/log/BlockCache.js"
 import { verifyChunkFile } from "../src/log/ChunkFile.js"
 import { FOOTER_SIZE, HEADER_SIZE, completedFileSize, decodeFooter } from "../src/log/chunkFormat.js"
 import { RecordKind, framedLength, type LogRecord, type NewRecord } from "../src/log/records.js"
@@ -242,6 +243,46 @@ describe("transaction log: writer and readers", () => {
       }
     })
   }
+
+  // Scans decode one 64 KiB cache block at a time and read a record crossing a block boundary whole: chunks
+  // of several blocks, records from tiny to larger than a block, warm and cold caches.
+  for (const [name, cacheBytes] of [["roomy block cache", 8 << 20], ["tiny block cache", 1]] as const) {
+    it(`scans across block boundaries return every record once, in order (${name})`, async () => {
+      for (let seed = 1; seed <= 3 * SEEDS_SCALE; seed++) {
+        const prng = new Prng(seed)
+        const mem = new MemoryDisk({ prng: prng.fork("disk") })
+        const log = openLog(mem.service, logConfig({ chunkSize: 512 * 1024, cacheBytes, preallocate: prng.chance(0.5) }), seed)
+        const written: Array<Written> = []
+        while (log.writerPosition() < 1_200_000) {
+          const records = Array.from({ length: prng.int(1, 8) }, () =>
+            eventOfSize(prng, prng.chance(0.1) ? prng.int(60_000, 140_000) : prng.int(74, prng.chance(0.5) ? 200 : 3000)))
+          const batch = writeUnits(log, [{ records }])
+          records.forEach((record, k) => written.push({ record, position: batch.positions[0]![k]! }))
+          // Read while writing too: blocks of the active chunk are cached before they are full.
+          if (prng.chance(0.2)) expect(scanAll(log, prng.int(1, 50)).length).toBe(written.length)
+        }
+        checkReads(log, written, prng, 2)
+        await breathe()
+      }
+    })
+  }
+
+  it("scans page by page through a record boundary a few bytes either side of a block boundary", () => {
+    for (let delta = -12; delta <= 12; delta++) {
+      const prng = new Prng(100 + delta)
+      const mem = new MemoryDisk()
+      const log = openLog(mem.service, logConfig({ chunkSize: 512 * 1024, cacheBytes: 8 << 20 }))
+      // The first record ends `delta` bytes from the first block boundary of the file.
+      const records = [eventOfSize(prng, BLOCK_SIZE + delta - HEADER_SIZE), ...Array.from({ length: 5 }, () => eventOfSize(prng, prng.int(74, 120)))]
+      const batch = writeUnits(log, [{ records }])
+      const written = records.map((record, k) => ({ record, position: batch.positions[0]![k]! }))
+      try {
+        checkReads(log, written, prng, 1)
+      } catch (e) {
+        throw new Error(`delta ${delta}: ${e instanceof Error ? e.message : String(e)}`, { cause: e })
+      }
+    }
+  })
 
   it("a unit that exactly fills a chunk is written there, and the next unit starts the next chunk", () => {
     const prng = new Prng(1)

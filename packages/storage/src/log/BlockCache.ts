@@ -68,17 +68,19 @@ export class BlockCache {
 
   /**
    * Bytes [start, end) of the file (fewer if the file or its valid bytes end first), reading every missing
-   * block in one disk read. Bytes at or past `validEnd` (the end of what the writer has written) are
-   * neither returned nor cached; blocks are cached as far as the valid bytes go.
+   * block in one disk read (with the blocks of `fetch`, if given). Bytes at or past `validEnd` (the end of
+   * what the writer has written) are neither returned nor cached; blocks are cached as far as the valid
+   * bytes go.
    */
-  range(fileId: number, handle: FileHandle, start: number, end: number, validEnd: number): Effect.Effect<Buffer, DiskError> {
+  range(fileId: number, handle: FileHandle, start: number, end: number, validEnd: number, fetch?: { readonly start: number; readonly end: number }): Effect.Effect<Buffer, DiskError> {
     end = Math.min(end, validEnd)
     if (end <= start) return Effect.succeed(Buffer.alloc(0))
     const hit = this.tryRange(fileId, start, end)
     if (hit !== undefined) return Effect.succeed(hit)
     this.misses++
-    const first = Math.floor(start / BLOCK_SIZE)
-    const last = Math.floor((end - 1) / BLOCK_SIZE)
+    // `fetch` widens the disk read (a scan reads ahead, so its next spans are cached), never the answer.
+    const first = Math.floor(Math.max(0, Math.min(start, fetch?.start ?? start)) / BLOCK_SIZE)
+    const last = Math.floor((Math.min(validEnd, Math.max(end, fetch?.end ?? end)) - 1) / BLOCK_SIZE)
     const readStart = first * BLOCK_SIZE
     return Effect.map(handle.read(readStart, Math.min((last - first + 1) * BLOCK_SIZE, validEnd - readStart)), (buf) => {
       for (let b = first; b <= last; b++) {

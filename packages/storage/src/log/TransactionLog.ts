@@ -163,7 +163,14 @@ export interface TransactionLog {
   readonly close: Effect.Effect<void>
 }
 
-const SCAN_SPAN = 256 * 1024
+/**
+ * Scans decode the log one block at a time, in place: a span ends at a block boundary unless a record crosses
+ * it (that record alone is then read whole). A span across cached blocks is a copy of them, and with spans of
+ * 256 KiB a 100-event `$all` page copied ten times the bytes of its records.
+ */
+const blockStart = (offset: number): number => offset - (offset % BLOCK_SIZE)
+/** How far a scan's disk read reaches past its span on a miss (the following spans are then cached). */
+const SCAN_READ_AHEAD = 256 * 1024
 
 /** Opens (recovering) or creates the log in `config.dir`. `newChunkId` supplies chunk ids (from Random). */
 export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<string>) =>
@@ -441,8 +448,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
    * Bytes [start, end) of a chunk file through the block cache, never past the chunk's written data
    * (`HEADER_SIZE + dataSize`): what lies beyond is preallocated zeros, a footer or nothing.
    */
-  const readRange = (chunk: ChunkFile, start: number, end: number) =>
-    cache.range(chunk.fileId, chunk.handle, start, end, HEADER_SIZE + chunk.dataSize)
+  const readRange = (chunk: ChunkFile, start: number, end: number, fetch?: { readonly start: number; readonly end: number }) =>
+    cache.range(chunk.fileId, chunk.handle, start, end, HEADER_SIZE + chunk.dataSize, fetch)
 
   /**
    * Runs a read; when it meets a damaged record, forgets that chunk's cached blocks and reads once more
@@ -542,7 +549,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           continue
         }
         // At least a record's length prefix, even when `limit` cuts the record right after its start.
-        const span = yield* readRange(chunk, physStart, Math.max(physStart + 8, Math.min(physEnd, physStart + SCAN_SPAN)))
+        const spanEnd = Math.max(physStart + 8, Math.min(physEnd, blockStart(physStart) + BLOCK_SIZE))
+        const span = yield* readRange(chunk, physStart, spanEnd, { start: physStart, end: Math.min(physEnd, physStart + SCAN_READ_AHEAD) })
         let at = 0
         let progressed = false
         while (records.length < maxCount && at + 8 <= span.length) {
@@ -618,8 +626,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           pos = chunk.startPosition
           continue
         }
-        const spanStart = Math.max(HEADER_SIZE, physEnd - SCAN_SPAN)
-        let span = yield* readRange(chunk, spanStart, physEnd)
+        const spanStart = Math.max(HEADER_SIZE, Math.min(blockStart(physEnd - 1), physEnd - 8))
+        let span = yield* readRange(chunk, spanStart, physEnd, { start: Math.max(HEADER_SIZE, physEnd - SCAN_READ_AHEAD), end: physEnd })
         let at = span.length
         while (records.length < maxCount && at > 0) {
           if (at < 4) break

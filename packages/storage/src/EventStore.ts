@@ -17,10 +17,11 @@ import { RecordKind, type EventRecord, type LogRecord } from "./log/records.js"
 import * as TableIndex from "./tableindex/TableIndex.js"
 import type { HashFn } from "./tableindex/StreamHash.js"
 import { isUuid, normalizeUuid } from "./codec/bytes.js"
+import { EventIdCache } from "./cache/EventIdCache.js"
 import { DeletedStreamNumber, EpochInformationStream, EventTypes, invalidStreamName, isMetastream, metastreamOf } from "./streams/names.js"
 import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
 import { ReadIndex, asStreamEvent, type EventReadResult, type StreamPage, type StreamReadResult } from "./streams/ReadIndex.js"
-import { EventIdCache, makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult, type WriterStats } from "./streams/Writer.js"
+import { makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult, type WriterStats } from "./streams/Writer.js"
 
 export interface StorageConfig {
   readonly dir: string

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { EventIdCache, uuidWords } from "../src/cache/EventIdCache.js"
+import { EventIdCache } from "../src/cache/EventIdCache.js"
+import { uuidWords } from "../src/codec/bytes.js"
 import { GenerationalCache } from "../src/cache/GenerationalCache.js"
 import type { KnownEvent } from "../src/streams/commitCheck.js"
 

@@ -16,37 +16,8 @@
  * Ids are the canonical 36-character form the store writes (EventStore normalizes every id it accepts); a
  * string that is not a UUID is never cached.
  */
+import { uuidWords } from "../codec/bytes.js"
 import type { KnownEvent } from "../streams/commitCheck.js"
-
-/** Value of each ASCII hex digit by char code (-1 otherwise). */
-const HEX = (() => {
-  const t = new Int8Array(128).fill(-1)
-  for (let i = 0; i < 10; i++) t[48 + i] = i
-  for (let i = 0; i < 6; i++) t[65 + i] = t[97 + i] = 10 + i
-  return t
-})()
-
-/** The four 32-bit words of a UUID string (dashes optional) into `out`; false if it is not one. */
-export const uuidWords = (id: string, out: Int32Array): boolean => {
-  const dashed = id.length === 36
-  if (!dashed && id.length !== 32) return false
-  let j = 0
-  for (let w = 0; w < 4; w++) {
-    let word = 0
-    for (let k = 0; k < 8; k++) {
-      if (dashed && (j === 8 || j === 13 || j === 18 || j === 23)) {
-        if (id.charCodeAt(j) !== 45) return false
-        j++
-      }
-      const c = id.charCodeAt(j++)
-      const v = c < 128 ? HEX[c]! : -1
-      if (v < 0) return false
-      word = (word << 4) | v
-    }
-    out[w] = word
-  }
-  return true
-}
 
 /** One generation: linear probing over a power-of-two table at most half full. */
 class Generation {

@@ -93,6 +93,31 @@ export const uuidToBytes = (uuid: string, buf: Uint8Array, offset: number): void
   }
 }
 
+/**
+ * The four 32-bit words of a UUID string (dashes optional, as `uuidToBytes`) into `out`; false if it is not
+ * one. Checks as it goes: callers use it as the validation too.
+ */
+export const uuidWords = (uuid: string, out: Int32Array): boolean => {
+  const dashed = uuid.length === 36
+  if (!dashed && uuid.length !== 32) return false
+  let j = 0
+  for (let w = 0; w < 4; w++) {
+    let word = 0
+    for (let k = 0; k < 8; k++) {
+      if (dashed && (j === 8 || j === 13 || j === 18 || j === 23)) {
+        if (uuid.charCodeAt(j) !== 45) return false
+        j++
+      }
+      const c = uuid.charCodeAt(j++)
+      const v = c < 128 ? HEX_VALUE[c]! : -1
+      if (v < 0) return false
+      word = (word << 4) | v
+    }
+    out[w] = word
+  }
+  return true
+}
+
 /** Canonical lowercase, dashed form of a UUID string. */
 export const normalizeUuid = (uuid: string): string => {
   const hex = uuid.replace(/-/g, "").toLowerCase()

@@ -16,11 +16,12 @@ import type { TransactionLog, WriteUnit } from "../log/TransactionLog.js"
 import { MAX_RECORD_BODY, bodyLength, framedLength, type LogRecord } from "../log/records.js"
 import { Miss } from "./commitCheck.js"
 import {
-  RoundView, UuidSource, planCommand, type EventIdCache, type Plan, type PlanLimits, type PlannedRecord, type WriteCommand, type WriteError, type WriteResult
+  RoundView, UuidSource, planCommand, type Plan, type PlanLimits, type PlannedRecord, type WriteCommand, type WriteError, type WriteResult
 } from "./planner.js"
 import type { ReadIndex } from "./ReadIndex.js"
+import type { EventIdCache } from "../cache/EventIdCache.js"
 
-export { EventIdCache, type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult } from "./planner.js"
+export { type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult } from "./planner.js"
 
 /** How a command ended: its result, or why it failed. */
 export type WriteOutcome = { readonly ok: true; readonly result: WriteResult } | { readonly ok: false; readonly error: WriteError }

@@ -15,7 +15,7 @@ import {
   DeletedStreamNumber, EpochInformationStream, EventTypes, ScavengePointsStream, isMetastream, isWellFormedText, metastreamOf, originalStreamOf
 } from "./names.js"
 import type { MetaInfo, ReadIndex } from "./ReadIndex.js"
-import { EventIdCache } from "../cache/EventIdCache.js"
+import type { EventIdCache } from "../cache/EventIdCache.js"
 
 export interface ProposedEvent {
   readonly eventId: string
@@ -58,8 +58,6 @@ export interface PlanLimits {
   /** data + metadata + 2 × type length, per event (the reference's 16 MiB − 10,000). */
   readonly maxEventSize: number
 }
-
-export { EventIdCache }
 
 /** Version-4 UUIDs drawn synchronously from a PRNG seeded from Effect's Random once per round. */
 export class UuidSource {

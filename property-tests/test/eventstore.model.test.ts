@@ -52,12 +52,20 @@ const assertProperty = async <T>(name: string, property: fc.IAsyncPropertyWithHo
   }
 }
 
+/**
+ * A turn of the event loop. A run's awaits are all microtasks (Effect resolves its promises without timers),
+ * so without this a whole property (40-70 s on a slow machine) never lets the test worker answer vitest's
+ * RPC, which gives up after 60 s ("Timeout calling onTaskUpdate") and fails the run.
+ */
+const breathe = () => new Promise<void>((resolve) => setImmediate(resolve))
+
 const storeProperty = (options: fc.Arbitrary<StoreOptions>) =>
   fc.asyncProperty(
     options,
     fc.integer(),
     fc.commands(commandArbs, { maxCommands: 40, size: "max", ...(process.env["FC_REPLAY"] ? { replayPath: process.env["FC_REPLAY"] } : {}) }),
     async (opts, seed, cmds) => {
+      await breathe()
       mark("run")
       const real = new RealStore(storeConfig(opts), seed)
       await real.open()

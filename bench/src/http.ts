@@ -63,22 +63,29 @@ interface Scenario {
   readonly connections: number
   readonly eventsPerRequest: number
   /** The plan against one server (the same for the node and the bare server, but for the origin). */
-  readonly plan: (origin: string) => LoadPlan
+  readonly plan: (origin: string, serverPid: number | undefined) => LoadPlan
 }
 
 const scenarios = (streamPaths: ReadonlyArray<string>, allPaths: ReadonlyArray<string>): Array<Scenario> => {
-  const base = (origin: string, connections: number) => ({ origin, authorization, connections, warmupSec, durationSec })
+  const base = (origin: string, serverPid: number | undefined, connections: number) => ({
+    origin,
+    authorization,
+    connections,
+    warmupSec,
+    durationSec,
+    ...(serverPid !== undefined ? { serverPid } : {})
+  })
   const append = (eventsPerAppend: number, connections: number): Scenario => ({
     bench: `append-${eventsPerAppend}`,
     connections,
     eventsPerRequest: eventsPerAppend,
-    plan: (origin) => ({ ...base(origin, connections), kind: "append", eventsPerAppend, streamPrefix: `bench-append-${eventsPerAppend}`, streams: APPEND_STREAMS })
+    plan: (origin, pid) => ({ ...base(origin, pid, connections), kind: "append", eventsPerAppend, streamPrefix: `bench-append-${eventsPerAppend}`, streams: APPEND_STREAMS })
   })
   const read = (bench: string, paths: ReadonlyArray<string>, eventsPerRequest: number): Scenario => ({
     bench,
     connections: 64,
     eventsPerRequest,
-    plan: (origin) => ({ ...base(origin, 64), kind: "read", paths, accept: ATOM_JSON })
+    plan: (origin, pid) => ({ ...base(origin, pid, 64), kind: "read", paths, accept: ATOM_JSON })
   })
   return [append(1, 64), append(100, 16), read("read-stream-embed-body", streamPaths, PAGE_SIZE), read("read-all-forward-100", allPaths, ALL_PAGE_SIZE)]
 }
@@ -86,8 +93,8 @@ const scenarios = (streamPaths: ReadonlyArray<string>, allPaths: ReadonlyArray<s
 const problems = (r: LoadResult) => (r.errors > 0 || r.non2xx > 0 ? { statuses: r.statuses, firstError: r.firstError } : undefined)
 
 const runScenario = async (scenario: Scenario, node: VellumNode, bare: BareServer) => {
-  const vellum = await runLoadProcess(scenario.plan(node.origin))
-  const ceiling = await runLoadProcess(scenario.plan(bare.origin))
+  const vellum = await runLoadProcess(scenario.plan(node.origin, node.pid))
+  const ceiling = await runLoadProcess(scenario.plan(bare.origin, bare.pid))
   const valid = vellum.errors + vellum.non2xx + ceiling.errors + ceiling.non2xx === 0
   print({
     bench: scenario.bench,
@@ -106,6 +113,11 @@ const runScenario = async (scenario: Scenario, node: VellumNode, bare: BareServe
     bareNon2xx: ceiling.non2xx,
     responseBytes: { vellum: vellum.meanResponseBytes, bare: ceiling.meanResponseBytes },
     loadCpuPercent: { vellum: vellum.loadCpuPercent, bare: ceiling.loadCpuPercent },
+    serverCpuUsPerRequest: { vellum: vellum.serverCpuUsPerRequest, bare: ceiling.serverCpuUsPerRequest },
+    cpuRatio:
+      vellum.serverCpuUsPerRequest !== undefined && ceiling.serverCpuUsPerRequest !== undefined && vellum.serverCpuUsPerRequest > 0
+        ? round(ceiling.serverCpuUsPerRequest / vellum.serverCpuUsPerRequest, 3)
+        : undefined,
     valid,
     ...(problems(vellum) ? { vellumProblems: problems(vellum) } : {}),
     ...(problems(ceiling) ? { bareProblems: problems(ceiling) } : {})

@@ -8,6 +8,7 @@
  * pipelining, so "64 connections" means 64 requests in flight at most — what autocannon -c 64 does.
  */
 import * as crypto from "node:crypto"
+import * as fs from "node:fs"
 import { Client, type Dispatcher } from "undici"
 import { EVENTS_CONTENT_TYPE, appendBody, quantile, round, type LoadPlan, type LoadResult } from "./httpPlan.js"
 
@@ -35,6 +36,19 @@ const requestSource = (plan: LoadPlan): (() => Dispatcher.RequestOptions) => {
   }
 }
 
+/** utime + stime of a process in clock ticks (1/100 s on Linux), or undefined where /proc is not readable. */
+const processCpuTicks = (pid: number | undefined): number | undefined => {
+  if (pid === undefined) return undefined
+  try {
+    // The fields after the command name (which may hold spaces, so split after its closing parenthesis).
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return undefined
+  }
+}
+const TICK_US = 10_000
+
 export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
   const next = requestSource(plan)
   const cpuBefore = process.cpuUsage()
@@ -48,6 +62,10 @@ export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
   let responses = 0
   let responseBytes = 0
   let firstError: string | undefined
+  let serverTicksAtStart: number | undefined
+  let serverTicksAtEnd: number | undefined
+  const startTimer = setTimeout(() => (serverTicksAtStart = processCpuTicks(plan.serverPid)), plan.warmupSec * 1000)
+  const endTimer = setTimeout(() => (serverTicksAtEnd = processCpuTicks(plan.serverPid)), (plan.warmupSec + plan.durationSec) * 1000)
 
   const connection = async () => {
     const client = new Client(plan.origin, { pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 })
@@ -76,6 +94,8 @@ export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
   }
 
   await Promise.all(Array.from({ length: plan.connections }, connection))
+  clearTimeout(startTimer)
+  clearTimeout(endTimer)
   const cpu = process.cpuUsage(cpuBefore)
   const sorted = Float64Array.from(latencies).sort()
   return {
@@ -89,6 +109,9 @@ export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
     statuses,
     meanResponseBytes: responses === 0 ? 0 : Math.round(responseBytes / responses),
     loadCpuPercent: Math.round((cpu.user + cpu.system) / 10 / (nowMs() - start)),
+    ...(serverTicksAtStart !== undefined && serverTicksAtEnd !== undefined && sorted.length > 0
+      ? { serverCpuUsPerRequest: round(((serverTicksAtEnd - serverTicksAtStart) * TICK_US) / sorted.length, 1) }
+      : {}),
     ...(firstError !== undefined ? { firstError } : {})
   }
 }

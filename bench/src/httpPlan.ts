@@ -23,6 +23,8 @@ interface PlanBase {
   /** Load before the measured window (JIT and caches warm on both sides); not counted. */
   readonly warmupSec: number
   readonly durationSec: number
+  /** The server's process id: its CPU over the measured window is read from /proc (Linux), when readable. */
+  readonly serverPid?: number
 }
 
 /** POST `eventsPerAppend` new events to one of `streams` streams (expected version -2, any), round robin. */
@@ -57,6 +59,11 @@ export interface LoadResult {
   readonly meanResponseBytes: number
   /** CPU the load process used, in % of one core over its run: near 100 means the generator is the limit. */
   readonly loadCpuPercent: number
+  /**
+   * The server's CPU time (all its threads, user + system) per response in the measured window, in µs; absent
+   * where /proc cannot be read. Unlike requests/s it does not depend on whether the generator is the limit.
+   */
+  readonly serverCpuUsPerRequest?: number
   readonly firstError?: string
 }
 

@@ -49,6 +49,7 @@ const exitWithin = async (child: ChildProcess, ms: number): Promise<boolean> => 
 
 export interface VellumNode {
   readonly origin: string
+  readonly pid: number | undefined
   /** The last lines the node wrote (for a failure message). */
   readonly outputTail: () => string
   /** POST /admin/shutdown, then waits for the process to end; true when it stopped by itself. */
@@ -93,6 +94,7 @@ export const startVellum = async (port: number, args: ReadonlyArray<string>): Pr
   }
   return {
     origin,
+    pid: child.pid,
     outputTail,
     shutdown: async (authorization) => {
       const status = await fetch(`${origin}/admin/shutdown`, { method: "POST", headers: { authorization } }).then((r) => r.status, () => 0)
@@ -118,6 +120,7 @@ const firstMessage = <A>(child: ChildProcess, what: string) =>
 
 export interface BareServer {
   readonly origin: string
+  readonly pid: number | undefined
   readonly stop: () => Promise<void>
 }
 
@@ -128,6 +131,7 @@ export const startBare = async (canned: CannedReplies): Promise<BareServer> => {
   const { listening: port } = await listening
   return {
     origin: `http://127.0.0.1:${port}`,
+    pid: child.pid,
     stop: async () => {
       child.disconnect()
       await exitWithin(child, 10_000)

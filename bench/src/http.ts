@@ -9,10 +9,14 @@
  * separate load process (httpLoad.ts, undici, closed loop), and prints one JSON line:
  *
  *   {bench, connections, eventsPerRequest, vellumReqPerSec, vellumEventsPerSec, vellumP99Ms,
- *    bareReqPerSec, bareP99Ms, ratio, vellumErrors, vellumNon2xx, bareErrors, bareNon2xx, valid}
+ *    bareReqPerSec, bareP99Ms, ratio, vellumErrors, vellumNon2xx, bareErrors, bareNon2xx,
+ *    serverCpuUsPerRequest, serverSystemPercent, cpuRatio, valid}
  *
  * `ratio` = node req/s ÷ bare req/s: the share of node:http's own ceiling the node reaches. A run is valid
- * only with 0 errors and 0 non-2xx on both sides. Scenarios: single-event appends at 64 connections,
+ * only with 0 errors and 0 non-2xx on both sides. On 2 cores the load generator caps the bare server (it
+ * uses a whole core against it), so each side's CPU per request is also read from /proc over the measured
+ * window (all threads; Linux only): `cpuRatio` = bare µs ÷ node µs per request, and `serverSystemPercent`
+ * is the kernel's share of each. Scenarios: single-event appends at 64 connections,
  * 100-event appends at 16, 20-event stream pages with embed=body at 64, `$all` forward pages at 64.
  * Appends spread over 1000 streams with expected version -2 (any); every event has its own id.
  *
@@ -114,6 +118,7 @@ const runScenario = async (scenario: Scenario, node: VellumNode, bare: BareServe
     responseBytes: { vellum: vellum.meanResponseBytes, bare: ceiling.meanResponseBytes },
     loadCpuPercent: { vellum: vellum.loadCpuPercent, bare: ceiling.loadCpuPercent },
     serverCpuUsPerRequest: { vellum: vellum.serverCpuUsPerRequest, bare: ceiling.serverCpuUsPerRequest },
+    serverSystemPercent: { vellum: vellum.serverSystemPercent, bare: ceiling.serverSystemPercent },
     cpuRatio:
       vellum.serverCpuUsPerRequest !== undefined && ceiling.serverCpuUsPerRequest !== undefined && vellum.serverCpuUsPerRequest > 0
         ? round(ceiling.serverCpuUsPerRequest / vellum.serverCpuUsPerRequest, 3)

@@ -36,18 +36,32 @@ const requestSource = (plan: LoadPlan): (() => Dispatcher.RequestOptions) => {
   }
 }
 
-/** utime + stime of a process in clock ticks (1/100 s on Linux), or undefined where /proc is not readable. */
-const processCpuTicks = (pid: number | undefined): number | undefined => {
+interface CpuTicks {
+  readonly user: number
+  readonly system: number
+}
+
+/** utime and stime of a process in clock ticks (1/100 s on Linux), or undefined where /proc is not readable. */
+const processCpuTicks = (pid: number | undefined): CpuTicks | undefined => {
   if (pid === undefined) return undefined
   try {
     // The fields after the command name (which may hold spaces, so split after its closing parenthesis).
     const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-    return Number(fields[11]) + Number(fields[12])
+    return { user: Number(fields[11]), system: Number(fields[12]) }
   } catch {
     return undefined
   }
 }
 const TICK_US = 10_000
+
+const serverCpu = (start: CpuTicks, end: CpuTicks, requests: number) => {
+  const user = end.user - start.user
+  const system = end.system - start.system
+  return {
+    serverCpuUsPerRequest: round(((user + system) * TICK_US) / requests, 1),
+    serverSystemPercent: user + system === 0 ? 0 : Math.round((system * 100) / (user + system))
+  }
+}
 
 export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
   const next = requestSource(plan)
@@ -62,8 +76,8 @@ export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
   let responses = 0
   let responseBytes = 0
   let firstError: string | undefined
-  let serverTicksAtStart: number | undefined
-  let serverTicksAtEnd: number | undefined
+  let serverTicksAtStart: CpuTicks | undefined
+  let serverTicksAtEnd: CpuTicks | undefined
   const startTimer = setTimeout(() => (serverTicksAtStart = processCpuTicks(plan.serverPid)), plan.warmupSec * 1000)
   const endTimer = setTimeout(() => (serverTicksAtEnd = processCpuTicks(plan.serverPid)), (plan.warmupSec + plan.durationSec) * 1000)
 
@@ -110,7 +124,7 @@ export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
     meanResponseBytes: responses === 0 ? 0 : Math.round(responseBytes / responses),
     loadCpuPercent: Math.round((cpu.user + cpu.system) / 10 / (nowMs() - start)),
     ...(serverTicksAtStart !== undefined && serverTicksAtEnd !== undefined && sorted.length > 0
-      ? { serverCpuUsPerRequest: round(((serverTicksAtEnd - serverTicksAtStart) * TICK_US) / sorted.length, 1) }
+      ? serverCpu(serverTicksAtStart, serverTicksAtEnd, sorted.length)
       : {}),
     ...(firstError !== undefined ? { firstError } : {})
   }

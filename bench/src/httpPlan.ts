@@ -64,6 +64,8 @@ export interface LoadResult {
    * where /proc cannot be read. Unlike requests/s it does not depend on whether the generator is the limit.
    */
   readonly serverCpuUsPerRequest?: number
+  /** The kernel's share of that CPU time (system / (user + system)), in %. */
+  readonly serverSystemPercent?: number
   readonly firstError?: string
 }
 

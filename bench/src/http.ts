@@ -25,7 +25,9 @@
  * cache either way, so the hash cost is not what is measured.
  *
  * Options: --quick (3 s per scenario, smaller prefill), --duration S (default 10), --warmup S (default 2,
- * 1 with --quick; load not counted), --dir PATH (default ./.bench-data/http; removed at the end).
+ * 1 with --quick; load not counted), --dir PATH (default ./.bench-data/http; removed at the end), --only
+ * NAME[,NAME] (run only these scenarios, e.g. to profile one: BENCH_NODE_FLAGS="--cpu-prof" gives the node's
+ * V8 flags, and the profile is written when it stops).
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -43,6 +45,7 @@ const argValue = (name: string) => {
 const durationSec = Number(argValue("--duration") ?? (quick ? 3 : 10))
 const warmupSec = Number(argValue("--warmup") ?? (quick ? 1 : 2))
 const dataDir = path.resolve(repoRoot, argValue("--dir") ?? ".bench-data/http")
+const only = argValue("--only")?.split(",").map((name) => name.trim()).filter((name) => name !== "")
 const readStreams = quick ? 50 : 200
 const eventsPerReadStream = quick ? 200 : 500
 const maxAllPages = quick ? 300 : 2000
@@ -160,7 +163,12 @@ const main = async () => {
       streamPage: await captureReadReply(node.origin, authorization, streamPaths[Math.floor(streamPaths.length / 2)]),
       allPage: await captureReadReply(node.origin, authorization, allPaths[allPaths.length - 1])
     })
-    for (const scenario of scenarios(streamPaths, allPaths)) allValid = (await runScenario(scenario, node, bare)) && allValid
+    const all = scenarios(streamPaths, allPaths)
+    const unknown = only?.filter((name) => !all.some((scenario) => scenario.bench === name)) ?? []
+    if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(", ")}; known: ${all.map((scenario) => scenario.bench).join(", ")}`)
+    for (const scenario of all.filter((scenario) => only === undefined || only.includes(scenario.bench))) {
+      allValid = (await runScenario(scenario, node, bare)) && allValid
+    }
   } catch (e) {
     console.error(e instanceof Error ? e.message : e)
     console.error(`node output (last lines):\n${node.outputTail()}`)

@@ -131,9 +131,8 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
       return user !== undefined && !user.disabled && cache.matchesVerified(entry, password) ? principalOf(user) : undefined
     }
 
-    const checkPassword = (entry: CacheEntry, password: string): Effect.Effect<Principal, AuthenticationFailed> => {
-      const verified = alreadyVerified(entry, password)
-      if (verified !== undefined) return Effect.succeed(verified)
+    /** The slow way: the password against the stored hash; a match is remembered as the verified one. */
+    const verifySlowly = (entry: CacheEntry, password: string): Effect.Effect<Principal, AuthenticationFailed> => {
       const user = entry.loaded._tag === "Found" ? entry.loaded.user : undefined
       // Every failure pays the slow hash (a decoy for unknown logins): the timing does not tell them apart.
       const ok = verifyPassword(password, user?.hash ?? decoyHash)
@@ -253,8 +252,11 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
         const cached = cache.get(loginName)
         const verified = cached === undefined ? undefined : alreadyVerified(cached, password)
         if (verified !== undefined) return Effect.succeed(verified)
-        return Effect.flatMap(Effect.mapError(lookup(loginName), (e) => new AuthenticationUnavailable({ reason: e.reason })), (entry) =>
-          checkPassword(entry, password))
+        return Effect.flatMap(Effect.mapError(lookup(loginName), (e) => new AuthenticationUnavailable({ reason: e.reason })), (entry) => {
+          // The entry checked above needs no second digest; one loaded or stored since might be verified.
+          const now = entry === cached ? undefined : alreadyVerified(entry, password)
+          return now !== undefined ? Effect.succeed(now) : verifySlowly(entry, password)
+        })
       }
     }
 

@@ -70,19 +70,20 @@ const hostAuthority = (headers: NormalizedHeaders, scheme: string): string => {
 
 /** `scheme://host[:port][/prefix]`, without a trailing slash. */
 export const buildBaseUrl = (headers: NormalizedHeaders, connectionScheme: string, advertise: AdvertiseAs): string => {
-  if ((advertise.advertiseHost === undefined || advertise.advertiseHost === "") && (advertise.advertisePort === undefined || advertise.advertisePort <= 0) &&
-    headers["x-forwarded-port"] === undefined && headers["x-forwarded-proto"] === undefined && headers["x-forwarded-host"] === undefined &&
-    headers["x-forwarded-prefix"] === undefined) {
+  const advertisedHost = advertise.advertiseHost !== undefined && advertise.advertiseHost !== "" ? advertise.advertiseHost : undefined
+  const advertisedPort = advertise.advertisePort !== undefined && advertise.advertisePort > 0 ? advertise.advertisePort : undefined
+  const forwardedPort = headers["x-forwarded-port"]
+  const forwardedProto = headers["x-forwarded-proto"]
+  const forwardedHost = headers["x-forwarded-host"]
+  if (advertisedHost === undefined && advertisedPort === undefined && forwardedPort === undefined && forwardedProto === undefined &&
+    forwardedHost === undefined && headers["x-forwarded-prefix"] === undefined) {
     return hostAuthority(headers, connectionScheme)
   }
   let { scheme, host, port } = fromHostHeader(headers, connectionScheme)
-  if (advertise.advertiseHost !== undefined && advertise.advertiseHost !== "") host = advertise.advertiseHost
-  if (advertise.advertisePort !== undefined && advertise.advertisePort > 0) port = advertise.advertisePort
-  const forwardedPort = headers["x-forwarded-port"]
+  if (advertisedHost !== undefined) host = advertisedHost
+  if (advertisedPort !== undefined) port = advertisedPort
   if (forwardedPort !== undefined) port = parsePort(firstItem(forwardedPort)) ?? port
-  const forwardedProto = headers["x-forwarded-proto"]
   if (forwardedProto !== undefined && /^[a-zA-Z][a-zA-Z0-9+.-]*$/.test(firstItem(forwardedProto))) scheme = firstItem(forwardedProto)
-  const forwardedHost = headers["x-forwarded-host"]
   if (forwardedHost !== undefined && firstItem(forwardedHost) !== "") {
     const split = splitHostPort(firstItem(forwardedHost))
     host = split.host

@@ -7,7 +7,7 @@
  * Conflict, never a lost update. Wrong credentials never tell whether the login exists: unknown logins,
  * wrong passwords and disabled users all fail the same way, after the same slow hash.
  */
-import { Context, Effect, Layer, PubSub, Queue, Random, type Scope } from "effect"
+import { Context, Effect, Layer, Random, type Scope } from "effect"
 import { DeletedStreamNumber, EventStore, ExpectedVersion, randomUuid, type AppendError, type EventStoreService, type ReadFailure } from "@vellum/storage"
 import { hashPassword, verifyPassword } from "./Password.js"
 import { AuthenticationFailed, AuthenticationUnavailable, type Principal } from "./Principal.js"
@@ -91,13 +91,12 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
     const decoyHash = yield* hashPassword("decoy password", config.passwordHash)
 
     // Writes that bypass this service (a direct write to `$user-x`, replication) drop the cached user too.
-    const notices = yield* PubSub.subscribe(store.commits)
-    yield* Effect.forkScoped(Effect.forever(Effect.map(Queue.take(notices), (notice) => {
+    yield* store.onCommit((notice) => {
       for (const stream of notice.streams) {
         const login = loginOfStream(stream)
         if (login !== undefined) cache.invalidate(login)
       }
-    })))
+    })
 
     const readUser = (loginName: string): Effect.Effect<LoadedUser, UserStoreFailed> =>
       Effect.flatMap(Effect.mapError(store.readStreamBackward(userStream(loginName), -1, 1), storeFailed), (read) => {

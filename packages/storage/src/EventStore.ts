@@ -8,7 +8,7 @@
  * the log), replays the log tail the index has not persisted, starts the writer fiber, and writes an
  * epoch record (every start of a single node begins a new epoch).
  */
-import { Context, Effect, Layer, PubSub, type Scope, SubscriptionRef } from "effect"
+import { Context, Effect, Layer, PubSub, type Scope } from "effect"
 import { Disk, join, type DiskError } from "@vellum/platform"
 import type { IndexCorrupt } from "./tableindex/Entry.js"
 import { InvalidRequest, StorageCorrupt, type StorageFailed, type StreamDeleted, type WriteTimeout, type WrongExpectedVersion } from "./errors.js"
@@ -133,9 +133,15 @@ export interface EventStoreService {
   readonly writeScavengePoint: (effectiveNowMicros: number, threshold: number) => Effect.Effect<{ readonly number: number; readonly position: number }, AppendError>
   /** Everything below this position is durable, indexed and readable. */
   readonly committedPosition: Effect.Effect<number>
-  readonly committed: SubscriptionRef.SubscriptionRef<number>
-  /** A notice per durable batch (subscribe in a scope). */
+  /** A notice per durable batch (subscribe in a scope): for consumers that wait for commits (long polls). */
   readonly commits: PubSub.PubSub<CommitNotice>
+  /**
+   * Calls `listener` with the notice of every durable batch, synchronously in the writer's round, for the
+   * scope's lifetime: for bookkeeping that must follow every commit and never waits (cache invalidation).
+   * A PubSub subscriber costs a fiber wake-up and a Deferred per batch on the write path; this costs a call.
+   * The listener must not throw (a throw is a defect of the writer's round).
+   */
+  readonly onCommit: (listener: (notice: CommitNotice) => void) => Effect.Effect<void, never, Scope.Scope>
   readonly config: StorageConfig
   readonly stats: () => EventStoreStats
   /** Flushes the index memtable to tables (used on graceful shutdown so restarts replay little). */
@@ -235,18 +241,19 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     }
     readIndex.applyCommitted([], writerEnd)
 
-    const committedRef = yield* SubscriptionRef.make(writerEnd)
     const commits = yield* PubSub.sliding<CommitNotice>(4096)
+    const commitListeners = new Set<(notice: CommitNotice) => void>()
 
     const onCommitted = (records: ReadonlyArray<LogRecord>, endPosition: number) =>
-      Effect.gen(function*() {
+      Effect.suspend(() => {
         const streams = new Set<string>()
         for (const record of records) {
           const event = asStreamEvent(record)
           if (event !== undefined) streams.add(event.stream)
         }
-        yield* SubscriptionRef.set(committedRef, endPosition)
-        yield* PubSub.publish(commits, { firstPosition: records[0]?.logPosition ?? endPosition, endPosition, streams: [...streams] })
+        const notice: CommitNotice = { firstPosition: records[0]?.logPosition ?? endPosition, endPosition, streams: [...streams] }
+        for (const listener of commitListeners) listener(notice)
+        return PubSub.publish(commits, notice)
       })
 
     const writer = yield* makeWriter(log, readIndex, ids, { maxBatchCommands: config.maxBatchCommands, maxEventSize: config.maxEventSize, writeTimeoutMillis: config.writeTimeoutMillis }, onCommitted)
@@ -419,8 +426,9 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
           return result._tag === "SystemRecordWritten" ? { number: result.number, position: result.position } : { number: -1, position: -1 }
         }),
       committedPosition: Effect.sync(() => readIndex.committed()),
-      committed: committedRef,
       commits,
+      onCommit: (listener) =>
+        Effect.acquireRelease(Effect.sync(() => void commitListeners.add(listener)), () => Effect.sync(() => void commitListeners.delete(listener))),
       config,
       stats: () => ({
         writerPosition: log.writerPosition(),

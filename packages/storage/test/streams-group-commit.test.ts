@@ -2,10 +2,10 @@
  * Group commit: many concurrent appends to the same and to different streams, some with conflicting
  * expected versions. Every outcome must be explainable by some serial order — numbers contiguous per
  * stream, each success's numbers holding its own events, exactly one winner among racing NoStream
- * appends — and the commit notifications (PubSub, SubscriptionRef) must advance with the log.
+ * appends — and the commit notifications (the PubSub and the plain listeners) must advance with the log.
  */
 import { describe, it, assert } from "@effect/vitest"
-import { Chunk, Effect, Either, PubSub, Queue, Stream, SubscriptionRef } from "effect"
+import { Chunk, Effect, Either, Exit, PubSub, Queue, Scope } from "effect"
 import { ExpectedVersion, type CommitNotice } from "../src/index.js"
 import { Hashes, Reopens, ev, evs, openDb, readAll, streamIds, uuid } from "./streams-harness.js"
 
@@ -97,15 +97,15 @@ describe("streams: group commit", () => {
     Effect.gen(function*() {
       const db = yield* openDb()
       const notices = yield* PubSub.subscribe(db.store.commits)
-      const start = yield* SubscriptionRef.get(db.store.committed)
-      assert.strictEqual(start, yield* db.store.committedPosition)
-      const changes = yield* Stream.runCollect(Stream.take(db.store.committed.changes, 1))
-      assert.deepStrictEqual(Chunk.toReadonlyArray(changes), [start])
+      // The plain listeners hear the same notices, in the same order, and no more once their scope closes.
+      const heard: Array<CommitNotice> = []
+      const listening = yield* Scope.make()
+      yield* Scope.extend(db.store.onCommit((notice) => heard.push(notice)), listening)
+      const start = yield* db.store.committedPosition
 
       const results = yield* Effect.forEach(Array.from({ length: 40 }, (_, i) => i), (i) =>
         db.store.append(`n-${i % 4}`, Any, [ev(i)]), { concurrency: "unbounded" })
       const end = yield* db.store.committedPosition
-      assert.strictEqual(yield* SubscriptionRef.get(db.store.committed), end)
       for (const r of results) assert.isBelow(r.position, end)
 
       const received: Array<CommitNotice> = [...Chunk.toReadonlyArray(yield* Queue.takeAll(notices))]
@@ -133,7 +133,12 @@ describe("streams: group commit", () => {
       yield* db.store.deleteStream("n-2", Any, true)
       const more = Chunk.toReadonlyArray(yield* Queue.takeAll(notices))
       assert.deepStrictEqual(more.map((n) => n.streams), [["$$n-1"], ["n-2"]])
-      assert.strictEqual(more[1]!.endPosition, yield* SubscriptionRef.get(db.store.committed))
+      assert.strictEqual(more[1]!.endPosition, yield* db.store.committedPosition)
+      assert.deepStrictEqual(heard, [...received, ...more])
+      yield* Scope.close(listening, Exit.void)
+      yield* db.store.append("n-3", Any, [ev(101)])
+      assert.strictEqual(heard.length, received.length + more.length, "a listener whose scope closed hears nothing")
+      assert.strictEqual((yield* Queue.takeAll(notices)).length, 1)
     }))
 
   it.scoped("a reader that sees the committed position sees every event below it", () =>

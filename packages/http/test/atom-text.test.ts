@@ -143,6 +143,23 @@ describe("JSON text as Newtonsoft prints it", () => {
     }), { numRuns: 2000 })
   })
 
+  it("passes through decimal texts that are already their shortest form, and only those", () => {
+    // The token fast path must give what the number does, for any text a client may send.
+    const expected = (t: string) => {
+      const v = Number(t)
+      return v === 0 ? (Object.is(v, -0) ? "-0.0" : "0.0") : dotnetDoubleFromExponent(v)
+    }
+    const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max })
+    const token = fc.tuple(fc.boolean(), digits(1, 18), digits(1, 18)).map(([negative, int, frac]) => `${negative ? "-" : ""}${int}.${frac}`)
+    fc.assert(fc.property(token, (t) => {
+      expect(dotnetDouble(t)).toBe(expected(t))
+    }), { numRuns: 5000 })
+    // 16+ significant digits, a trailing zero, a leading zero, below 10^-4, negative zero: not passed through.
+    for (const t of ["0.1000000000000000055511151231257827", "1.10", "01.5", "0.00005", "-0.0", "1234567890123.4567", "0.1234567890123456"]) {
+      expect(dotnetDouble(t)).toBe(expected(t))
+    }
+  })
+
   it("reads leniently: single quotes, unquoted names, comments, raw control characters", () => {
     expect(reindentJson("{a : '1', $b_2: 'it\\'s' /* note */}", 0)).toBe("{\n  \"a\": \"1\",\n  \"$b_2\": \"it's\"\n}")
     expect(reindentJson("// lead\n[1]", 0)).toBe("[\n  1\n]")

@@ -79,12 +79,18 @@ export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
   let serverTicksAtStart: CpuTicks | undefined
   let serverTicksAtEnd: CpuTicks | undefined
   const startTimer = setTimeout(() => (serverTicksAtStart = processCpuTicks(plan.serverPid)), plan.warmupSec * 1000)
-  const endTimer = setTimeout(() => (serverTicksAtEnd = processCpuTicks(plan.serverPid)), (plan.warmupSec + plan.durationSec) * 1000)
+  // The window's end is sampled by the first connection that sees it has passed, not by a timer: a timer
+  // due then may run only after every connection has stopped (and be cleared unfired).
+  const windowOver = (): boolean => {
+    if (nowMs() < windowEnd) return false
+    serverTicksAtEnd ??= processCpuTicks(plan.serverPid)
+    return true
+  }
 
   const connection = async () => {
     const client = new Client(plan.origin, { pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 })
     try {
-      while (nowMs() < windowEnd) {
+      while (!windowOver()) {
         const request = next()
         const sent = nowMs()
         try {
@@ -109,7 +115,6 @@ export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
 
   await Promise.all(Array.from({ length: plan.connections }, connection))
   clearTimeout(startTimer)
-  clearTimeout(endTimer)
   const cpu = process.cpuUsage(cpuBefore)
   const sorted = Float64Array.from(latencies).sort()
   return {

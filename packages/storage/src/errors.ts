@@ -1,9 +1,10 @@
 /**
  * The storage engine's typed failures. The HTTP layer maps each to a status in one place
  * (WrongExpectedVersion → 400 with the current version, StreamDeleted → 410, InvalidRequest → 400,
- * StorageCorrupt / StorageFailed → 500 with a clear message and the node failing over).
+ * StorageFailed → 507 when the disk is full, 503 for another disk error, StorageCorrupt → 500).
  */
 import { Schema } from "effect"
+import type { DiskError } from "@vellum/platform"
 
 /** Bytes on disk are not what the engine wrote: a chunk, record, checkpoint or index is damaged. */
 export class StorageCorrupt extends Schema.TaggedError<StorageCorrupt>()("StorageCorrupt", {
@@ -13,12 +14,24 @@ export class StorageCorrupt extends Schema.TaggedError<StorageCorrupt>()("Storag
 }) {}
 
 /**
- * A write or sync failed. After an I/O error the state of unsynced bytes is unknown ("fsyncgate"), so the
- * engine stops accepting writes (fail-stop); a restart recovers from what is durable.
+ * A write or sync failed, or writes are refused while the log recovers from such a failure. After an I/O
+ * error the state of unsynced bytes is unknown ("fsyncgate"): the failed write is never acknowledged, and
+ * the log restores its last acknowledged state (durably) before it accepts another write.
+ *
+ * `message` is for clients and names no file; `detail` (the disk's own error, with the path) is for the log.
  */
 export class StorageFailed extends Schema.TaggedError<StorageFailed>()("StorageFailed", {
-  message: Schema.String
+  message: Schema.String,
+  /** DiskFull: space must be freed (HTTP 507); IOError: another disk error (503). Absent: neither. */
+  reason: Schema.optional(Schema.Literal("DiskFull", "IOError")),
+  detail: Schema.optional(Schema.String)
 }) {}
+
+/** The refusal a failed log write leads to, by what the disk said. */
+export const writesRefused = (error: DiskError): StorageFailed =>
+  error.reason === "DiskFull"
+    ? new StorageFailed({ message: "the disk is full: writes are refused until space is freed", reason: "DiskFull", detail: error.message })
+    : new StorageFailed({ message: "a disk error stopped writes: they resume once the disk works again", reason: "IOError", detail: error.message })
 
 export class WrongExpectedVersion extends Schema.TaggedError<WrongExpectedVersion>()("WrongExpectedVersion", {
   stream: Schema.String,

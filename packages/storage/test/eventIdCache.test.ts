@@ -20,6 +20,42 @@ describe("EventIdCache", () => {
     }
   })
 
+  it("forgets an id and keeps every other one findable (backward-shift deletion over long probe runs)", () => {
+    fc.assert(fc.property(
+      fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 200 })), { maxLength: 600 }),
+      (ops) => {
+        // Room for every id in one generation: only forgetting removes anything.
+        const cache = new EventIdCache(1000)
+        const model = new Map<string, number>()
+        for (const [isPut, n] of ops) {
+          if (isPut) {
+            cache.put(id(n), { stream: "s", eventNumber: n })
+            model.set(id(n), n)
+          } else {
+            cache.forget(id(n))
+            model.delete(id(n))
+          }
+        }
+        for (let n = 0; n <= 200; n++) {
+          const expected = model.get(id(n))
+          expect(cache.get(id(n))).toEqual(expected === undefined ? undefined : { stream: "s", eventNumber: expected })
+        }
+      }
+    ))
+  })
+
+  it("forgets an id in either generation", () => {
+    const cache = new EventIdCache(4)
+    cache.put(id(1), { stream: "s", eventNumber: 1 })
+    cache.put(id(2), { stream: "s", eventNumber: 2 })
+    cache.put(id(3), { stream: "s", eventNumber: 3 })
+    cache.forget(id(1))
+    cache.forget(id(3))
+    expect(cache.get(id(1))).toBeUndefined()
+    expect(cache.get(id(2))).toEqual({ stream: "s", eventNumber: 2 })
+    expect(cache.get(id(3))).toBeUndefined()
+  })
+
   it("never caches a string that is not a UUID", () => {
     const cache = new EventIdCache(10)
     for (const bad of ["", "not-a-uuid", "0123abcd-4567-4890-abcd-ef012345678g", "0123abcd+4567-4890-abcd-ef0123456789"]) {

@@ -1,7 +1,8 @@
 /**
- * Fail-stop: after a write or sync error (or a full disk) the log accepts no more writes, keeps serving
- * what was acknowledged, and a restart after a crash recovers the acknowledged data (plus, at most, whole
- * units of the failed batch that had become durable, which is the "indeterminate" outcome of spec §5).
+ * After a write or sync error (or a full disk) the log accepts no more writes until it is recovered
+ * (`recover`, log-heal.test.ts), keeps serving what was acknowledged, and a restart after a crash recovers
+ * the acknowledged data (plus, at most, whole units of the failed batch that had become durable: the
+ * "indeterminate" outcome of a write that was never acknowledged).
  */
 import { describe, expect, it } from "vitest"
 import { Cause, Effect, Exit, Option } from "effect"
@@ -124,7 +125,7 @@ describe("transaction log: fail-stop", () => {
           }
           if (failedAt < 0) continue // the probabilistic faults did not fire this time
           failures++
-          // Every later write fails, even with a healthy disk.
+          // Every later write fails, even with a healthy disk, until the log is recovered.
           mem.setFaults(undefined)
           mem.capacityBytes = undefined
           for (let i = 0; i < 3; i++) {

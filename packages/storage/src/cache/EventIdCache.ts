@@ -37,14 +37,19 @@ class Generation {
     this.streams = new Array<string | undefined>(size).fill(undefined)
   }
 
+  /** The slot where probing for an id starts. */
+  private home(w0: number, w1: number, w2: number, w3: number): number {
+    // Test ids often differ only in their last word, and random ones anywhere: mix all four.
+    let h = Math.imul(w0 ^ Math.imul(w1, 0x85ebca6b) ^ Math.imul(w2, 0xc2b2ae35) ^ w3, 0x9e3779b1)
+    h ^= h >>> 15
+    return h & this.mask
+  }
+
   /** The slot holding `w`, or the empty slot where it would go (as -1 - slot). */
   find(w: Int32Array): number {
     const keys = this.keys
     const w0 = w[0]!, w1 = w[1]!, w2 = w[2]!, w3 = w[3]!
-    // Test ids often differ only in their last word, and random ones anywhere: mix all four.
-    let h = Math.imul(w0 ^ Math.imul(w1, 0x85ebca6b) ^ Math.imul(w2, 0xc2b2ae35) ^ w3, 0x9e3779b1)
-    h ^= h >>> 15
-    for (let slot = h & this.mask; ; slot = (slot + 1) & this.mask) {
+    for (let slot = this.home(w0, w1, w2, w3); ; slot = (slot + 1) & this.mask) {
       if (this.streams[slot] === undefined) return -1 - slot
       const k = slot * 4
       if (keys[k] === w0 && keys[k + 1] === w1 && keys[k + 2] === w2 && keys[k + 3] === w3) return slot
@@ -64,6 +69,29 @@ class Generation {
     this.streams[slot] = stream
     if (fresh) this.count++
     return fresh
+  }
+
+  /**
+   * Removes `w` if it is here. Backward-shift deletion: later entries of the probe run move into the hole
+   * when their home slot allows it, so every other id stays findable without tombstones.
+   */
+  remove(w: Int32Array): void {
+    let hole = this.find(w)
+    if (hole < 0) return
+    const keys = this.keys
+    for (let slot = (hole + 1) & this.mask; this.streams[slot] !== undefined; slot = (slot + 1) & this.mask) {
+      const k = slot * 4
+      const home = this.home(keys[k]!, keys[k + 1]!, keys[k + 2]!, keys[k + 3]!)
+      // The entry stays when its home lies cyclically in (hole, slot]: moving it would put it before its home.
+      const stays = hole <= slot ? home > hole && home <= slot : home > hole || home <= slot
+      if (stays) continue
+      keys.copyWithin(hole * 4, k, k + 4)
+      this.numbers[hole] = this.numbers[slot]!
+      this.streams[hole] = this.streams[slot]
+      hole = slot
+    }
+    this.streams[hole] = undefined
+    this.count--
   }
 
   clear(): void {
@@ -94,6 +122,14 @@ export class EventIdCache {
     const known = { stream: this.old.streams[inOld]!, eventNumber: this.old.numbers[inOld]! }
     if (this.young.count < this.generationSize) this.young.store(inYoung, w, known.stream, known.eventNumber)
     return known
+  }
+
+  /** Forgets an id (one a failed write had put: it was never written). */
+  forget(eventId: string): void {
+    const w = this.words
+    if (!uuidWords(eventId, w)) return
+    this.young.remove(w)
+    this.old.remove(w)
   }
 
   put(eventId: string, known: KnownEvent): void {

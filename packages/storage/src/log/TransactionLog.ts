@@ -13,8 +13,14 @@
  *   checkpoint. A batch spanning chunks is therefore atomic per unit, not as a whole: a failure or crash
  *   after a rollover can leave its first units durable (indeterminate, as any unacknowledged write).
  *
- * Any write or sync error makes the log fail-stop: the state of unsynced bytes is unknown, so no further
- * write is accepted; a restart recovers from what is durable.
+ * A write or sync error fails the batch (never acknowledged) and stops writes until `recover` has put the
+ * log back, durably, where the last acknowledged batch left it — the state of unsynced bytes is unknown, so
+ * nothing is written on top of them. Recovery goes back chunk by chunk (each step leaves a state that
+ * open's recovery accepts, so a crash anywhere in it loses nothing acknowledged): a chunk the failed batch
+ * created goes (checkpoint at its start first), the chunk it completed loses its footer (checkpoint at its
+ * data end first), then the checkpoint is rewritten at the acknowledged position and the active chunk is
+ * cut back to it. The caller retries `recover` until it succeeds (a full disk frees up); meanwhile every
+ * write fails with the same StorageFailed.
  *
  * Reads go through a block cache that never holds bytes past a chunk's written data; a damaged record is
  * re-read once from disk (past the cache) before it is reported as StorageCorrupt.
@@ -38,13 +44,13 @@ import { type Context, Effect } from "effect"
 import { Disk, join, type DiskError } from "@vellum/platform"
 import { ByteWriter } from "../codec/bytes.js"
 import { checksum, checksumUpdate } from "../codec/checksum.js"
-import { StorageCorrupt, StorageFailed } from "../errors.js"
+import { StorageCorrupt, StorageFailed, writesRefused } from "../errors.js"
 import { BLOCK_SIZE, BlockCache } from "./BlockCache.js"
 import {
   completeChunkFile, createChunkFile, isCompleted, isScavenged, openChunkFile, physicalOffset, physicalOffsetAtOrAfter,
   verifyChunkFile, type ChunkFile
 } from "./ChunkFile.js"
-import { HEADER_SIZE, encodeHeader } from "./chunkFormat.js"
+import { HEADER_SIZE, chunkFileName, encodeHeader } from "./chunkFormat.js"
 import { chunkNames, resolveSuperseded } from "./chunkPrecedence.js"
 import { openCheckpoint } from "./Checkpoint.js"
 import { makeChunkReplacer, type ChunkReplacement, type ReplaceOptions } from "./ChunkReplacer.js"
@@ -158,6 +164,13 @@ export interface TransactionLog {
    */
   readonly replaceChunks: <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>, options?: ReplaceOptions) =>
     Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E>
+  /**
+   * After a failed write: restores the last acknowledged state durably (see the module comment) and lets
+   * writes in again; fails (and writes stay refused) while the disk still fails. A no-op when nothing failed.
+   */
+  readonly recover: Effect.Effect<void, StorageFailed>
+  /** Why writes are refused (a write failed and `recover` has not succeeded yet), or undefined. */
+  readonly failure: () => StorageFailed | undefined
   readonly failed: () => string | undefined
   readonly cache: BlockCache
   readonly close: Effect.Effect<void>
@@ -319,6 +332,13 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     return makeLog(config, { checkpoint, byNumber, active, runningCrc, newChunkId, disk })
   })
 
+/** The active chunk as the last acknowledged write left it. */
+interface Acknowledged {
+  readonly chunk: ChunkFile
+  readonly dataSize: number
+  readonly runningCrc: number | undefined
+}
+
 interface LogState {
   readonly checkpoint: { readonly value: () => number; readonly write: (v: number) => Effect.Effect<void, DiskError>; readonly close: Effect.Effect<void, DiskError> }
   readonly byNumber: Array<ChunkFile | undefined>
@@ -331,7 +351,12 @@ interface LogState {
 const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   const cs = config.chunkSize
   const cache = new BlockCache(config.cacheBytes)
-  let failure: string | undefined
+  /** Set by a failed write; writes are refused until `recover` clears it. */
+  let failure: StorageFailed | undefined
+  /** Where the last acknowledged batch left the log: what `recover` restores. */
+  let restorePoint: Acknowledged | undefined
+  /** A checkpoint value recovery must write before its next step (it made the state need it). */
+  let pendingCheckpoint: number | undefined
 
   const chunkFor = (position: number): ChunkFile | undefined => state.byNumber[Math.floor(position / cs)]
 
@@ -425,15 +450,99 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   const write = (batch: PreparedBatch): Effect.Effect<void, StorageFailed> =>
     Effect.suspend(() => {
       // Checked when the write runs, not when it is built: a write built before a failure must not run.
-      if (failure !== undefined) return Effect.fail(new StorageFailed({ message: failure }))
+      if (failure !== undefined) return Effect.fail(failure)
+      const acknowledged: Acknowledged = { chunk: state.active, dataSize: state.active.dataSize, runningCrc: state.runningCrc }
       return writeSegments(batch).pipe(
         Effect.provideService(Disk, state.disk),
         Effect.catchAll((error) => {
-          failure = `the log stopped accepting writes after a disk error: ${error.message}`
-          return Effect.fail(new StorageFailed({ message: failure }))
+          failure = writesRefused(error)
+          restorePoint = acknowledged
+          return Effect.fail(failure)
         })
       )
     })
+
+  /** Cuts a chunk's file back to its data (a footer, whole or partial, goes) and syncs it. */
+  const dropFooter = (chunk: ChunkFile) =>
+    Effect.gen(function*() {
+      yield* chunk.handle.truncate(HEADER_SIZE + chunk.dataSize)
+      yield* chunk.handle.sync
+      chunk.footer = undefined
+    })
+
+  /**
+   * The steps of `recover`, each durable before the next and each leaving a state open's recovery accepts.
+   * Retried from the start after a failure: every step is safe to run again.
+   */
+  const restore = (point: Acknowledged) =>
+    Effect.gen(function*() {
+      const disk = state.disk
+      // A chunk a failed rollover left half created (after the active one, never in use) goes first: it
+      // lies past the checkpoint, and once the chunks before it go it would sit past a gap.
+      const next = join(config.dir, chunkFileName(state.active.header.endNumber + 1, 0))
+      let removed = false
+      for (const path of [`${next}.tmp`, next]) {
+        if (yield* disk.exists(path)) {
+          yield* disk.remove(path)
+          removed = true
+        }
+      }
+      if (removed) yield* disk.syncDir(config.dir)
+      for (;;) {
+        if (pendingCheckpoint !== undefined) {
+          yield* state.checkpoint.write(pendingCheckpoint)
+          pendingCheckpoint = undefined
+        }
+        const chunk = state.active
+        // The checkpoint is within this chunk's data or at its end here, so without its footer the chunk
+        // is simply the active one (or, full, one open completes again).
+        yield* dropFooter(chunk)
+        if (chunk === point.chunk) break
+        // A chunk the failed batch created: back to its start (the previous chunk is still completed),
+        // then it goes.
+        const previous = state.byNumber[chunk.header.startNumber - 1]!
+        yield* state.checkpoint.write(chunk.startPosition)
+        if (yield* disk.exists(chunk.path)) yield* disk.remove(chunk.path)
+        yield* disk.syncDir(config.dir)
+        cache.evictFile(chunk.fileId)
+        yield* Effect.ignore(chunk.handle.close)
+        state.byNumber.length = chunk.header.startNumber
+        // The previous chunk becomes the active one again: the checkpoint goes to its data end (where a
+        // completed chunk may end) before its footer is dropped.
+        state.active = previous
+        state.runningCrc = undefined
+        pendingCheckpoint = previous.startPosition + previous.dataSize
+      }
+      // Always written, even when the value looks unchanged: the failed write of the checkpoint may be on disk.
+      const chunk = point.chunk
+      yield* state.checkpoint.write(chunk.startPosition + point.dataSize)
+      yield* chunk.handle.truncate(HEADER_SIZE + point.dataSize)
+      if (config.preallocate) yield* chunk.handle.truncate(HEADER_SIZE + cs)
+      yield* chunk.handle.sync
+      chunk.dataSize = point.dataSize
+      state.runningCrc = point.runningCrc
+      // Blocks read while the failed batch's bytes were there must not be served again.
+      cache.evictFile(chunk.fileId)
+    })
+
+  const recover: Effect.Effect<void, StorageFailed> = Effect.suspend(() => {
+    const point = restorePoint
+    if (failure === undefined || point === undefined) return Effect.void
+    return restore(point).pipe(
+      Effect.provideService(Disk, state.disk),
+      Effect.matchEffect({
+        onFailure: (error) => {
+          failure = writesRefused(error)
+          return Effect.fail(failure)
+        },
+        onSuccess: () =>
+          Effect.sync(() => {
+            failure = undefined
+            restorePoint = undefined
+          })
+      })
+    )
+  })
 
   /** A frame decoded during a scan, or undefined when the bytes are not a valid record. */
   const decodeAt = (buf: Buffer, offset: number, limit: number) => {
@@ -662,7 +771,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   const scanBackward = (from: number, limit: number, maxCount: number) => rereadIfDamaged(() => scanBackwardOnce(from, limit, maxCount))
 
   const replacer = makeChunkReplacer({
-    dir: config.dir, chunkSize: cs, byNumber: state.byNumber, active: () => state.active, cache, disk: state.disk, failed: () => failure
+    dir: config.dir, chunkSize: cs, byNumber: state.byNumber, active: () => state.active, cache, disk: state.disk,
+    failed: () => failure?.message
   })
 
   const close = Effect.gen(function*() {
@@ -689,7 +799,9 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     scanForward,
     scanBackward,
     replaceChunks: replacer.replaceChunks,
-    failed: () => failure,
+    recover,
+    failure: () => failure,
+    failed: () => failure === undefined ? undefined : `${failure.message} (${failure.detail ?? "no detail"})`,
     cache,
     close
   }

@@ -2,10 +2,13 @@
  * Storage failures as HTTP replies, in one place (spec/http.md §3.4, §3.10, §8):
  * WrongExpectedVersion → 400 `Wrong expected EventNumber` with both CurrentVersion headers,
  * StreamDeleted → 410 `Stream deleted`, InvalidRequest → 400 with the reason as body,
- * StorageFailed / StorageCorrupt → 500 with the error text as reason phrase, WriteTimeout (the disk stalled
- * past the write timeout) → 408 as the reference's request deadline answers (the write may still happen).
+ * StorageFailed (writes refused after a disk error, until the log has recovered) → 507 Insufficient
+ * Storage when the disk is full, 503 Service Unavailable otherwise, with `Retry-After` and the reason as
+ * body — never a file name (the node's log has the path); StorageCorrupt → 500 with the error text as reason
+ * phrase; WriteTimeout (the disk stalled past the write timeout) → 408 as the reference's request deadline
+ * answers (the write may still happen).
  */
-import { DeletedStreamNumber, LongMaxValueText, type AppendError, type ReadFailure } from "@vellum/storage"
+import { DeletedStreamNumber, LongMaxValueText, type AppendError, type ReadFailure, type StorageFailed } from "@vellum/storage"
 import type { Reply } from "./Reply.js"
 import { badRequest, statusReply } from "./replies.js"
 
@@ -18,6 +21,18 @@ export const wrongExpectedVersionReply = (currentVersion: number): Reply =>
     "ES-CurrentVersion": wireEventNumber(currentVersion)
   })
 
+/** The status of refused writes: 507 for a full disk (space must be freed), 503 for another disk error. */
+export const writesRefusedStatus = (reason: StorageFailed["reason"]): readonly [number, string] =>
+  reason === "DiskFull" ? [507, "Insufficient Storage"] : [503, "Service Unavailable"]
+
+/** Seconds a client should wait before retrying a refused write (the writer retries its recovery as often). */
+export const RefusedRetryAfter = "5"
+
+const writesRefusedReply = (error: StorageFailed): Reply => {
+  const [status, reason] = writesRefusedStatus(error.reason)
+  return { ...statusReply(status, reason, { "Retry-After": RefusedRetryAfter }), body: `${error.message}\n` }
+}
+
 export const storageErrorReply = (error: AppendError | ReadFailure): Reply => {
   switch (error._tag) {
     case "WrongExpectedVersion":
@@ -29,6 +44,7 @@ export const storageErrorReply = (error: AppendError | ReadFailure): Reply => {
     case "WriteTimeout":
       return statusReply(408, "Server was unable to handle request in time")
     case "StorageFailed":
+      return writesRefusedReply(error)
     case "StorageCorrupt":
       return statusReply(500, error.message)
   }

@@ -70,6 +70,8 @@ export interface RequestOptions {
 
 export interface TestNode {
   readonly store: EventStoreService
+  /** The node's disk (tests fill it, or make it fail). */
+  readonly mem: MemoryDisk
   readonly request: (method: string, url: string, options?: RequestOptions) => Effect.Effect<Reply>
   /** The deny set of the StreamAccess test layer (mutable for tests). */
   readonly deny: Set<string>
@@ -114,7 +116,7 @@ export const makeTestNode = (options: TestNodeOptions = {}): Effect.Effect<TestN
         Effect.provideService(Authenticator, authenticator),
         Effect.provideService(StreamAccess, access)
       )
-    return { store, request, deny }
+    return { store, mem, request, deny }
   })
 
 /** A header of a reply, by case-insensitive name (arrays joined with ", "). */

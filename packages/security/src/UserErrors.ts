@@ -1,7 +1,7 @@
 /**
  * The failures of user management. The users HTTP handlers map each to a status in one place
  * (packages/http/src/users/replies.ts): NotFound 404, Conflict 409, InvalidArgument 400, Unauthorized 401,
- * StoreFailed 500.
+ * StoreFailed 500 (507 or 503 when the store refuses writes after a disk error).
  */
 import { Data } from "effect"
 
@@ -20,7 +20,13 @@ export class UserInvalidArgument extends Data.TaggedError("UserInvalidArgument")
 /** The caller may not do this (wrong current password on change-password, not an admin, anonymous). */
 export class UserUnauthorized extends Data.TaggedError("UserUnauthorized")<{ readonly loginName: string; readonly reason: string }> {}
 
-/** The user store could not be read or written (storage failure, unreadable user data). */
-export class UserStoreFailed extends Data.TaggedError("UserStoreFailed")<{ readonly reason: string }> {}
+/**
+ * The user store could not be read or written (storage failure, unreadable user data). `writesRefused`:
+ * the store refuses writes after a disk error (DiskFull: the disk is full), which heals by itself.
+ */
+export class UserStoreFailed extends Data.TaggedError("UserStoreFailed")<{
+  readonly reason: string
+  readonly writesRefused?: "DiskFull" | "IOError"
+}> {}
 
 export type UserError = UserNotFound | UserConflict | UserInvalidArgument | UserUnauthorized | UserStoreFailed

@@ -66,7 +66,10 @@ export const defaultUsers = (config: SecurityConfig): ReadonlyArray<NewUser> => 
 
 const WrongCredentials = new AuthenticationFailed({ reason: "Invalid login or password" })
 
-const storeFailed = (e: { readonly message: string }) => new UserStoreFailed({ reason: e.message })
+const storeFailed = (e: AppendError | ReadFailure) =>
+  e._tag === "StorageFailed" && e.reason !== undefined
+    ? new UserStoreFailed({ reason: e.message, writesRefused: e.reason })
+    : new UserStoreFailed({ reason: e.message })
 
 const detailsOf = (loaded: Extract<LoadedUser, { _tag: "Found" }>): UserDetails => ({
   loginName: loaded.user.loginName,

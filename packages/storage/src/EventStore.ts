@@ -21,7 +21,7 @@ import { EventIdCache } from "./cache/EventIdCache.js"
 import { DeletedStreamNumber, EpochInformationStream, EventTypes, invalidStreamName, isMetastream, metastreamOf } from "./streams/names.js"
 import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
 import { ReadIndex, asStreamEvent, type EventReadResult, type StreamPage, type StreamReadResult } from "./streams/ReadIndex.js"
-import { makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult, type WriterStats } from "./streams/Writer.js"
+import { makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult, type WriterStats, type WritesRefused } from "./streams/Writer.js"
 
 export interface StorageConfig {
   readonly dir: string
@@ -163,6 +163,8 @@ export interface EventStoreStats {
   readonly index: TableIndex.TableIndexStats
   readonly readCache: { readonly hits: number; readonly misses: number; readonly residentBytes: number }
   readonly writer: Readonly<WriterStats> & { readonly queued: number }
+  /** Set while writes are refused: a log write failed and the log has not recovered yet (the node is degraded). */
+  readonly writesRefused?: WritesRefused | undefined
 }
 
 export class EventStore extends Context.Tag("@vellum/storage/EventStore")<EventStore, EventStoreService>() {}
@@ -436,7 +438,8 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         chunks: log.chunks().length,
         index: index.stats(),
         readCache: { hits: log.cache.hits, misses: log.cache.misses, residentBytes: log.cache.residentBytes },
-        writer: { ...writer.stats, queued: writer.queued() }
+        writer: { ...writer.stats, queued: writer.queued() },
+        writesRefused: writer.refused()
       }),
       flushIndex: Effect.mapError(index.flush, corruptFromIndex) as Effect.Effect<void, StorageCorrupt>,
       engine: { log, index, readIndex }

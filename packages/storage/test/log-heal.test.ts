@@ -136,7 +136,6 @@ describe("transaction log: healing after a failed write", () => {
         log = openLog(powerCutDisk(mem, cut), config, seed + 2000)
         expectLog(log, acked, [])
       }
-      console.log(JSON.stringify(outcomes))
       const total = outcomes.healed + outcomes.crashedInRecovery + outcomes.crashedBeforeRecovery
       expect(total, JSON.stringify(outcomes)).toBeGreaterThanOrEqual(SEEDS / 2)
       expect(outcomes.rolledBackChunks, JSON.stringify(outcomes)).toBeGreaterThan(0)

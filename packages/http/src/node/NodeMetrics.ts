@@ -96,7 +96,8 @@ const makeStorageMetrics = (registry: Registry) => {
     indexTableEntries: gauge("vellum_index_table_entries", "Entries in the index's sorted tables"),
     indexMemtableEntries: gauge("vellum_index_memtable_entries", "Entries in the index's memtables"),
     indexMemtables: gauge("vellum_index_memtables", "Memtables (active plus those waiting to be written)"),
-    indexBytes: gauge("vellum_index_resident_bytes", "Estimated memory held by the index")
+    indexBytes: gauge("vellum_index_resident_bytes", "Estimated memory held by the index"),
+    writesRefused: gauge("vellum_writes_refused", "1 while writes are refused after a disk error (the node is degraded), else 0")
   }
   return (s: EventStoreStats): void => {
     mirror(m.commands, s.writer.commands)
@@ -118,6 +119,7 @@ const makeStorageMetrics = (registry: Registry) => {
     m.indexMemtableEntries.set(s.index.memtableEntries)
     m.indexMemtables.set(s.index.memtables)
     m.indexBytes.set(s.index.residentBytes)
+    m.writesRefused.set(s.writesRefused === undefined ? 0 : 1)
   }
 }
 

@@ -3,8 +3,13 @@
  * the node is live, or the status asked for with `?liveCode=NNN`; 503 when it is not (starting, shutting
  * down); 405 for any other method. No body and none of the legacy headers: the reference serves it from
  * ASP.NET's health-check middleware, outside its HTTP entity manager.
+ *
+ * Liveness is not health: a node that refuses writes after a disk error (a full disk) stays live — a
+ * restart would not free space, and it still serves reads — and reports itself degraded in `/stats`,
+ * `/info` and `/metrics` instead (`nodeHealth`; docs/decisions.md).
  */
 import { Effect } from "effect"
+import type { EventStoreStats } from "@vellum/storage"
 import type { Reply } from "../Reply.js"
 import { nodeIsLive, type NodeInfo } from "./NodeInfo.js"
 
@@ -29,3 +34,19 @@ export const healthLive = (method: string, query: URLSearchParams, live: boolean
 /** The same, reading liveness from NodeInfo (for a pipeline that has the service). */
 export const handleHealthLive = (method: string, query: URLSearchParams): Effect.Effect<Reply, never, NodeInfo> =>
   Effect.map(nodeIsLive, (live) => healthLive(method, query, live))
+
+/** Whether the node serves everything, or is degraded: writes refused after a disk error, until it recovers. */
+export interface NodeHealth {
+  readonly status: "healthy" | "degraded"
+  /** Why it is degraded (names no file), "" when healthy. */
+  readonly reason: string
+  /** Clock time it became degraded. */
+  readonly sinceMillis: number | undefined
+}
+
+export const nodeHealth = (storage: EventStoreStats): NodeHealth => {
+  const refused = storage.writesRefused
+  return refused === undefined
+    ? { status: "healthy", reason: "", sinceMillis: undefined }
+    : { status: "degraded", reason: refused.error.message, sinceMillis: refused.sinceMillis }
+}

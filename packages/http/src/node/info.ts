@@ -1,11 +1,14 @@
 /**
- * `GET /info` (spec/http.md §7.1): version, lower-cased node state, features and the authentication provider.
+ * `GET /info` (spec/http.md §7.1): version, lower-cased node state, features and the authentication provider
+ * (and, while the node is degraded, a `health` member: health.ts).
  * The body is JSON whatever was negotiated (the reference serializes with its JSON codec and only labels the
  * reply with the negotiated type); that quirk is kept so clients see what they see from the reference.
  */
 import { Effect, Ref } from "effect"
+import { EventStore } from "@vellum/storage"
 import type { Reply } from "../Reply.js"
 import type { RouteDef } from "../Route.js"
+import { nodeHealth, type NodeHealth } from "./health.js"
 import { NodeInfo, type NodeIdentity, type NodeState } from "./NodeInfo.js"
 import { InfoCodecs } from "./ping.js"
 import { documentReply, indentedJson } from "./replies.js"
@@ -16,24 +19,28 @@ export interface InfoDocument {
   readonly state: string
   readonly features: Readonly<Record<string, boolean>>
   readonly authentication: NodeIdentity["authentication"]
+  /** Vellum addition, present only while the node is degraded (writes refused after a disk error). */
+  readonly health?: { readonly status: "degraded"; readonly reason: string }
 }
 
-export const infoDocument = (identity: NodeIdentity, state: NodeState): InfoDocument => ({
+export const infoDocument = (identity: NodeIdentity, state: NodeState, health?: NodeHealth): InfoDocument => ({
   dbVersion: identity.version,
   esVersion: identity.version,
   state: state.toLowerCase(),
   features: identity.features,
-  authentication: identity.authentication
+  authentication: identity.authentication,
+  ...(health?.status === "degraded" ? { health: { status: "degraded", reason: health.reason } } : {})
 })
 
-export const infoReply = (responseType: string, identity: NodeIdentity, state: NodeState): Reply =>
-  documentReply(responseType, indentedJson(infoDocument(identity, state)))
+export const infoReply = (responseType: string, identity: NodeIdentity, state: NodeState, health?: NodeHealth): Reply =>
+  documentReply(responseType, indentedJson(infoDocument(identity, state, health)))
 
-export const infoRoute: RouteDef<NodeInfo> = {
+export const infoRoute: RouteDef<NodeInfo | EventStore> = {
   method: "GET",
   path: "/info",
   access: "anonymous",
   responseCodecs: InfoCodecs,
   handle: (input) =>
-    Effect.flatMap(NodeInfo, (info) => Effect.map(Ref.get(info.state), (state) => infoReply(input.responseType, info.identity, state)))
+    Effect.flatMap(Effect.all([NodeInfo, EventStore]), ([info, store]) =>
+      Effect.map(Ref.get(info.state), (state) => infoReply(input.responseType, info.identity, state, nodeHealth(store.stats()))))
 }

@@ -10,6 +10,7 @@ import { formatAtomDate } from "../atom/index.js"
 import { stringifyIndented, type JsonValue } from "../lenientJson.js"
 import type { Reply } from "../Reply.js"
 import { badRequest, documentReply } from "../replies.js"
+import { RefusedRetryAfter, writesRefusedStatus } from "../storageErrors.js"
 
 const str = (value: string): JsonValue => ({ kind: "string", value })
 const bool = (value: boolean): JsonValue => ({ kind: "boolean", value })
@@ -82,12 +83,18 @@ const ErrorStatus = {
 export type ErrorShape = { readonly _tag: "Details" } | { readonly _tag: "Command"; readonly loginName: string }
 
 /**
- * The one mapping from user errors to replies: NotFound 404, Conflict 409, Unauthorized 401, Error 500, in
- * the envelope of the route; invalid input is a plain-text 400 with the reason (as every validation 400).
+ * The one mapping from user errors to replies: NotFound 404, Conflict 409, Unauthorized 401, Error 500 (507
+ * or 503 with a `reason` when the store refuses writes after a disk error), in the envelope of the route;
+ * invalid input is a plain-text 400 with the reason (as every validation 400).
  */
 export const userErrorReply = (error: UserError, shape: ErrorShape): Reply => {
   if (error._tag === "UserInvalidArgument") return badRequest(error.reason)
-  const [status, reason, code] = ErrorStatus[error._tag]
   const head: ReadonlyArray<readonly [string, JsonValue]> = shape._tag === "Details" ? [["data", Null]] : [["loginName", str(shape.loginName)]]
+  if (error._tag === "UserStoreFailed" && error.writesRefused !== undefined) {
+    // Writes refused after a disk error: the status appends get, and the reason (it names no file).
+    const [status, reason] = writesRefusedStatus(error.writesRefused)
+    return json(status, reason, obj(...head, ["success", bool(false)], ["error", str("Error")], ["reason", str(error.reason)]), { "Retry-After": RefusedRetryAfter })
+  }
+  const [status, reason, code] = ErrorStatus[error._tag]
   return json(status, reason, obj(...head, ["success", bool(false)], ["error", str(code)]))
 }

@@ -7,13 +7,16 @@
  * which the command is planned again. All accepted records are encoded into one prepared batch, written
  * with one write and one sync per chunk touched, the writer checkpoint is moved and synced, the batch is
  * indexed, and only then is every command answered — failures too, so no answer ever depends on a batch
- * that might still fail. After a disk error the log is fail-stop and every later command fails with
- * StorageFailed.
+ * that might still fail. A batch whose write fails is answered as failed (its event ids are forgotten:
+ * they were never written); the writer then refuses every command at once with that StorageFailed while it
+ * retries `TransactionLog.recover` on a backoff (a full disk frees up, a disk comes back), and takes
+ * commands again once the log is back where the last acknowledged batch left it. The failure and the
+ * recovery are logged once each.
  */
-import { Clock, Duration, Effect, Random } from "effect"
-import { InvalidRequest, WriteTimeout } from "../errors.js"
+import { Clock, Duration, Effect, Random, Schedule } from "effect"
+import { InvalidRequest, WriteTimeout, type StorageFailed } from "../errors.js"
 import type { TransactionLog, WriteUnit } from "../log/TransactionLog.js"
-import { MAX_RECORD_BODY, bodyLength, framedLength, type LogRecord } from "../log/records.js"
+import { EventFlags, MAX_RECORD_BODY, RecordKind, bodyLength, framedLength, type LogRecord } from "../log/records.js"
 import { Miss } from "./commitCheck.js"
 import {
   RoundView, UuidSource, planCommand, type Plan, type PlanLimits, type PlannedRecord, type WriteCommand, type WriteError, type WriteResult
@@ -68,6 +71,19 @@ export interface WriterStats {
   flushes: number
 }
 
+/** Writes refused while the log recovers from a failed write. */
+export interface WritesRefused {
+  readonly error: StorageFailed
+  /** Clock time the first write failed. */
+  readonly sinceMillis: number
+}
+
+/**
+ * How often recovery is tried while it fails: quickly at first (a transient error), then every 5 s (a full
+ * disk waits for an operator). On Effect's Clock, so the simulator controls it.
+ */
+const recoverySchedule = Schedule.union(Schedule.exponential(Duration.millis(50), 2), Schedule.spaced(Duration.seconds(5)))
+
 /** Why a plan's records cannot be written as one unit, if they cannot. */
 const unwritable = (plan: Extract<Plan, { _tag: "Write" }>, maxUnitBytes: number): InvalidRequest | undefined => {
   let size = 0
@@ -89,6 +105,8 @@ export const makeWriter = (
 ) =>
   Effect.gen(function*() {
     const clock = yield* Effect.clock
+    /** Set while writes are refused (a write failed and the log is not recovered yet). */
+    let refused: WritesRefused | undefined
     let queue: Array<Pending> = []
     /** The commands of the round being written (answered when it is durable). */
     let inFlight: ReadonlyArray<Pending> = []
@@ -193,8 +211,13 @@ export const makeWriter = (
         const written = yield* Effect.either(log.write(prepared))
         recordFlush(prepared, (yield* Clock.currentTimeMillis) - startedMs)
         if (written._tag === "Left") {
+          // Planning put the round's ids in the cache; they were never written, so a retry must not match them.
+          for (const p of plans) {
+            if (p._tag !== "Write") continue
+            for (const r of p.records) if (r.kind === RecordKind.Event && (r.flags & EventFlags.Tombstone) === 0) ids.forget(r.eventId)
+          }
           for (const pending of batch) pending.answer(failed(written.left))
-          return
+          return yield* refuseWrites(written.left)
         }
         const records: Array<LogRecord> = []
         for (let u = 0; u < unitRecords.length; u++) {
@@ -226,7 +249,31 @@ export const makeWriter = (
       stats.totalFlushDelayMs += delayMs
     }
 
+    /** From now on every command is refused with `error` (queued ones too) until the log has recovered. */
+    const refuseWrites = (error: StorageFailed) =>
+      Effect.suspend(() => {
+        refused = { error, sinceMillis: clock.unsafeCurrentTimeMillis() }
+        const waiting = queue
+        queue = []
+        for (const pending of waiting) pending.answer(failed(error))
+        return Effect.logError(`writes refused: ${error.message} (${error.detail ?? "no detail"})`)
+      })
+
+    /** Retries the log's recovery until it succeeds; refusals meanwhile carry the latest error. */
+    const recover = Effect.gen(function*() {
+      yield* log.recover.pipe(
+        Effect.tapError((error) => Effect.sync(() => {
+          if (refused !== undefined) refused = { ...refused, error }
+        })),
+        Effect.retry(recoverySchedule)
+      )
+      const since = refused?.sinceMillis ?? clock.unsafeCurrentTimeMillis()
+      refused = undefined
+      yield* Effect.logInfo(`writes resumed after ${clock.unsafeCurrentTimeMillis() - since} ms: the log is back at position ${log.writerPosition()}`)
+    })
+
     const loop = Effect.gen(function*() {
+      if (refused !== undefined) yield* recover
       const batch = yield* takeBatch
       stats.rounds++
       stats.commands += batch.length
@@ -247,6 +294,7 @@ export const makeWriter = (
           answer(outcome)
         }
       }
+      if (refused !== undefined) return pending.answer(failed(refused.error))
       queue.push(pending)
       if (wake !== undefined) wake()
     }
@@ -270,7 +318,7 @@ export const makeWriter = (
         enqueue(command, (outcome) => resume(outcome.ok ? Effect.succeed(outcome.result) : Effect.fail(outcome.error)))
       })
 
-    return { loop, sweeper, submit, enqueue, stats, queued: () => queue.length }
+    return { loop, sweeper, submit, enqueue, stats, queued: () => queue.length, refused: () => refused }
   })
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0")

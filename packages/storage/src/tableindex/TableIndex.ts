@@ -18,10 +18,14 @@
  * - Durability: `persistedPosition` is the manifest's coveredPosition, so after a crash the caller
  *   replays the log from there. The manifest only ever lists complete, synced tables with durable
  *   directory entries; files it does not list are removed on open.
- * - A failure of background work (DiskError, IndexCorrupt) stops it (fail-stop, as the log does):
- *   `flush`, `mergeAll` and `awaitIdle` then fail with it; reads keep serving what exists.
+ * - A disk error in background work (a full disk above all) stalls it: the flush or merge is retried after
+ *   a backoff on Effect's Clock (50 ms doubling, at most 5 s) until it succeeds; meanwhile `flush`,
+ *   `mergeAll`, `awaitIdle` and `awaitCapacity` fail with the error at once (the writer goes on: the log
+ *   is the truth), and reads keep serving memtables and tables. A half-built table is removed, so
+ *   retries do not fill the disk (one whose manifest commit failed stays, unlisted, until the next open
+ *   removes it). IndexCorrupt stops the work for good (retrying cannot mend a damaged table).
  */
-import { Cause, Clock, Deferred, Effect, Exit, FiberId, Queue, type Scope } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, FiberId, Queue, type Scope } from "effect"
 import type { Disk } from "@vellum/platform"
 import { BlockCache } from "./BlockCache.js"
 import { compareAscending, compareLatest, type IndexEntry, type NewIndexEntry } from "./Entry.js"
@@ -116,6 +120,12 @@ export interface TableIndex {
   readonly hashOf: (stream: string) => StreamHash
 }
 
+/** A failure of background work that a retry may get past (the disk, not the data). */
+const isDiskError = (cause: Cause.Cause<IndexError>): boolean => {
+  const error = Cause.failureOption(cause)
+  return error._tag === "Some" && error.value._tag === "DiskError"
+}
+
 /** Opens (or creates) the index in `config.dir`; background work lives in the current Scope. */
 export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexError, Disk | Scope.Scope> =>
   Effect.gen(function*() {
@@ -141,6 +151,8 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
     let signalled = false
     let mergeAllRequested = false
     let failure: Cause.Cause<IndexError> | undefined
+    /** The last disk error of background work, while it is retried (see the module comment). */
+    let stalled: Cause.Cause<IndexError> | undefined
     let waiters: Array<Deferred.Deferred<void>> = []
     const wake = yield* Queue.sliding<void>(1)
 
@@ -225,13 +237,25 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
     }
 
     const worker = Effect.gen(function*() {
+      let retries = 0
       while (failure === undefined) {
         yield* Queue.take(wake)
         signalled = false
         busy = true
         const exit = yield* Effect.exit(work)
         busy = false
-        if (Exit.isFailure(exit)) failure = exit.cause
+        if (Exit.isSuccess(exit)) {
+          if (stalled !== undefined) yield* Effect.logInfo(`index: background work resumed after ${retries} retries`)
+          stalled = undefined
+          retries = 0
+        } else if (isDiskError(exit.cause)) {
+          if (stalled === undefined) yield* Effect.logWarning(`index: writing a table failed, retrying: ${(Cause.squash(exit.cause) as Error).message}`)
+          stalled = exit.cause
+          notify()
+          yield* Effect.sleep(Duration.millis(Math.min(5000, 50 * 2 ** Math.min(retries++, 7))))
+          signal()
+          continue
+        } else failure = exit.cause
         notify()
       }
     })
@@ -254,11 +278,12 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
     /** Waits until `ready()` holds; the worker wakes waiters after every flush or merge, and when idle. */
     const waitUntil = (ready: () => boolean): Effect.Effect<void, IndexError> => {
       const loop: Effect.Effect<void, IndexError> = Effect.suspend(() => {
-        if (failure !== undefined) return Effect.failCause(failure)
+        const blocked = failure ?? stalled
+        if (blocked !== undefined) return Effect.failCause(blocked)
         if (ready()) return Effect.void
         return Effect.flatMap(Deferred.make<void>(), (d) =>
           Effect.suspend(() => {
-            if (failure !== undefined || ready()) return loop
+            if (failure !== undefined || stalled !== undefined || ready()) return loop
             waiters.push(d)
             return Effect.zipRight(Deferred.await(d), loop)
           }))

@@ -7,6 +7,7 @@
 import type { EventStoreStats } from "@vellum/storage"
 import { roundTripDate, timeSpanGeneral } from "../dotnet.js"
 import type { HttpTraffic } from "../NodeMetrics.js"
+import { nodeHealth } from "../health.js"
 import type { ProcessSnapshot } from "./ProcessStats.js"
 import { statMeta, type FlatStats, type StatValue } from "./StatsTree.js"
 
@@ -87,6 +88,7 @@ export const buildStats = (input: StatsInput): { readonly stats: FlatStats; read
   const activeAt = busy || commandsDelta > 0 ? input.nowMillis : prev.writerActiveAtMillis
   const busySince = busy ? prev.writerBusySinceMillis ?? input.nowMillis : undefined
 
+  const health = nodeHealth(s)
   const stats: Array<readonly [string, StatValue]> = [
     ["proc-startTime", roundTripDate(p.startTimeMillis)],
     ["proc-id", p.pid],
@@ -185,7 +187,11 @@ export const buildStats = (input: StatsInput): { readonly stats: FlatStats; read
     ["es-index-memtableEntries", s.index.memtableEntries],
     ["es-index-residentBytes", s.index.residentBytes],
     ["es-log-chunks", s.chunks],
-    ["es-log-readCacheBytes", s.readCache.residentBytes]
+    ["es-log-readCacheBytes", s.readCache.residentBytes],
+    // Vellum addition: degraded while writes are refused after a disk error (docs/stats.md).
+    ["es-health-status", health.status],
+    ["es-health-reason", health.reason],
+    ["es-health-degradedSeconds", health.sinceMillis === undefined ? 0 : Math.max(0, Math.round((input.nowMillis - health.sinceMillis) / 1000))]
   )
   const sample: StatsSample = {
     atMillis: input.nowMillis,

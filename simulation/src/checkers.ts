@@ -1,8 +1,9 @@
 /**
  * Checks run after every (re)start, before clients resume, with disk faults paused. They read the
  * EventStore service directly (also when the clients go through HTTP): they verify storage truth.
- * 1. reconcile each client's indeterminate operation: it was written entirely or not at all, and the
- *    model takes whichever the store shows (anything else — half an append — fails the run);
+ * 1. reconcile each client's indeterminate operations: each was written entirely or not at all, and the
+ *    model takes whichever the store shows (anything else — half an append — fails the run); the prober
+ *    does the same during the run for operations the writer has settled (`reconcileSettled`);
  * 2. every stream the model knows reads exactly as the model says, forward, backward and its metadata:
  *    so every acknowledged write survived the crash, nothing unacknowledged is half-visible (events a
  *    scavenge may have removed — `StoreModel.isDiscardable` — may be absent, nothing else);
@@ -13,16 +14,17 @@
 import { Effect } from "effect"
 import { DeletedStreamNumber, type EventStoreService } from "@vellum/storage"
 import { AllScan } from "./allChecks.js"
-import type { Auditor, SimClient } from "./client.js"
+import type { Auditor, PendingOp, SimClient } from "./client.js"
 import { LongMax, isMetastream, metastreamOf } from "./model.js"
 import { compareStreamRead } from "./readChecks.js"
 import { observeStoreRead } from "./simStore.js"
 
-const reconcile = (store: EventStoreService, auditor: Auditor, client: SimClient) =>
+/**
+ * Whether an indeterminate operation was written, as the store shows it; the model follows. Only for an
+ * operation whose outcome is settled (after a restart, or once a later write was acknowledged).
+ */
+const reconcileOp = (store: EventStoreService, auditor: Auditor, client: SimClient, op: PendingOp) =>
   Effect.gen(function*() {
-    const op = client.pending
-    if (op === undefined) return
-    client.pending = undefined
     const model = auditor.model
     if (op.kind === "append") {
       const before = model.lastEventNumber(op.stream)
@@ -47,6 +49,34 @@ const reconcile = (store: EventStoreService, auditor: Auditor, client: SimClient
       if (meta.metaLastEventNumber === model.eventsOf(metastreamOf(op.stream)).length - 1) return
       const { outcome } = model.softDelete(op.stream, op.expected, 0)
       if (outcome._tag !== "Appended") auditor.fail(`reconcile: ${op.stream} gained metadata but the model would not soft-delete it`)
+    }
+  })
+
+/** Every indeterminate operation of a client (after a restart: all are settled). */
+const reconcile = (store: EventStoreService, auditor: Auditor, client: SimClient) =>
+  Effect.gen(function*() {
+    for (const [key, { op }] of [...client.pending]) {
+      client.pending.delete(key)
+      yield* reconcileOp(store, auditor, client, op)
+    }
+  })
+
+/**
+ * During the run: the indeterminate operations answered before `settledBefore` (an acknowledged write was
+ * queued after them, so the writer has settled them: written, or rolled back for good). A read that fails
+ * (disk faults run) leaves the operation pending for later.
+ */
+export const reconcileSettled = (store: EventStoreService, auditor: Auditor, clients: ReadonlyArray<SimClient>, settledBefore: number) =>
+  Effect.gen(function*() {
+    for (const client of clients) {
+      for (const [key, pending] of [...client.pending]) {
+        if (pending.settledBy >= settledBefore) continue
+        const done = yield* Effect.either(reconcileOp(store, auditor, client, pending.op))
+        if (done._tag === "Right") {
+          client.pending.delete(key)
+          auditor.settledInRun++
+        } else auditor.trace(`reconcile c${client.id} ${pending.op.kind} ${pending.op.stream} postponed: ${done.left._tag}`)
+      }
     }
   })
 

@@ -22,7 +22,7 @@ const single = value("--seed")
 const report = (r: SeedResult) =>
   console.log(JSON.stringify({
     seed: r.seed, ok: r.ok, traceHash: r.traceHash, crashes: r.crashes, acknowledged: r.acknowledged,
-    indeterminate: r.indeterminate, scavenges: r.scavenges, steps: r.steps, simMs: r.simMs, chunkSize: r.options.chunkSize,
+    indeterminate: r.indeterminate, healed: r.healed, settledInRun: r.settledInRun, scavenges: r.scavenges, steps: r.steps, simMs: r.simMs, chunkSize: r.options.chunkSize,
     memtable: r.options.memtableMaxEntries, weakHash: r.options.weakHash, clients: r.options.clients,
     faults: r.options.faults !== undefined, capacity: r.options.capacityBytes ?? null
   }))
@@ -54,6 +54,8 @@ if (single !== undefined) {
   let acknowledged = 0
   let indeterminate = 0
   let scavenges = 0
+  let healed = 0
+  let settledInRun = 0
   for (let seed = from; seed < from + count; seed++) {
     const r = runOne(seed)
     passed++
@@ -61,8 +63,10 @@ if (single !== undefined) {
     acknowledged += r.acknowledged
     indeterminate += r.indeterminate
     scavenges += r.scavenges
+    healed += r.healed
+    settledInRun += r.settledInRun
     if (verbose) report(r)
     if (soak && passed % 100 === 0) console.log(`${passed} seeds passed (from ${from}), ${crashes} crashes, ${acknowledged} acknowledged operations`)
   }
-  console.log(`${passed} passed, 0 failed (${transport}): seeds ${from}..${from + passed - 1}, ${crashes} crashes, ${acknowledged} acknowledged operations checked, ${indeterminate} indeterminate, ${scavenges} scavenges started, ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  console.log(`${passed} passed, 0 failed (${transport}): seeds ${from}..${from + passed - 1}, ${crashes} crashes, ${acknowledged} acknowledged operations checked, ${indeterminate} indeterminate (${settledInRun} settled during the run), ${healed} disk-full periods healed without a restart, ${scavenges} scavenges started, ${((Date.now() - started) / 1000).toFixed(1)} s`)
 }

@@ -5,16 +5,17 @@
  * group commit batches them together).
  *
  * The store is a `SimStore`: the node's HTTP app (the default) or the EventStore service directly.
- * An answer that is neither a success nor a rule failure (a disk error, the store failing, a 5xx, a crash
- * mid-operation) leaves the operation indeterminate: the client records it as `pending` and leaves that
- * stream alone until the next restart, when the checker finds out whether it was written. An answer no
- * correct node gives (`Unexpected`) fails the run.
+ * An answer that is neither a success nor a rule failure (a disk error, writes refused, a 5xx, a crash
+ * mid-operation) leaves the operation indeterminate: the client records it in `pending` (one per stream)
+ * and leaves that stream alone until a checker finds out whether it was written — after the next restart,
+ * or during the run once the prober's append is acknowledged (prober.ts). An answer no correct node gives
+ * (`Unexpected`) fails the run.
  */
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import type { Prng } from "@vellum/platform"
 import type { ProposedEvent } from "@vellum/storage"
 import {
-  ExpectedAny, ExpectedNoStream, ExpectedStreamExists, LongMax, decideCommit, metastreamOf, outcomeOf,
+  ExpectedAny, ExpectedNoStream, ExpectedStreamExists, LongMax, decideCommit, isMetastream, metastreamOf, originalStreamOf, outcomeOf,
   type StoreModel, type StreamReadModel, type EventReadModel, type WriteOutcome
 } from "./model.js"
 import { compareEventRead, compareStreamRead, writeMatches } from "./readChecks.js"
@@ -24,12 +25,26 @@ export type PendingOp =
   | { readonly kind: "append"; readonly stream: string; readonly expected: number; readonly events: ReadonlyArray<ProposedEvent> }
   | { readonly kind: "hardDelete" | "softDelete"; readonly stream: string; readonly expected: number }
 
-/** Shared by the clients and the checkers: the model, the verdict, and requests to the driver. */
+/**
+ * An indeterminate operation: `settledBy` numbers its failed answer (`Auditor.answered`); Infinity while it
+ * runs (a crash may cut it).
+ */
+export interface Pending {
+  readonly op: PendingOp
+  readonly settledBy: number
+}
+
+/** Shared by the clients and the checkers: the model, the verdict, and counters. */
 export class Auditor {
   failure: string | undefined
-  restartRequested = false
   acknowledged = 0
   indeterminate = 0
+  /** Failed write answers so far: each pending operation carries its number. */
+  answered = 0
+  /** Disk-full periods the node healed from without a restart (space freed, then an append acknowledged). */
+  healed = 0
+  /** Indeterminate operations reconciled during the run (not at a restart). */
+  settledInRun = 0
   /** Scavenges the operator started. */
   scavenges = 0
   constructor(readonly model: StoreModel, readonly trace: (line: string) => void) {}
@@ -43,7 +58,8 @@ const hex = (n: number, width: number) => (n >>> 0).toString(16).padStart(width,
 
 export class SimClient {
   readonly streams: ReadonlyArray<string>
-  pending: PendingOp | undefined
+  /** Indeterminate operations, by the client stream they touch (a metadata write counts for its stream). */
+  readonly pending = new Map<string, Pending>()
   private seq = 0
   private lastAppend: { readonly stream: string; readonly expected: number; readonly events: ReadonlyArray<ProposedEvent> } | undefined
 
@@ -88,8 +104,9 @@ export class SimClient {
   /** One operation; failures of the store's rules are answers, other failures make it indeterminate. */
   step(store: SimStore, auditor: Auditor): Effect.Effect<void> {
     const model = auditor.model
-    const streams = this.streams.filter((s) => this.pending === undefined || this.pending.stream !== s && this.pending.stream !== metastreamOf(s))
-    if (streams.length === 0) return Effect.void
+    const streams = this.streams.filter((s) => !this.pending.has(s))
+    // Every stream waits for a checker: let time pass (the node heals on its clock, the prober probes).
+    if (streams.length === 0) return Effect.sleep(Duration.millis(10))
     const stream = this.prng.pick(streams)
     const r = this.prng.next()
     const tag = `c${this.id}`
@@ -101,17 +118,18 @@ export class SimClient {
       apply: (outcome: ObservedWrite) => void
     ) =>
       Effect.gen(this, function*() {
-        this.pending = op
+        const key = isMetastream(op.stream) ? originalStreamOf(op.stream) : op.stream
+        this.pending.set(key, { op, settledBy: Number.POSITIVE_INFINITY })
         const result = yield* Effect.either(run)
         if (result._tag === "Left") {
           const failure = result.left
           if (failure._tag === "Unexpected") return auditor.fail(`${tag} ${op.kind} to ${op.stream} with expected version ${op.expected}: ${failure.description}`)
           auditor.indeterminate++
+          this.pending.set(key, { op, settledBy: auditor.answered++ })
           auditor.trace(`${tag} ${op.kind} ${op.stream} indeterminate ${failure.reason}`)
-          if (failure.storeFailed) auditor.restartRequested = true
           return
         }
-        this.pending = undefined
+        this.pending.delete(key)
         const outcome = result.right
         auditor.trace(`${tag} ${op.kind} ${op.stream} exp=${op.expected} -> ${JSON.stringify(outcome)}`)
         const allowed = expect()

@@ -13,8 +13,8 @@
  * Client event data is JSON that the events+json form stores re-indented; the clients generate it
  * already indented the reference's way (two spaces), so the bytes stored are the bytes the model holds.
  *
- * Anything else is a failure: a 5xx, a 408 or a store size-limit 400 leaves the operation indeterminate
- * (a 500 naming a stopped log means the store failed and needs a restart), except a 500 from a defect,
+ * Anything else is a failure: a 5xx (507/503: writes refused after a disk error, until the node heals), a
+ * 408 or a store size-limit 400 leaves the operation indeterminate, except a 500 from a defect,
  * which — like a 401 for the admin or any other 400 for a well-formed request — no correct node gives
  * (`Unexpected`).
  */
@@ -38,8 +38,6 @@ const AdminAuthorization = `Basic ${Buffer.from("admin:changeit").toString("base
 const EventsJson = "application/vnd.eventstore.events+json"
 const AtomJson = "application/vnd.eventstore.atom+json"
 const DefectReason = "Internal Server Error"
-/** The reason of a 500 from a store that stopped accepting writes (fail-stop after a disk error). */
-const StoppedLog = /stopped accepting writes/
 
 const streamPath = (stream: string): string => `/streams/${encodeURIComponent(stream)}`
 
@@ -52,9 +50,9 @@ const StoreSizeLimit = /does not fit in a chunk|exceeds the record limit|bytes; 
 /** Why a reply that is none of the operation's answers failed it. */
 const failureOf = (reply: Reply, what: string): StoreFailure => {
   const reason = reply.reason ?? ""
-  if (reply.status >= 500 && !reason.startsWith(DefectReason)) return new Indeterminate(`${reply.status} ${reason}`, StoppedLog.test(reason))
-  if (reply.status === 408) return new Indeterminate("408 request timeout", false)
-  if (reply.status === 400 && StoreSizeLimit.test(replyText(reply))) return new Indeterminate(`400 ${replyText(reply)}`, false)
+  if (reply.status >= 500 && !reason.startsWith(DefectReason)) return new Indeterminate(`${reply.status} ${reason}`)
+  if (reply.status === 408) return new Indeterminate("408 request timeout")
+  if (reply.status === 400 && StoreSizeLimit.test(replyText(reply))) return new Indeterminate(`400 ${replyText(reply)}`)
   return new Unexpected(`${what}: ${describeReply(reply)}`)
 }
 

@@ -96,7 +96,7 @@ export const runOperator = (ctx: OperatorContext, ticker: OpsTicker): Effect.Eff
   Effect.gen(function*() {
     const [low, high] = ctx.options.opsBetween
     const { auditor } = ctx
-    while (!ticker.finished && auditor.failure === undefined && !auditor.restartRequested) {
+    while (!ticker.finished && auditor.failure === undefined) {
       yield* ticker.wait(ctx.prng.int(low, high))
       if (ticker.finished || auditor.failure !== undefined) return
       const done = yield* Effect.either(act(ctx, ticker))

@@ -4,10 +4,12 @@
  * A node (the whole NodeApp on a MemoryDisk, driven through its HTTP handler; or with `transport: "direct"`
  * the bare EventStore) lives several lifetimes. In each, clients run operations
  * concurrently (checked against the reference model as they complete) until the driver crashes the node at
- * a random scheduler step — between any two steps, so also mid-batch, mid-rollover, mid-index-flush — or
- * the store fails after a disk error. The disk then loses what was not synced (random or strict mode), the
+ * a random scheduler step — between any two steps, so also mid-batch, mid-rollover, mid-index-flush, mid
+ * recovery from a failed write — or the clients are done. The disk then loses what was not synced (random or strict mode), the
  * node restarts on what survived, and the checkers verify recovery before clients continue. The last
- * lifetime ends with a clean stop and one more verified start.
+ * lifetime ends with a clean stop and one more verified start. A node that refuses writes after a disk
+ * error heals without a restart: the prober (prober.ts) frees space on a full disk and checks that writes
+ * are taken again within a deadline.
  *
  * In most seeds an operator (operator.ts) scavenges alongside the clients — starting, stopping, scanning
  * `$all` — so crashes and disk faults hit scavenges too; the last lifetime runs one scavenge to its end and
@@ -25,6 +27,7 @@ import { StoreModel } from "./model.js"
 import { chooseOptions, weakHash, type SimOptions } from "./options.js"
 import { finalScavenge, runOperator } from "./operator.js"
 import { OpsTicker } from "./opsTicker.js"
+import { runProber, type ProberState } from "./prober.js"
 import { openNode, type Transport } from "./simNode.js"
 
 export interface SeedResult {
@@ -36,6 +39,9 @@ export interface SeedResult {
   readonly crashes: number
   readonly acknowledged: number
   readonly indeterminate: number
+  /** Disk-full periods healed without a restart, and indeterminate operations settled during the run. */
+  readonly healed: number
+  readonly settledInRun: number
   /** Scavenges the operator started. */
   readonly scavenges: number
   readonly simMs: number
@@ -64,6 +70,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   disk.faulty = false
   const driver = root.fork("driver")
   const operatorPrng = root.fork("operator")
+  const proberPrng = root.fork("prober")
+  const probing: ProberState = { probing: false }
   const readsReliable = options.faults === undefined || (options.faults.readError === 0 && options.faults.bitFlipOnRead === 0)
   const auditor = new Auditor(new StoreModel(), (line) => world.trace(line))
   const clients = Array.from({ length: options.clients }, (_, c) =>
@@ -109,16 +117,17 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       }
       disk.faulty = faultsWanted
       const ticker = new OpsTicker()
+      const prober = faultsWanted ? runProber({ store, disk, auditor, clients, prng: proberPrng }, ticker, probing) : Effect.void
       const work = Effect.forEach(clients, (client) =>
         Effect.gen(function*() {
-          for (let k = 0; k < ops && auditor.failure === undefined && !auditor.restartRequested; k++) {
+          for (let k = 0; k < ops && auditor.failure === undefined; k++) {
             if (options.thinkTimeMs > 0) yield* Effect.sleep(client.prng.int(0, options.thinkTimeMs))
             yield* client.step(node, auditor)
             yield* ticker.tick
           }
           clientsDone++
         }), { concurrency: "unbounded", discard: true })
-      yield* Effect.all([Effect.ensuring(work, ticker.finish), operator === undefined ? Effect.void : runOperator(operator, ticker)], {
+      yield* Effect.all([Effect.ensuring(work, ticker.finish), operator === undefined ? Effect.void : runOperator(operator, ticker), prober], {
         concurrency: "unbounded",
         discard: true
       })
@@ -132,14 +141,15 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     if (life === 0) world.addNode(NODE)
     else world.restart(NODE)
     clientsDone = 0
-    auditor.restartRequested = false
+    probing.probing = false
     // The node's log lines (scavenge progress above all) would cost time and bury the trace; the trace
     // lines are the record of a run.
     world.fork(NODE, Logger.withMinimumLogLevel(lifetime(options.opsPerIncarnation, final), LogLevel.None))
     const crashAt = final ? Number.POSITIVE_INFINITY : driver.int(options.crashAfterSteps[0], options.crashAfterSteps[1])
     const start = stepsAt()
     const result = world.run({
-      until: () => auditor.failure !== undefined || clientsDone === clients.length || auditor.restartRequested || stepsAt() - start >= crashAt,
+      // A probe running when the clients are done gets its verdict first (liveness after a disk error).
+      until: () => auditor.failure !== undefined || (clientsDone === clients.length && !probing.probing) || stepsAt() - start >= crashAt,
       maxSteps: 5_000_000
     })
     if (result.reason === "quiescent" && clientsDone < clients.length && auditor.failure === undefined) {
@@ -168,6 +178,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     crashes,
     acknowledged: auditor.acknowledged,
     indeterminate: auditor.indeterminate,
+    healed: auditor.healed,
+    settledInRun: auditor.settledInRun,
     scavenges: auditor.scavenges,
     simMs,
     steps: world.totalSteps,

@@ -8,7 +8,7 @@
  * `next`/`previous` links instead, and a 201 gives only the first event number. The checks
  * (`readChecks.ts`) compare whatever is present with the model.
  *
- * Failures come in two kinds: `Indeterminate` (a disk error, the store failing, a timeout: the write may or
+ * Failures come in two kinds: `Indeterminate` (a disk error, writes refused, a timeout: the write may or
  * may not have happened, exactly as a crash leaves it) and `Unexpected` (an answer no correct node gives,
  * such as a 500 from a defect or a 401 for the admin: the run fails).
  */
@@ -50,8 +50,7 @@ export type ObservedEventRead =
 
 export class Indeterminate {
   readonly _tag = "Indeterminate"
-  /** `storeFailed`: the store stopped accepting writes (fail-stop); only a restart helps. */
-  constructor(readonly reason: string, readonly storeFailed: boolean) {}
+  constructor(readonly reason: string) {}
 }
 
 export class Unexpected {
@@ -107,11 +106,11 @@ const asObservedWrite = (effect: Effect.Effect<ObservedWrite, AppendError>): Eff
       case "StreamDeleted":
         return Effect.succeed({ _tag: "StreamDeleted" })
       default:
-        return Effect.fail(new Indeterminate(e._tag, e._tag === "StorageFailed"))
+        return Effect.fail(new Indeterminate(e._tag))
     }
   })
 
-const readFailure = (e: { readonly _tag: string }): StoreFailure => new Indeterminate(e._tag, false)
+const readFailure = (e: { readonly _tag: string }): StoreFailure => new Indeterminate(e._tag)
 
 const appended = (r: { readonly firstEventNumber: number; readonly lastEventNumber: number; readonly idempotent: boolean }): ObservedWrite =>
   ({ _tag: "Appended", first: r.firstEventNumber, last: r.lastEventNumber, idempotent: r.idempotent })

@@ -73,6 +73,8 @@ export interface MemoryDiskStats {
   bytesRead: number
   bytesWritten: number
   faultsInjected: number
+  /** Operations refused with DiskFull (the `capacityBytes` limit), counted among `faultsInjected` too. */
+  diskFullErrors: number
 }
 
 /** A growable byte array; bytes past `length` are always zero, so growing never exposes stale data. */
@@ -187,7 +189,7 @@ export class MemoryDisk {
   faulty = true
   capacityBytes: number | undefined
   readonly stats: MemoryDiskStats = {
-    reads: 0, writes: 0, truncates: 0, syncs: 0, dirSyncs: 0, bytesRead: 0, bytesWritten: 0, faultsInjected: 0
+    reads: 0, writes: 0, truncates: 0, syncs: 0, dirSyncs: 0, bytesRead: 0, bytesWritten: 0, faultsInjected: 0, diskFullErrors: 0
   }
   /** The `Disk` service over this disk; keep the MemoryDisk to crash it and build a new node on it. */
   readonly service: DiskService
@@ -405,6 +407,7 @@ export class MemoryDisk {
     if (this.capacityBytes === undefined || !this.faulty || growth <= 0) return
     if (this.totalBytes() + growth > this.capacityBytes) {
       this.stats.faultsInjected++
+      this.stats.diskFullErrors++
       throw fail("DiskFull", op, path, `no space left on device (ENOSPC), capacity ${this.capacityBytes} bytes`)
     }
   }

@@ -20,18 +20,33 @@ describe("simulator", () => {
     let crashes = 0
     let acknowledged = 0
     let scavenges = 0
+    let healed = 0
+    let settledInRun = 0
     for (let seed = 1; seed <= SEEDS; seed++) {
       const r = runSeed(seed)
       if (!r.ok) expect.fail(explain(r))
       crashes += r.crashes
       acknowledged += r.acknowledged
       scavenges += r.scavenges
+      healed += r.healed
+      settledInRun += r.settledInRun
       await betweenSeeds()
     }
     expect(crashes).toBeGreaterThan(SEEDS)
     expect(acknowledged).toBeGreaterThan(SEEDS * 20)
     // The operator scavenges alongside the clients in most seeds (and in the last lifetime of each).
     expect(scavenges).toBeGreaterThan(SEEDS)
+    // Full disks were freed and writes taken again without a restart; failed writes were settled mid-run.
+    expect(healed).toBeGreaterThan(0)
+    expect(settledInRun).toBeGreaterThan(0)
+  })
+
+  it("a disk that fills up and is freed: writes are taken again without a restart, over HTTP and direct", () => {
+    for (const transport of ["http", "direct"] as const) {
+      const r = runSeed(2, { transport, overrides: { capacityBytes: 30_000 } })
+      if (!r.ok) expect.fail(explain(r))
+      expect(r.healed, `${transport}: disk-full periods healed`).toBeGreaterThan(0)
+    }
   })
 
   it("the same seed gives the same trace hash; different seeds differ", () => {

@@ -12,8 +12,9 @@
  * Durability contract (both implementations, and what the storage engine relies on):
  * - bytes written to a file are durable only after `sync` on that file's handle returned;
  * - a file created, renamed or removed is durable in its directory only after `syncDir` of that directory;
- * - a failed write or sync leaves the file in an unknown state: the caller must treat the node as failed
- *   (fail-stop) and recover from what is durable.
+ * - a failed write or sync leaves the file in an unknown state: the caller must not build on it, but
+ *   recover from what is durable — at a restart, or (the transaction log) by durably restoring a known
+ *   state before it writes again.
  */
 import { Context, Effect, Schema } from "effect"
 

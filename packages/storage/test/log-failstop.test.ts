@@ -9,16 +9,9 @@ import { Cause, Effect, Exit, Option } from "effect"
 import { MemoryDisk, Prng, type MemoryDiskFaults } from "@vellum/platform"
 import { framedLength, type NewRecord } from "../src/log/records.js"
 import type { LogConfig, TransactionLog, WriteUnit } from "../src/log/TransactionLog.js"
-import { SEEDS_SCALE, eventOfSize, logConfig, openLog, randomRecord, sameRecord, scanAll } from "./log-support.js"
+import { SEEDS_SCALE, flatten, type Placed, eventOfSize, logConfig, openLog, randomRecord, sameRecord, scanAll } from "./log-support.js"
 
 const SEEDS = 30 * SEEDS_SCALE
-
-interface Placed {
-  readonly records: ReadonlyArray<NewRecord>
-  readonly positions: ReadonlyArray<number>
-}
-
-const flatten = (units: ReadonlyArray<Placed>) => units.flatMap((u) => u.records.map((record, k) => ({ record, position: u.positions[k]! })))
 
 const randomUnits = (prng: Prng, cs: number): Array<WriteUnit> =>
   Array.from({ length: prng.int(1, 4) }, () => {

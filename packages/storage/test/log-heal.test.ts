@@ -11,16 +11,9 @@ import { MemoryDisk, Prng } from "@vellum/platform"
 import type { StorageFailed } from "../src/errors.js"
 import { framedLength, type NewRecord } from "../src/log/records.js"
 import type { TransactionLog, WriteUnit } from "../src/log/TransactionLog.js"
-import { SEEDS_SCALE, eventOfSize, logConfig, openLog, powerCutDisk, randomRecord, sameRecord, scanAll, type PowerCut } from "./log-support.js"
+import { SEEDS_SCALE, flatten, type Placed, eventOfSize, logConfig, openLog, powerCutDisk, randomRecord, sameRecord, scanAll, type PowerCut } from "./log-support.js"
 
 const SEEDS = 60 * SEEDS_SCALE
-
-interface Placed {
-  readonly records: ReadonlyArray<NewRecord>
-  readonly positions: ReadonlyArray<number>
-}
-
-const flatten = (units: ReadonlyArray<Placed>) => units.flatMap((u) => u.records.map((record, k) => ({ record, position: u.positions[k]! })))
 
 /** Units that often fill or complete a chunk, so one batch crosses chunk boundaries. */
 const unitsFor = (prng: Prng, cs: number): Array<WriteUnit> =>

@@ -120,6 +120,15 @@ export const exitOn = <A, E>(disk: DiskService, effect: Effect.Effect<A, E, Disk
 export const openLog = (disk: DiskService, config: LogConfig, idSeed = 1): TransactionLog =>
   runOn(disk, openTransactionLog(config, chunkIds(idSeed)))
 
+/** The records of one unit and the positions the log gave them. */
+export interface Placed {
+  readonly records: ReadonlyArray<NewRecord>
+  readonly positions: ReadonlyArray<number>
+}
+
+/** Every record of `units`, in order, with its position. */
+export const flatten = (units: ReadonlyArray<Placed>) => units.flatMap((u) => u.records.map((record, k) => ({ record, position: u.positions[k]! })))
+
 /** Writes units (prepare + write) and returns their positions; throws if the write fails. */
 export const writeUnits = (log: TransactionLog, units: ReadonlyArray<WriteUnit>) => {
   const batch = log.prepare(units)

@@ -163,7 +163,7 @@ export interface EventStoreStats {
   readonly index: TableIndex.TableIndexStats
   readonly readCache: { readonly hits: number; readonly misses: number; readonly residentBytes: number }
   readonly writer: Readonly<WriterStats> & { readonly queued: number }
-  /** Set while writes are refused: a log write failed and the log has not recovered yet (the node is degraded). */
+  /** Set from a failed log write until a write succeeds again (the node is degraded: writes are, or may be, refused). */
   readonly writesRefused?: WritesRefused | undefined
 }
 

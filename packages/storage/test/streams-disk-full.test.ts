@@ -5,7 +5,7 @@
  * (same event ids) is written, not taken for a duplicate.
  */
 import { describe, it, assert } from "@effect/vitest"
-import { Duration, Effect, Either, Scope, TestClock } from "effect"
+import { Duration, Effect, Either, Logger, Scope, TestClock } from "effect"
 import { Disk, MemoryDisk, Prng } from "@vellum/platform"
 import { make, type StorageConfig } from "../src/index.js"
 import { baseConfig, ev, evs, readAll, streamIds } from "./streams-harness.js"
@@ -19,7 +19,9 @@ describe("streams: a full disk heals", () => {
       Effect.gen(function*() {
         const mem = new MemoryDisk()
         const config = baseConfig({ chunkSize: 1024, preallocateChunks, verifyChunksOnOpen: true })
-        const store = yield* openOn(mem, config)
+        const logged: Array<string> = []
+        const collect = Logger.make(({ message }) => void logged.push(Array.isArray(message) ? message.join(" ") : String(message)))
+        const store = yield* openOn(mem, config).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, collect)))
         const acknowledged: Array<string> = []
         for (let i = 1; i <= 3; i++) {
           yield* store.append("s", -2, [ev(i)])
@@ -54,8 +56,15 @@ describe("streams: a full disk heals", () => {
         // Space is freed: within the retry backoff the writer recovers, and the same append (same id) goes in.
         mem.capacityBytes = undefined
         yield* TestClock.adjust(Duration.seconds(6))
-        assert.isUndefined(store.stats().writesRefused)
+        // Degraded until a write succeeds again.
+        assert.isDefined(store.stats().writesRefused)
         const retried = yield* store.append("s", -2, [ev(n)])
+        assert.isUndefined(store.stats().writesRefused)
+        // Logged once each way, whatever the number of refused appends: the failure with the file, the recovery.
+        const refusals = logged.filter((line) => line.startsWith("writes refused"))
+        assert.strictEqual(refusals.length, 1, logged.join("\n"))
+        assert.include(refusals[0], "/db/")
+        assert.strictEqual(logged.filter((line) => line.startsWith("writes resumed")).length, 1, logged.join("\n"))
         assert.isFalse(retried.idempotent, "the failed append was never written, so its retry is not a duplicate")
         acknowledged.push(ev(n).eventId)
         // On across chunk rollovers (the restored chunk is completed with the checksum recovery kept).

@@ -10,8 +10,9 @@
  * that might still fail. A batch whose write fails is answered as failed (its event ids are forgotten:
  * they were never written); the writer then refuses every command at once with that StorageFailed while it
  * retries `TransactionLog.recover` on a backoff (a full disk frees up, a disk comes back), and takes
- * commands again once the log is back where the last acknowledged batch left it. The failure and the
- * recovery are logged once each.
+ * commands again once the log is back where the last acknowledged batch left it. The node counts as
+ * degraded (`refused()`) from the first failed write until a write succeeds again — on a disk that stays
+ * full, recovery succeeds and the next write fails again — and that is what is logged, once each way.
  */
 import { Clock, Duration, Effect, Random, Schedule } from "effect"
 import { InvalidRequest, WriteTimeout, type StorageFailed } from "../errors.js"
@@ -71,8 +72,9 @@ export interface WriterStats {
   flushes: number
 }
 
-/** Writes refused while the log recovers from a failed write. */
+/** The node is degraded: a write failed, and none has succeeded since. */
 export interface WritesRefused {
+  /** The latest failure. */
   readonly error: StorageFailed
   /** Clock time the first write failed. */
   readonly sinceMillis: number
@@ -105,8 +107,10 @@ export const makeWriter = (
 ) =>
   Effect.gen(function*() {
     const clock = yield* Effect.clock
-    /** Set while writes are refused (a write failed and the log is not recovered yet). */
+    /** Set from a failed write until a write succeeds again (the node is degraded). */
     let refused: WritesRefused | undefined
+    /** Commands are refused at once: a write failed and the log has not recovered yet. */
+    let refusing = false
     let queue: Array<Pending> = []
     /** The commands of the round being written (answered when it is durable). */
     let inFlight: ReadonlyArray<Pending> = []
@@ -219,6 +223,10 @@ export const makeWriter = (
           for (const pending of batch) pending.answer(failed(written.left))
           return yield* refuseWrites(written.left)
         }
+        if (refused !== undefined) {
+          yield* Effect.logInfo(`writes resumed after ${clock.unsafeCurrentTimeMillis() - refused.sinceMillis} ms: the log is back at position ${log.writerPosition()}`)
+          refused = undefined
+        }
         const records: Array<LogRecord> = []
         for (let u = 0; u < unitRecords.length; u++) {
           const placed = prepared.positions[u]!
@@ -252,11 +260,14 @@ export const makeWriter = (
     /** From now on every command is refused with `error` (queued ones too) until the log has recovered. */
     const refuseWrites = (error: StorageFailed) =>
       Effect.suspend(() => {
-        refused = { error, sinceMillis: clock.unsafeCurrentTimeMillis() }
+        refusing = true
+        const first = refused === undefined
+        refused = { error, sinceMillis: refused?.sinceMillis ?? clock.unsafeCurrentTimeMillis() }
         const waiting = queue
         queue = []
         for (const pending of waiting) pending.answer(failed(error))
-        return Effect.logError(`writes refused: ${error.message} (${error.detail ?? "no detail"})`)
+        // Logged when the node becomes degraded, not at every write a still-full disk refuses.
+        return first ? Effect.logError(`writes refused: ${error.message} (${error.detail ?? "no detail"})`) : Effect.void
       })
 
     /** Retries the log's recovery until it succeeds; refusals meanwhile carry the latest error. */
@@ -267,13 +278,11 @@ export const makeWriter = (
         })),
         Effect.retry(recoverySchedule)
       )
-      const since = refused?.sinceMillis ?? clock.unsafeCurrentTimeMillis()
-      refused = undefined
-      yield* Effect.logInfo(`writes resumed after ${clock.unsafeCurrentTimeMillis() - since} ms: the log is back at position ${log.writerPosition()}`)
+      refusing = false
     })
 
     const loop = Effect.gen(function*() {
-      if (refused !== undefined) yield* recover
+      if (refusing) yield* recover
       const batch = yield* takeBatch
       stats.rounds++
       stats.commands += batch.length
@@ -294,7 +303,7 @@ export const makeWriter = (
           answer(outcome)
         }
       }
-      if (refused !== undefined) return pending.answer(failed(refused.error))
+      if (refusing && refused !== undefined) return pending.answer(failed(refused.error))
       queue.push(pending)
       if (wake !== undefined) wake()
     }

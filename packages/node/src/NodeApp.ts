@@ -10,7 +10,7 @@
 import { Effect, Layer } from "effect"
 import type { Disk } from "@vellum/platform"
 import type { DiskError } from "@vellum/platform"
-import { layer as eventStoreLayer, type EventStore, type StorageConfig, type StorageCorrupt } from "@vellum/storage"
+import { layer as eventStoreLayer, type EventStore, type StorageConfig, type StorageCorrupt, type StorageLocked } from "@vellum/storage"
 import { scavengerLayer, type Scavenger, type StateCorrupt } from "@vellum/scavenge"
 import {
   authenticatorLayer, insecureAuthenticatorLayer, streamAccessLayer, usersLayer, type Authenticator, type StreamAccess,
@@ -30,8 +30,11 @@ export const VELLUM_VERSION = "0.1.0"
 
 export type NodeAppServices = EventStore | Users | Authenticator | StreamAccess | NodeServices | NodeConfig | Scavenger
 
-/** Why a node cannot start: its store, its user store or its scavenge state cannot be opened. */
-export type NodeAppError = StorageCorrupt | UserStoreFailed | StateCorrupt | DiskError
+/**
+ * Why a node cannot start: its store, its user store or its scavenge state cannot be opened, or another
+ * node holds its data directory.
+ */
+export type NodeAppError = StorageCorrupt | StorageLocked | UserStoreFailed | StateCorrupt | DiskError
 
 export interface NodeAppOptions {
   /** The directory the store lives in (the configured `Db`, resolved by the caller). */

@@ -36,8 +36,10 @@ const serve = (loaded: LoadedConfig) =>
         Effect.annotateLogs({ db: config.MemDb ? "(memory)" : path.resolve(config.Db), insecure: config.Insecure })
       )
       const onSignal = (signal: string) => () => Effect.runFork(shutdown.request(signal))
-      process.once("SIGTERM", onSignal("SIGTERM"))
-      process.once("SIGINT", onSignal("SIGINT"))
+      // `on`, not `once`: Ctrl-C under `npm start` reaches the node twice (from the terminal and forwarded by
+      // npm), and a second signal without a listener would kill it before it has stopped.
+      process.on("SIGTERM", onSignal("SIGTERM"))
+      process.on("SIGINT", onSignal("SIGINT"))
       const reason = yield* shutdown.requested
       yield* Effect.logInfo(`Stopping: ${reason}`)
       // /health/live answers 503 from here on, so load balancers stop sending while we drain.
@@ -72,6 +74,12 @@ const program = Effect.gen(function*() {
   ))
   yield* Scope.close(scope, Exit.void)
   if (Exit.isFailure(exit)) {
+    const failure = Cause.failureOption(exit.cause)
+    // Another node has the data directory: one line, not a stack (nothing went wrong with this one).
+    if (failure._tag === "Some" && failure.value._tag === "StorageLocked") {
+      process.stderr.write(`Vellum cannot start: ${failure.value.message}\n`)
+      return yield* Effect.fail("failed" as const)
+    }
     yield* Effect.logError(`The node stopped with an error: ${Cause.pretty(exit.cause)}`)
     return yield* Effect.fail("failed" as const)
   }

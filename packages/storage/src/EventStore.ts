@@ -9,9 +9,9 @@
  * epoch record (every start of a single node begins a new epoch).
  */
 import { Context, Effect, Layer, PubSub, type Scope } from "effect"
-import { Disk, join, type DiskError } from "@vellum/platform"
+import { Disk, join, lockScoped, type DiskError } from "@vellum/platform"
 import type { IndexCorrupt } from "./tableindex/Entry.js"
-import { InvalidRequest, StorageCorrupt, type StorageFailed, type StreamDeleted, type WriteTimeout, type WrongExpectedVersion } from "./errors.js"
+import { InvalidRequest, StorageCorrupt, StorageLocked, type StorageFailed, type StreamDeleted, type WriteTimeout, type WrongExpectedVersion } from "./errors.js"
 import { openTransactionLog, type LogConfig, type ReadError, type TransactionLog } from "./log/TransactionLog.js"
 import { RecordKind, type EventRecord, type LogRecord } from "./log/records.js"
 import * as TableIndex from "./tableindex/TableIndex.js"
@@ -172,10 +172,25 @@ const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 const corruptFromIndex = (e: StorageCorrupt | DiskError | IndexCorrupt): StorageCorrupt =>
   e._tag === "StorageCorrupt" ? e : new StorageCorrupt({ message: e.message })
 
+/**
+ * Takes the data directory's lock for the scope (created if missing): two stores writing one log would
+ * damage it, so a second open fails with StorageLocked until the first closes or its process dies.
+ */
+const lockDataDir = (dir: string): Effect.Effect<void, StorageCorrupt | StorageLocked, Disk | Scope.Scope> =>
+  Effect.flatMap(Disk, (disk) => Effect.zipRight(disk.mkdir(dir), lockScoped(dir))).pipe(
+    Effect.mapError((e) =>
+      e.reason === "Locked"
+        ? new StorageLocked({ message: `the data directory ${dir} is in use by another node (${e.message})`, path: e.path })
+        : new StorageCorrupt({ message: e.message, path: e.path })),
+    Effect.asVoid
+  )
+
 /** Opens the store; the writer and the index's background work live in the given scope. */
-export const make = (config: StorageConfig): Effect.Effect<EventStoreService, StorageCorrupt, Disk | Scope.Scope> =>
+export const make = (config: StorageConfig): Effect.Effect<EventStoreService, StorageCorrupt | StorageLocked, Disk | Scope.Scope> =>
   Effect.gen(function*() {
     const disk = yield* Disk
+    // Released last: the finalizers below (log close, writer) run before it.
+    yield* lockDataDir(config.dir)
     const logConfig: LogConfig = {
       dir: config.dir,
       chunkSize: config.chunkSize,
@@ -479,7 +494,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
   })
 
 /** The EventStore layer for a configuration (needs Disk; its fibers live as long as the layer). */
-export const layer = (config: StorageConfig): Layer.Layer<EventStore, StorageCorrupt, Disk> =>
+export const layer = (config: StorageConfig): Layer.Layer<EventStore, StorageCorrupt | StorageLocked, Disk> =>
   Layer.scoped(EventStore, make(config))
 
 export { randomUuid }

@@ -13,11 +13,12 @@ import { Disk, join, lockScoped, type DiskError } from "@vellum/platform"
 import type { IndexCorrupt } from "./tableindex/Entry.js"
 import { InvalidRequest, StorageCorrupt, StorageLocked, type StorageFailed, type StreamDeleted, type WriteTimeout, type WrongExpectedVersion } from "./errors.js"
 import { openTransactionLog, type LogConfig, type ReadError, type TransactionLog } from "./log/TransactionLog.js"
-import { RecordKind, type EventRecord, type LogRecord } from "./log/records.js"
+import type { EventRecord, LogRecord } from "./log/records.js"
 import * as TableIndex from "./tableindex/TableIndex.js"
 import type { HashFn } from "./tableindex/StreamHash.js"
 import { isUuid, normalizeUuid } from "./codec/bytes.js"
 import { EventIdCache } from "./cache/EventIdCache.js"
+import { RecentEventIds } from "./cache/RecentEventIds.js"
 import { DeletedStreamNumber, EpochInformationStream, EventTypes, invalidStreamName, isMetastream, metastreamOf } from "./streams/names.js"
 import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
 import { ReadIndex, asStreamEvent, type EventReadResult, type StreamPage, type StreamReadResult } from "./streams/ReadIndex.js"
@@ -225,35 +226,27 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const readIndex = new ReadIndex(log, index, { streamInfoCacheCapacity: config.streamInfoCacheCapacity }, index.persistedPosition)
     const ids = new EventIdCache(config.eventIdCacheCapacity)
 
-    // Replay the log tail the index has not persisted, and refill the event-id cache with the newest ids:
-    // only the last `eventIdCacheCapacity` can stay cached, so they are kept in a ring while scanning and
-    // put into the cache once at the end (putting every replayed id was an eighth of a replay's time).
-    let replayFrom = index.persistedPosition
+    // Replay the log tail the index has not persisted; refill the event-id cache with the newest ids of the
+    // log, from the replay and, when it holds fewer than the cache's window, from before it.
+    const replayStart = index.persistedPosition
+    let replayFrom = replayStart
     const writerEnd = log.writerPosition()
-    const ring = Math.max(1, config.eventIdCacheCapacity)
-    const recentIds: Array<string> = new Array(ring)
-    const recentStreams: Array<string> = new Array(ring)
-    const recentNumbers = new Float64Array(ring)
-    let seen = 0
+    const recent = new RecentEventIds(ids.window)
     while (replayFrom < writerEnd) {
       const scan = yield* Effect.mapError(log.scanForward(replayFrom, writerEnd, 4096), corruptFromIndex)
-      for (const record of scan.records) {
-        if (record.kind === RecordKind.Event && record.eventNumber !== DeletedStreamNumber) {
-          const slot = seen++ % ring
-          recentIds[slot] = record.eventId
-          recentStreams[slot] = record.stream
-          recentNumbers[slot] = record.eventNumber
-        }
-      }
+      for (const record of scan.records) recent.forward(record)
       readIndex.applyCommitted(scan.records, scan.next >= writerEnd ? writerEnd : scan.next)
       yield* Effect.ignore(index.awaitCapacity)
       if (scan.records.length === 0) break
       replayFrom = scan.next
     }
-    for (let i = Math.max(0, seen - ring); i < seen; i++) {
-      const slot = i % ring
-      ids.put(recentIds[slot]!, { stream: recentStreams[slot]!, eventNumber: recentNumbers[slot]! })
+    for (let back = Math.min(replayStart, writerEnd); recent.missing > 0 && back > 0;) {
+      const scan = yield* Effect.mapError(log.scanBackward(back, back, 4096), corruptFromIndex)
+      for (const record of scan.records) recent.backward(record)
+      if (scan.records.length === 0) break
+      back = scan.next
     }
+    recent.fillInto(ids)
     readIndex.applyCommitted([], writerEnd)
 
     const commits = yield* PubSub.sliding<CommitNotice>(4096)

@@ -23,6 +23,22 @@ const stdout = (line: string) => process.stdout.write(line + "\n")
 /** Effect's default Random is seeded from Math.random; salts and ids get a seed from the OS instead. */
 const osRandom = Layer.succeed(Random.Random, Random.make(crypto.randomBytes(16).toString("hex")))
 
+/**
+ * Under `npx vellum` npm runs the node through a shell and forwards SIGTERM/SIGINT to that shell only: the
+ * shell dies of it and the node, left running, would keep the data directory. So a node npm started stops
+ * as soon as its parent is gone (`npm start` execs the node, whose parent is then npm itself).
+ */
+const stopWithLauncher = (stop: () => void) => {
+  if (process.env["npm_command"] === undefined) return
+  const parent = process.ppid
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return
+    clearInterval(watch)
+    stop()
+  }, 200)
+  watch.unref()
+}
+
 const serve = (loaded: LoadedConfig) =>
   Effect.gen(function*() {
     const config = loaded.config
@@ -40,6 +56,7 @@ const serve = (loaded: LoadedConfig) =>
       // npm), and a second signal without a listener would kill it before it has stopped.
       process.on("SIGTERM", onSignal("SIGTERM"))
       process.on("SIGINT", onSignal("SIGINT"))
+      stopWithLauncher(onSignal("the npm process that started the node exited"))
       const reason = yield* shutdown.requested
       yield* Effect.logInfo(`Stopping: ${reason}`)
       // /health/live answers 503 from here on, so load balancers stop sending while we drain.

@@ -89,6 +89,13 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       const scope = yield* Scope.make()
       const opened = yield* Effect.either(openNode(transport, config, disk.service, scope))
       if (opened._tag === "Left") return auditor.fail(`the node did not open after recovery: ${opened.left}`)
+      // A second node on the same data directory must be refused while this one runs (its lock).
+      const secondScope = yield* Scope.make()
+      const second = yield* Effect.either(openNode(transport, config, disk.service, secondScope))
+      yield* Scope.close(secondScope, Exit.void)
+      if (second._tag === "Right" || !second.left.includes("in use by another node")) {
+        return auditor.fail(`a second node on the data directory of a running one was not refused: ${second._tag === "Left" ? second.left : "it opened"}`)
+      }
       const { store, clients: node, scavenge } = opened.right
       const checkFailed = (e: { readonly message: string }) => auditor.fail(`a check read failed with faults paused: ${e.message}`)
       const checked = yield* Effect.either(verifyAfterRestart(store, auditor, clients))

@@ -5,19 +5,12 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect } from "effect"
-import { afterAll, describe, expect, it } from "vitest"
-import { LOCK_FILE_NAME, lockDir } from "../src/live/NodeDirLock.js"
+import { describe, expect, it } from "vitest"
+import { LOCK_FILE_NAME, breakStale, lockDir } from "../src/live/NodeDirLock.js"
 import { expectReason } from "./diskContract.js"
+import { tempDirs } from "./tempDirs.js"
 
-const made: Array<string> = []
-const tempDir = () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vellum-lock-"))
-  made.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true })
-})
+const tempDir = tempDirs("vellum-lock-")
 
 const run = <A>(effect: Effect.Effect<A, unknown>): Promise<A> => Effect.runPromise(effect)
 const readOrNull = (p: string) => (fs.existsSync(p) ? fs.readFileSync(p, "utf8") : null)
@@ -108,28 +101,62 @@ describe("NodeDisk directory lock", () => {
     expect(error.message).toContain(`held by pid ${process.pid} on host elsewhere`)
   })
 
+  it("a start that judged a lock stale while another start replaced it puts the new lock back and refuses", () => {
+    // The interleaving of two racing starts, replayed step by step: both read the stale lock, the other one
+    // took it over first (its lock is now the file), then this one tries to move the stale lock aside.
+    const dir = tempDir()
+    const file = path.join(dir, LOCK_FILE_NAME)
+    const stale = JSON.stringify(identity(spawnSync(process.execPath, ["-e", ""]).pid, "12345")) + "\n"
+    const winner = JSON.stringify({ ...identity(process.pid, "1"), pid: 424242 }) + "\n"
+    fs.writeFileSync(file, winner)
+    expect(() => breakStale(file, stale)).toThrow(/held by pid 424242/)
+    expect(fs.readFileSync(file, "utf8")).toBe(winner)
+    expect(fs.readdirSync(dir)).toEqual([LOCK_FILE_NAME])
+    // The file still being the stale one: it is removed.
+    fs.writeFileSync(file, stale)
+    breakStale(file, stale)
+    expect(fs.readdirSync(dir)).toEqual([])
+  })
+
   it("gives one holder when several processes start at once on a stale lock", async () => {
     const dir = tempDir()
     plantLock(dir, identity(spawnSync(process.execPath, ["-e", ""]).pid, "12345"))
     const moduleUrl = new URL("../src/live/NodeDirLock.ts", import.meta.url).href
-    const at = Date.now() + 1500
-    // Each racer waits for the same instant, tries the lock, says whether it got it, and holds it a while.
+    const go = path.join(dir, "go")
+    // Each racer says it is ready, spins until the go file appears (all start together, whatever the load),
+    // tries the lock, says whether it got it, and keeps running (a holder that exited would be stale).
     const script = `
       const { lockDir } = await import(${JSON.stringify(moduleUrl)})
       const { Effect, Exit } = await import("effect")
-      while (Date.now() < ${at}) {}
+      const fs = await import("node:fs")
+      console.log("ready")
+      while (!fs.existsSync(${JSON.stringify(go)})) {}
       const exit = await Effect.runPromiseExit(lockDir(${JSON.stringify(dir)}))
       console.log(Exit.isSuccess(exit) ? "won" : "lost " + JSON.stringify(exit.cause))
-      await new Promise((r) => setTimeout(r, 1000))`
-    const outcomes = await Promise.all(Array.from({ length: 4 }, () =>
-      new Promise<string>((resolve) => {
-        const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: process.cwd() })
-        let out = ""
-        child.stdout.on("data", (d: Buffer) => (out += d.toString()))
-        child.stderr.on("data", (d: Buffer) => (out += d.toString()))
-        child.on("exit", () => resolve(out.trim()))
-      })))
-    expect(outcomes.filter((o) => o === "won")).toHaveLength(1)
-    expect(outcomes.filter((o) => o.startsWith("lost") && o.includes("Locked"))).toHaveLength(3)
-  }, 30_000)
+      setInterval(() => {}, 1000)`
+    const racers = Array.from({ length: 4 }, () => {
+      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: process.cwd() })
+      const lines: Array<string> = []
+      const waiters: Array<() => void> = []
+      child.stdout.on("data", (d: Buffer) => {
+        lines.push(...d.toString().split("\n").filter((l) => l !== ""))
+        for (const w of waiters.splice(0)) w()
+      })
+      child.stderr.on("data", (d: Buffer) => lines.push(d.toString()))
+      const nthLine = (n: number) => new Promise<string>((resolve) => {
+        const check = () => (lines.length >= n ? resolve(lines[n - 1]!) : waiters.push(check))
+        check()
+      })
+      return { child, nthLine }
+    })
+    try {
+      await Promise.all(racers.map((r) => r.nthLine(1)))
+      fs.writeFileSync(go, "")
+      const outcomes = await Promise.all(racers.map((r) => r.nthLine(2)))
+      expect(outcomes.filter((o) => o === "won")).toHaveLength(1)
+      expect(outcomes.filter((o) => o.startsWith("lost") && o.includes("Locked"))).toHaveLength(3)
+    } finally {
+      for (const r of racers) r.child.kill("SIGKILL")
+    }
+  }, 60_000)
 })

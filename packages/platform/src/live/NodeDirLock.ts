@@ -122,8 +122,11 @@ const createExclusive = (file: string, text: string, me: Holder): boolean => {
   }
 }
 
-/** Moves a stale lock out of the way; fails with Locked if it turned out to be a live one. */
-const breakStale = (file: string, staleText: string, me: Holder): void => {
+/**
+ * Moves a stale lock (`staleText` is what was read and judged stale) out of the way; throws Locked if the
+ * file had meanwhile been replaced by a live one, which is put back. Exported for the tests of that race.
+ */
+export const breakStale = (file: string, staleText: string, me: Holder = self()): void => {
   const aside = `${file}.${me.pid}.stale`
   try {
     fs.renameSync(file, aside)

@@ -65,7 +65,9 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   const driver = root.fork("driver")
   const operatorPrng = root.fork("operator")
   const readsReliable = options.faults === undefined || (options.faults.readError === 0 && options.faults.bitFlipOnRead === 0)
-  const auditor = new Auditor(new StoreModel(), (line) => world.trace(line))
+  // The store's event-id cache (capacity 10,000 below) keeps up to 9,999 ids over a restart; the model counts
+  // on half of that, leaving room for the events it does not track (users, scavenge history).
+  const auditor = new Auditor(new StoreModel(5_000), (line) => world.trace(line))
   const clients = Array.from({ length: options.clients }, (_, c) =>
     new SimClient(c, root.fork(`client-${c}`), options.streamsPerClient, options.chunkSize >= 4096 ? 200 : 20))
 

@@ -307,6 +307,13 @@ describe("all problems at once, and rules between options", () => {
     expect(load({ argv: ["--chunk-size=1048576", "--max-append-event-size=524288"] }).config.ChunkSize).toBe(1048576)
   })
 
+  it("StatsPeriodSec without WriteStatsToDb warns that it has no effect", () => {
+    expect(load({ argv: ["--stats-period-sec=5"] }).warnings).toEqual([
+      "StatsPeriodSec only sets how often stats are written with WriteStatsToDb, which is off: it has no effect"
+    ])
+    expect(load({ argv: ["--stats-period-sec=5", "--write-stats-to-db"] }).warnings).toEqual([])
+  })
+
   it("a cluster is refused until clustering exists, even with gossip seeds", () => {
     const problems = fail({ argv: ["--cluster-size=3", "--gossip-seed=a:2113,b:2113"] }).problems
     expect(problems.map((p) => p.option)).toEqual(["ClusterSize", "GossipSeed"])

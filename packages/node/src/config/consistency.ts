@@ -25,5 +25,8 @@ export const checkConsistency = (
       `an event of MaxAppendEventSize (${config.MaxAppendEventSize} bytes) plus ${RECORD_ALLOWANCE} bytes of record ` +
         `overhead must fit in one chunk of ChunkSize (${config.ChunkSize} bytes); lower MaxAppendEventSize or raise ChunkSize`))
   }
+  if (!config.WriteStatsToDb && sources.StatsPeriodSec._tag !== "Default") {
+    warnings.push("StatsPeriodSec only sets how often stats are written with WriteStatsToDb, which is off: it has no effect")
+  }
   return { problems, warnings }
 }

@@ -18,7 +18,7 @@ import {
 } from "@vellum/security"
 import {
   NodeMetrics, makeHandler, selectNodeRoutes, nodeServicesLayer, singleNodeIdentity, streamRoutes, usersRoutes, livenessOf,
-  NodeInfo, defaultHttpSettings, scavengeRoutes, statsStreamLayer, withClientAddress, withRequestLog, type HttpRequest,
+  NodeInfo, defaultHttpSettings, scavengeHistoryRoutes, scavengeRoutes, statsStreamLayer, withClientAddress, withRequestLog, type HttpRequest,
   type HttpSettings, type NodeServices, type ProcessStats, type Reply, type RouteDef
 } from "@vellum/http"
 import { NodeConfig } from "./config/NodeConfig.js"
@@ -95,7 +95,8 @@ export const nodeAppLayerWithStorage = (
 /**
  * The route families a node serves, as the reference registers its controllers: streams only with AtomPub
  * on; the users API not in insecure mode; stats and metrics, gossip, and the admin endpoints (shutdown,
- * scavenge) each unless their `Disable…` switch is set. A route left out answers 404.
+ * scavenge, the scavenge history's reads) each unless their `Disable…` switch is set. A route left out
+ * answers 404.
  */
 export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<NodeAppServices>> => {
   const config = loaded.config
@@ -108,7 +109,7 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
       admin: !config.DisableAdminUi
     }),
     ...(config.Insecure ? [] : usersRoutes),
-    ...(config.DisableAdminUi ? [] : scavengeRoutes),
+    ...(config.DisableAdminUi ? [] : [...scavengeRoutes, ...scavengeHistoryRoutes]),
     infoOptionsRoute
   ]
 }

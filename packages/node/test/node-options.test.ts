@@ -38,6 +38,31 @@ describe("--enable-atom-pub-over-http", () => {
   })
 })
 
+describe("the scavenge history with AtomPub off", () => {
+  it("stays readable as in the reference (its admin controller serves it): $scavenges and a run's page", async () => {
+    await withNode(new MemoryDisk(), ["--enable-atom-pub-over-http=false"], async (call) => {
+      expect(await statusOf(call, "/admin/scavenge", json, "POST")).toBe(200)
+      let last = ""
+      for (let i = 0; i < 200 && !/"scavengeResult": "Success"/.test(last); i++) {
+        await new Promise((resolve) => setImmediate(resolve))
+        last = text(await call({ url: "/admin/scavenge/last", headers: json }))
+      }
+      const scavengeId = JSON.parse(last).scavengeId as string
+      const feed = { ...as(admin), accept: "application/vnd.eventstore.atom+json" }
+      const history = await call({ url: "/streams/$scavenges?embed=body", headers: feed })
+      expect(history.status).toBe(200)
+      expect(JSON.parse(text(history)).entries.length).toBeGreaterThan(0)
+      const run = await call({ url: `/streams/$scavenges/${scavengeId}/0/20`, headers: feed })
+      expect(run.status).toBe(200)
+      expect(JSON.parse(text(run)).title).toContain(`$scavenges-${scavengeId}`)
+      expect(await statusOf(call, "/streams/$scavenges-x", feed)).toBe(404)
+    })
+    await withNode(new MemoryDisk(), ["--enable-atom-pub-over-http=false", "--disable-admin-ui"], async (call) => {
+      expect(await statusOf(call, "/streams/$scavenges", { ...as(admin), accept: "application/vnd.eventstore.atom+json" })).toBe(404)
+    })
+  })
+})
+
 describe("--insecure", () => {
   it("reports userManagement: false in /info", async () => {
     await withNode(new MemoryDisk(), ["--insecure"], async (call) => {

@@ -109,7 +109,10 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
       admin: !config.DisableAdminUi
     }),
     ...(config.Insecure ? [] : usersRoutes),
-    ...(config.DisableAdminUi ? [] : [...scavengeRoutes, ...scavengeHistoryRoutes]),
+    ...(config.DisableAdminUi ? [] : scavengeRoutes),
+    // With AtomPub on, the stream routes serve these paths (and the run page's template would shadow their
+    // `/streams/$scavenges/{event}/forward/{count}`).
+    ...(config.DisableAdminUi || config.EnableAtomPubOverHttp ? [] : scavengeHistoryRoutes),
     infoOptionsRoute
   ]
 }

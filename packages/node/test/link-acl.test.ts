@@ -1,39 +1,10 @@
 // Links respect ACLs: a user who may not read a stream cannot read it through a `$>` link in a stream of
 // their own. The composed node (real users, real `$acl`s, the default system-stream rules), in-process.
 import { describe, expect, it } from "vitest"
-import { Effect, Exit, Layer, Scope } from "effect"
-import { MemoryDisk, layerMemory } from "@vellum/platform"
-import type { HttpRequest, Reply } from "@vellum/http"
-import { makeNodeHandler, nodeAppLayer } from "../src/NodeApp.js"
-import { load } from "./configSupport.js"
+import { admin, basic, text, withNode, type Call } from "./nodeAppSupport.js"
 
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
-const admin = basic("admin", "changeit")
 const mallory = basic("mallory", "pw")
 const EventsJson = "application/vnd.eventstore.events+json"
-
-type Call = (method: string, url: string, auth: string, headers?: Record<string, string>, body?: string) => Promise<Reply>
-
-/** A started node on an in-memory disk; `body` gets a call function; the node stops afterwards. */
-const withNode = (body: (call: Call) => Promise<void>) =>
-  Effect.runPromise(Effect.gen(function*() {
-    const loaded = load({ argv: ["--mem-db", "--password-hash-cost", "4"] })
-    const scope = yield* Scope.make()
-    const layer = Layer.provide(nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }), layerMemory(new MemoryDisk()))
-    const context = yield* Layer.buildWithScope(layer, scope)
-    const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
-    const call: Call = (method, url, auth, headers = {}, text) =>
-      Effect.runPromise(Effect.provide(handle({
-        method,
-        url,
-        headers: { host: "127.0.0.1:2113", authorization: auth, ...headers },
-        body: text === undefined ? undefined : Buffer.from(text, "utf8")
-      } satisfies HttpRequest), context))
-    yield* Effect.promise(() => body(call))
-    yield* Scope.close(scope, Exit.void)
-  }))
-
-const text = (reply: Reply) => typeof reply.body === "string" ? reply.body : Buffer.from(reply.body ?? new Uint8Array()).toString("utf8")
 
 let ids = 0
 const eventId = () => `00000000-0000-4000-8000-${(++ids).toString().padStart(12, "0")}`

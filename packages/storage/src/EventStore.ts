@@ -156,6 +156,8 @@ export interface EventStoreStats {
   readonly chunks: number
   readonly index: TableIndex.TableIndexStats
   readonly readCache: { readonly hits: number; readonly misses: number; readonly residentBytes: number }
+  /** Events served by reads (stream pages, single events, `$all`), and their data and metadata bytes. */
+  readonly reads: { readonly events: number; readonly bytes: number }
   readonly writer: Readonly<WriterStats> & { readonly queued: number }
 }
 
@@ -260,6 +262,13 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
 
     const now = Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (ms) => ms * 1000)
 
+    /** What reads have served, for the metrics (one pass over a page's events, no allocation). */
+    const reads = { events: 0, bytes: 0 }
+    const countRead = (events: ReadonlyArray<EventRecord>): void => {
+      reads.events += events.length
+      for (const e of events) reads.bytes += e.data.length + e.metadata.length
+    }
+
     const links = makeLinkResolver((stream, number, nowMicros) => readIndex.readEvent(stream, number, nowMicros))
 
     const checkCount = (maxCount: number) =>
@@ -270,7 +279,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const streamRead = (result: StreamReadResult, options: ReadOptions | undefined, nowMicros: number): Effect.Effect<StreamRead, ReadError> =>
       result._tag !== "Success"
         ? Effect.succeed(result._tag === "NoStream" ? { _tag: "NoStream", lastEventNumber: result.lastEventNumber } : { _tag: "StreamDeleted" })
-        : Effect.map(links.resolvePage(result.events, options?.resolveLinks, nowMicros), (events) => ({ ...result, events }))
+        : (countRead(result.events), Effect.map(links.resolvePage(result.events, options?.resolveLinks, nowMicros), (events) => ({ ...result, events })))
 
     const toFailure = <A>(effect: Effect.Effect<A, ReadError | InvalidRequest>): Effect.Effect<A, ReadFailure> =>
       Effect.mapError(effect, (e) => e._tag === "DiskError" ? new StorageCorrupt({ message: e.message }) : e)
@@ -360,6 +369,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
           const nowMicros = yield* now
           const result: EventReadResult = yield* readIndex.readEvent(stream, eventNumber, nowMicros)
           if (result._tag !== "Success") return result
+          countRead([result.event])
           const access = options?.resolveLinks
           const event = access === undefined ? { event: result.event, link: undefined } : yield* links.resolveOne(result.event, access, nowMicros)
           return { _tag: "Success", event } as EventRead
@@ -398,6 +408,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         chunks: log.chunks().length,
         index: index.stats(),
         readCache: { hits: log.cache.hits, misses: log.cache.misses, residentBytes: log.cache.residentBytes },
+        reads: { events: reads.events, bytes: reads.bytes },
         writer: { ...writer.stats, queued: writer.queued() }
       }),
       flushIndex: Effect.mapError(index.flush, corruptFromIndex) as Effect.Effect<void, StorageCorrupt>,
@@ -420,6 +431,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
           next = page.next
           isEnd = page.reachedEnd || page.records.length === 0
         }
+        countRead(events)
         return { events: yield* links.resolvePage(events, options?.resolveLinks, nowMicros), nextPosition: next, isEnd } as AllRead
       })
     }

@@ -14,7 +14,7 @@ import * as path from "node:path"
 import { Cause, Effect, Exit, Layer, Logger, Random, Ref, Scope } from "effect"
 import { Disk, MemoryDisk, NodeDisk, jsonLoggerLayer, layerMemory } from "@vellum/platform"
 import { EventStore } from "@vellum/storage"
-import { NodeInfo, Shutdown, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
+import { NodeInfo, NodeMetrics, Shutdown, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
 import { formatConfigError, loadConfig, readConfigFileFromDisk, toLogLevel, type LoadedConfig } from "./config/index.js"
 import { VELLUM_VERSION, makeNodeHandler, nodeAppLayer } from "./NodeApp.js"
 
@@ -30,8 +30,9 @@ const serve = (loaded: LoadedConfig) =>
     const handle = yield* makeNodeHandler(loaded)
     const shutdown = yield* Shutdown
     const info = yield* NodeInfo
+    const metrics = yield* NodeMetrics
     yield* Effect.scoped(Effect.gen(function*() {
-      yield* serveHttp({ host: config.NodeIp, port: config.NodePort, handle })
+      yield* serveHttp({ host: config.NodeIp, port: config.NodePort, handle, onConnections: metrics.setOpenConnections })
       yield* Effect.logInfo(`Vellum ${VELLUM_VERSION} listening on http://${config.NodeIp}:${config.NodePort}`).pipe(
         Effect.annotateLogs({ db: config.MemDb ? "(memory)" : path.resolve(config.Db), insecure: config.Insecure })
       )

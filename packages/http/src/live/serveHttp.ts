@@ -23,6 +23,8 @@ export interface ServeOptions<R> {
   readonly maxRequestBodyBytes?: number
   /** How long a stop waits for running requests before interrupting them (default 5 s). */
   readonly drainMillis?: number
+  /** Told the number of open connections each time one opens or closes (the node's metrics). */
+  readonly onConnections?: (open: number) => void
 }
 
 const writeReply = (res: ServerResponse, reply: Reply): void => {
@@ -95,6 +97,11 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, neve
     }
 
     const server = createServer(onRequest)
+    let openConnections = 0
+    server.on("connection", (socket) => {
+      options.onConnections?.(++openConnections)
+      socket.once("close", () => options.onConnections?.(--openConnections))
+    })
     yield* Effect.acquireRelease(
       Effect.async<void>((resume) => {
         const onError = (error: Error) => resume(Effect.die(new Error(`cannot listen on ${options.host}:${options.port}: ${error.message}`)))

@@ -2,23 +2,11 @@
 // types and labels, fed from the store's stats and the process snapshot of each scrape.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { idleSnapshot, makeNodeMetrics, type ProcessSnapshot } from "../src/node/index.js"
-import { parseExposition, storageStats, value } from "./nodeFixtures.js"
+import { makeNodeMetrics, type ProcessSnapshot } from "../src/node/index.js"
+import { parseExposition, processSnapshot, storageStats, value } from "./nodeFixtures.js"
 
 const START = 1_700_000_000_000
-const snapshot = (over: Partial<ProcessSnapshot> = {}): ProcessSnapshot => ({
-  ...idleSnapshot(START),
-  pid: 4242,
-  cpuMicros: 3_000_000,
-  residentBytes: 123_456_789,
-  threads: 11,
-  heap: { youngBytes: 1000, oldBytes: 20_000, largeObjectBytes: 300, usedBytes: 21_300, totalBytes: 42_600 },
-  gc: { minorCount: 17, incrementalCount: 5, majorCount: 2, pauseMicros: 9000, allocatedBytes: 5_000_000 },
-  diskIo: { readBytes: 4096, writtenBytes: 8192, readOps: 3, writeOps: 7 },
-  system: { cpuBusyMicros: 500, cpuTotalMicros: 2000, freeMemBytes: 1_000_000, totalMemBytes: 8_000_000, loadAverage: [0.5, 0.25, 0.125] },
-  drive: { name: "/data", availableBytes: 600, totalBytes: 1000 },
-  ...over
-})
+const snapshot = (over: Partial<ProcessSnapshot> = {}): ProcessSnapshot => processSnapshot(START, over)
 
 describe("kurrentdb_* metrics", () => {
   it.effect("the storage series, with KurrentDB's types and labels", () =>
@@ -56,43 +44,43 @@ describe("kurrentdb_* metrics", () => {
       const v = (name: string, labels: Record<string, string> = {}) => value(first.samples, name, labels)
       expect(first.types.get("kurrentdb_proc_up_time_seconds_total")).toBe("counter")
       expect(v("kurrentdb_proc_up_time_seconds_total", { pid: "4242" })).toBe(10)
-      expect(v("kurrentdb_proc_cpu")).toBe(30)
-      expect(v("kurrentdb_proc_mem_bytes", { kind: "working-set" })).toBe(123_456_789)
+      expect(v("kurrentdb_proc_cpu")).toBe(50)
+      expect(v("kurrentdb_proc_mem_bytes", { kind: "working-set" })).toBe(50_000_000)
       expect(v("kurrentdb_proc_thread_count")).toBe(11)
       expect(v("kurrentdb_gc_generation_size_bytes", { generation: "gen0" })).toBe(1000)
       expect(v("kurrentdb_gc_generation_size_bytes", { generation: "gen2" })).toBe(20_000)
-      expect(v("kurrentdb_gc_generation_size_bytes", { generation: "loh" })).toBe(300)
+      expect(v("kurrentdb_gc_generation_size_bytes", { generation: "loh" })).toBe(3000)
       expect(v("kurrentdb_gc_generation_size_bytes", { generation: "gen1" })).toBeUndefined()
-      expect(v("kurrentdb_gc_collection_count_total", { generation: "gen0" })).toBe(17)
-      expect(v("kurrentdb_gc_collection_count_total", { generation: "gen2" })).toBe(2)
-      expect(v("kurrentdb_gc_heap_size_bytes")).toBe(21_300)
-      expect(v("kurrentdb_gc_heap_fragmentation")).toBe(50)
-      expect(v("kurrentdb_gc_allocated_bytes_total")).toBe(5_000_000)
+      expect(v("kurrentdb_gc_collection_count_total", { generation: "gen0" })).toBe(7)
+      expect(v("kurrentdb_gc_collection_count_total", { generation: "gen2" })).toBe(1)
+      expect(v("kurrentdb_gc_heap_size_bytes")).toBe(24_000)
+      expect(v("kurrentdb_gc_heap_fragmentation")).toBe(25)
+      expect(v("kurrentdb_gc_allocated_bytes_total")).toBe(1_000_000)
       expect(v("kurrentdb_disk_io_bytes_total", { activity: "read" })).toBe(4096)
       expect(v("kurrentdb_disk_io_bytes_total", { activity: "written" })).toBe(8192)
       expect(v("kurrentdb_disk_io_operations_total", { activity: "read" })).toBe(3)
-      expect(v("kurrentdb_disk_io_operations_total", { activity: "written" })).toBe(7)
+      expect(v("kurrentdb_disk_io_operations_total", { activity: "written" })).toBe(5)
       expect(v("kurrentdb_sys_cpu")).toBe(25)
       expect(v("kurrentdb_sys_load_avg", { period: "1m" })).toBe(0.5)
       expect(v("kurrentdb_sys_load_avg", { period: "15m" })).toBe(0.125)
-      expect(v("kurrentdb_sys_mem_bytes", { kind: "free" })).toBe(1_000_000)
-      expect(v("kurrentdb_sys_mem_bytes", { kind: "total" })).toBe(8_000_000)
-      expect(v("kurrentdb_sys_disk_bytes", { disk: "/data", kind: "used" })).toBe(400)
-      expect(v("kurrentdb_sys_disk_bytes", { disk: "/data", kind: "total" })).toBe(1000)
+      expect(v("kurrentdb_sys_mem_bytes", { kind: "free" })).toBe(1_000)
+      expect(v("kurrentdb_sys_mem_bytes", { kind: "total" })).toBe(4_000)
+      expect(v("kurrentdb_sys_disk_bytes", { disk: "/", kind: "used" })).toBe(75)
+      expect(v("kurrentdb_sys_disk_bytes", { disk: "/", kind: "total" })).toBe(100)
       expect(first.types.get("kurrentdb_kestrel_connections")).toBe("gauge")
       expect(v("kurrentdb_kestrel_connections")).toBe(3)
       expect(first.types.get("kurrentdb_statuses")).toBe("gauge")
       expect(v("kurrentdb_statuses", { name: "Node", status: "Leader" })).toBe(START / 1000 + 10)
       expect(v("kurrentdb_statuses", { name: "Scavenge", status: "Idle" })).toBe(START / 1000 + 10)
 
-      // Ten seconds later: half a core of CPU since the first scrape; the scavenge moved on; counters moved.
+      // Ten seconds later: 0.3 of a core since the first scrape; the scavenge moved on; counters moved.
       phase = "Accumulation"
       const later = snapshot({ cpuMicros: 8_000_000, gc: { ...snapshot().gc, minorCount: 20 } })
       const second = parseExposition(yield* metrics.render(storageStats({ eventsWritten: 900 }), {
         nowMillis: START + 20_000, process: later, openConnections: 1, nodeState: "Leader"
       }))
       const w = (name: string, labels: Record<string, string> = {}) => value(second.samples, name, labels)
-      expect(w("kurrentdb_proc_cpu")).toBe(50)
+      expect(w("kurrentdb_proc_cpu")).toBe(30)
       expect(w("kurrentdb_proc_up_time_seconds_total", { pid: "4242" })).toBe(20)
       expect(w("kurrentdb_gc_collection_count_total", { generation: "gen0" })).toBe(20)
       expect(w("kurrentdb_io_events_total", { activity: "written" })).toBe(900)

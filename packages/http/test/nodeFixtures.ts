@@ -1,6 +1,24 @@
 // Node-endpoint test fixtures: a fixed EventStore.stats() snapshot (stats documents and metrics), and a parser of the Prometheus exposition text.
 import { expect } from "vitest"
 import type { EventStoreStats } from "@vellum/storage"
+import { idleSnapshot, type ProcessSnapshot } from "../src/node/index.js"
+
+/** A busy process that started at `startMillis` (every figure set, so a mapping that drops one shows). */
+export const processSnapshot = (startMillis: number, over: Partial<ProcessSnapshot> = {}): ProcessSnapshot => ({
+  ...idleSnapshot(startMillis),
+  pid: 4242,
+  cpuCount: 2,
+  cpuMicros: 5_000_000,
+  residentBytes: 50_000_000,
+  threads: 11,
+  heap: { youngBytes: 1_000, oldBytes: 20_000, largeObjectBytes: 3_000, usedBytes: 24_000, totalBytes: 32_000 },
+  gc: { minorCount: 7, incrementalCount: 2, majorCount: 1, pauseMicros: 100_000, allocatedBytes: 1_000_000 },
+  eventLoop: { delayMeanMs: 10.5, delayMaxMs: 30, delayP99Ms: 25, utilization: 0.25 },
+  diskIo: { readBytes: 4096, writtenBytes: 8192, readOps: 3, writeOps: 5 },
+  system: { cpuBusyMicros: 30, cpuTotalMicros: 120, freeMemBytes: 1_000, totalMemBytes: 4_000, loadAverage: [0.5, 0.25, 0.125] },
+  drive: { name: "/", availableBytes: 25, totalBytes: 100 },
+  ...over
+})
 
 export const storageStats = (writer: Partial<EventStoreStats["writer"]> = {}): EventStoreStats => ({
   writerPosition: 5000,

@@ -139,4 +139,21 @@ describe("links respect the reader's access to their targets", () => {
       }
     })
   })
+
+  it("a long poll woken by a new link shows it unresolved to a reader who may not read its target", async () => {
+    await withAttack(async (call) => {
+      const poll = (auth: string) =>
+        call("GET", "/streams/mallory-links/3/forward/20?embed=body", auth, { accept: "application/json", "es-longpoll": "10" })
+      const asMallory = poll(mallory)
+      const asAdmin = poll(admin)
+      await append(call, mallory, "mallory-links", "$>", "0@secret")
+      const [m, a] = await Promise.all([asMallory, asAdmin])
+      expect(m.status).toBe(200)
+      const malloryFeed = JSON.parse(text(m))
+      expect(malloryFeed.entries.map((e: { title: string }) => e.title)).toEqual(["0@secret"])
+      expect(malloryFeed.entries[0].data).toBeUndefined()
+      expect(leaks(text(m))).toEqual([])
+      expect(JSON.parse(JSON.parse(text(a)).entries[0].data)).toEqual({ pin: "4242-top-secret" })
+    })
+  })
 })

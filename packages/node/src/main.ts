@@ -15,7 +15,7 @@ import { Cause, Effect, Exit, Layer, Random, Ref, Scope } from "effect"
 import { Disk, MemoryDisk, NodeDisk, layerMemory } from "@vellum/platform"
 import { EventStore } from "@vellum/storage"
 import { Users } from "@vellum/security"
-import { NodeInfo, Shutdown, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
+import { NodeInfo, NodeMetrics, Shutdown, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
 import { formatConfigError, infoOptions, loadConfig, readConfigFileFromDisk, type LoadedConfig } from "./config/index.js"
 import { VELLUM_VERSION, makeNodeHandler, nodeAppLayer } from "./NodeApp.js"
 import { nodeLoggerLayer } from "./logging.js"
@@ -43,12 +43,13 @@ const serve = (loaded: LoadedConfig) =>
     const handle = yield* makeNodeHandler(loaded)
     const shutdown = yield* Shutdown
     const info = yield* NodeInfo
+    const metrics = yield* NodeMetrics
     yield* Effect.scoped(Effect.gen(function*() {
       // Before the start-up line: whoever waits for it may send a signal at once.
       const onSignal = (signal: string) => () => Effect.runFork(shutdown.request(signal))
       process.once("SIGTERM", onSignal("SIGTERM"))
       process.once("SIGINT", onSignal("SIGINT"))
-      yield* serveHttp({ host: config.NodeIp, port: config.NodePort, handle })
+      yield* serveHttp({ host: config.NodeIp, port: config.NodePort, handle, onConnections: metrics.setOpenConnections })
       const summary = startupSummary(loaded, {
         version: VELLUM_VERSION,
         dbDir: config.MemDb ? undefined : path.resolve(config.Db),

@@ -24,6 +24,8 @@ export interface ServeOptions<R> {
   readonly maxRequestBodyBytes?: number
   /** How long a stop waits for running requests before interrupting them (default 5 s). */
   readonly drainMillis?: number
+  /** Told the number of open connections each time one opens or closes (the node's metrics). */
+  readonly onConnections?: (open: number) => void
 }
 
 const writeReply = (res: ServerResponse, reply: Reply): void => {
@@ -99,6 +101,11 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
     }
 
     const server = createServer(onRequest)
+    let openConnections = 0
+    server.on("connection", (socket) => {
+      options.onConnections?.(++openConnections)
+      socket.once("close", () => options.onConnections?.(--openConnections))
+    })
     yield* Effect.acquireRelease(
       Effect.async<void, ListenFailed>((resume) => {
         const onError = (error: Error & { readonly code?: string }) =>

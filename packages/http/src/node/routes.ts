@@ -14,10 +14,11 @@ import type { NodeMetrics } from "./NodeMetrics.js"
 import { pingRoute } from "./ping.js"
 import type { Shutdown } from "./Shutdown.js"
 import type { NodeStats } from "./stats/NodeStats.js"
+import type { ProcessStats } from "./stats/ProcessStats.js"
 import { statsRoutes } from "./stats/statsRoutes.js"
 
 /** The services the node routes need (see the layers in index.ts). */
-export type NodeRouteServices = NodeInfo | NodeStats | NodeMetrics | EventStore | Shutdown
+export type NodeRouteServices = NodeInfo | NodeStats | NodeMetrics | EventStore | Shutdown | ProcessStats
 
 /** Which node endpoints a node serves (the reference registers each controller only when its switch allows). */
 export interface NodeRouteSwitches {

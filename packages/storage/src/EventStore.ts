@@ -22,6 +22,7 @@ import { RecentEventIds } from "./cache/RecentEventIds.js"
 import { DeletedStreamNumber, EpochInformationStream, EventTypes, invalidStreamName, isMetastream, metastreamOf } from "./streams/names.js"
 import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
 import { ReadIndex, asStreamEvent, type EventReadResult, type StreamPage, type StreamReadResult } from "./streams/ReadIndex.js"
+import { makeLinkResolver, type LinkAccess, type ResolvedEvent } from "./streams/links.js"
 import { makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult, type WriterStats } from "./streams/Writer.js"
 
 export interface StorageConfig {
@@ -61,14 +62,6 @@ export const defaultStorageConfig = (dir: string): StorageConfig => ({
   streamInfoCacheCapacity: 100_000,
   maxReadCount: 4096
 })
-
-/** A read event, with the link it was reached through when links are resolved (ESDB's ResolvedEvent). */
-export interface ResolvedEvent {
-  /** The event (the link's target when resolved; undefined when a link could not be resolved). */
-  readonly event: EventRecord | undefined
-  /** The link event, when `event` was reached through one. */
-  readonly link: EventRecord | undefined
-}
 
 /** The record that sits in the stream being read: the link if there is one, else the event. */
 export const originalEvent = (resolved: ResolvedEvent): EventRecord => (resolved.link ?? resolved.event)!
@@ -111,7 +104,8 @@ export type AppendError = WrongExpectedVersion | StreamDeleted | InvalidRequest 
 export type ReadFailure = StorageCorrupt | InvalidRequest
 
 export interface ReadOptions {
-  readonly resolveLinks?: boolean
+  /** Resolve `$>` links, showing only targets this reader may read (see streams/links.ts); absent: do not. */
+  readonly resolveLinks?: LinkAccess
 }
 
 export interface EventStoreService {
@@ -163,6 +157,8 @@ export interface EventStoreStats {
   readonly chunks: number
   readonly index: TableIndex.TableIndexStats
   readonly readCache: { readonly hits: number; readonly misses: number; readonly residentBytes: number }
+  /** Events served by reads (stream pages, single events, `$all`), and their data and metadata bytes. */
+  readonly reads: { readonly events: number; readonly bytes: number }
   readonly writer: Readonly<WriterStats> & { readonly queued: number }
 }
 
@@ -274,41 +270,14 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
 
     const now = Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (ms) => ms * 1000)
 
-    /**
-     * Link resolution as the reference's ResolveLinkToEvent: the text before the first '@' must parse as
-     * C#'s long.TryParse does (optional whitespace and sign, digits only), else the link comes back
-     * unresolved, as a plain event. A parsed link that cannot be read (no '@', empty stream name, a number
-     * below -1, or any read result but Success) comes back as the link with no target; -1 reads the
-     * target's last event, as ReadEvent does.
-     */
-    const resolve = (event: EventRecord, resolveLinks: boolean, nowMicros: number): Effect.Effect<ResolvedEvent, ReadError> => {
-      if (!resolveLinks || event.eventType !== EventTypes.LinkTo) return Effect.succeed({ event, link: undefined })
-      const text = event.data.toString("utf8")
-      const at = text.indexOf("@")
-      const numberText = at < 0 ? text : text.slice(0, at)
-      if (!/^[\t\n\v\f\r ]*[+-]?[0-9]+[\t\n\v\f\r ]*$/.test(numberText)) return Effect.succeed({ event, link: undefined })
-      const number = BigInt(numberText.trim())
-      if (number > 9223372036854775807n || number < -9223372036854775808n) return Effect.succeed({ event, link: undefined })
-      const stream = at < 0 ? "" : text.slice(at + 1)
-      // Numbers past 2^53 cannot name an event here (and would be NotFound upstream).
-      if (stream.length === 0 || number < -1n || number > BigInt(Number.MAX_SAFE_INTEGER) - 1n) {
-        return Effect.succeed({ event: undefined, link: event })
-      }
-      return Effect.map(readIndex.readEvent(stream, Number(number), nowMicros), (r) =>
-        ({ event: r._tag === "Success" ? r.event : undefined, link: event }))
+    /** What reads have served, for the metrics (one pass over a page's events, no allocation). */
+    const reads = { events: 0, bytes: 0 }
+    const countRead = (events: ReadonlyArray<EventRecord>): void => {
+      reads.events += events.length
+      for (const e of events) reads.bytes += e.data.length + e.metadata.length
     }
 
-    /** Resolves the links of a page; only link events cost an Effect (a read), the rest pass through. */
-    const resolveAll = (events: ReadonlyArray<EventRecord>, options: ReadOptions | undefined, nowMicros: number): Effect.Effect<Array<ResolvedEvent>, ReadError> => {
-      const resolved = events.map((event): ResolvedEvent => ({ event, link: undefined }))
-      if (options?.resolveLinks !== true) return Effect.succeed(resolved)
-      const links: Array<number> = []
-      for (let i = 0; i < events.length; i++) if (events[i]!.eventType === EventTypes.LinkTo) links.push(i)
-      if (links.length === 0) return Effect.succeed(resolved)
-      return Effect.as(Effect.forEach(links, (i) => Effect.map(resolve(events[i]!, true, nowMicros), (r) => {
-        resolved[i] = r
-      }), { discard: true }), resolved)
-    }
+    const links = makeLinkResolver((stream, number, nowMicros) => readIndex.readEvent(stream, number, nowMicros))
 
     const checkCount = (maxCount: number) =>
       Number.isSafeInteger(maxCount) && maxCount > 0 && maxCount <= config.maxReadCount
@@ -318,7 +287,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const streamRead = (result: StreamReadResult, options: ReadOptions | undefined, nowMicros: number): Effect.Effect<StreamRead, ReadError> =>
       result._tag !== "Success"
         ? Effect.succeed(result._tag === "NoStream" ? { _tag: "NoStream", lastEventNumber: result.lastEventNumber } : { _tag: "StreamDeleted" })
-        : Effect.map(resolveAll(result.events, options, nowMicros), (events) => ({ ...result, events }))
+        : (countRead(result.events), Effect.map(links.resolvePage(result.events, options?.resolveLinks, nowMicros), (events) => ({ ...result, events })))
 
     const toFailure = <A>(effect: Effect.Effect<A, ReadError | InvalidRequest>): Effect.Effect<A, ReadFailure> =>
       Effect.mapError(effect, (e) => e._tag === "DiskError" ? new StorageCorrupt({ message: e.message }) : e)
@@ -408,7 +377,10 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
           const nowMicros = yield* now
           const result: EventReadResult = yield* readIndex.readEvent(stream, eventNumber, nowMicros)
           if (result._tag !== "Success") return result
-          return { _tag: "Success", event: yield* resolve(result.event, options?.resolveLinks === true, nowMicros) } as EventRead
+          countRead([result.event])
+          const access = options?.resolveLinks
+          const event = access === undefined ? { event: result.event, link: undefined } : yield* links.resolveOne(result.event, access, nowMicros)
+          return { _tag: "Success", event } as EventRead
         })),
       readAllForward: (position, maxCount, options) =>
         toFailure(Effect.gen(function*() {
@@ -444,6 +416,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         chunks: log.chunks().length,
         index: index.stats(),
         readCache: { hits: log.cache.hits, misses: log.cache.misses, residentBytes: log.cache.residentBytes },
+        reads: { events: reads.events, bytes: reads.bytes },
         writer: { ...writer.stats, queued: writer.queued() }
       }),
       flushIndex: Effect.mapError(index.flush, corruptFromIndex) as Effect.Effect<void, StorageCorrupt>,
@@ -466,7 +439,8 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
           next = page.next
           isEnd = page.reachedEnd || page.records.length === 0
         }
-        return { events: yield* resolveAll(events, options, nowMicros), nextPosition: next, isEnd } as AllRead
+        countRead(events)
+        return { events: yield* links.resolvePage(events, options?.resolveLinks, nowMicros), nextPosition: next, isEnd } as AllRead
       })
     }
 

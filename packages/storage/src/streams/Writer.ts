@@ -62,6 +62,8 @@ export interface WriterConfig extends PlanLimits {
 export interface WriterStats {
   rounds: number
   commands: number
+  /** Event records made durable (appended events, metadata events, tombstones). */
+  eventsWritten: number
   /** Bytes written by the last durable batch, and its write-to-durable time in ms. */
   lastFlushSize: number
   lastFlushDelayMs: number
@@ -130,7 +132,7 @@ export const makeWriter = (
       }
     })
     const stats: WriterStats = {
-      rounds: 0, commands: 0, lastFlushSize: 0, lastFlushDelayMs: 0, maxFlushSize: 0, maxFlushDelayMs: 0,
+      rounds: 0, commands: 0, eventsWritten: 0, lastFlushSize: 0, lastFlushDelayMs: 0, maxFlushSize: 0, maxFlushDelayMs: 0,
       totalFlushSize: 0, totalFlushDelayMs: 0, flushes: 0
     }
 
@@ -233,6 +235,7 @@ export const makeWriter = (
           const unit = unitRecords[u]!
           for (let k = 0; k < unit.length; k++) {
             ;(unit[k] as { logPosition: number }).logPosition = placed[k]!
+            if (unit[k]!.kind === RecordKind.Event) stats.eventsWritten++
             records.push(unit[k]!)
           }
         }

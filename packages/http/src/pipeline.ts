@@ -146,7 +146,7 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
       const headers = normalizeHeaders(request.headers)
       const target = parseTarget(request.url)
       const finish: Finish = (reply, methods) => finishReply(reply, { methods, acceptEncoding: headers["accept-encoding"] })
-      if (target === undefined) return Effect.succeed(finish(badRequest(`Invalid request target '${request.url}'`)))
+      if (target._tag === "Invalid") return Effect.succeed(finish(badRequest(target.reason)))
 
       if (target.rawPath === HEALTH_LIVE_PATH) return Effect.map(settings.ready, (ready) => finish(healthLive(method, target.query, ready)))
       if (isPreflight(method, headers)) return Effect.succeed(finish(preflight(headers)))

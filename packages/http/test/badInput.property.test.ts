@@ -114,7 +114,7 @@ const path = fc.oneof(
 /** Garbage must not address a model stream (decoded segments starting with `s-`) or `$$s-`. */
 const touchesModel = (url: string): boolean => {
   const target = parseTarget(url)
-  return target === undefined ? false : target.segments.some((s) => /^(\$\$)?s-/.test(s))
+  return target._tag === "Invalid" ? false : target.segments.some((s) => /^(\$\$)?s-/.test(s))
 }
 
 const headerValue = fc.oneof(fc.string({ maxLength: 16 }), fc.constantFrom("True", "false", "-1", "-2", "-3", "-4", "0", "7", "abc", "", "00000000-0000-0000-0000-000000000000"), fc.uuid())

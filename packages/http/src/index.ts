@@ -12,6 +12,9 @@ export { storageErrorReply, wireEventNumber, wrongExpectedVersionReply } from ".
 export { parseLenientJson, tryParseLenientJson, stringifyIndented, quoteJson, memberIgnoreCase, JsonSyntaxError, type JsonValue } from "./lenientJson.js"
 export { selectResponseType, selectRequestType, parseMediaType, parseAccept, type MediaRange, type ResponseChoice } from "./mediaType.js"
 export { buildBaseUrl, rawRequestUrl } from "./baseUrl.js"
+export { makeRouter, type Router, type RouteMatch } from "./router.js"
+export { parseTarget, type RequestTarget, type InvalidTarget } from "./requestTarget.js"
+export { notBuiltRoutes, notBuiltReply, type NotBuiltRoute } from "./notBuilt.js"
 // The node endpoints and their services; the users API.
 export * from "./node/index.js"
 export * from "./users/index.js"

@@ -12,8 +12,8 @@ export interface HttpSettings {
   /** `AllowAnonymousStreamAccess`: anonymous callers may use stream routes, subject to the ACL (default false). */
   readonly allowAnonymousStreamAccess: boolean
   /**
-   * Largest request body accepted, in bytes; a bigger one is answered 413 before routing. The default is
-   * Kestrel's (30,000,000 bytes), which the reference server runs with.
+   * `MaxAppendSize`: the largest request body accepted, in bytes (a bigger one is answered 413 before it is
+   * parsed), and the largest total of event data and metadata in one append (bodyLimit.ts).
    */
   readonly maxRequestBodyBytes: number
   /** Per-event limit of data + metadata on appends (the reference's min(MaxAppendEventSize, 4 MiB)). */
@@ -35,7 +35,7 @@ export interface HttpSettings {
 export const defaultHttpSettings: HttpSettings = {
   allowAnonymousEndpointAccess: false,
   allowAnonymousStreamAccess: false,
-  maxRequestBodyBytes: 30_000_000,
+  maxRequestBodyBytes: 1024 * 1024,
   maxAppendEventBytes: 4 * 1024 * 1024,
   requestTimeoutMillis: 10_000,
   disableHttpCaching: false,

@@ -25,6 +25,7 @@ import { badRequest, emptyReply, unauthorizedBare } from "./replies.js"
 import { HEALTH_LIVE_PATH, healthLive } from "./node/health.js"
 import { routeFamily } from "./node/NodeMetrics.js"
 import { notBuiltReply } from "./notBuilt.js"
+import { bodyTooLargeReply } from "./bodyLimit.js"
 import { challengeAnonymous } from "./challenge.js"
 
 export type RequestHandler<R> = (request: HttpRequest) => Effect.Effect<Reply, never, R>
@@ -152,8 +153,8 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
 
       if (target.rawPath === HEALTH_LIVE_PATH) return Effect.map(settings.ready, (ready) => finish(healthLive(method, target.query, ready)))
       if (isPreflight(method, headers)) return Effect.succeed(finish(preflight(headers)))
-      if ((request.body?.byteLength ?? 0) > settings.maxRequestBodyBytes) {
-        return Effect.succeed(finish(emptyReply(413, `Request body too large. Limit is ${settings.maxRequestBodyBytes} bytes.`)))
+      if (request.bodyTooLarge === true || (request.body?.byteLength ?? 0) > settings.maxRequestBodyBytes) {
+        return Effect.succeed(finish(bodyTooLargeReply(target.segments[0], settings.maxRequestBodyBytes)))
       }
 
       return Effect.flatMap(Authenticator, (authenticator) =>

@@ -35,7 +35,7 @@ const raw = (write?: string | Buffer, options: { readonly allowHalfOpen?: boolea
   const ended = new Promise<{ how: string; at: number; received: string }>((resolve) => {
     const start = Date.now()
     socket.on("data", (d: Buffer) => {
-      if (received === "" && options.afterAnswer !== undefined) setTimeout(() => socket.end(options.afterAnswer), 20)
+      if (received === "" && options.afterAnswer !== undefined) setTimeout(() => socket.end(options.afterAnswer!), 20)
       received += d.toString("latin1")
     })
     let failure: string | undefined
@@ -53,9 +53,11 @@ const seen: Array<HttpRequest> = []
 const handle = (request: HttpRequest): Effect.Effect<Reply> =>
   Effect.gen(function*() {
     seen.push(request)
-    if (request.bodyTooLarge === true) return { status: 413, reason: "Maximum Append Size of 1000 Exceeded.", headers: {} }
+    const tooLarge: Reply = { status: 413, reason: "Maximum Append Size of 1000 Exceeded.", headers: {} }
+    if (request.bodyTooLarge === true) return tooLarge
     if (request.url === "/slow") yield* sleep(1500)
-    return { status: 200, reason: "OK", headers: { "Content-Type": "text/plain" }, body: `${request.body?.byteLength ?? 0}` }
+    const ok: Reply = { status: 200, reason: "OK", headers: { "Content-Type": "text/plain" }, body: `${request.body?.byteLength ?? 0}` }
+    return ok
   })
 
 const serve = (options: Partial<ServeOptions<never>> = {}) =>

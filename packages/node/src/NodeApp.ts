@@ -103,6 +103,7 @@ export const httpSettingsFor = (loaded: LoadedConfig): Effect.Effect<HttpSetting
       allowAnonymousEndpointAccess: config.AllowAnonymousEndpointAccess,
       allowAnonymousStreamAccess: config.AllowAnonymousStreamAccess,
       disableHttpCaching: config.DisableHttpCaching,
+      maxRequestBodyBytes: config.MaxAppendSize,
       ready: livenessOf(info),
       observeRequest: metrics.observeRequest
     }

@@ -15,7 +15,7 @@ import { Cause, Effect, Exit, Layer, Logger, Random, Ref, Scope } from "effect"
 import { Disk, MemoryDisk, NodeDisk, jsonLoggerLayer, layerMemory } from "@vellum/platform"
 import { EventStore } from "@vellum/storage"
 import { NodeInfo, Shutdown, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
-import { formatConfigError, loadConfig, readConfigFileFromDisk, toLogLevel, type LoadedConfig } from "./config/index.js"
+import { formatConfigError, loadConfig, readConfigFileFromDisk, toLogLevel, toServeLimits, type LoadedConfig } from "./config/index.js"
 import { VELLUM_VERSION, makeNodeHandler, nodeAppLayer } from "./NodeApp.js"
 
 const stdout = (line: string) => process.stdout.write(line + "\n")
@@ -31,7 +31,7 @@ const serve = (loaded: LoadedConfig) =>
     const shutdown = yield* Shutdown
     const info = yield* NodeInfo
     yield* Effect.scoped(Effect.gen(function*() {
-      yield* serveHttp({ host: config.NodeIp, port: config.NodePort, handle })
+      yield* serveHttp({ host: config.NodeIp, port: config.NodePort, handle, ...toServeLimits(config) })
       yield* Effect.logInfo(`Vellum ${VELLUM_VERSION} listening on http://${config.NodeIp}:${config.NodePort}`).pipe(
         Effect.annotateLogs({ db: config.MemDb ? "(memory)" : path.resolve(config.Db), insecure: config.Insecure })
       )

@@ -12,5 +12,5 @@ export { type ConfigOutcome, type ConfigSources, type LoadConfigInput, loadConfi
 export { readConfigFileFromDisk } from "./configFile.js"
 export { helpText, versionText } from "./help.js"
 export { formatEffectiveConfig, infoOptions, type InfoOption, SENSITIVE_MASK, sourceDisplayName } from "./infoOptions.js"
-export { autoScavengeActive, toLogLevel, toScavengerSettings, toSecurityConfig, toStorageConfig } from "./derive.js"
+export { autoScavengeActive, toLogLevel, toScavengerSettings, toSecurityConfig, toServeLimits, toStorageConfig } from "./derive.js"
 export { NodeConfig } from "./NodeConfig.js"

@@ -5,6 +5,16 @@
  */
 import { Effect } from "effect"
 import type { RequestSample } from "./node/NodeMetrics.js"
+import type { BodyResult } from "./streams/appendBody.js"
+
+/**
+ * Parses append bodies from `minBodyBytes` on somewhere other than the event loop (the live node: a worker
+ * thread), so that a large body does not hold up every other request while it is parsed.
+ */
+export interface AppendBodyParser {
+  readonly minBodyBytes: number
+  readonly parse: (body: Uint8Array, requestType: string, headerId: string | undefined, headerType: string | undefined) => Effect.Effect<BodyResult>
+}
 
 export interface HttpSettings {
   /** `AllowAnonymousEndpointAccess`: anonymous callers pass `authenticated` routes (default false). */
@@ -30,6 +40,8 @@ export interface HttpSettings {
   readonly ready: Effect.Effect<boolean>
   /** Called once per answered request (the node's metrics hook: a plain function, no Effect). */
   readonly observeRequest?: (sample: RequestSample) => void
+  /** Parses large append bodies off the event loop; without it every body is parsed in place. */
+  readonly appendBodyParser?: AppendBodyParser
 }
 
 export const defaultHttpSettings: HttpSettings = {

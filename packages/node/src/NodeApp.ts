@@ -92,8 +92,11 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
   infoOptionsRoute
 ]
 
-/** The HTTP settings from the configuration, with readiness and the metrics hook from the node's services. */
-export const httpSettingsFor = (loaded: LoadedConfig): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics> =>
+/**
+ * The HTTP settings from the configuration, with readiness and the metrics hook from the node's services;
+ * `live` carries what only the live node has (the off-thread append body parser).
+ */
+export const httpSettingsFor = (loaded: LoadedConfig, live: Pick<HttpSettings, "appendBodyParser"> = {}): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics> =>
   Effect.gen(function*() {
     const config = loaded.config
     const info = yield* NodeInfo
@@ -105,11 +108,12 @@ export const httpSettingsFor = (loaded: LoadedConfig): Effect.Effect<HttpSetting
       disableHttpCaching: config.DisableHttpCaching,
       maxRequestBodyBytes: config.MaxAppendSize,
       ready: livenessOf(info),
-      observeRequest: metrics.observeRequest
+      observeRequest: metrics.observeRequest,
+      ...live
     }
   })
 
 /** The node's request handler: callable in-process (simulator, tests) or served by `serveHttp`. */
-export const makeNodeHandler = (loaded: LoadedConfig): Effect.Effect<(request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>, never, NodeInfo | NodeMetrics> =>
-  Effect.map(httpSettingsFor(loaded), (settings) => makeHandler(nodeRouteList(loaded), settings))
+export const makeNodeHandler = (loaded: LoadedConfig, live: Pick<HttpSettings, "appendBodyParser"> = {}): Effect.Effect<(request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>, never, NodeInfo | NodeMetrics> =>
+  Effect.map(httpSettingsFor(loaded, live), (settings) => makeHandler(nodeRouteList(loaded), settings))
 

@@ -14,7 +14,7 @@ import * as path from "node:path"
 import { Cause, Effect, Exit, Layer, Logger, Random, Ref, Scope } from "effect"
 import { Disk, MemoryDisk, NodeDisk, jsonLoggerLayer, layerMemory } from "@vellum/platform"
 import { EventStore } from "@vellum/storage"
-import { NodeInfo, Shutdown, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
+import { NodeInfo, Shutdown, makeOffThreadParser, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
 import { formatConfigError, loadConfig, readConfigFileFromDisk, toLogLevel, toServeLimits, type LoadedConfig } from "./config/index.js"
 import { VELLUM_VERSION, makeNodeHandler, nodeAppLayer } from "./NodeApp.js"
 
@@ -27,7 +27,7 @@ const serve = (loaded: LoadedConfig) =>
   Effect.gen(function*() {
     const config = loaded.config
     for (const warning of loaded.warnings) yield* Effect.logWarning(warning)
-    const handle = yield* makeNodeHandler(loaded)
+    const handle = yield* makeNodeHandler(loaded, { appendBodyParser: yield* makeOffThreadParser() })
     const shutdown = yield* Shutdown
     const info = yield* NodeInfo
     yield* Effect.scoped(Effect.gen(function*() {

@@ -15,7 +15,7 @@ import { badRequest, emptyReply, statusReply } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
 import { maxAppendSizeExceeded } from "../bodyLimit.js"
 import { denyUnlessAllowed } from "./access.js"
-import { parseAppendBody } from "./appendBody.js"
+import { parseAppendBody, type BodyResult } from "./appendBody.js"
 import * as Control from "./controlHeaders.js"
 import { bodyCarriesIdsAndTypes } from "./mediaTypes.js"
 
@@ -31,10 +31,19 @@ const writeOptions = (input: RouteInput): Control.Parsed<number> => {
 /**
  * Body → events → size check → append → 201 with `Location: <base>/streams/<escaped stream>/<first>`.
  * Plain code up to the append, then one step for the store and one for its outcome: every Effect step is
- * about a microsecond here, and this is the hot path of HTTP appends.
+ * about a microsecond here, and this is the hot path of HTTP appends. A large body is parsed by the
+ * settings' off-thread parser when there is one.
  */
 const write = (input: RouteInput, stream: string, expectedVersion: number, id: string | undefined, type: string | undefined): Effect.Effect<Reply, never, StreamRouteRequirements> => {
-  const parsed = parseAppendBody(input.body, input.requestType ?? "", id, type)
+  const body = input.body
+  const offThread = input.settings.appendBodyParser
+  if (offThread !== undefined && body !== undefined && body.byteLength >= offThread.minBodyBytes) {
+    return Effect.flatMap(offThread.parse(body, input.requestType ?? "", id, type), (parsed) => writeParsed(input, stream, expectedVersion, parsed))
+  }
+  return writeParsed(input, stream, expectedVersion, parseAppendBody(body, input.requestType ?? "", id, type))
+}
+
+const writeParsed = (input: RouteInput, stream: string, expectedVersion: number, parsed: BodyResult): Effect.Effect<Reply, never, StreamRouteRequirements> => {
   if (parsed._tag === "Invalid") return Effect.succeed(badRequest(parsed.message))
   const settings = input.settings
   let total = 0

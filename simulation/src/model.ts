@@ -16,12 +16,14 @@
  *   `$metadata` events the server writes itself; not tombstones), mapped to its LATEST write
  *   (DECISION: "maps eventId → (stream, eventNumber)": a second write of an id replaces the entry).
  *   The spec guarantees nothing across a restart ("After a failover, a restart or cache eviction, a
- *   retried Any-append is duplicated"), while the implementation documents that it refills the cache from
- *   the log tail it replays on open. So after a restart or crash every cached id becomes "maybe": an
- *   Any/StreamExists append whose ids include maybe-ids may take any outcome that some choice of
- *   present/absent for those ids allows (`possibleDecisions`), and the observed outcome then pins
- *   the ids it determines. Explicit expected versions compare against the stored events, so they are
- *   exact at all times.
+ *   retried Any-append is duplicated"); the implementation refills the cache on open with the log's newest
+ *   ids, up to the cache's window, after a clean stop and a crash alike. So while the log holds fewer
+ *   events than `idsKeptOverRestart` (well inside that window, leaving room for events the model does not
+ *   track), a certainly cached id stays certain over a restart, unless a scavenge may have removed its
+ *   event; every other cached id becomes "maybe": an Any/StreamExists append whose ids include maybe-ids
+ *   may take any outcome that some choice of present/absent for those ids allows (`possibleDecisions`),
+ *   and the observed outcome then pins the ids it determines. Explicit expected versions compare against
+ *   the stored events, so they are exact at all times.
  * - Soft delete and recreation (§3.4):
  *   * soft delete of a stream with no events and no metadata → WEV(-1); otherwise the expected version is
  *     checked against S with a fresh id and `{"$tb":9223372036854775807}` is appended to `$$S`, replacing
@@ -283,6 +285,9 @@ export interface PossibleDecision {
 }
 
 export class StoreModel {
+  /** @param idsKeptOverRestart see the module comment (0: every cached id is uncertain after a restart). */
+  constructor(private readonly idsKeptOverRestart = 0) {}
+
   /** `$all`: every event written, in order. */
   readonly log: Array<ModelEvent> = []
   private readonly streams = new Map<string, Array<ModelEvent>>()
@@ -514,9 +519,18 @@ export class StoreModel {
     return { outcome: { _tag: "Appended", first: event.eventNumber, last: event.eventNumber, idempotent: false }, written: [event] }
   }
 
-  /** Restart or crash: nothing acknowledged is lost; the id cache is no longer certain. */
+  /**
+   * Restart or crash: nothing acknowledged is lost. The store refilled its id cache from the log, so in a
+   * small log an id certainly cached stays so, unless its event may have been scavenged away; every other
+   * id is uncertain.
+   */
   restart(): void {
-    for (const entry of this.cache.values()) entry.status = "maybe"
+    const refilledWhole = this.log.length <= this.idsKeptOverRestart
+    for (const [id, entry] of this.cache) {
+      const event = this.eventsOf(entry.stream)[entry.eventNumber]
+      const stillLogged = event !== undefined && event.eventId === id && !this.isDiscardable(event)
+      if (!(refilledWhole && entry.status === "known" && stillLogged)) entry.status = "maybe"
+    }
   }
 
   // ---- reads ----

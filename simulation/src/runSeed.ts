@@ -65,7 +65,9 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   const driver = root.fork("driver")
   const operatorPrng = root.fork("operator")
   const readsReliable = options.faults === undefined || (options.faults.readError === 0 && options.faults.bitFlipOnRead === 0)
-  const auditor = new Auditor(new StoreModel(), (line) => world.trace(line))
+  // The store's event-id cache (capacity 10,000 below) keeps up to 9,999 ids over a restart; the model counts
+  // on half of that, leaving room for the events it does not track (users, scavenge history).
+  const auditor = new Auditor(new StoreModel(5_000), (line) => world.trace(line))
   const clients = Array.from({ length: options.clients }, (_, c) =>
     new SimClient(c, root.fork(`client-${c}`), options.streamsPerClient, options.chunkSize >= 4096 ? 200 : 20))
 
@@ -89,6 +91,13 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       const scope = yield* Scope.make()
       const opened = yield* Effect.either(openNode(transport, config, disk.service, scope))
       if (opened._tag === "Left") return auditor.fail(`the node did not open after recovery: ${opened.left}`)
+      // A second node on the same data directory must be refused while this one runs (its lock).
+      const secondScope = yield* Scope.make()
+      const second = yield* Effect.either(openNode(transport, config, disk.service, secondScope))
+      yield* Scope.close(secondScope, Exit.void)
+      if (second._tag === "Right" || !second.left.includes("in use by another node")) {
+        return auditor.fail(`a second node on the data directory of a running one was not refused: ${second._tag === "Left" ? second.left : "it opened"}`)
+      }
       const { store, clients: node, scavenge } = opened.right
       const checkFailed = (e: { readonly message: string }) => auditor.fail(`a check read failed with faults paused: ${e.message}`)
       const checked = yield* Effect.either(verifyAfterRestart(store, auditor, clients))

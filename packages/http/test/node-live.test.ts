@@ -10,7 +10,8 @@ const storage: EventStoreStats = {
   writerPosition: 0, committedPosition: 0, chunks: 1,
   index: { tables: 0, levels: [], memtableEntries: 0, memtables: 1, tableEntries: 0, residentBytes: 0 },
   readCache: { hits: 0, misses: 0, residentBytes: 0 },
-  writer: { rounds: 0, commands: 0, lastFlushSize: 0, lastFlushDelayMs: 0, maxFlushSize: 0, maxFlushDelayMs: 0, totalFlushSize: 0, totalFlushDelayMs: 0, flushes: 0, queued: 0 }
+  reads: { events: 0, bytes: 0 },
+  writer: { rounds: 0, commands: 0, eventsWritten: 0, lastFlushSize: 0, lastFlushDelayMs: 0, maxFlushSize: 0, maxFlushDelayMs: 0, totalFlushSize: 0, totalFlushDelayMs: 0, flushes: 0, queued: 0 }
 }
 
 /** Enough short-lived garbage to make V8 scavenge several times. */

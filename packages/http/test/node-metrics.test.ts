@@ -3,42 +3,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { register as globalRegistry } from "prom-client"
-import { storageStats } from "./nodeFixtures.js"
+import { parseExposition, storageStats, value } from "./nodeFixtures.js"
 import { makeNodeMetrics, routeFamily } from "../src/node/index.js"
-
-interface Sample {
-  readonly name: string
-  readonly labels: Record<string, string>
-  readonly value: number
-}
-
-/** Parses the exposition text: `# HELP`/`# TYPE` lines and `name{a="b",…} value` samples. */
-const parseExposition = (text: string) => {
-  const types = new Map<string, string>()
-  const samples: Array<Sample> = []
-  for (const line of text.split("\n")) {
-    if (line === "") continue
-    const type = /^# TYPE (\S+) (counter|gauge|histogram|summary|untyped)$/.exec(line)
-    if (type !== null) {
-      types.set(type[1]!, type[2]!)
-      continue
-    }
-    if (line.startsWith("# HELP ")) continue
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
-    expect(m, `unparsable line: ${line}`).not.toBeNull()
-    const labels: Record<string, string> = {}
-    for (const pair of (m![2] ?? "").split(",").filter((p) => p !== "")) {
-      const lm = /^([a-zA-Z_][a-zA-Z0-9_]*)="(.*)"$/.exec(pair)
-      expect(lm, `bad label ${pair}`).not.toBeNull()
-      labels[lm![1]!] = lm![2]!
-    }
-    samples.push({ name: m![1]!, labels, value: Number(m![3]) })
-  }
-  return { types, samples }
-}
-
-const value = (samples: ReadonlyArray<Sample>, name: string, labels: Record<string, string> = {}): number | undefined =>
-  samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value
 
 const storage = storageStats({ totalFlushDelayMs: 2500, flushes: 90, queued: 7 })
 

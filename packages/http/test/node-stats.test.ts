@@ -5,29 +5,15 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref, TestClock } from "effect"
 import { XMLParser, XMLValidator } from "fast-xml-parser"
 import { EventStore, type EventStoreService } from "@vellum/storage"
-import { storageStats } from "./nodeFixtures.js"
+import { processSnapshot, storageStats } from "./nodeFixtures.js"
 import {
-  GROUPING_REQUIRED, NodeMetrics, NodeStats, ProcessStats, WRITER_QUEUE, buildStats, flatGroup, groupStats, idleSnapshot,
+  GROUPING_REQUIRED, NodeMetrics, NodeStats, ProcessStats, WRITER_QUEUE, buildStats, flatGroup, groupStats,
   selectGroup, statMeta, statsJson, statsReply, statsXml, type FlatStats, type HttpTraffic, type ProcessSnapshot
 } from "../src/node/index.js"
 
 const T0 = Date.UTC(2025, 2, 28, 16, 0, 0, 0)
 
-const snapshot = (over: Partial<ProcessSnapshot> = {}): ProcessSnapshot => ({
-  ...idleSnapshot(T0),
-  pid: 4242,
-  cpuCount: 2,
-  cpuMicros: 5_000_000,
-  residentBytes: 50_000_000,
-  threads: 11,
-  heap: { youngBytes: 1_000, oldBytes: 20_000, largeObjectBytes: 3_000, usedBytes: 24_000, totalBytes: 32_000 },
-  gc: { minorCount: 7, incrementalCount: 2, majorCount: 1, pauseMicros: 100_000, allocatedBytes: 1_000_000 },
-  eventLoop: { delayMeanMs: 10.5, delayMaxMs: 30, delayP99Ms: 25, utilization: 0.25 },
-  diskIo: { readBytes: 4096, writtenBytes: 8192, readOps: 3, writeOps: 5 },
-  system: { cpuBusyMicros: 30, cpuTotalMicros: 120, freeMemBytes: 1_000, totalMemBytes: 4_000, loadAverage: [0.5, 0.25, 0.125] },
-  drive: { name: "/", availableBytes: 25, totalBytes: 100 },
-  ...over
-})
+const snapshot = (over: Partial<ProcessSnapshot> = {}): ProcessSnapshot => processSnapshot(T0, over)
 
 const storage = storageStats
 

@@ -10,15 +10,16 @@
 import { Effect, Layer } from "effect"
 import type { Disk } from "@vellum/platform"
 import type { DiskError } from "@vellum/platform"
-import { layer as eventStoreLayer, type EventStore, type StorageConfig, type StorageCorrupt } from "@vellum/storage"
+import { layer as eventStoreLayer, type EventStore, type StorageConfig, type StorageCorrupt, type StorageLocked } from "@vellum/storage"
 import { scavengerLayer, type Scavenger, type StateCorrupt } from "@vellum/scavenge"
 import {
-  authenticatorLayer, insecureAuthenticatorLayer, streamAccessLayer, usersLayer, type Authenticator, type StreamAccess,
-  type UserStoreFailed, type Users
+  Authenticator, insecureAuthenticatorLayer, logFailedAuthentication, makeAuthenticator, streamAccessLayer, usersLayer,
+  type StreamAccess, type UserStoreFailed, type Users
 } from "@vellum/security"
 import {
-  NodeMetrics, makeHandler, nodeRoutes, nodeServicesLayer, singleNodeIdentity, streamRoutes, usersRoutes, livenessOf,
-  NodeInfo, defaultHttpSettings, scavengeRoutes, type HttpRequest, type HttpSettings, type NodeServices, type ProcessStats, type Reply, type RouteDef
+  NodeMetrics, makeHandler, selectNodeRoutes, nodeServicesLayer, singleNodeIdentity, streamRoutes, usersRoutes, livenessOf,
+  NodeInfo, defaultHttpSettings, scavengeHistoryRoutes, scavengeRoutes, statsStreamLayer, withClientAddress, withRequestLog, type HttpRequest,
+  type HttpSettings, type NodeServices, type ProcessStats, type Reply, type RouteDef
 } from "@vellum/http"
 import { NodeConfig } from "./config/NodeConfig.js"
 import type { LoadedConfig } from "./config/load.js"
@@ -30,8 +31,11 @@ export const VELLUM_VERSION = "0.1.0"
 
 export type NodeAppServices = EventStore | Users | Authenticator | StreamAccess | NodeServices | NodeConfig | Scavenger
 
-/** Why a node cannot start: its store, its user store or its scavenge state cannot be opened. */
-export type NodeAppError = StorageCorrupt | UserStoreFailed | StateCorrupt | DiskError
+/**
+ * Why a node cannot start: its store, its user store or its scavenge state cannot be opened, or another
+ * node holds its data directory.
+ */
+export type NodeAppError = StorageCorrupt | StorageLocked | UserStoreFailed | StateCorrupt | DiskError
 
 export interface NodeAppOptions {
   /** The directory the store lives in (the configured `Db`, resolved by the caller). */
@@ -60,14 +64,19 @@ export const nodeAppLayerWithStorage = (
   const config = loaded.config
   const storage = eventStoreLayer(storageConfig)
   const users = usersLayer(toSecurityConfig(config))
-  const authentication = config.Insecure
-    ? insecureAuthenticatorLayer
-    : authenticatorLayer({ enableTrustedAuth: config.EnableTrustedAuth })
+  const authenticator = Effect.map(
+    makeAuthenticator({ enableTrustedAuth: config.EnableTrustedAuth }),
+    (service) => (config.LogFailedAuthenticationAttempts ? logFailedAuthentication(service) : service)
+  )
+  const authentication = config.Insecure ? insecureAuthenticatorLayer : Layer.effect(Authenticator, authenticator)
   const identity = singleNodeIdentity({
     version: VELLUM_VERSION,
     instanceId: options.instanceId,
     httpEndpoint: { host: config.NodeIp, port: config.NodePort },
-    authentication: { type: config.Insecure ? "insecure" : "internal", properties: [] }
+    // The reference's rules: user management needs authentication; projections do not exist yet (refused).
+    features: { projections: false, userManagement: !config.Insecure, atomPub: config.EnableAtomPubOverHttp },
+    authentication: { type: config.Insecure ? "insecure" : "internal", properties: [] },
+    nodePriority: config.NodePriority
   })
   const node = nodeServicesLayer(identity, {
     ...(options.processStats !== undefined ? { process: options.processStats } : {}),
@@ -80,17 +89,36 @@ export const nodeAppLayerWithStorage = (
     scavengerLayer(toScavengerSettings(config, storageConfig.dir)),
     Layer.succeed(NodeConfig, loaded)
   )
-  return Layer.provideMerge(scavengeMetricsLayer, Layer.provideMerge(aboveStorage, storage))
+  const statsStream = config.WriteStatsToDb
+    ? statsStreamLayer({ endpoint: `${config.NodeIp}:${config.NodePort}`, periodSeconds: config.StatsPeriodSec })
+    : Layer.empty
+  return Layer.provideMerge(Layer.merge(scavengeMetricsLayer, statsStream), Layer.provideMerge(aboveStorage, storage))
 }
 
-/** The route families a node serves (the users API is absent in insecure mode, as upstream). */
-export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<NodeAppServices>> => [
-  ...streamRoutes,
-  ...nodeRoutes,
-  ...(loaded.config.Insecure ? [] : usersRoutes),
-  ...scavengeRoutes,
-  infoOptionsRoute
-]
+/**
+ * The route families a node serves, as the reference registers its controllers: streams only with AtomPub
+ * on; the users API not in insecure mode; stats and metrics, gossip, and the admin endpoints (shutdown,
+ * scavenge, the scavenge history's reads) each unless their `Disable…` switch is set. A route left out
+ * answers 404.
+ */
+export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<NodeAppServices>> => {
+  const config = loaded.config
+  return [
+    ...(config.EnableAtomPubOverHttp ? streamRoutes : []),
+    ...selectNodeRoutes({
+      stats: !config.DisableStatsOnHttp,
+      gossip: !config.DisableGossipOnHttp,
+      anonymousGossip: config.OverrideAnonymousEndpointAccessForGossip,
+      admin: !config.DisableAdminUi
+    }),
+    ...(config.Insecure ? [] : usersRoutes),
+    ...(config.DisableAdminUi ? [] : scavengeRoutes),
+    // With AtomPub on, the stream routes serve these paths (and the run page's template would shadow their
+    // `/streams/$scavenges/{event}/forward/{count}`).
+    ...(config.DisableAdminUi || config.EnableAtomPubOverHttp ? [] : scavengeHistoryRoutes),
+    infoOptionsRoute
+  ]
+}
 
 /**
  * The HTTP settings from the configuration, with readiness and the metrics hook from the node's services;
@@ -113,7 +141,16 @@ export const httpSettingsFor = (loaded: LoadedConfig, live: Pick<HttpSettings, "
     }
   })
 
-/** The node's request handler: callable in-process (simulator, tests) or served by `serveHttp`. */
+/**
+ * The node's request handler: callable in-process (simulator, tests) or served by `serveHttp`. With
+ * `LogHttpRequests` each answer is logged; with either logging option every log line of a request names
+ * the client's address. `live` carries what only the live node has (the off-thread append body parser).
+ */
 export const makeNodeHandler = (loaded: LoadedConfig, live: Pick<HttpSettings, "appendBodyParser"> = {}): Effect.Effect<(request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>, never, NodeInfo | NodeMetrics> =>
-  Effect.map(httpSettingsFor(loaded, live), (settings) => makeHandler(nodeRouteList(loaded), settings))
+  Effect.map(httpSettingsFor(loaded, live), (settings) => {
+    const config = loaded.config
+    const handle = makeHandler(nodeRouteList(loaded), settings)
+    const logged = config.LogHttpRequests ? withRequestLog(handle) : handle
+    return config.LogHttpRequests || config.LogFailedAuthenticationAttempts ? withClientAddress(logged) : logged
+  })
 

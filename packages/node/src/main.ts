@@ -11,33 +11,72 @@
  */
 import * as crypto from "node:crypto"
 import * as path from "node:path"
-import { Cause, Effect, Exit, Layer, Logger, Random, Ref, Scope } from "effect"
-import { Disk, MemoryDisk, NodeDisk, jsonLoggerLayer, layerMemory } from "@vellum/platform"
+import { Cause, Effect, Exit, Layer, Random, Ref, Scope } from "effect"
+import { Disk, MemoryDisk, NodeDisk, layerMemory } from "@vellum/platform"
 import { EventStore } from "@vellum/storage"
-import { NodeInfo, Shutdown, makeOffThreadParser, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
-import { formatConfigError, loadConfig, readConfigFileFromDisk, toLogLevel, toServeLimits, type LoadedConfig } from "./config/index.js"
+import { Users } from "@vellum/security"
+import { NodeInfo, NodeMetrics, Shutdown, makeOffThreadParser, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
+import { formatConfigError, infoOptions, loadConfig, readConfigFileFromDisk, toServeLimits, type LoadedConfig } from "./config/index.js"
 import { VELLUM_VERSION, makeNodeHandler, nodeAppLayer } from "./NodeApp.js"
+import { nodeLoggerLayer } from "./logging.js"
+import { openLogFile } from "./live/logFile.js"
+import { INSECURE_WARNING, startupSummary } from "./startupSummary.js"
 
 const stdout = (line: string) => process.stdout.write(line + "\n")
 
+/** A start-up failure an operator fixes from one line on stderr (a port taken, the data directory in use, a log directory not writable). */
+interface CannotStart {
+  readonly _tag: "CannotStart"
+  readonly message: string
+}
+const cannotStart = (message: string): CannotStart => ({ _tag: "CannotStart", message })
+
 /** Effect's default Random is seeded from Math.random; salts and ids get a seed from the OS instead. */
 const osRandom = Layer.succeed(Random.Random, Random.make(crypto.randomBytes(16).toString("hex")))
+
+/**
+ * Under `npx vellum` npm runs the node through a shell and forwards SIGTERM/SIGINT to that shell only: the
+ * shell dies of it and the node, left running, would keep the data directory. So a node npm started stops
+ * as soon as its parent is gone (`npm start` execs the node, whose parent is then npm itself).
+ */
+const stopWithLauncher = (stop: () => void) => {
+  if (process.env["npm_command"] === undefined) return
+  const parent = process.ppid
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return
+    clearInterval(watch)
+    stop()
+  }, 200)
+  watch.unref()
+}
 
 const serve = (loaded: LoadedConfig) =>
   Effect.gen(function*() {
     const config = loaded.config
     for (const warning of loaded.warnings) yield* Effect.logWarning(warning)
+    const changed = infoOptions(loaded).filter((row) => row.configurationSource !== "<DEFAULT>")
+    yield* Effect.logDebug(`Options set: ${changed.map((row) => `${row.name}=${row.value} (${row.configurationSource})`).join(", ") || "none"}`)
     const handle = yield* makeNodeHandler(loaded, { appendBodyParser: yield* makeOffThreadParser() })
     const shutdown = yield* Shutdown
     const info = yield* NodeInfo
+    const metrics = yield* NodeMetrics
     yield* Effect.scoped(Effect.gen(function*() {
-      yield* serveHttp({ host: config.NodeIp, port: config.NodePort, handle, ...toServeLimits(config) })
-      yield* Effect.logInfo(`Vellum ${VELLUM_VERSION} listening on http://${config.NodeIp}:${config.NodePort}`).pipe(
-        Effect.annotateLogs({ db: config.MemDb ? "(memory)" : path.resolve(config.Db), insecure: config.Insecure })
-      )
+      // Before the start-up line: whoever waits for it may send a signal at once.
       const onSignal = (signal: string) => () => Effect.runFork(shutdown.request(signal))
-      process.once("SIGTERM", onSignal("SIGTERM"))
-      process.once("SIGINT", onSignal("SIGINT"))
+      // `on`, not `once`: Ctrl-C under `npm start` reaches the node twice (from the terminal and forwarded by
+      // npm), and a second signal without a listener would kill it before it has stopped.
+      process.on("SIGTERM", onSignal("SIGTERM"))
+      process.on("SIGINT", onSignal("SIGINT"))
+      stopWithLauncher(onSignal("the npm process that started the node exited"))
+      yield* serveHttp({ host: config.NodeIp, port: config.NodePort, handle, onConnections: metrics.setOpenConnections, ...toServeLimits(config) })
+      const summary = startupSummary(loaded, {
+        version: VELLUM_VERSION,
+        dbDir: config.MemDb ? undefined : path.resolve(config.Db),
+        configFile: loaded.configFile === undefined ? undefined : path.resolve(loaded.configFile),
+        createdDefaultUsers: (yield* Users).createdDefaultUsers
+      })
+      yield* Effect.logInfo(summary)
+      if (config.Insecure) yield* Effect.logWarning(INSECURE_WARNING)
       const reason = yield* shutdown.requested
       yield* Effect.logInfo(`Stopping: ${reason}`)
       // /health/live answers 503 from here on, so load balancers stop sending while we drain.
@@ -59,9 +98,13 @@ const program = Effect.gen(function*() {
   const config = loaded.config
   const dbDir = config.MemDb ? "/vellum-memory" : path.resolve(config.Db)
   const disk = config.MemDb ? layerMemory(new MemoryDisk()) : Layer.succeed(Disk, NodeDisk.make)
-  const logger = config.LogConsoleFormat === "Json"
-    ? jsonLoggerLayer(stdout, toLogLevel(config.LogLevel))
-    : Logger.minimumLogLevel(toLogLevel(config.LogLevel))
+  const logFile = config.Log === ""
+    ? undefined
+    : yield* Effect.try({
+      try: () => openLogFile(path.resolve(config.Log)),
+      catch: (error) => cannotStart(`cannot write the log in ${path.resolve(config.Log)}: ${error instanceof Error ? error.message : String(error)}`)
+    })
+  const logger = nodeLoggerLayer(config, { console: stdout, file: logFile?.write })
   const instanceId = crypto.randomUUID()
   const app = nodeAppLayer(loaded, { dbDir, instanceId, processStats: processStatsLive({ dbPath: dbDir }), metrics: nodeMetricsLive })
   const scope = yield* Scope.make()
@@ -72,9 +115,16 @@ const program = Effect.gen(function*() {
   ))
   yield* Scope.close(scope, Exit.void)
   if (Exit.isFailure(exit)) {
-    yield* Effect.logError(`The node stopped with an error: ${Cause.pretty(exit.cause)}`)
-    return yield* Effect.fail("failed" as const)
+    const failure = Cause.failureOption(exit.cause)
+    // A port taken, or the data directory held by another node: one line, not a stack.
+    if (failure._tag === "Some" && (failure.value._tag === "ListenFailed" || failure.value._tag === "StorageLocked")) {
+      logFile?.close()
+      return yield* Effect.fail(cannotStart(failure.value.message))
+    }
+    yield* Effect.logError(`The node stopped with an error: ${Cause.pretty(exit.cause)}`).pipe(Effect.provide(logger))
   }
+  logFile?.close()
+  if (Exit.isFailure(exit)) return yield* Effect.fail("failed" as const)
 }).pipe(Effect.provide(osRandom))
 
 Effect.runPromiseExit(program.pipe(Effect.provideService(Disk, NodeDisk.make))).then((exit) => {
@@ -82,6 +132,8 @@ Effect.runPromiseExit(program.pipe(Effect.provideService(Disk, NodeDisk.make))).
   const failure = Cause.failureOption(exit.cause)
   if (failure._tag === "Some" && typeof failure.value === "object" && failure.value._tag === "ConfigError") {
     process.stderr.write(formatConfigError(failure.value) + "\n")
+  } else if (failure._tag === "Some" && typeof failure.value === "object" && failure.value._tag === "CannotStart") {
+    process.stderr.write(`Vellum cannot start: ${failure.value.message}\n`)
   } else if (!(failure._tag === "Some" && failure.value === "failed")) {
     process.stderr.write(Cause.pretty(exit.cause) + "\n")
   }

@@ -10,12 +10,31 @@ import { Scavenger } from "@vellum/scavenge"
 
 const PHASES = ["Beginning", "Accumulating", "Calculating", "ExecutingChunks", "MergingChunks", "ExecutingIndex", "Cleaning", "Done"] as const
 
+/** KurrentDB's names of the scavenge statuses (`kurrentdb_statuses{name="Scavenge"}`); no run is `Idle`. */
+const KurrentStatus: Record<(typeof PHASES)[number], string> = {
+  Beginning: "Accumulation",
+  Accumulating: "Accumulation",
+  Calculating: "Calculation",
+  ExecutingChunks: "Chunk Execution",
+  MergingChunks: "Chunk Merging",
+  ExecutingIndex: "Index Execution",
+  Cleaning: "Cleaning",
+  Done: "Idle"
+}
+
 export const scavengeMetricsLayer = Layer.effectDiscard(Effect.gen(function*() {
   const metrics = yield* NodeMetrics
   const scavenger = yield* Scavenger
   // `current` is a plain read of the service's state (Effect.sync): safe to run inside a scrape.
   const current = () => Effect.runSync(scavenger.current)
   const registers = [metrics.registry]
+  metrics.addStatus({
+    name: "Scavenge",
+    current: () => {
+      const phase = current()?.progress.phase
+      return phase === undefined ? "Idle" : KurrentStatus[phase]
+    }
+  })
   new Gauge({
     name: "vellum_scavenge_running", help: "1 while a node scavenge runs", registers,
     collect() {

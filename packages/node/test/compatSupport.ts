@@ -17,7 +17,7 @@ export interface ServedNode {
   readonly stop: () => Promise<void>
 }
 
-const freePort = (): Promise<number> =>
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const probe = createServer()
     probe.once("error", reject)

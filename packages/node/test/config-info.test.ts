@@ -4,7 +4,6 @@ import { Disk, layerMemory, MemoryDisk } from "@vellum/platform"
 import { defaultSecurityConfig } from "@vellum/security"
 import { defaultStorageConfig } from "@vellum/storage"
 import {
-  autoScavengeActive,
   defaultConfig,
   formatEffectiveConfig,
   groupTitles,
@@ -13,6 +12,7 @@ import {
   optionSpecs,
   readConfigFileFromDisk,
   toLogLevel,
+  toScavengerSettings,
   toSecurityConfig,
   toStorageConfig
 } from "../src/config/index.js"
@@ -22,7 +22,7 @@ describe("/info/options", () => {
   const loaded = load({
     argv: ["--node-port=2200"],
     env: { VELLUM_DEFAULT_ADMIN_PASSWORD: "s3cret", KURRENTDB_MEM_DB: "true" },
-    files: { "vellum.conf": "RunProjections: All\n" }
+    files: { "vellum.conf": "LogLevel: Warning\n" }
   })
   const rows = infoOptions(loaded)
   const row = (name: string) => rows.find((r) => r.name === name)!
@@ -39,7 +39,8 @@ describe("/info/options", () => {
   it("shows each value as text with the reference's source names", () => {
     expect(row("NodePort")).toMatchObject({ value: "2200", configurationSource: "Command Line", group: "InterfaceOptions" })
     expect(row("MemDb")).toMatchObject({ value: "true", configurationSource: "Environment Variables" })
-    expect(row("RunProjections")).toMatchObject({ value: "All", configurationSource: "Yaml", group: "ProjectionOptions" })
+    expect(row("LogLevel")).toMatchObject({ value: "Warning", configurationSource: "Yaml", group: "LoggingOptions" })
+    expect(row("RunProjections")).toMatchObject({ value: "None", configurationSource: "<DEFAULT>", group: "ProjectionOptions" })
     expect(row("Db")).toMatchObject({ value: "./data", configurationSource: "<DEFAULT>", group: "DatabaseOptions" })
     expect(row("GossipSeed")).toMatchObject({ value: "", schema: { type: "array", items: { type: "string" } } })
   })
@@ -104,7 +105,7 @@ describe("derived settings", () => {
   it("maps the options onto the storage engine's settings", () => {
     const config = load({
       argv: ["--db=/srv/db", "--chunk-size=33554432", "--chunks-cache-size=1000", "--max-mem-table-size=5000",
-        "--stream-info-cache-capacity=7", "--max-append-event-size=4096", "--skip-db-verify=false"]
+        "--stream-info-cache-capacity=7", "--max-append-event-size=4096", "--skip-db-verify=false", "--skip-index-verify=false"]
     }).config
     expect(toStorageConfig(config)).toEqual({
       ...defaultStorageConfig("/srv/db"),
@@ -114,7 +115,7 @@ describe("derived settings", () => {
       streamInfoCacheCapacity: 7,
       maxEventSize: 4096,
       verifyChunksOnOpen: true,
-      verifyIndexOnOpen: false
+      verifyIndexOnOpen: true
     })
   })
 
@@ -147,13 +148,20 @@ describe("derived settings", () => {
     expect(toLogLevel("Fatal")).toBe(LogLevel.Fatal)
   })
 
-  it("auto-scavenge never runs on an in-memory database", () => {
-    expect(autoScavengeActive(defaultConfig)).toBe(true)
-    expect(autoScavengeActive({ ...defaultConfig, MemDb: true })).toBe(false)
-    expect(autoScavengeActive({ ...defaultConfig, AutoScavengeEnabled: false })).toBe(false)
-    expect(load({ argv: ["--mem-db", "--auto-scavenge:enabled=true"] }).warnings).toEqual([
-      "AutoScavenge:Enabled has no effect with MemDb: auto-scavenge never runs on an in-memory database"
-    ])
+  it("maps the options onto the scavenger's settings", () => {
+    const config = load({
+      argv: ["--node-ip=10.1.2.3", "--node-port=2200", "--scavenge-history-max-age=7", "--disable-scavenge-merging",
+        "--unsafe-ignore-hard-delete", "--scavenge-backend-page-size=8", "--scavenge-backend-cache-size=4096"]
+    }).config
+    expect(toScavengerSettings(config, "/srv/db")).toEqual({
+      dbDir: "/srv/db",
+      nodeEndpoint: "10.1.2.3:2200",
+      historyMaxAgeDays: 7,
+      disableMerging: true,
+      unsafeIgnoreHardDeletes: true,
+      statePageBytes: 8 * 1024,
+      stateCacheBytes: 4096
+    })
   })
 })
 

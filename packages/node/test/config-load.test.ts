@@ -22,10 +22,10 @@ describe("precedence: command line > environment > config file > defaults", () =
   const prefixes = ["EVENTSTORE_", "KURRENTDB_", "VELLUM_"] as const
   const prefixSubsets = Array.from({ length: (1 << prefixes.length) - 1 }, (_, i) => prefixes.filter((_, j) => (i + 1) & (1 << j)))
   it.each(prefixSubsets.map((subset) => [subset.join("+"), subset] as const))("environment prefixes %s: VELLUM_ > KURRENTDB_ > EVENTSTORE_", (_label, subset) => {
-    const env = Object.fromEntries(subset.map((prefix) => [`${prefix}CLUSTER_SIZE`, String(prefixes.indexOf(prefix) + 3)]))
+    const env = Object.fromEntries(subset.map((prefix) => [`${prefix}STATS_PERIOD_SEC`, String(prefixes.indexOf(prefix) + 3)]))
     const loaded = load({ env })
-    expect(loaded.config.ClusterSize).toBe(prefixes.indexOf(subset.at(-1)!) + 3)
-    expect(loaded.sources.ClusterSize).toEqual({ _tag: "Env", variable: `${subset.at(-1)}CLUSTER_SIZE` })
+    expect(loaded.config.StatsPeriodSec).toBe(prefixes.indexOf(subset.at(-1)!) + 3)
+    expect(loaded.sources.StatsPeriodSec).toEqual({ _tag: "Env", variable: `${subset.at(-1)}STATS_PERIOD_SEC` })
   })
 
   it("only the effective value is validated: a bad file value overridden on the command line is fine", () => {
@@ -62,12 +62,12 @@ describe("command line", () => {
   })
 
   it("takes values inline or as the next argument, negative numbers included", () => {
-    const config = load({ argv: ["--node-port", "3000", "--node-priority", "-5", "--db=/var/lib/vellum", "--run-projections", "all"] }).config
-    expect(config).toMatchObject({ NodePort: 3000, NodePriority: -5, Db: "/var/lib/vellum", RunProjections: "All" })
+    const config = load({ argv: ["--node-port", "3000", "--node-priority", "-5", "--db=/var/lib/vellum", "--log-level", "debug"] }).config
+    expect(config).toMatchObject({ NodePort: 3000, NodePriority: -5, Db: "/var/lib/vellum", LogLevel: "Debug" })
   })
 
   it("nested keys use ':'", () => {
-    expect(load({ argv: ["--auto-scavenge:enabled=false"] }).config.AutoScavengeEnabled).toBe(false)
+    expect(load({ argv: ["--auto-scavenge:enabled=false"] }).sources.AutoScavengeEnabled).toEqual({ _tag: "Cli", flag: "--auto-scavenge:enabled" })
   })
 
   it("an option without its value is an error naming it", () => {
@@ -131,10 +131,11 @@ describe("help and version", () => {
 
 describe("environment", () => {
   it("reads every prefix, names in upper snake case, __ for nesting", () => {
-    const config = load({
-      env: { EVENTSTORE_MEM_DB: "true", KURRENTDB_RUN_PROJECTIONS: "System", VELLUM_AUTO_SCAVENGE__ENABLED: "false" }
-    }).config
-    expect(config).toMatchObject({ MemDb: true, RunProjections: "System", AutoScavengeEnabled: false })
+    const loaded = load({
+      env: { EVENTSTORE_MEM_DB: "true", KURRENTDB_LOG_LEVEL: "Warning", VELLUM_AUTO_SCAVENGE__ENABLED: "false" }
+    })
+    expect(loaded.config).toMatchObject({ MemDb: true, LogLevel: "Warning", AutoScavengeEnabled: false })
+    expect(loaded.sources.AutoScavengeEnabled).toEqual({ _tag: "Env", variable: "VELLUM_AUTO_SCAVENGE__ENABLED" })
   })
 
   it("an unknown VELLUM_ variable is an error with a suggestion", () => {
@@ -194,6 +195,12 @@ describe("config file", () => {
     expect(load({ files: {} }).config.NodePort).toBe(2113)
   })
 
+  it("the file read is named in the loaded configuration (for the start-up line)", () => {
+    expect(load({ files: { "vellum.conf": "NodePort: 2300\n" } }).configFile).toBe("vellum.conf")
+    expect(load({ argv: ["--config", "/etc/v.yaml"], files: { "/etc/v.yaml": "" } }).configFile).toBe("/etc/v.yaml")
+    expect(load({ files: {} }).configFile).toBeUndefined()
+  })
+
   it("is located by --config or the environment, the command line winning", () => {
     const files = { "a.yaml": "NodePort: 1111\n", "b.yaml": "NodePort: 2222\n", "c.yaml": "NodePort: 3333\n" }
     expect(load({ env: { KURRENTDB_CONFIG: "a.yaml" }, files }).config.NodePort).toBe(1111)
@@ -228,18 +235,21 @@ describe("config file", () => {
           "---",
           "AutoScavenge:",
           "  Enabled: false",
-          "GossipSeed:",
-          "  - node1:2113",
-          "  - node2:2113",
           "memDb: True",
-          "cluster-size: 3",
+          "stats-period-sec: 3",
           "NodeIp: \"0.0.0.0\""
         ].join("\n")
       }
     }).config
     expect(config).toMatchObject({
-      AutoScavengeEnabled: false, GossipSeed: ["node1:2113", "node2:2113"], MemDb: true, ClusterSize: 3, NodeIp: "0.0.0.0"
+      AutoScavengeEnabled: false, MemDb: true, StatsPeriodSec: 3, NodeIp: "0.0.0.0"
     })
+  })
+
+  it("reads a YAML sequence as a list (GossipSeed, then refused until clustering exists)", () => {
+    const [problem] = fail({ files: { "vellum.conf": "GossipSeed:\n  - node1:2113\n  - node2:2113\n" } }).problems
+    expect(problem).toMatchObject({ option: "GossipSeed", origin: { _tag: "Yaml", line: 1 } })
+    expect(problem!.reason).toMatch(/^node1:2113,node2:2113 is not supported: clustering is not built yet/)
   })
 
   it.each([
@@ -297,10 +307,16 @@ describe("all problems at once, and rules between options", () => {
     expect(load({ argv: ["--chunk-size=1048576", "--max-append-event-size=524288"] }).config.ChunkSize).toBe(1048576)
   })
 
-  it("a cluster without gossip seeds warns", () => {
-    expect(load({ argv: ["--cluster-size=3"] }).warnings).toEqual([
-      "ClusterSize is 3 but GossipSeed is empty: this node cannot find the others"
+  it("StatsPeriodSec without WriteStatsToDb warns that it has no effect", () => {
+    expect(load({ argv: ["--stats-period-sec=5"] }).warnings).toEqual([
+      "StatsPeriodSec only sets how often stats are written with WriteStatsToDb, which is off: it has no effect"
     ])
-    expect(load({ argv: ["--cluster-size=3", "--gossip-seed=a:2113,b:2113"] }).warnings).toEqual([])
+    expect(load({ argv: ["--stats-period-sec=5", "--write-stats-to-db"] }).warnings).toEqual([])
+  })
+
+  it("a cluster is refused until clustering exists, even with gossip seeds", () => {
+    const problems = fail({ argv: ["--cluster-size=3", "--gossip-seed=a:2113,b:2113"] }).problems
+    expect(problems.map((p) => p.option)).toEqual(["ClusterSize", "GossipSeed"])
+    expect(problems[0]!.reason).toBe("3 is not supported: clustering is not built yet (a later issue): Vellum runs as a single node; leave it at its default")
   })
 })

@@ -1,30 +1,10 @@
 // The composed node, called in-process: every route family answers through one handler over one store,
 // the default users exist, and a restart on the same disk keeps what was acknowledged.
 import { describe, expect, it } from "vitest"
-import { Effect, Exit, Layer, Scope } from "effect"
-import { MemoryDisk, layerMemory } from "@vellum/platform"
-import { Shutdown, type HttpRequest, type Reply } from "@vellum/http"
-import { makeNodeHandler, nodeAppLayer } from "../src/NodeApp.js"
-import { load } from "./configSupport.js"
-
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
-const admin = basic("admin", "changeit")
-
-/** Runs `body` against a node on `disk`; the node's scope is closed afterwards (as a stop). */
-const withNode = <A>(disk: MemoryDisk, argv: ReadonlyArray<string>, body: (call: (r: Partial<HttpRequest> & { url: string }) => Promise<Reply>) => Promise<A>) =>
-  Effect.runPromise(Effect.gen(function*() {
-    const loaded = load({ argv: ["--mem-db", "--password-hash-cost", "4", ...argv] })
-    const scope = yield* Scope.make()
-    const context = yield* Layer.buildWithScope(Layer.provide(nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }), layerMemory(disk)), scope)
-    const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
-    const call = (r: Partial<HttpRequest> & { url: string }) =>
-      Effect.runPromise(Effect.provide(handle({ method: "GET", headers: { host: "127.0.0.1:2113" }, body: undefined, ...r }), context))
-    const result = yield* Effect.promise(() => body(call))
-    yield* Scope.close(scope, Exit.void)
-    return { result, shutdownRequested: undefined as unknown, context }
-  }))
-
-const text = (reply: Reply) => typeof reply.body === "string" ? reply.body : Buffer.from(reply.body ?? new Uint8Array()).toString("utf8")
+import { Effect } from "effect"
+import { MemoryDisk } from "@vellum/platform"
+import { Shutdown } from "@vellum/http"
+import { admin, basic, text, withNode } from "./nodeSupport.js"
 
 describe("the composed node", () => {
   it("answers every route family through one handler", async () => {

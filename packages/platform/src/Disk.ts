@@ -17,7 +17,7 @@
  */
 import { Context, Effect, Schema } from "effect"
 
-export const DiskErrorReason = Schema.Literal("NotFound", "AlreadyExists", "DiskFull", "IOError", "Closed", "InvalidArgument")
+export const DiskErrorReason = Schema.Literal("NotFound", "AlreadyExists", "DiskFull", "IOError", "Closed", "InvalidArgument", "Locked")
 export type DiskErrorReason = typeof DiskErrorReason.Type
 
 export class DiskError extends Schema.TaggedError<DiskError>()("DiskError", {
@@ -35,6 +35,14 @@ export interface OpenOptions {
   readonly exclusive?: boolean
   /** Open for reading only; writes fail with InvalidArgument. */
   readonly readOnly?: boolean
+}
+
+/** An exclusive hold on a directory, taken with `DiskService.lock`. */
+export interface DirLock {
+  /** What holds the lock on disk (NodeDisk: the lock file), for messages. */
+  readonly path: string
+  /** Gives the lock up. After a crash took it away (or someone else holds it since), it does nothing. */
+  readonly release: Effect.Effect<void, DiskError>
 }
 
 /** An open file. Positions and lengths are byte offsets (safe integers). */
@@ -72,6 +80,13 @@ export interface DiskService {
   /** Makes the directory's entries (creations, renames, removals) durable. */
   readonly syncDir: (dir: string) => Effect.Effect<void, DiskError>
   readonly exists: (path: string) => Effect.Effect<boolean, DiskError>
+  /**
+   * Takes the exclusive lock of an existing directory: one holder at a time, across processes. It is held
+   * until released or until its holder dies (a crash, or SIGKILL, releases it; a restart can take it again).
+   * Fails with reason "Locked" while another holder has it, with a message naming the lock (and the pid
+   * holding it, when known).
+   */
+  readonly lock: (dir: string) => Effect.Effect<DirLock, DiskError>
 }
 
 export class Disk extends Context.Tag("@vellum/platform/Disk")<Disk, DiskService>() {}
@@ -80,6 +95,10 @@ export class Disk extends Context.Tag("@vellum/platform/Disk")<Disk, DiskService
 export const openScoped = (path: string, options?: OpenOptions) =>
   Effect.flatMap(Disk, (disk) =>
     Effect.acquireRelease(disk.open(path, options), (handle) => Effect.orDie(Effect.ignore(handle.close))))
+
+/** Holds the directory's lock for the lifetime of the current scope. */
+export const lockScoped = (dir: string) =>
+  Effect.flatMap(Disk, (disk) => Effect.acquireRelease(disk.lock(dir), (held) => Effect.ignore(held.release)))
 
 /** Joins path segments with "/" (all Disk paths are POSIX-style, in both implementations). */
 export const join = (...parts: ReadonlyArray<string>): string =>

@@ -13,6 +13,9 @@
  *   file keeps its durable bytes plus a random prefix of its unsynced operations, the last write possibly
  *   torn. The MemoryDisk object survives, so the simulator can boot a new node on what is left.
  *
+ * Directory locks are held in memory (no file): a second `lock` of a directory fails with Locked until the
+ * first is released or the disk crashes (the process holding it died).
+ *
  * Faults (only while `faulty` is true), each drawn from its own fork of the seeded Prng so that enabling
  * one kind does not reshuffle the others: read/write/sync errors (reason IOError), a flipped bit in the
  * copy a read returns, latency slept on Effect's Clock, and `capacityBytes` (DiskFull). A failed write or
@@ -22,7 +25,7 @@
  * stays synchronous and deterministic. Paths are POSIX strings; relative paths are taken from the root.
  */
 import { Duration, Effect, Layer } from "effect"
-import { Disk, DiskError, type DiskErrorReason, type DiskService, type FileHandle, type OpenOptions } from "./Disk.js"
+import { Disk, DiskError, type DirLock, type DiskErrorReason, type DiskService, type FileHandle, type OpenOptions } from "./Disk.js"
 import { Prng } from "./Prng.js"
 
 /** Per-operation probabilities in [0, 1]. */
@@ -197,6 +200,8 @@ export class MemoryDisk {
   /** Bumped by `crash`: handles opened in an earlier generation are dead. */
   private generation = 0
   private readonly openHandles = new Set<HandleState>()
+  /** Held directory locks: the directory's path ("/a/b") → the token of its holder. */
+  private readonly locks = new Map<string, object>()
   private readonly rng: { readonly read: Prng; readonly write: Prng; readonly sync: Prng; readonly flip: Prng; readonly latency: Prng }
 
   constructor(options: MemoryDiskOptions = {}) {
@@ -255,6 +260,11 @@ export class MemoryDisk {
     return this.openHandles.size
   }
 
+  /** Directories whose lock is held ("/a/b"), sorted. */
+  lockedDirs(): Array<string> {
+    return [...this.locks.keys()].sort()
+  }
+
   // ---- crash ----
 
   /**
@@ -266,6 +276,8 @@ export class MemoryDisk {
   crash(prng: Prng, mode: CrashMode = "random"): CrashSummary {
     const handlesInvalidated = this.openHandles.size
     this.openHandles.clear()
+    // The processes holding locks died with the power.
+    this.locks.clear()
     this.generation++
     let entriesReverted = 0
     let entriesKept = 0
@@ -590,7 +602,22 @@ export class MemoryDisk {
 
     const exists = (path: string) => run(() => this.lookup(segmentsOf(path)) !== undefined)
 
-    return { open, list, mkdir, remove, rename, syncDir, exists }
+    const lock = (path: string) =>
+      run((): DirLock => {
+        this.dirAt("lock", path)
+        const key = `/${segmentsOf(path).join("/")}`
+        if (this.locks.has(key)) throw fail("Locked", "lock", path, `${key} is held by another open of the directory`)
+        const token = {}
+        this.locks.set(key, token)
+        return {
+          path: key,
+          release: run(() => {
+            if (this.locks.get(key) === token) this.locks.delete(key)
+          })
+        }
+      })
+
+    return { open, list, mkdir, remove, rename, syncDir, exists, lock }
   }
 }
 

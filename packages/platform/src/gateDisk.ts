@@ -34,7 +34,8 @@ export const gateDiskOps = (inner: DiskService, gate: NamedDiskGate): DiskServic
     remove: (p) => gate("remove", p, inner.remove(p)),
     rename: (a, b) => gate("rename", b, inner.rename(a, b)),
     syncDir: (d) => gate("syncDir", d, inner.syncDir(d)),
-    exists: (p) => gate("exists", p, inner.exists(p))
+    exists: (p) => gate("exists", p, inner.exists(p)),
+    lock: (d) => gate("lock", d, inner.lock(d))
   }
 }
 

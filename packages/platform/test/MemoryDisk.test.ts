@@ -45,6 +45,20 @@ describe("MemoryDisk durability", () => {
     expect(seen).toEqual([])
   })
 
+  it("a crash releases directory locks (their holder died); the dead holder's release leaves the new one", async () => {
+    const { disk, s } = setup("x")
+    const first = run(s.lock("/d"))
+    expect(disk.lockedDirs()).toEqual(["/d"])
+    await expectReason(s.lock("d"), "Locked")
+    disk.crash(new Prng(1), "strict")
+    expect(disk.lockedDirs()).toEqual([])
+    const second = run(s.lock("/d"))
+    run(first.release)
+    expect(disk.lockedDirs()).toEqual(["/d"])
+    run(second.release)
+    expect(disk.lockedDirs()).toEqual([])
+  })
+
   it("a strict crash drops unsynced bytes and keeps synced ones", () => {
     const { disk, h } = setup("synced|", "lost")
     expect(disk.readFileSync("/d/f").toString()).toBe("synced|lost")

@@ -1,21 +1,13 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { Effect } from "effect"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { Disk } from "../src/Disk.js"
 import * as NodeDisk from "../src/live/NodeDisk.js"
 import { diskContract } from "./diskContract.js"
+import { tempDirs } from "./tempDirs.js"
 
-const made: Array<string> = []
-const tempDir = () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vellum-nodedisk-"))
-  made.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true })
-})
+const tempDir = tempDirs("vellum-nodedisk-")
 
 diskContract("NodeDisk", () => ({ disk: NodeDisk.make, root: tempDir() }))
 

@@ -191,4 +191,25 @@ export const diskContract = (name: string, setup: () => DiskFixture, teardown?: 
       await run(h.close)
       await expectReason(disk.syncDir(at("missing")), "NotFound")
     })
+
+    it("lock: one holder per directory until released; other directories are independent", async () => {
+      fresh()
+      await run(disk.mkdir(at("db")))
+      await run(disk.mkdir(at("other")))
+      const held = await run(disk.lock(at("db")))
+      const second = await expectReason(disk.lock(at("db")), "Locked")
+      expect(second.op).toBe("lock")
+      expect(second.message).toContain(held.path)
+      // The same directory spelled another way is the same lock.
+      await expectReason(disk.lock(`${at("db")}/`), "Locked")
+      const other = await run(disk.lock(at("other")))
+      await run(held.release)
+      const again = await run(disk.lock(at("db")))
+      // A second release of a lock given up is harmless and leaves the new holder alone.
+      await run(held.release)
+      await expectReason(disk.lock(at("db")), "Locked")
+      await run(again.release)
+      await run(other.release)
+      await expectReason(disk.lock(at("missing")), "NotFound")
+    })
   })

@@ -7,7 +7,7 @@ import { describe, it, assert } from "@effect/vitest"
 import { Effect, Ref, Scope } from "effect"
 import { Disk, MemoryDisk } from "@vellum/platform"
 import {
-  EventStore, EventFlags, ExpectedVersion, StreamDeleted, WriteTimeout, defaultStorageConfig, make,
+  EventStore, EventFlags, ExpectedVersion, StreamDeleted, SystemLinkAccess, WriteTimeout, defaultStorageConfig, make,
   type EventRecord, type EventStoreService
 } from "@vellum/storage"
 import {
@@ -117,7 +117,7 @@ describe("a run's history", () => {
       const links = yield* eventsOf(store, "$scavenges")
       assert.deepStrictEqual(links.map(textOf), [`0@$scavenges-${id}`, `4@$scavenges-${id}`])
       assert.isTrue(links.every((l) => l.eventType === "$>" && !isJson(l)))
-      const resolved = yield* store.readStreamForward("$scavenges", 0, 10, { resolveLinks: true })
+      const resolved = yield* store.readStreamForward("$scavenges", 0, 10, { resolveLinks: SystemLinkAccess })
       assert.strictEqual(resolved._tag, "Success")
       if (resolved._tag === "Success") assert.deepStrictEqual(resolved.events.map((e) => e.event?.eventType), ["$scavengeStarted", "$scavengeCompleted"])
     }))

@@ -160,7 +160,7 @@ export const allPositions = (store: EventStoreService) =>
     const out: Array<number> = []
     let position = 0
     while (true) {
-      const page = yield* store.readAllForward(position, 1000, { resolveLinks: false })
+      const page = yield* store.readAllForward(position, 1000, {})
       for (const e of page.events) out.push(e.event!.logPosition)
       if (page.isEnd || page.events.length === 0) return out
       position = page.nextPosition

@@ -54,6 +54,8 @@ export interface UsersService {
   readonly current: (principal: Principal) => Effect.Effect<UserDetails, UserNotFound | UserUnauthorized | UserStoreFailed>
   /** Checks a login and password; one error for every kind of wrong credentials. */
   readonly authenticate: (loginName: string, password: string) => Effect.Effect<Principal, AuthenticationFailed | AuthenticationUnavailable>
+  /** The default users this start created (none when they existed already), for the start-up log. */
+  readonly createdDefaultUsers: ReadonlyArray<string>
 }
 
 export class Users extends Context.Tag("@vellum/security/Users")<Users, UsersService>() {}
@@ -207,7 +209,9 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
       }
     })
 
+    const createdDefaultUsers: Array<string> = []
     const service: UsersService = {
+      createdDefaultUsers,
       create,
       update: (loginName, changes) =>
         Effect.zipRight(check(changes.groups === undefined ? undefined : invalidGroups(changes.groups)),
@@ -265,6 +269,7 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
         const loaded = yield* readUser(user.loginName)
         if (loaded._tag === "Missing" && !loaded.hardDeleted) {
           yield* Effect.mapError(create(user), (e) => new UserStoreFailed({ reason: `Could not create the default user '${user.loginName}': ${e.reason}` }))
+          createdDefaultUsers.push(user.loginName)
         }
       }
     }

@@ -46,13 +46,16 @@ describe("Users: default users and stored layout", () => {
   it.scoped("configured default passwords; nothing is re-created on restart; createDefaultUsers=false creates none", () =>
     Effect.gen(function*() {
       const node = yield* openNode({ defaultAdminPassword: "a-pw", defaultOpsPassword: "o-pw" })
+      assert.deepStrictEqual(node.users.createdDefaultUsers, ["admin", "ops"])
       assert.strictEqual(yield* outcome(node.users.authenticate("admin", "a-pw")), "Success")
       assert.strictEqual(yield* outcome(node.users.authenticate("ops", "o-pw")), "Success")
       yield* node.users.resetPassword("admin", "new-pw")
       yield* node.restart
+      assert.deepStrictEqual(node.users.createdDefaultUsers, [], "a restart creates none")
       assert.strictEqual(yield* outcome(node.users.authenticate("admin", "new-pw")), "Success")
       assert.strictEqual((yield* events(node.store, "$users")).length, 2)
       const bare = yield* openNode({ createDefaultUsers: false })
+      assert.deepStrictEqual(bare.users.createdDefaultUsers, [])
       assert.strictEqual(yield* outcome(bare.users.authenticate("admin", "changeit")), "AuthenticationFailed")
       assert.strictEqual(yield* outcome(bare.users.list), "UserNotFound", "no $users stream: NotFound, as the reference")
     }))

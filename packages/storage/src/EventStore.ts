@@ -9,18 +9,20 @@
  * epoch record (every start of a single node begins a new epoch).
  */
 import { Context, Effect, Layer, PubSub, type Scope } from "effect"
-import { Disk, join, type DiskError } from "@vellum/platform"
+import { Disk, join, lockScoped, type DiskError } from "@vellum/platform"
 import type { IndexCorrupt } from "./tableindex/Entry.js"
-import { InvalidRequest, StorageCorrupt, type StorageFailed, type StreamDeleted, type WriteTimeout, type WrongExpectedVersion } from "./errors.js"
+import { InvalidRequest, StorageCorrupt, StorageLocked, type StorageFailed, type StreamDeleted, type WriteTimeout, type WrongExpectedVersion } from "./errors.js"
 import { openTransactionLog, type LogConfig, type ReadError, type TransactionLog } from "./log/TransactionLog.js"
-import { RecordKind, type EventRecord, type LogRecord } from "./log/records.js"
+import type { EventRecord, LogRecord } from "./log/records.js"
 import * as TableIndex from "./tableindex/TableIndex.js"
 import type { HashFn } from "./tableindex/StreamHash.js"
 import { isUuid, normalizeUuid } from "./codec/bytes.js"
 import { EventIdCache } from "./cache/EventIdCache.js"
+import { RecentEventIds } from "./cache/RecentEventIds.js"
 import { DeletedStreamNumber, EpochInformationStream, EventTypes, invalidStreamName, isMetastream, metastreamOf } from "./streams/names.js"
 import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
 import { ReadIndex, asStreamEvent, type EventReadResult, type StreamPage, type StreamReadResult } from "./streams/ReadIndex.js"
+import { makeLinkResolver, type LinkAccess, type ResolvedEvent } from "./streams/links.js"
 import { makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult, type WriterStats } from "./streams/Writer.js"
 
 export interface StorageConfig {
@@ -60,14 +62,6 @@ export const defaultStorageConfig = (dir: string): StorageConfig => ({
   streamInfoCacheCapacity: 100_000,
   maxReadCount: 4096
 })
-
-/** A read event, with the link it was reached through when links are resolved (ESDB's ResolvedEvent). */
-export interface ResolvedEvent {
-  /** The event (the link's target when resolved; undefined when a link could not be resolved). */
-  readonly event: EventRecord | undefined
-  /** The link event, when `event` was reached through one. */
-  readonly link: EventRecord | undefined
-}
 
 /** The record that sits in the stream being read: the link if there is one, else the event. */
 export const originalEvent = (resolved: ResolvedEvent): EventRecord => (resolved.link ?? resolved.event)!
@@ -110,7 +104,8 @@ export type AppendError = WrongExpectedVersion | StreamDeleted | InvalidRequest 
 export type ReadFailure = StorageCorrupt | InvalidRequest
 
 export interface ReadOptions {
-  readonly resolveLinks?: boolean
+  /** Resolve `$>` links, showing only targets this reader may read (see streams/links.ts); absent: do not. */
+  readonly resolveLinks?: LinkAccess
 }
 
 export interface EventStoreService {
@@ -162,6 +157,8 @@ export interface EventStoreStats {
   readonly chunks: number
   readonly index: TableIndex.TableIndexStats
   readonly readCache: { readonly hits: number; readonly misses: number; readonly residentBytes: number }
+  /** Events served by reads (stream pages, single events, `$all`), and their data and metadata bytes. */
+  readonly reads: { readonly events: number; readonly bytes: number }
   readonly writer: Readonly<WriterStats> & { readonly queued: number }
 }
 
@@ -172,10 +169,25 @@ const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 const corruptFromIndex = (e: StorageCorrupt | DiskError | IndexCorrupt): StorageCorrupt =>
   e._tag === "StorageCorrupt" ? e : new StorageCorrupt({ message: e.message })
 
+/**
+ * Takes the data directory's lock for the scope (created if missing): two stores writing one log would
+ * damage it, so a second open fails with StorageLocked until the first closes or its process dies.
+ */
+const lockDataDir = (dir: string): Effect.Effect<void, StorageCorrupt | StorageLocked, Disk | Scope.Scope> =>
+  Effect.flatMap(Disk, (disk) => Effect.zipRight(disk.mkdir(dir), lockScoped(dir))).pipe(
+    Effect.mapError((e) =>
+      e.reason === "Locked"
+        ? new StorageLocked({ message: `the data directory ${dir} is in use by another node (${e.message})`, path: e.path })
+        : new StorageCorrupt({ message: e.message, path: e.path })),
+    Effect.asVoid
+  )
+
 /** Opens the store; the writer and the index's background work live in the given scope. */
-export const make = (config: StorageConfig): Effect.Effect<EventStoreService, StorageCorrupt, Disk | Scope.Scope> =>
+export const make = (config: StorageConfig): Effect.Effect<EventStoreService, StorageCorrupt | StorageLocked, Disk | Scope.Scope> =>
   Effect.gen(function*() {
     const disk = yield* Disk
+    // Released last: the finalizers below (log close, writer) run before it.
+    yield* lockDataDir(config.dir)
     const logConfig: LogConfig = {
       dir: config.dir,
       chunkSize: config.chunkSize,
@@ -210,35 +222,27 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const readIndex = new ReadIndex(log, index, { streamInfoCacheCapacity: config.streamInfoCacheCapacity }, index.persistedPosition)
     const ids = new EventIdCache(config.eventIdCacheCapacity)
 
-    // Replay the log tail the index has not persisted, and refill the event-id cache with the newest ids:
-    // only the last `eventIdCacheCapacity` can stay cached, so they are kept in a ring while scanning and
-    // put into the cache once at the end (putting every replayed id was an eighth of a replay's time).
-    let replayFrom = index.persistedPosition
+    // Replay the log tail the index has not persisted; refill the event-id cache with the newest ids of the
+    // log, from the replay and, when it holds fewer than the cache's window, from before it.
+    const replayStart = index.persistedPosition
+    let replayFrom = replayStart
     const writerEnd = log.writerPosition()
-    const ring = Math.max(1, config.eventIdCacheCapacity)
-    const recentIds: Array<string> = new Array(ring)
-    const recentStreams: Array<string> = new Array(ring)
-    const recentNumbers = new Float64Array(ring)
-    let seen = 0
+    const recent = new RecentEventIds(ids.window)
     while (replayFrom < writerEnd) {
       const scan = yield* Effect.mapError(log.scanForward(replayFrom, writerEnd, 4096), corruptFromIndex)
-      for (const record of scan.records) {
-        if (record.kind === RecordKind.Event && record.eventNumber !== DeletedStreamNumber) {
-          const slot = seen++ % ring
-          recentIds[slot] = record.eventId
-          recentStreams[slot] = record.stream
-          recentNumbers[slot] = record.eventNumber
-        }
-      }
+      for (const record of scan.records) recent.forward(record)
       readIndex.applyCommitted(scan.records, scan.next >= writerEnd ? writerEnd : scan.next)
       yield* Effect.ignore(index.awaitCapacity)
       if (scan.records.length === 0) break
       replayFrom = scan.next
     }
-    for (let i = Math.max(0, seen - ring); i < seen; i++) {
-      const slot = i % ring
-      ids.put(recentIds[slot]!, { stream: recentStreams[slot]!, eventNumber: recentNumbers[slot]! })
+    for (let back = Math.min(replayStart, writerEnd); recent.missing > 0 && back > 0;) {
+      const scan = yield* Effect.mapError(log.scanBackward(back, back, 4096), corruptFromIndex)
+      for (const record of scan.records) recent.backward(record)
+      if (scan.records.length === 0) break
+      back = scan.next
     }
+    recent.fillInto(ids)
     readIndex.applyCommitted([], writerEnd)
 
     const commits = yield* PubSub.sliding<CommitNotice>(4096)
@@ -266,41 +270,14 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
 
     const now = Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (ms) => ms * 1000)
 
-    /**
-     * Link resolution as the reference's ResolveLinkToEvent: the text before the first '@' must parse as
-     * C#'s long.TryParse does (optional whitespace and sign, digits only), else the link comes back
-     * unresolved, as a plain event. A parsed link that cannot be read (no '@', empty stream name, a number
-     * below -1, or any read result but Success) comes back as the link with no target; -1 reads the
-     * target's last event, as ReadEvent does.
-     */
-    const resolve = (event: EventRecord, resolveLinks: boolean, nowMicros: number): Effect.Effect<ResolvedEvent, ReadError> => {
-      if (!resolveLinks || event.eventType !== EventTypes.LinkTo) return Effect.succeed({ event, link: undefined })
-      const text = event.data.toString("utf8")
-      const at = text.indexOf("@")
-      const numberText = at < 0 ? text : text.slice(0, at)
-      if (!/^[\t\n\v\f\r ]*[+-]?[0-9]+[\t\n\v\f\r ]*$/.test(numberText)) return Effect.succeed({ event, link: undefined })
-      const number = BigInt(numberText.trim())
-      if (number > 9223372036854775807n || number < -9223372036854775808n) return Effect.succeed({ event, link: undefined })
-      const stream = at < 0 ? "" : text.slice(at + 1)
-      // Numbers past 2^53 cannot name an event here (and would be NotFound upstream).
-      if (stream.length === 0 || number < -1n || number > BigInt(Number.MAX_SAFE_INTEGER) - 1n) {
-        return Effect.succeed({ event: undefined, link: event })
-      }
-      return Effect.map(readIndex.readEvent(stream, Number(number), nowMicros), (r) =>
-        ({ event: r._tag === "Success" ? r.event : undefined, link: event }))
+    /** What reads have served, for the metrics (one pass over a page's events, no allocation). */
+    const reads = { events: 0, bytes: 0 }
+    const countRead = (events: ReadonlyArray<EventRecord>): void => {
+      reads.events += events.length
+      for (const e of events) reads.bytes += e.data.length + e.metadata.length
     }
 
-    /** Resolves the links of a page; only link events cost an Effect (a read), the rest pass through. */
-    const resolveAll = (events: ReadonlyArray<EventRecord>, options: ReadOptions | undefined, nowMicros: number): Effect.Effect<Array<ResolvedEvent>, ReadError> => {
-      const resolved = events.map((event): ResolvedEvent => ({ event, link: undefined }))
-      if (options?.resolveLinks !== true) return Effect.succeed(resolved)
-      const links: Array<number> = []
-      for (let i = 0; i < events.length; i++) if (events[i]!.eventType === EventTypes.LinkTo) links.push(i)
-      if (links.length === 0) return Effect.succeed(resolved)
-      return Effect.as(Effect.forEach(links, (i) => Effect.map(resolve(events[i]!, true, nowMicros), (r) => {
-        resolved[i] = r
-      }), { discard: true }), resolved)
-    }
+    const links = makeLinkResolver((stream, number, nowMicros) => readIndex.readEvent(stream, number, nowMicros))
 
     const checkCount = (maxCount: number) =>
       Number.isSafeInteger(maxCount) && maxCount > 0 && maxCount <= config.maxReadCount
@@ -310,7 +287,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const streamRead = (result: StreamReadResult, options: ReadOptions | undefined, nowMicros: number): Effect.Effect<StreamRead, ReadError> =>
       result._tag !== "Success"
         ? Effect.succeed(result._tag === "NoStream" ? { _tag: "NoStream", lastEventNumber: result.lastEventNumber } : { _tag: "StreamDeleted" })
-        : Effect.map(resolveAll(result.events, options, nowMicros), (events) => ({ ...result, events }))
+        : (countRead(result.events), Effect.map(links.resolvePage(result.events, options?.resolveLinks, nowMicros), (events) => ({ ...result, events })))
 
     const toFailure = <A>(effect: Effect.Effect<A, ReadError | InvalidRequest>): Effect.Effect<A, ReadFailure> =>
       Effect.mapError(effect, (e) => e._tag === "DiskError" ? new StorageCorrupt({ message: e.message }) : e)
@@ -400,7 +377,10 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
           const nowMicros = yield* now
           const result: EventReadResult = yield* readIndex.readEvent(stream, eventNumber, nowMicros)
           if (result._tag !== "Success") return result
-          return { _tag: "Success", event: yield* resolve(result.event, options?.resolveLinks === true, nowMicros) } as EventRead
+          countRead([result.event])
+          const access = options?.resolveLinks
+          const event = access === undefined ? { event: result.event, link: undefined } : yield* links.resolveOne(result.event, access, nowMicros)
+          return { _tag: "Success", event } as EventRead
         })),
       readAllForward: (position, maxCount, options) =>
         toFailure(Effect.gen(function*() {
@@ -436,6 +416,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         chunks: log.chunks().length,
         index: index.stats(),
         readCache: { hits: log.cache.hits, misses: log.cache.misses, residentBytes: log.cache.residentBytes },
+        reads: { events: reads.events, bytes: reads.bytes },
         writer: { ...writer.stats, queued: writer.queued() }
       }),
       flushIndex: Effect.mapError(index.flush, corruptFromIndex) as Effect.Effect<void, StorageCorrupt>,
@@ -458,7 +439,8 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
           next = page.next
           isEnd = page.reachedEnd || page.records.length === 0
         }
-        return { events: yield* resolveAll(events, options, nowMicros), nextPosition: next, isEnd } as AllRead
+        countRead(events)
+        return { events: yield* links.resolvePage(events, options?.resolveLinks, nowMicros), nextPosition: next, isEnd } as AllRead
       })
     }
 
@@ -479,7 +461,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
   })
 
 /** The EventStore layer for a configuration (needs Disk; its fibers live as long as the layer). */
-export const layer = (config: StorageConfig): Layer.Layer<EventStore, StorageCorrupt, Disk> =>
+export const layer = (config: StorageConfig): Layer.Layer<EventStore, StorageCorrupt | StorageLocked, Disk> =>
   Layer.scoped(EventStore, make(config))
 
 export { randomUuid }

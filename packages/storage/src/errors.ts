@@ -12,6 +12,13 @@ export class StorageCorrupt extends Schema.TaggedError<StorageCorrupt>()("Storag
   position: Schema.optional(Schema.Number)
 }) {}
 
+/** Another store (another node process, or another open in this one) holds the data directory's lock. */
+export class StorageLocked extends Schema.TaggedError<StorageLocked>()("StorageLocked", {
+  message: Schema.String,
+  /** The lock (NodeDisk: the lock file). */
+  path: Schema.String
+}) {}
+
 /**
  * A write or sync failed. After an I/O error the state of unsynced bytes is unknown ("fsyncgate"), so the
  * engine stops accepting writes (fail-stop); a restart recovers from what is durable.

@@ -5,7 +5,7 @@
  */
 import { describe, it, assert } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { ExpectedVersion, type EventStoreService, type ResolvedEvent } from "../src/index.js"
+import { ExpectedVersion, SystemLinkAccess, type EventStoreService, type LinkAccess, type ResolvedEvent } from "../src/index.js"
 import { Hashes, Reopens, evs, json, link, openDb, uuid } from "./streams-harness.js"
 
 const { Any, NoStream } = ExpectedVersion
@@ -88,22 +88,22 @@ describe("streams: links (§3.7)", () => {
           yield* setup(db.store)
           yield* db.reopen(reopen)
           const s = db.store
-          const forward = yield* s.readStreamForward("links", 0, 100, { resolveLinks: true })
+          const forward = yield* s.readStreamForward("links", 0, 100, { resolveLinks: SystemLinkAccess })
           assert.strictEqual(forward._tag, "Success")
           const got = forward._tag === "Success" ? forward.events.map(shape) : []
           cases.forEach((c, i) => assert.deepStrictEqual(got[i], expectedShape(c, i), `${c.name} (${c.payload})`))
 
-          const backward = yield* s.readStreamBackward("links", -1, 100, { resolveLinks: true })
+          const backward = yield* s.readStreamBackward("links", -1, 100, { resolveLinks: SystemLinkAccess })
           assert.deepStrictEqual(backward._tag === "Success" ? backward.events.map(shape) : backward, [...got].reverse())
 
           for (let i = 0; i < cases.length; i++) {
-            const one = yield* s.readEvent("links", i, { resolveLinks: true })
+            const one = yield* s.readEvent("links", i, { resolveLinks: SystemLinkAccess })
             assert.deepStrictEqual(one._tag === "Success" ? shape(one.event) : one, got[i])
           }
 
-          const all = yield* s.readAllForward(0, 4096, { resolveLinks: true })
+          const all = yield* s.readAllForward(0, 4096, { resolveLinks: SystemLinkAccess })
           assert.deepStrictEqual(all.events.filter((r) => (r.link ?? r.event)!.stream === "links").map(shape), got)
-          const allBack = yield* s.readAllBackward(-1, 4096, { resolveLinks: true })
+          const allBack = yield* s.readAllBackward(-1, 4096, { resolveLinks: SystemLinkAccess })
           assert.deepStrictEqual(allBack.events.filter((r) => (r.link ?? r.event)!.stream === "links").map(shape), [...got].reverse())
         }))
     }
@@ -114,7 +114,7 @@ describe("streams: links (§3.7)", () => {
       const db = yield* openDb()
       yield* setup(db.store)
       const unresolved = cases.map((_, i) => ({ event: `link:${uuid(1000 + i)}`, link: undefined }))
-      for (const options of [undefined, {}, { resolveLinks: false }]) {
+      for (const options of [undefined, {}]) {
         const read = yield* db.store.readStreamForward("links", 0, 100, options)
         assert.deepStrictEqual(read._tag === "Success" ? read.events.map(shape) : read, unresolved)
         const one = yield* db.store.readEvent("links", 0, options)
@@ -129,7 +129,7 @@ describe("streams: links (§3.7)", () => {
       const db = yield* openDb()
       yield* db.store.append("target", NoStream, evs(0, 2))
       yield* db.store.append("mixed", NoStream, [...evs(5, 1), link(6, "1@target"), ...evs(7, 1)])
-      const read = yield* db.store.readStreamForward("mixed", 0, 10, { resolveLinks: true })
+      const read = yield* db.store.readStreamForward("mixed", 0, 10, { resolveLinks: SystemLinkAccess })
       assert.strictEqual(read._tag, "Success")
       if (read._tag === "Success") {
         assert.deepStrictEqual(read.events.map(shape), [
@@ -141,5 +141,45 @@ describe("streams: links (§3.7)", () => {
         assert.strictEqual(read.events[1]!.link!.eventNumber, 1)
         assert.strictEqual(read.events[1]!.link!.stream, "mixed")
       }
+    }))
+
+  it.scoped("a reader's LinkAccess decides: denied targets read as links whose target is gone, asked once per stream per read", () =>
+    Effect.gen(function*() {
+      const db = yield* openDb()
+      yield* db.store.append("open", NoStream, evs(0, 2))
+      yield* db.store.append("closed", NoStream, evs(2, 2))
+      const payloads = ["0@open", "0@closed", "1@open", "1@closed", "0@open", "x@closed", "0@missing"]
+      yield* db.store.append("links", NoStream, payloads.map((p, i) => link(100 + i, p)))
+      const asked: Array<string> = []
+      const access: LinkAccess = { mayRead: (stream) => Effect.sync(() => (asked.push(stream), stream !== "closed")) }
+      const expected = [
+        { event: "open#0", link: uuid(100) },
+        { event: undefined, link: uuid(101) },
+        { event: "open#1", link: uuid(102) },
+        { event: undefined, link: uuid(103) },
+        { event: "open#0", link: uuid(104) },
+        { event: `link:${uuid(105)}`, link: undefined },
+        { event: undefined, link: uuid(106) }
+      ]
+      const forward = yield* db.store.readStreamForward("links", 0, 100, { resolveLinks: access })
+      assert.deepStrictEqual(forward._tag === "Success" ? forward.events.map(shape) : forward, expected)
+      assert.deepStrictEqual(asked, ["open", "closed", "missing"])
+      asked.length = 0
+      const backward = yield* db.store.readStreamBackward("links", -1, 100, { resolveLinks: access })
+      assert.deepStrictEqual(backward._tag === "Success" ? backward.events.map(shape) : backward, [...expected].reverse())
+      assert.deepStrictEqual(asked, ["missing", "open", "closed"])
+      asked.length = 0
+      const all = yield* db.store.readAllBackward(-1, 4096, { resolveLinks: access })
+      assert.deepStrictEqual(all.events.filter((r) => (r.link ?? r.event)!.stream === "links").map(shape), [...expected].reverse())
+      assert.deepStrictEqual(asked, ["missing", "open", "closed"])
+      asked.length = 0
+      for (const [i, want] of expected.entries()) {
+        const one = yield* db.store.readEvent("links", i, { resolveLinks: access })
+        assert.deepStrictEqual(one._tag === "Success" ? shape(one.event) : one, want)
+      }
+      // A page without links asks nothing.
+      asked.length = 0
+      yield* db.store.readStreamForward("open", 0, 100, { resolveLinks: access })
+      assert.deepStrictEqual(asked, [])
     }))
 })

@@ -5,7 +5,7 @@
  */
 import { describe, it, assert } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { ExpectedVersion, parseMetadata, type EventStoreService, type StreamRead } from "../src/index.js"
+import { ExpectedVersion, SystemLinkAccess, parseMetadata, type EventStoreService, type StreamRead } from "../src/index.js"
 import { Hashes, Reopens, ev, evs, json, metadataJson, openDb, streamNumbers } from "./streams-harness.js"
 
 const { Any, NoStream } = ExpectedVersion
@@ -213,7 +213,7 @@ describe("streams: $maxAge (§3.5)", () => {
           assert.deepStrictEqual(yield* s.readEvent("s", 4), { _tag: "NotFound" })
           assert.strictEqual((yield* s.readEvent("s", 5))._tag, "Success")
           // Links into the expired part do not resolve.
-          const links = yield* s.readStreamForward("l", 0, 10, { resolveLinks: true })
+          const links = yield* s.readStreamForward("l", 0, 10, { resolveLinks: SystemLinkAccess })
           assert.deepStrictEqual(links._tag === "Success" ? links.events.map((e) => e.event?.eventNumber) : links, [undefined, 7])
           // Time moves on: everything expires; lastEventNumber is still the true last.
           yield* TestClock.adjust("60 seconds")

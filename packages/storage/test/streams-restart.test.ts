@@ -5,7 +5,7 @@
  */
 import { describe, it, assert } from "@effect/vitest"
 import { Effect } from "effect"
-import { ExpectedVersion, type EventStoreService } from "../src/index.js"
+import { ExpectedVersion, SystemLinkAccess, type EventStoreService } from "../src/index.js"
 import { Hashes, ev, evs, expectDeleted, expectWev, json, link, openDb, readAll, streamNumbers, type Db } from "./streams-harness.js"
 
 const { Any, NoStream, StreamExists } = ExpectedVersion
@@ -17,11 +17,11 @@ const dump = (store: EventStoreService, end: number) =>
   Effect.gen(function*() {
     const out: Record<string, unknown> = {}
     for (const stream of [...Streams, ...Streams.map((s) => `$$${s}`)]) {
-      const forward = yield* store.readStreamForward(stream, 0, 4096, { resolveLinks: true })
-      const backward = yield* store.readStreamBackward(stream, -1, 3, { resolveLinks: true })
+      const forward = yield* store.readStreamForward(stream, 0, 4096, { resolveLinks: SystemLinkAccess })
+      const backward = yield* store.readStreamBackward(stream, -1, 3, { resolveLinks: SystemLinkAccess })
       const last = yield* store.lastEventNumber(stream)
       const events = []
-      for (let n = -1; n <= Math.min(last, 12); n++) events.push(yield* store.readEvent(stream, n, { resolveLinks: true }))
+      for (let n = -1; n <= Math.min(last, 12); n++) events.push(yield* store.readEvent(stream, n, { resolveLinks: SystemLinkAccess }))
       const meta = stream.startsWith("$$") ? undefined : yield* store.getStreamMetadata(stream)
       out[stream] = { forward, backward, last, events, meta: meta === undefined ? undefined : { ...meta, raw: meta.raw?.toString("hex") } }
     }

@@ -24,6 +24,7 @@ import { Effect, Fiber, Runtime, type Scope } from "effect"
 import type { HttpRequest } from "../HttpRequest.js"
 import type { Reply } from "../Reply.js"
 import { defaultHttpSettings } from "../HttpConfig.js"
+import { ListenFailed } from "../ListenFailed.js"
 
 export interface ServeOptions<R> {
   readonly host: string
@@ -41,6 +42,8 @@ export interface ServeOptions<R> {
   readonly maxConnections?: number
   /** How long a stop waits for running requests before interrupting them (default 5 s). */
   readonly drainMillis?: number
+  /** Told the number of open connections each time one opens or closes (the node's metrics). */
+  readonly onConnections?: (open: number) => void
 }
 
 export const defaultServeLimits = {
@@ -103,8 +106,11 @@ const clientErrorAnswer = (error: NodeJS.ErrnoException): string | undefined => 
   }
 }
 
-/** Starts an HTTP server for the scope's lifetime; requests run on the runtime of the calling fiber. */
-export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, never, Scope.Scope | R> =>
+/**
+ * Starts an HTTP server for the scope's lifetime; requests run on the runtime of the calling fiber. Fails
+ * with ListenFailed when the address cannot be bound.
+ */
+export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, ListenFailed, Scope.Scope | R> =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<R>()
     const limit = options.maxRequestBodyBytes ?? defaultHttpSettings.maxRequestBodyBytes
@@ -182,9 +188,15 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, neve
       discardThenClose(socket)
       socket.end()
     })
+    let openConnections = 0
+    server.on("connection", (socket: Socket) => {
+      options.onConnections?.(++openConnections)
+      socket.once("close", () => options.onConnections?.(--openConnections))
+    })
     yield* Effect.acquireRelease(
-      Effect.async<void>((resume) => {
-        const onError = (error: Error) => resume(Effect.die(new Error(`cannot listen on ${options.host}:${options.port}: ${error.message}`)))
+      Effect.async<void, ListenFailed>((resume) => {
+        const onError = (error: Error & { readonly code?: string }) =>
+          resume(Effect.fail(new ListenFailed({ host: options.host, port: options.port, code: error.code, detail: error.message })))
         server.once("error", onError)
         server.listen(options.port, options.host, () => {
           server.off("error", onError)

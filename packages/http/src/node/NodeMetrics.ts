@@ -8,6 +8,7 @@
 import { Context, Effect, Layer } from "effect"
 import { Counter, Gauge, Histogram, Registry } from "prom-client"
 import type { EventStoreStats } from "@vellum/storage"
+import { makeKurrentMetrics, mirror, type ScrapeContext, type StatusSource } from "./KurrentMetrics.js"
 
 export interface RequestSample {
   readonly method: string
@@ -33,8 +34,13 @@ export interface NodeMetricsService {
   /** The live server adapter reports its open sockets here. */
   readonly setOpenConnections: (count: number) => void
   readonly traffic: () => HttpTraffic
-  /** The exposition text, with storage figures taken from `storage`. */
-  readonly render: (storage: EventStoreStats) => Effect.Effect<string>
+  /**
+   * The exposition text, with storage figures taken from `storage`, and the process, machine and status
+   * figures when the scrape has them (the `/metrics` route always passes them).
+   */
+  readonly render: (storage: EventStoreStats, scrape?: ScrapeContext) => Effect.Effect<string>
+  /** Adds a `kurrentdb_statuses` source (the node's role, the scavenge phase), stamped at each scrape. */
+  readonly addStatus: (source: StatusSource) => void
   readonly contentType: string
 }
 
@@ -68,11 +74,6 @@ export const routeFamily = (path: string): string => {
 const SLASH = 47
 const QUESTION = 63
 
-/** A counter that mirrors a cumulative value kept elsewhere (prom-client counters only go up by `inc`). */
-const mirror = (counter: Counter, value: number): void => {
-  counter.reset()
-  counter.inc(Math.max(0, value))
-}
 
 const makeStorageMetrics = (registry: Registry) => {
   const counter = (name: string, help: string) => new Counter({ name, help, registers: [registry] })
@@ -135,6 +136,7 @@ export const makeNodeMetrics = (): NodeMetricsService => {
   const sent = new Counter({ name: "vellum_http_sent_bytes_total", help: "HTTP response body bytes sent", registers: [registry] })
   const connections = new Gauge({ name: "vellum_http_open_connections", help: "Open HTTP connections", registers: [registry] })
   const updateStorage = makeStorageMetrics(registry)
+  const kurrent = makeKurrentMetrics(registry)
   let requests = 0
   let receivedBytes = 0
   let sentBytes = 0
@@ -157,9 +159,12 @@ export const makeNodeMetrics = (): NodeMetricsService => {
       connections.set(openConnections)
     },
     traffic: () => ({ requests, receivedBytes, sentBytes, openConnections }),
-    render: (storage) =>
+    addStatus: kurrent.addStatus,
+    render: (storage, scrape) =>
       Effect.suspend(() => {
         updateStorage(storage)
+        kurrent.updateStorage(storage)
+        if (scrape !== undefined) kurrent.updateProcess(scrape)
         // prom-client renders through Promises (metric `get()` is async) even for these synchronous metrics.
         return Effect.promise(() => registry.metrics())
       })

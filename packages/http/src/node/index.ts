@@ -1,6 +1,6 @@
 // The node endpoints (/ping, /info, /gossip, /stats, /metrics, /admin/shutdown, /health/live) and the
 // services behind them. Live layers (real process figures, default prom-client metrics) are in ./live.
-export { nodeRoutes, type NodeRouteServices } from "./routes.js"
+export { allNodeRoutes, nodeRoutes, selectNodeRoutes, type NodeRouteServices, type NodeRouteSwitches } from "./routes.js"
 export {
   NodeInfo, NodeStates, isLive, livenessOf, makeInstanceId, nodeIsLive, singleNodeIdentity,
   type NodeIdentity, type NodeInfoService, type NodeState
@@ -29,3 +29,7 @@ export { GROUPING_REQUIRED, StatsCodecs, statsReply, statsRoutes } from "./stats
 export { nodeServicesLayer, type NodeServices, type NodeServicesOptions } from "./layers.js"
 // Live layers (they read the real process; importing them starts nothing until a layer is built).
 export { nodeMetricsLive, processStatsLive, type ProcessStatsLiveOptions } from "./live/index.js"
+export {
+  STATS_EVENT_TYPE, STATS_STREAM_MAX_AGE_SECONDS, statsEventData, statsStreamLayer, statsStreamOf, writeStatsForever,
+  type StatsStreamSettings
+} from "./stats/StatsStream.js"

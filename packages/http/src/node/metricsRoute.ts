@@ -4,13 +4,15 @@
  * format per registry); a scraper's usual Accept (`…openmetrics-text…, text/plain;version=0.0.4;q=0.5, …`)
  * negotiates `text/plain`.
  */
-import { Effect } from "effect"
+import { Clock, Effect, Ref } from "effect"
 import { EventStore } from "@vellum/storage"
 import { reply } from "../Reply.js"
 import type { RouteDef } from "../Route.js"
+import { NodeInfo } from "./NodeInfo.js"
 import { NodeMetrics } from "./NodeMetrics.js"
+import { ProcessStats } from "./stats/ProcessStats.js"
 
-export const metricsRoute: RouteDef<NodeMetrics | EventStore> = {
+export const metricsRoute: RouteDef<NodeMetrics | EventStore | NodeInfo | ProcessStats> = {
   method: "GET",
   path: "/metrics",
   access: "authenticated",
@@ -19,7 +21,14 @@ export const metricsRoute: RouteDef<NodeMetrics | EventStore> = {
     Effect.gen(function*() {
       const metrics = yield* NodeMetrics
       const store = yield* EventStore
-      const text = yield* metrics.render(store.stats())
+      const info = yield* NodeInfo
+      const process = yield* Effect.flatMap(ProcessStats, (p) => p.snapshot)
+      const text = yield* metrics.render(store.stats(), {
+        nowMillis: yield* Clock.currentTimeMillis,
+        process,
+        openConnections: metrics.traffic().openConnections,
+        nodeState: yield* Ref.get(info.state)
+      })
       return reply(200, { reason: "OK", headers: { "Content-Type": metrics.contentType }, body: text })
     })
 }

@@ -14,16 +14,32 @@ import type { NodeMetrics } from "./NodeMetrics.js"
 import { pingRoute } from "./ping.js"
 import type { Shutdown } from "./Shutdown.js"
 import type { NodeStats } from "./stats/NodeStats.js"
+import type { ProcessStats } from "./stats/ProcessStats.js"
 import { statsRoutes } from "./stats/statsRoutes.js"
 
 /** The services the node routes need (see the layers in index.ts). */
-export type NodeRouteServices = NodeInfo | NodeStats | NodeMetrics | EventStore | Shutdown
+export type NodeRouteServices = NodeInfo | NodeStats | NodeMetrics | EventStore | Shutdown | ProcessStats
 
-export const nodeRoutes: ReadonlyArray<RouteDef<NodeRouteServices>> = [
+/** Which node endpoints a node serves (the reference registers each controller only when its switch allows). */
+export interface NodeRouteSwitches {
+  /** `/stats…` and `/metrics` (off with `DisableStatsOnHttp`: both controllers go, so both answer 404). */
+  readonly stats: boolean
+  /** `/gossip` (off with `DisableGossipOnHttp`). */
+  readonly gossip: boolean
+  /** `OverrideAnonymousEndpointAccessForGossip`: gossip stays anonymous; otherwise it is an `authenticated` route. */
+  readonly anonymousGossip: boolean
+  /** `/admin/shutdown`, part of the reference's admin controller (off with `DisableAdminUi`). */
+  readonly admin: boolean
+}
+
+export const allNodeRoutes: NodeRouteSwitches = { stats: true, gossip: true, anonymousGossip: true, admin: true }
+
+export const selectNodeRoutes = (switches: NodeRouteSwitches): ReadonlyArray<RouteDef<NodeRouteServices>> => [
   pingRoute,
   infoRoute,
-  gossipRoute,
-  ...statsRoutes,
-  metricsRoute,
-  shutdownRoute
+  ...(switches.gossip ? [switches.anonymousGossip ? gossipRoute : { ...gossipRoute, access: "authenticated" as const }] : []),
+  ...(switches.stats ? [...statsRoutes, metricsRoute] : []),
+  ...(switches.admin ? [shutdownRoute] : [])
 ]
+
+export const nodeRoutes: ReadonlyArray<RouteDef<NodeRouteServices>> = selectNodeRoutes(allNodeRoutes)

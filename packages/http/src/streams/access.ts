@@ -4,8 +4,8 @@
  * otherwise the StreamAccess policy decides. A refusal is the bare 401 (§6.3 variant 2).
  */
 import { Effect } from "effect"
-import { StreamAccess, type Principal, type StreamAction } from "@vellum/security"
-import { AllStream } from "@vellum/storage"
+import { StreamAccess, linkAccessFor, type Principal, type StreamAction } from "@vellum/security"
+import { AllStream, type ReadOptions } from "@vellum/storage"
 import type { HttpSettings } from "../HttpConfig.js"
 import type { Reply } from "../Reply.js"
 import { unauthorizedBare } from "../replies.js"
@@ -25,3 +25,11 @@ export const denyUnlessAllowed = (
     return Effect.map(access.check(principal, stream, action), (allowed) => (allowed ? undefined : unauthorizedBare))
   })
 }
+
+/**
+ * The read options of a read that resolves links (or not): targets are shown only where this reader's own
+ * read of the target would be allowed. The anonymous gate needs no repeat here: a reader refused by it never
+ * gets this far.
+ */
+export const linkReadOptions = (principal: Principal, resolveLinks: boolean): Effect.Effect<ReadOptions, never, StreamAccess> =>
+  resolveLinks ? Effect.map(StreamAccess, (access) => ({ resolveLinks: linkAccessFor(access, principal) })) : Effect.succeed({})

@@ -12,7 +12,7 @@ import type { RouteInput } from "../Route.js"
 import type { StreamRouteRequirements } from "./routes.js"
 import { badRequest, statusReply } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
-import { denyUnlessAllowed } from "./access.js"
+import { denyUnlessAllowed, linkReadOptions } from "./access.js"
 import { cachedRead } from "./cachedRead.js"
 import * as Control from "./controlHeaders.js"
 import { parseAllFilter, readFiltered, type AllFilter } from "./allFilter.js"
@@ -72,7 +72,7 @@ const readAll = (input: RouteInput, direction: "forward" | "backward", filtered:
     const isHead = request.position < 0
     // A head read starts from the committed position, so its `previous` link misses nothing committed meanwhile.
     const from = isHead ? yield* store.committedPosition : request.position
-    const options = { resolveLinks: request.resolveLinks }
+    const options = yield* linkReadOptions(input.principal, request.resolveLinks)
     const readPage: Effect.Effect<{ readonly page: AllRead; readonly committed: number }, Parameters<typeof storageErrorReply>[0], EventStore> =
       Effect.gen(function*() {
         const committed = yield* store.committedPosition

@@ -11,7 +11,7 @@ import type { RouteInput } from "../Route.js"
 import type { StreamRouteRequirements } from "./routes.js"
 import { badRequest, TextPlainUtf8 } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
-import { denyUnlessAllowed } from "./access.js"
+import { denyUnlessAllowed, linkReadOptions } from "./access.js"
 import { cachedRead } from "./cachedRead.js"
 import * as Control from "./controlHeaders.js"
 import { htmlRedirectPage } from "./htmlPage.js"
@@ -67,7 +67,7 @@ const readSingle = (input: RouteInput, metadata: boolean): Effect.Effect<Reply, 
     if ("status" in request) return request
     const store = yield* EventStore
     const isHead = request.eventNumber < 0
-    const read = yield* Effect.either(store.readEvent(request.stream, request.eventNumber, { resolveLinks: request.resolveLinks }))
+    const read = yield* Effect.either(store.readEvent(request.stream, request.eventNumber, yield* linkReadOptions(input.principal, request.resolveLinks)))
     if (read._tag === "Left") return storageErrorReply(read.left)
     const result = read.right
     switch (result._tag) {

@@ -16,7 +16,7 @@ import type { RouteInput } from "../Route.js"
 import type { StreamRouteRequirements } from "./routes.js"
 import { badRequest, documentReply, statusReply } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
-import { denyUnlessAllowed } from "./access.js"
+import { denyUnlessAllowed, linkReadOptions } from "./access.js"
 import { cachedRead } from "./cachedRead.js"
 import * as Control from "./controlHeaders.js"
 import { htmlRedirectPage } from "./htmlPage.js"
@@ -96,7 +96,7 @@ const readFeed = (input: RouteInput, direction: "forward" | "backward", metadata
     const tooBig = tooBigRead(request.count, store.config.maxReadCount)
     if (tooBig !== undefined) return tooBig
     const etag = ifNoneMatchPosition(input.headers["if-none-match"], input.responseType)
-    const options = { resolveLinks: request.resolveLinks }
+    const options = yield* linkReadOptions(input.principal, request.resolveLinks)
     const read = direction === "forward"
       ? store.readStreamForward(request.stream, request.from, request.count, options)
       : store.readStreamBackward(request.stream, request.from, request.count, options)

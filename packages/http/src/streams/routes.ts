@@ -77,3 +77,16 @@ export const streamRoutes: ReadonlyArray<StreamRoute> = [
   ...allFeeds("/streams/$all", readAllBackward, readAllForward),
   ...allFeeds("/streams/$all/filtered", readAllFilteredBackward, readAllFilteredForward)
 ]
+
+/**
+ * The scavenge history's two read routes, which the reference serves from its admin controller, so they stay
+ * when AtomPub is off (and go with the admin endpoints under `DisableAdminUi`): `$scavenges` itself, and a
+ * backward page of one run's `$scavenges-{scavengeId}`. Not for use beside `streamRoutes`, whose
+ * `/streams/{stream}/{event}/forward/{count}` the second template would shadow for `$scavenges`.
+ */
+export const scavengeHistoryRoutes: ReadonlyArray<StreamRoute> = [
+  get("/streams/$scavenges?embed={embed}", FeedCodecs, (input) =>
+    readStreamBackward({ ...input, params: { ...input.params, stream: "$scavenges" } })),
+  get("/streams/$scavenges/{scavengeId}/{event}/{count}?embed={embed}", FeedCodecs, (input) =>
+    readStreamBackward({ ...input, params: { ...input.params, stream: `$scavenges-${input.params["scavengeId"] ?? ""}` } }))
+]

@@ -25,11 +25,8 @@ export const checkConsistency = (
       `an event of MaxAppendEventSize (${config.MaxAppendEventSize} bytes) plus ${RECORD_ALLOWANCE} bytes of record ` +
         `overhead must fit in one chunk of ChunkSize (${config.ChunkSize} bytes); lower MaxAppendEventSize or raise ChunkSize`))
   }
-  if (config.ClusterSize > 1 && config.GossipSeed.length === 0) {
-    warnings.push(`ClusterSize is ${config.ClusterSize} but GossipSeed is empty: this node cannot find the others`)
-  }
-  if (config.MemDb && config.AutoScavengeEnabled && sources.AutoScavengeEnabled._tag !== "Default") {
-    warnings.push("AutoScavenge:Enabled has no effect with MemDb: auto-scavenge never runs on an in-memory database")
+  if (!config.WriteStatsToDb && sources.StatsPeriodSec._tag !== "Default") {
+    warnings.push("StatsPeriodSec only sets how often stats are written with WriteStatsToDb, which is off: it has no effect")
   }
   return { problems, warnings }
 }

@@ -79,6 +79,3 @@ export const toLogLevel = (level: Config["LogLevel"]): LogLevel.LogLevel => {
       return LogLevel.Fatal
   }
 }
-
-/** Auto-scavenge runs only when enabled and never on an in-memory database (as in the reference). */
-export const autoScavengeActive = (config: Config): boolean => config.AutoScavengeEnabled && !config.MemDb

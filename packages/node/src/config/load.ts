@@ -13,6 +13,8 @@ import { readCommandLine } from "./cliArgs.js"
 import { checkConsistency } from "./consistency.js"
 import { type Environment, readEnvironment } from "./environment.js"
 import { helpText, versionText } from "./help.js"
+import { formatEffectiveConfig } from "./infoOptions.js"
+import { refusedSettings } from "./optionSupport.js"
 import { type Config, type OptionName, optionSpecs, type OptionSpec } from "./options.js"
 import { type RawSetting, type SourceReading } from "./settings.js"
 import { suggestFor } from "./suggest.js"
@@ -37,12 +39,16 @@ export interface LoadedConfig {
   readonly sources: ConfigSources
   /** Things worth logging at start-up that do not stop the node (old names, ignored variables, ...). */
   readonly warnings: ReadonlyArray<string>
+  /** The YAML file that was read, as named (undefined when there was none). */
+  readonly configFile?: string
 }
 
 export type ConfigOutcome =
   | { readonly _tag: "Start"; readonly loaded: LoadedConfig }
   | { readonly _tag: "Help"; readonly text: string }
   | { readonly _tag: "Version"; readonly text: string }
+  /** `--what-if`: the effective configuration, printed instead of starting (nothing is opened or bound). */
+  | { readonly _tag: "WhatIf"; readonly text: string }
 
 const DEFAULT_ORIGIN: Origin = { _tag: "Default" }
 
@@ -65,7 +71,7 @@ const readConfigFile = <R>(
   readFile: ReadConfigFile<R>,
   spec: OptionSpec,
   located: RawSetting | undefined
-): Effect.Effect<{ readonly reading: SourceReading | undefined; readonly problems: ReadonlyArray<ConfigProblem> }, never, R> => {
+): Effect.Effect<{ readonly reading: SourceReading | undefined; readonly problems: ReadonlyArray<ConfigProblem>; readonly path?: string }, never, R> => {
   const origin = located?.origin ?? DEFAULT_ORIGIN
   const decoded = located === undefined ? Either.right(spec.defaultValue) : spec.decode(located.raw)
   if (Either.isLeft(decoded) || typeof decoded.right !== "string") {
@@ -79,7 +85,7 @@ const readConfigFile = <R>(
         reading: undefined,
         problems: located === undefined ? [] : [problem(spec.name, origin, `config file ${path} does not exist`)]
       }),
-      onSome: (content) => ({ reading: readYamlConfig(content, path), problems: [] })
+      onSome: (content) => ({ reading: readYamlConfig(content, path), problems: [], path })
     })),
     Effect.catchAll((error) => Effect.succeed({ reading: undefined, problems: [problem(spec.name, origin, error.message)] }))
   )
@@ -134,10 +140,13 @@ export const loadConfig = <R>(input: LoadConfigInput<R>): Effect.Effect<ConfigOu
     warnings.push(...unknown.warnings)
     if (problems.length === 0) {
       const consistency = checkConsistency(config, sources as ConfigSources)
-      problems.push(...consistency.problems)
+      problems.push(...consistency.problems, ...refusedSettings(config, sources as ConfigSources))
       warnings.push(...consistency.warnings)
     }
     if (problems.length > 0) return yield* Effect.fail(new ConfigError({ problems }))
-    const loaded: LoadedConfig = { config, sources: sources as ConfigSources, warnings }
+    const loaded: LoadedConfig = {
+      config, sources: sources as ConfigSources, warnings, ...(file.path === undefined ? {} : { configFile: file.path })
+    }
+    if (config.WhatIf) return { _tag: "WhatIf", text: formatEffectiveConfig(loaded) } as const
     return { _tag: "Start", loaded } as const
   })

@@ -101,11 +101,11 @@ export const optionTable = {
   AllowUnknownOptions: flag("Application", "Start even when unknown options are present (they are reported as warnings)."),
   DisableHttpCaching: flag("Application", "Disable HTTP caching."),
   StatsPeriodSec: option({
-    group: "Application", description: "The number of seconds between statistics gathers.",
+    group: "Application", description: "The number of seconds between statistics gathers (written to the $stats stream with WriteStatsToDb).",
     type: integer({ min: 1, max: 86_400, unit: "s" }), default: 30
   }),
-  LogHttpRequests: flag("Application", "Log HTTP requests and responses before processing them."),
-  LogFailedAuthenticationAttempts: flag("Application", "Log the failed authentication attempts."),
+  LogHttpRequests: flag("Application", "Log one line per HTTP request: method, path, status and time taken (never headers, credentials, query strings or bodies)."),
+  LogFailedAuthenticationAttempts: flag("Application", "Log each failed login as a warning, with the login name and the client's address (never the password)."),
   MaxAppendSize: option({
     group: "Application",
     description: "The maximum size of appends, in bytes: the total size of all events in one append request. May not exceed 16MB. " +
@@ -144,6 +144,12 @@ export const optionTable = {
   LogConsoleFormat: option({
     group: "Logging", description: "The console log format: one JSON object per line, or plain text.",
     type: oneOf(["Json", "Plain"]), default: "Json"
+  }),
+  Log: option({
+    group: "Logging",
+    description: "A directory to write the log to as well, as <dir>/vellum.log (one JSON object per line, appended); " +
+      "created if missing. Empty: the console only.",
+    type: text({ placeholder: "<path>" }), default: ""
   }),
 
   // Authentication
@@ -210,7 +216,7 @@ export const optionTable = {
     true
   ),
   SkipIndexVerify: flag("Database", "Skip checking the checksums of index tables at start-up.", true),
-  WriteStatsToDb: flag("Database", "Write statistics to the database ($stats-<host:port> streams)."),
+  WriteStatsToDb: flag("Database", "Write statistics to the database: a $statsCollected event in $stats-<ip>:<port> every StatsPeriodSec, kept ten days."),
   DisableScavengeMerging: flag("Database", "Disable the merging of small chunks when scavenge is running."),
   UnsafeIgnoreHardDelete: flag(
     "Database",
@@ -244,7 +250,7 @@ export const optionTable = {
     type: integer({ min: 1, max: 65_535 }), default: 2113, aliases: ["HttpPort"]
   }),
   EnableAtomPubOverHttp: flag("Interface", "Enable the AtomPub over HTTP interface (on by default in Vellum).", true),
-  DisableAdminUi: flag("Interface", "Disable the admin UI on the HTTP endpoint."),
+  DisableAdminUi: flag("Interface", "Disable the admin UI (Vellum has none) and, as in the reference, the admin endpoints (/admin/shutdown, /admin/scavenge...)."),
   DisableStatsOnHttp: flag("Interface", "Disable statistics requests on the HTTP endpoint."),
   DisableGossipOnHttp: flag("Interface", "Disable gossip requests on the HTTP endpoint."),
   HttpHeadersTimeout: option({
@@ -302,8 +308,8 @@ export const optionTable = {
   // Auto-scavenge
   AutoScavengeEnabled: option({
     group: "AutoScavenge",
-    description: "Enable auto-scavenge (it still waits for a schedule; never active with MemDb).",
-    type: boolean(), default: true, path: ["AutoScavenge", "Enabled"]
+    description: "Enable auto-scavenge. Not built yet: true is refused (the reference's default is true, inert there without a licence).",
+    type: boolean(), default: false, path: ["AutoScavenge", "Enabled"]
   })
 }
 

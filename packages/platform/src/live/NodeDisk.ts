@@ -9,11 +9,14 @@
  * `append` tracks the end of the file per handle (from fstat at open, then every write and truncate through
  * this handle): the storage engine has a single writer per file.
  *
+ * `lock` is a lock file naming its holder (NodeDirLock.ts).
+ *
  * errno → reason: ENOENT NotFound, EEXIST AlreadyExists, ENOSPC/EDQUOT DiskFull, EBADF Closed,
  * EINVAL/EISDIR/ENOTDIR/ENOTEMPTY InvalidArgument (caller mistakes, as in MemoryDisk), anything else IOError.
  */
 import * as fs from "node:fs"
 import { Effect, Layer } from "effect"
+import { lockDir } from "./NodeDirLock.js"
 import { Disk, DiskError, type DiskErrorReason, type DiskService, type FileHandle, type OpenOptions } from "../Disk.js"
 
 const reasonOf = (code: string | undefined): DiskErrorReason => {
@@ -193,7 +196,8 @@ export const make: DiskService = {
         if (code === "ENOENT" || code === "ENOTDIR") return false
         throw e
       }
-    })
+    }),
+  lock: lockDir
 }
 
 export const layer: Layer.Layer<Disk> = Layer.succeed(Disk, make)

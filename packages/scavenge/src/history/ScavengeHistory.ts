@@ -9,7 +9,7 @@
  * `ScavengeHistoryFailed` and decide whether to log it.
  */
 import { Data, Effect } from "effect"
-import { EventStore, ExpectedVersion, metastreamOf, randomUuid, EventTypes, type AppendError, type AppendResult, type ReadFailure } from "@vellum/storage"
+import { EventStore, ExpectedVersion, metastreamOf, randomUuid, EventTypes, SystemLinkAccess, type AppendError, type AppendResult, type ReadFailure } from "@vellum/storage"
 import {
   HistoryEventTypes, HistoryReadRole, ScavengesStream, chunksCompletedPayload, completedPayload, historyMetadataText,
   indexCompletedPayload, linkText, mergeCompletedPayload, runStreamOf, startedPayload,
@@ -122,7 +122,7 @@ const scanBackward = (stream: string, pageSize: number, visit: (eventType: strin
     const store = yield* EventStore
     let from = -1
     while (true) {
-      const page = yield* Effect.mapError(store.readStreamBackward(stream, from, pageSize, { resolveLinks: true }), readFailed(stream))
+      const page = yield* Effect.mapError(store.readStreamBackward(stream, from, pageSize, { resolveLinks: SystemLinkAccess }), readFailed(stream))
       if (page._tag !== "Success") return
       // A link whose target is gone (expired by $maxAge, deleted) has no event and is skipped.
       for (const resolved of page.events) if (resolved.event !== undefined) visit(resolved.event.eventType, resolved.event.data)

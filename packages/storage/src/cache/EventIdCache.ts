@@ -78,8 +78,15 @@ export class EventIdCache {
   private readonly generationSize: number
   private readonly words = new Int32Array(4)
 
+  /**
+   * The most ids held at once: a full old generation and a young one one short of rotating (putting one
+   * more would drop the old generation whole).
+   */
+  readonly window: number
+
   constructor(readonly capacity: number) {
     this.generationSize = Math.max(1, Math.floor(capacity / 2))
+    this.window = Math.max(1, 2 * this.generationSize - 1)
     this.young = new Generation(this.generationSize)
     this.old = new Generation(this.generationSize)
   }

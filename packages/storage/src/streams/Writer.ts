@@ -13,7 +13,7 @@
 import { Clock, Duration, Effect, Random } from "effect"
 import { InvalidRequest, WriteTimeout } from "../errors.js"
 import type { TransactionLog, WriteUnit } from "../log/TransactionLog.js"
-import { MAX_RECORD_BODY, bodyLength, framedLength, type LogRecord } from "../log/records.js"
+import { MAX_RECORD_BODY, RecordKind, bodyLength, framedLength, type LogRecord } from "../log/records.js"
 import { Miss } from "./commitCheck.js"
 import {
   RoundView, UuidSource, planCommand, type Plan, type PlanLimits, type PlannedRecord, type WriteCommand, type WriteError, type WriteResult
@@ -58,6 +58,8 @@ export interface WriterConfig extends PlanLimits {
 export interface WriterStats {
   rounds: number
   commands: number
+  /** Event records made durable (appended events, metadata events, tombstones). */
+  eventsWritten: number
   /** Bytes written by the last durable batch, and its write-to-durable time in ms. */
   lastFlushSize: number
   lastFlushDelayMs: number
@@ -108,7 +110,7 @@ export const makeWriter = (
       }
     })
     const stats: WriterStats = {
-      rounds: 0, commands: 0, lastFlushSize: 0, lastFlushDelayMs: 0, maxFlushSize: 0, maxFlushDelayMs: 0,
+      rounds: 0, commands: 0, eventsWritten: 0, lastFlushSize: 0, lastFlushDelayMs: 0, maxFlushSize: 0, maxFlushDelayMs: 0,
       totalFlushSize: 0, totalFlushDelayMs: 0, flushes: 0
     }
 
@@ -202,6 +204,7 @@ export const makeWriter = (
           const unit = unitRecords[u]!
           for (let k = 0; k < unit.length; k++) {
             ;(unit[k] as { logPosition: number }).logPosition = placed[k]!
+            if (unit[k]!.kind === RecordKind.Event) stats.eventsWritten++
             records.push(unit[k]!)
           }
         }

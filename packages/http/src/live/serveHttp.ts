@@ -82,6 +82,8 @@ const discardThenClose = (socket: Socket, onInput?: IncomingMessage) => {
   const timer = setTimeout(() => socket.destroy(), DISCARD_MILLIS)
   timer.unref()
   socket.once("close", () => clearTimeout(timer))
+  // The client has closed its side too: nothing more can arrive.
+  socket.once("end", () => socket.destroy())
   if (onInput !== undefined) {
     onInput.resume()
     if (onInput.complete) socket.end()
@@ -118,6 +120,8 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
     let drained: (() => void) | undefined
 
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+      // The request has arrived: no idle limit from here on (a long poll is idle until it is answered).
+      req.socket.setTimeout(0)
       const dispatch = (body: Uint8Array | undefined, bodyTooLarge: boolean) => {
         const request: HttpRequest = {
           method: req.method ?? "GET",
@@ -190,6 +194,10 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
     })
     let openConnections = 0
     server.on("connection", (socket: Socket) => {
+      // A connection that has not sent a request within the header timeout is closed (node:http closes a
+      // socket on timeout). node:http's own header check was seen to leave 300 silent connections open
+      // for good when 200 slow ones arrived first, so the cap stayed full; this does not depend on it.
+      socket.setTimeout(headersTimeout)
       options.onConnections?.(++openConnections)
       socket.once("close", () => options.onConnections?.(--openConnections))
     })

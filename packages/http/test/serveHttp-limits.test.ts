@@ -126,9 +126,11 @@ describe("serveHttp limits", () => {
       const [a, b, c] = yield* Effect.promise(() => Promise.all([slowloris.ended, silent.ended, slowBody.ended]))
       clearInterval(drip)
       for (const quiet of yield* Effect.promise(() => Promise.all(silentMany.map((s) => s.ended)))) assert.isBelow(quiet.at, 2500)
+      // Closed in time; answered 408 when node:http's header check comes first, closed without an answer
+      // when the idle limit does (nothing else is ever written).
       for (const closed of [a, b]) {
         assert.isBelow(closed.at, 2500)
-        assert.match(closed.received, /^HTTP\/1\.1 408 /)
+        assert.match(closed.received, /^(HTTP\/1\.1 408 .*)?$/s)
       }
       assert.isAtLeast(c.at, 700)
       assert.isBelow(c.at, 3000)

@@ -11,6 +11,8 @@ const external = ["effect", "effect/*", "@effect/*", "prom-client", "yaml", "fas
 
 const entries = {
   main: "packages/node/src/main.ts",
+  // The worker thread that parses large append bodies; the node finds it beside main.mjs.
+  "append-body-worker": "packages/http/src/live/appendBodyWorker.ts",
   "bench-storage": "bench/src/storage.ts",
   "bench-scavenge": "bench/src/scavenge.ts"
 }

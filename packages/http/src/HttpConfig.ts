@@ -5,6 +5,16 @@
  */
 import { Effect } from "effect"
 import type { RequestSample } from "./node/NodeMetrics.js"
+import type { BodyResult } from "./streams/appendBody.js"
+
+/**
+ * Parses append bodies from `minBodyBytes` on somewhere other than the event loop (the live node: a worker
+ * thread), so that a large body does not hold up every other request while it is parsed.
+ */
+export interface AppendBodyParser {
+  readonly minBodyBytes: number
+  readonly parse: (body: Uint8Array, requestType: string, headerId: string | undefined, headerType: string | undefined) => Effect.Effect<BodyResult>
+}
 
 export interface HttpSettings {
   /** `AllowAnonymousEndpointAccess`: anonymous callers pass `authenticated` routes (default false). */
@@ -12,8 +22,8 @@ export interface HttpSettings {
   /** `AllowAnonymousStreamAccess`: anonymous callers may use stream routes, subject to the ACL (default false). */
   readonly allowAnonymousStreamAccess: boolean
   /**
-   * Largest request body accepted, in bytes; a bigger one is answered 413 before routing. The default is
-   * Kestrel's (30,000,000 bytes), which the reference server runs with.
+   * `MaxAppendSize`: the largest request body accepted, in bytes (a bigger one is answered 413 before it is
+   * parsed), and the largest total of event data and metadata in one append (bodyLimit.ts).
    */
   readonly maxRequestBodyBytes: number
   /** Per-event limit of data + metadata on appends (the reference's min(MaxAppendEventSize, 4 MiB)). */
@@ -30,12 +40,14 @@ export interface HttpSettings {
   readonly ready: Effect.Effect<boolean>
   /** Called once per answered request (the node's metrics hook: a plain function, no Effect). */
   readonly observeRequest?: (sample: RequestSample) => void
+  /** Parses large append bodies off the event loop; without it every body is parsed in place. */
+  readonly appendBodyParser?: AppendBodyParser
 }
 
 export const defaultHttpSettings: HttpSettings = {
   allowAnonymousEndpointAccess: false,
   allowAnonymousStreamAccess: false,
-  maxRequestBodyBytes: 30_000_000,
+  maxRequestBodyBytes: 1024 * 1024,
   maxAppendEventBytes: 4 * 1024 * 1024,
   requestTimeoutMillis: 10_000,
   disableHttpCaching: false,

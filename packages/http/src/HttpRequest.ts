@@ -9,6 +9,8 @@ export interface HttpRequest {
   readonly url: string
   readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
   readonly body: Uint8Array | undefined
+  /** The body passed the size limit while being read: it was discarded unread and `body` is undefined. */
+  readonly bodyTooLarge?: boolean
   /** The peer's address, for logs. */
   readonly remote?: string
   /** The connection's scheme (`https` behind TLS); `http` when absent. */

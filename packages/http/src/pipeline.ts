@@ -24,6 +24,9 @@ import { finishReply, safeReason } from "./responseHeaders.js"
 import { badRequest, emptyReply, unauthorizedBare } from "./replies.js"
 import { HEALTH_LIVE_PATH, healthLive } from "./node/health.js"
 import { routeFamily } from "./node/NodeMetrics.js"
+import { notBuiltReply } from "./notBuilt.js"
+import { bodyTooLargeReply } from "./bodyLimit.js"
+import { challengeAnonymous } from "./challenge.js"
 
 export type RequestHandler<R> = (request: HttpRequest) => Effect.Effect<Reply, never, R>
 
@@ -90,7 +93,7 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
    */
   const afterAuthentication = (request: HttpRequest, method: string, headers: NormalizedHeaders, target: RequestTarget, principal: Principal, finish: Finish): Effect.Effect<Reply, never, R> => {
     const match = router.match(target.segments)
-    if (match._tag === "NotFound") return Effect.succeed(finish(emptyReply(404, "Not Found")))
+    if (match._tag === "NotFound") return Effect.succeed(finish(notBuiltReply(target.segments) ?? emptyReply(404, "Not Found")))
     if (method === "OPTIONS") return Effect.succeed(finish(emptyReply(200, "OK"), match.allowed))
     const bound = match.forMethod(method)
     if (bound === undefined) return Effect.succeed(finish(emptyReply(405, "Method Not Allowed"), match.allowed))
@@ -146,12 +149,12 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
       const headers = normalizeHeaders(request.headers)
       const target = parseTarget(request.url)
       const finish: Finish = (reply, methods) => finishReply(reply, { methods, acceptEncoding: headers["accept-encoding"] })
-      if (target === undefined) return Effect.succeed(finish(badRequest(`Invalid request target '${request.url}'`)))
+      if (target._tag === "Invalid") return Effect.succeed(finish(badRequest(target.reason)))
 
       if (target.rawPath === HEALTH_LIVE_PATH) return Effect.map(settings.ready, (ready) => finish(healthLive(method, target.query, ready)))
       if (isPreflight(method, headers)) return Effect.succeed(finish(preflight(headers)))
-      if ((request.body?.byteLength ?? 0) > settings.maxRequestBodyBytes) {
-        return Effect.succeed(finish(emptyReply(413, `Request body too large. Limit is ${settings.maxRequestBodyBytes} bytes.`)))
+      if (request.bodyTooLarge === true || (request.body?.byteLength ?? 0) > settings.maxRequestBodyBytes) {
+        return Effect.succeed(finish(bodyTooLargeReply(target.segments[0], settings.maxRequestBodyBytes)))
       }
 
       return Effect.flatMap(Authenticator, (authenticator) =>
@@ -166,7 +169,10 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
                 return Effect.succeed(finish({ ...badRequest(error.reason), reason: error.reason }))
             }
           },
-          onSuccess: (principal) => afterAuthentication(request, method, headers, target, principal, finish)
+          onSuccess: (principal) => {
+            const reply = afterAuthentication(request, method, headers, target, principal, finish)
+            return principal.anonymous ? Effect.map(reply, (r) => challengeAnonymous(r, headers)) : reply
+          }
         }))
     })
 

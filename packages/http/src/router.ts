@@ -38,7 +38,7 @@ export type RouteMatch<R> =
 
 const compileSegment = (text: string): Segment => {
   const placeholder = /^\{(\*?)([^{}]+)\}$/.exec(text)
-  if (placeholder === null) return { kind: "literal", text: decodeSegment(text) }
+  if (placeholder === null) return { kind: "literal", text: decodeSegment(text) ?? text }
   return placeholder[1] === "*" ? { kind: "greedy", name: placeholder[2]! } : { kind: "param", name: placeholder[2]! }
 }
 

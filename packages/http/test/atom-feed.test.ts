@@ -230,6 +230,12 @@ describe("embed levels (§3.11)", () => {
     expect(entryOf(plain(record(1, { data: "just text", json: false })), "TryHarder")).toMatchObject({ data: "just text", isJson: false })
     expect(entryOf(jsonEvent, "TryHarder").data).toBe("{\n  \"a\": \"1\"\n}")
   })
+
+  it("TryHarder: empty or non-object data of a non-JSON event is not flagged JSON", () => {
+    expect(entryOf(plain(record(1, { data: "", json: false })), "TryHarder")).toMatchObject({ data: "", isJson: false })
+    expect(entryOf(plain(record(1, { data: "[1,2]", json: false })), "TryHarder")).toMatchObject({ data: "[1,2]", isJson: false })
+    expect(entryOf(plain(record(1, { data: "{not json", json: false })), "TryHarder")).toMatchObject({ data: "{not json", isJson: false })
+  })
 })
 
 describe("link entries (§3.11)", () => {

@@ -114,7 +114,7 @@ const path = fc.oneof(
 /** Garbage must not address a model stream (decoded segments starting with `s-`) or `$$s-`. */
 const touchesModel = (url: string): boolean => {
   const target = parseTarget(url)
-  return target === undefined ? false : target.segments.some((s) => /^(\$\$)?s-/.test(s))
+  return target._tag === "Invalid" ? false : target.segments.some((s) => /^(\$\$)?s-/.test(s))
 }
 
 const headerValue = fc.oneof(fc.string({ maxLength: 16 }), fc.constantFrom("True", "false", "-1", "-2", "-3", "-4", "0", "7", "abc", "", "00000000-0000-0000-0000-000000000000"), fc.uuid())
@@ -211,8 +211,12 @@ const command: fc.Arbitrary<Command> = fc.oneof(
 
 // ---- the run ----
 
-/** No crafted request gets a 5xx (even the two the reference answers with 500 are 400s here). */
+/**
+ * No crafted request gets a 5xx (even the two the reference answers with 500 are 400s here), except the
+ * 501 of a route family not built yet.
+ */
 const assertNoUnexpected5xx = (reply: Reply, what: string) => {
+  if (reply.status === 501 && /not implemented in Vellum yet$/.test(reply.reason ?? "")) return
   assert.isBelow(reply.status, 500, `${what} → ${reply.status} ${reply.reason}`)
 }
 

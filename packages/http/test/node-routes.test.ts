@@ -9,6 +9,7 @@ import { EventStore, defaultStorageConfig, layer as storageLayer } from "@vellum
 import { defaultHttpSettings } from "../src/HttpConfig.js"
 import type { HttpRequest } from "../src/HttpRequest.js"
 import { makeHandler } from "../src/pipeline.js"
+import { BasicChallenge } from "../src/challenge.js"
 import type { Reply } from "../src/Reply.js"
 import {
   NodeInfo, NodeMetrics, Shutdown, livenessOf, nodeRoutes, nodeServicesLayer, singleNodeIdentity
@@ -115,7 +116,7 @@ describe("node routes through the pipeline", () => {
       }
       const denied = yield* send("GET", "/stats")
       expect(denied.status).toBe(401)
-      expect(denied.headers["WWW-Authenticate"]).toBeUndefined()
+      expect(denied.headers["WWW-Authenticate"]).toBe(BasicChallenge)
       const r = yield* send("GET", "/stats", { authorization: USER })
       expect(r.status).toBe(200)
       expect(r.headers["Cache-Control"]).toBe("max-age=1, public")

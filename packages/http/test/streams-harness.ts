@@ -66,6 +66,8 @@ export interface RequestOptions {
   readonly body?: string | Uint8Array | unknown
   /** Basic credentials (a header value); default none (anonymous). */
   readonly auth?: string
+  /** As the live adapter hands over a body it stopped reading at the size limit. */
+  readonly bodyTooLarge?: boolean
 }
 
 export interface TestNode {
@@ -110,7 +112,8 @@ export const makeTestNode = (options: TestNodeOptions = {}): Effect.Effect<TestN
         method,
         url,
         headers: { Host: "localhost:2113", ...(opts.auth !== undefined ? { Authorization: opts.auth } : {}), ...opts.headers },
-        body: bodyBytes(opts.body)
+        body: bodyBytes(opts.body),
+        ...(opts.bodyTooLarge === true ? { bodyTooLarge: true } : {})
       }).pipe(
         Effect.provideService(EventStore, store),
         Effect.provideService(Authenticator, authenticator),

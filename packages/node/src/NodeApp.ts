@@ -120,8 +120,11 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
   ]
 }
 
-/** The HTTP settings from the configuration, with readiness and the metrics hook from the node's services. */
-export const httpSettingsFor = (loaded: LoadedConfig): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics> =>
+/**
+ * The HTTP settings from the configuration, with readiness and the metrics hook from the node's services;
+ * `live` carries what only the live node has (the off-thread append body parser).
+ */
+export const httpSettingsFor = (loaded: LoadedConfig, live: Pick<HttpSettings, "appendBodyParser"> = {}): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics> =>
   Effect.gen(function*() {
     const config = loaded.config
     const info = yield* NodeInfo
@@ -131,18 +134,20 @@ export const httpSettingsFor = (loaded: LoadedConfig): Effect.Effect<HttpSetting
       allowAnonymousEndpointAccess: config.AllowAnonymousEndpointAccess,
       allowAnonymousStreamAccess: config.AllowAnonymousStreamAccess,
       disableHttpCaching: config.DisableHttpCaching,
+      maxRequestBodyBytes: config.MaxAppendSize,
       ready: livenessOf(info),
-      observeRequest: metrics.observeRequest
+      observeRequest: metrics.observeRequest,
+      ...live
     }
   })
 
 /**
  * The node's request handler: callable in-process (simulator, tests) or served by `serveHttp`. With
  * `LogHttpRequests` each answer is logged; with either logging option every log line of a request names
- * the client's address.
+ * the client's address. `live` carries what only the live node has (the off-thread append body parser).
  */
-export const makeNodeHandler = (loaded: LoadedConfig): Effect.Effect<(request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>, never, NodeInfo | NodeMetrics> =>
-  Effect.map(httpSettingsFor(loaded), (settings) => {
+export const makeNodeHandler = (loaded: LoadedConfig, live: Pick<HttpSettings, "appendBodyParser"> = {}): Effect.Effect<(request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>, never, NodeInfo | NodeMetrics> =>
+  Effect.map(httpSettingsFor(loaded, live), (settings) => {
     const config = loaded.config
     const handle = makeHandler(nodeRouteList(loaded), settings)
     const logged = config.LogHttpRequests ? withRequestLog(handle) : handle

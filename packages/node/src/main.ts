@@ -15,8 +15,8 @@ import { Cause, Effect, Exit, Layer, Random, Ref, Scope } from "effect"
 import { Disk, MemoryDisk, NodeDisk, layerMemory } from "@vellum/platform"
 import { EventStore } from "@vellum/storage"
 import { Users } from "@vellum/security"
-import { NodeInfo, NodeMetrics, Shutdown, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
-import { formatConfigError, infoOptions, loadConfig, readConfigFileFromDisk, type LoadedConfig } from "./config/index.js"
+import { NodeInfo, NodeMetrics, Shutdown, makeOffThreadParser, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
+import { formatConfigError, infoOptions, loadConfig, readConfigFileFromDisk, toServeLimits, type LoadedConfig } from "./config/index.js"
 import { VELLUM_VERSION, makeNodeHandler, nodeAppLayer } from "./NodeApp.js"
 import { nodeLoggerLayer } from "./logging.js"
 import { openLogFile } from "./live/logFile.js"
@@ -56,7 +56,7 @@ const serve = (loaded: LoadedConfig) =>
     for (const warning of loaded.warnings) yield* Effect.logWarning(warning)
     const changed = infoOptions(loaded).filter((row) => row.configurationSource !== "<DEFAULT>")
     yield* Effect.logDebug(`Options set: ${changed.map((row) => `${row.name}=${row.value} (${row.configurationSource})`).join(", ") || "none"}`)
-    const handle = yield* makeNodeHandler(loaded)
+    const handle = yield* makeNodeHandler(loaded, { appendBodyParser: yield* makeOffThreadParser() })
     const shutdown = yield* Shutdown
     const info = yield* NodeInfo
     const metrics = yield* NodeMetrics
@@ -68,7 +68,7 @@ const serve = (loaded: LoadedConfig) =>
       process.on("SIGTERM", onSignal("SIGTERM"))
       process.on("SIGINT", onSignal("SIGINT"))
       stopWithLauncher(onSignal("the npm process that started the node exited"))
-      yield* serveHttp({ host: config.NodeIp, port: config.NodePort, handle, onConnections: metrics.setOpenConnections })
+      yield* serveHttp({ host: config.NodeIp, port: config.NodePort, handle, onConnections: metrics.setOpenConnections, ...toServeLimits(config) })
       const summary = startupSummary(loaded, {
         version: VELLUM_VERSION,
         dbDir: config.MemDb ? undefined : path.resolve(config.Db),

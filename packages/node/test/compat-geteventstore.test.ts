@@ -107,10 +107,10 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
     expect(events.every((e, n) => e.eventNumber === n && e.eventId === batch[n]!.eventId)).toBe(true)
   })
 
-  it("an event over 4 MiB is refused with 413 and the reference's reason", async () => {
+  it("an append over MaxAppendSize (1 MiB by default) is refused with 413 and the reference's reason", async () => {
     const stream = freshStream("too-big")
     const refused = await rejectionOf(client.writeEvent(stream, "Big", { blob: "y".repeat(4 * 1024 * 1024) }))
-    expect(refused.response).toMatchObject({ status: 413, statusText: "Too large events received. Limit is 4194304 bytes." })
+    expect(refused.response).toMatchObject({ status: 413, statusText: "Maximum Append Size of 1048576 Exceeded." })
   })
 
   it("reading a stream that does not exist fails with 404", async () => {

@@ -109,8 +109,9 @@ const richFieldsJson = (resolved: ResolvedEvent, event: EventRecord, embed: Embe
       data = quoteJson(rank >= EmbedRank.PrettyBody ? prettyOrRaw(dataText) : dataText)
     } else if (rank >= EmbedRank.TryHarder) {
       const pretty = prettyJsonObject(dataText)
-      // TryHarder promotes data that turns out to be a JSON object (the empty text counts, as upstream).
-      if (pretty !== undefined) isJson = true
+      // TryHarder promotes data that parses as a JSON object; empty data stays non-JSON (upstream promotes
+      // it too, which tells a client that an event without data is JSON).
+      if (pretty !== undefined && dataText.length > 0) isJson = true
       data = quoteJson(pretty ?? dataText)
     }
     const metaText = event.metadata.toString("utf8")

@@ -1,15 +1,25 @@
 /**
- * The live adapter: serves a request processor over node:http. Each request's body is read (up to the
- * limit: a bigger body is answered 413 without reading the rest), the processor runs on the runtime the
- * server was started in, and the Reply is written with its reason phrase in `res.statusMessage` (the
- * reference carries error text there; @effect/platform-node has no place for it). A client that goes away
- * interrupts its request's fiber (long polls end with it).
+ * The live adapter: serves a request processor over node:http. Each request's body is read up to the
+ * limit; the processor runs on the runtime the server was started in, and the Reply is written with its
+ * reason phrase in `res.statusMessage` (the reference carries error text there; @effect/platform-node has
+ * no place for it). A client that goes away interrupts its request's fiber (long polls end with it).
+ *
+ * Limits, so that no client can hold the node's memory, event loop or file descriptors:
+ * - a body over `maxRequestBodyBytes` (by its Content-Length, or counted as it streams in) is handed to
+ *   the processor as `bodyTooLarge` at once, without the body; what else the client sends is discarded
+ *   unread for a short while, so that it reads the 413 rather than a reset, then the connection closes;
+ * - headers over 16 KiB get a 431 and a clean close (a reset would hide the answer);
+ * - node:http's header and request timeouts cut off clients that send their headers or body too slowly
+ *   (408); they count until the request has arrived, so long polls are not cut;
+ * - idle keep-alive connections close after `keepAliveTimeoutMillis`;
+ * - past `maxConnections` open connections, new ones are closed as they arrive.
  *
  * Closing the scope is a graceful stop: the server stops accepting connections, requests already running
  * (an append waiting for its batch to be durable) are given `drainMillis` to finish and be answered, then
  * whatever is left (long polls) is interrupted and every connection closed.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import { Effect, Fiber, Runtime, type Scope } from "effect"
 import type { HttpRequest } from "../HttpRequest.js"
 import type { Reply } from "../Reply.js"
@@ -20,13 +30,33 @@ export interface ServeOptions<R> {
   readonly host: string
   readonly port: number
   readonly handle: (request: HttpRequest) => Effect.Effect<Reply, never, R>
-  /** Bodies larger than this are refused with 413 while reading (default: the pipeline's default limit). */
+  /** Bodies larger than this are handed over as `bodyTooLarge` (default: the pipeline's default limit). */
   readonly maxRequestBodyBytes?: number
+  /** Time a client has to send its request headers (default 10 s; at most the request timeout). */
+  readonly headersTimeoutMillis?: number
+  /** Time a client has to send its whole request, headers and body (default 60 s). */
+  readonly requestTimeoutMillis?: number
+  /** How long an idle keep-alive connection stays open (default 65 s). */
+  readonly keepAliveTimeoutMillis?: number
+  /** Open connections at most; more are closed as they arrive (default 500). */
+  readonly maxConnections?: number
   /** How long a stop waits for running requests before interrupting them (default 5 s). */
   readonly drainMillis?: number
   /** Told the number of open connections each time one opens or closes (the node's metrics). */
   readonly onConnections?: (open: number) => void
 }
+
+export const defaultServeLimits = {
+  headersTimeoutMillis: 10_000,
+  requestTimeoutMillis: 60_000,
+  keepAliveTimeoutMillis: 65_000,
+  maxConnections: 500
+} as const
+
+/** Largest request head (request line and headers) node:http parses; more is a 431. */
+const MAX_HEADER_BYTES = 16 * 1024
+/** How long the rest of a refused request is read and discarded before the connection is closed. */
+const DISCARD_MILLIS = 5_000
 
 const writeReply = (res: ServerResponse, reply: Reply): void => {
   try {
@@ -44,9 +74,38 @@ const writeReply = (res: ServerResponse, reply: Reply): void => {
   }
 }
 
-const tooLarge = (res: ServerResponse, limit: number) => {
-  res.writeHead(413, `Request body too large. Limit is ${limit} bytes.`, { "Content-Length": "0", Connection: "close" })
-  res.end()
+/**
+ * Reads and drops what the client still sends, then closes: a client that writes its whole request before
+ * reading sees the answer, where closing at once would reset the connection under it. Bounded in time.
+ */
+const discardThenClose = (socket: Socket, onInput?: IncomingMessage) => {
+  const timer = setTimeout(() => socket.destroy(), DISCARD_MILLIS)
+  timer.unref()
+  socket.once("close", () => clearTimeout(timer))
+  // The client has closed its side too: nothing more can arrive.
+  socket.once("end", () => socket.destroy())
+  if (onInput !== undefined) {
+    onInput.resume()
+    if (onInput.complete) socket.end()
+    else onInput.once("end", () => socket.end())
+  } else {
+    socket.on("data", () => { /* dropped */ })
+    socket.resume()
+  }
+}
+
+/** The answer node:http would write for a request it could not parse, or undefined to just close. */
+const clientErrorAnswer = (error: NodeJS.ErrnoException): string | undefined => {
+  switch (error.code) {
+    case "HPE_HEADER_OVERFLOW":
+      return "HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+    case "ECONNRESET":
+      return undefined
+    default:
+      return "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+  }
 }
 
 /**
@@ -61,29 +120,15 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
     let drained: (() => void) | undefined
 
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-      const chunks: Array<Buffer> = []
-      let size = 0
-      let refused = false
-      req.on("data", (chunk: Buffer) => {
-        if (refused) return
-        size += chunk.length
-        if (size > limit) {
-          refused = true
-          chunks.length = 0
-          tooLarge(res, limit)
-          req.resume()
-          return
-        }
-        chunks.push(chunk)
-      })
-      req.on("error", () => res.destroy())
-      req.on("end", () => {
-        if (refused) return
+      // The request has arrived: no idle limit from here on (a long poll is idle until it is answered).
+      req.socket.setTimeout(0)
+      const dispatch = (body: Uint8Array | undefined, bodyTooLarge: boolean) => {
         const request: HttpRequest = {
           method: req.method ?? "GET",
           url: req.url ?? "/",
           headers: req.headers,
-          body: size === 0 && req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined ? undefined : Buffer.concat(chunks),
+          body,
+          ...(bodyTooLarge ? { bodyTooLarge } : {}),
           ...(req.socket.remoteAddress !== undefined ? { remote: req.socket.remoteAddress } : {})
         }
         const fiber = Runtime.runFork(runtime)(options.handle(request))
@@ -97,12 +142,62 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
           if (exit._tag === "Success") writeReply(res, exit.value)
           else if (!res.writableEnded && !res.destroyed) writeReply(res, { status: 500, reason: "Internal Server Error", headers: { "Content-Length": "0" } })
         })
+      }
+
+      let refused = false
+      const refuse = () => {
+        refused = true
+        discardThenClose(req.socket, req)
+        dispatch(undefined, true)
+      }
+      const declared = Number(req.headers["content-length"])
+      if (declared > limit) return refuse()
+
+      const chunks: Array<Buffer> = []
+      let size = 0
+      req.on("data", (chunk: Buffer) => {
+        if (refused) return
+        size += chunk.length
+        if (size > limit) {
+          chunks.length = 0
+          refuse()
+          return
+        }
+        chunks.push(chunk)
+      })
+      req.on("error", () => res.destroy())
+      req.on("end", () => {
+        if (refused) return
+        const empty = size === 0 && req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined
+        dispatch(empty ? undefined : Buffer.concat(chunks), false)
       })
     }
 
-    const server = createServer(onRequest)
+    const requestTimeout = options.requestTimeoutMillis ?? defaultServeLimits.requestTimeoutMillis
+    // node:http refuses a header timeout longer than the request timeout.
+    const headersTimeout = Math.min(options.headersTimeoutMillis ?? defaultServeLimits.headersTimeoutMillis, requestTimeout)
+    const server = createServer({
+      requestTimeout,
+      headersTimeout,
+      keepAliveTimeout: options.keepAliveTimeoutMillis ?? defaultServeLimits.keepAliveTimeoutMillis,
+      // How often node:http looks for timed-out requests (30 s by default, which would stretch every timeout).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
+      maxHeaderSize: MAX_HEADER_BYTES
+    }, onRequest)
+    server.maxConnections = options.maxConnections ?? defaultServeLimits.maxConnections
+    server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
+      const answer = clientErrorAnswer(error)
+      if (answer === undefined || !socket.writable) return socket.destroy()
+      socket.write(answer)
+      discardThenClose(socket)
+      socket.end()
+    })
     let openConnections = 0
-    server.on("connection", (socket) => {
+    server.on("connection", (socket: Socket) => {
+      // A connection that has not sent a request within the header timeout is closed (node:http closes a
+      // socket on timeout). node:http's own header check was seen to leave 300 silent connections open
+      // for good when 200 slow ones arrived first, so the cap stayed full; this does not depend on it.
+      socket.setTimeout(headersTimeout)
       options.onConnections?.(++openConnections)
       socket.once("close", () => options.onConnections?.(--openConnections))
     })

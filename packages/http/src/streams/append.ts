@@ -1,19 +1,21 @@
 /**
  * Appends (spec/http.md §3.2–3.5, §3.17): `POST /streams/{s}`, `POST /streams/{s}/incoming/{uuid}` and
  * `POST /streams/{s}/metadata`, with the reference's validation order (first failure wins), the 307 to
- * an idempotent `/incoming/{uuid}` URL when a single-event body comes without an id, the per-event size
- * limit, and the 201 with the absolute Location of the first event written.
+ * an idempotent `/incoming/{uuid}` URL when a single-event body comes without an id, the per-event and
+ * whole-append (MaxAppendSize) size limits, and the 201 with the absolute Location of the first event
+ * written.
  */
 import { Effect } from "effect"
-import { EventStore, EventTypes, isMetastream, metastreamOf, randomUuid, type ProposedEvent } from "@vellum/storage"
+import { EventStore, EventTypes, isMetastream, metastreamOf, randomUuid } from "@vellum/storage"
 import { escapeDataString } from "../atom/index.js"
 import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
 import type { StreamRouteRequirements } from "./routes.js"
 import { badRequest, emptyReply, statusReply } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
+import { maxAppendSizeExceeded } from "../bodyLimit.js"
 import { denyUnlessAllowed } from "./access.js"
-import { parseAppendBody } from "./appendBody.js"
+import { parseAppendBody, type BodyResult } from "./appendBody.js"
 import * as Control from "./controlHeaders.js"
 import { bodyCarriesIdsAndTypes } from "./mediaTypes.js"
 
@@ -29,15 +31,28 @@ const writeOptions = (input: RouteInput): Control.Parsed<number> => {
 /**
  * Body → events → size check → append → 201 with `Location: <base>/streams/<escaped stream>/<first>`.
  * Plain code up to the append, then one step for the store and one for its outcome: every Effect step is
- * about a microsecond here, and this is the hot path of HTTP appends.
+ * about a microsecond here, and this is the hot path of HTTP appends. A large body is parsed by the
+ * settings' off-thread parser when there is one.
  */
 const write = (input: RouteInput, stream: string, expectedVersion: number, id: string | undefined, type: string | undefined): Effect.Effect<Reply, never, StreamRouteRequirements> => {
-  const parsed = parseAppendBody(input.body, input.requestType ?? "", id, type)
+  const body = input.body
+  const offThread = input.settings.appendBodyParser
+  if (offThread !== undefined && body !== undefined && body.byteLength >= offThread.minBodyBytes) {
+    return Effect.flatMap(offThread.parse(body, input.requestType ?? "", id, type), (parsed) => writeParsed(input, stream, expectedVersion, parsed))
+  }
+  return writeParsed(input, stream, expectedVersion, parseAppendBody(body, input.requestType ?? "", id, type))
+}
+
+const writeParsed = (input: RouteInput, stream: string, expectedVersion: number, parsed: BodyResult): Effect.Effect<Reply, never, StreamRouteRequirements> => {
   if (parsed._tag === "Invalid") return Effect.succeed(badRequest(parsed.message))
   const settings = input.settings
-  if (parsed.events.some((e: ProposedEvent) => e.data.byteLength + e.metadata.byteLength > settings.maxAppendEventBytes)) {
-    return Effect.succeed(emptyReply(413, `Too large events received. Limit is ${settings.maxAppendEventBytes} bytes.`))
+  let total = 0
+  for (const e of parsed.events) {
+    const size = e.data.byteLength + e.metadata.byteLength
+    if (size > settings.maxAppendEventBytes) return Effect.succeed(emptyReply(413, `Too large events received. Limit is ${settings.maxAppendEventBytes} bytes.`))
+    total += size
   }
+  if (total > settings.maxRequestBodyBytes) return Effect.succeed(maxAppendSizeExceeded(settings.maxRequestBodyBytes))
   return Effect.flatMap(EventStore, (store) =>
     Effect.match(store.append(stream, expectedVersion, parsed.events), {
       onFailure: storageErrorReply,

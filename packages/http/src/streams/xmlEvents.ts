@@ -31,14 +31,18 @@ const elementValue = (children: ReadonlyArray<OrderedNode>): JsonValue => {
     const text = children.map((c) => (c[TEXT] === undefined ? "" : String(c[TEXT]))).join("")
     return text === "" ? { kind: "null" } : { kind: "string", value: text }
   }
-  const members: Array<[string, JsonValue]> = []
+  // Values by name in first-seen order; a repeated name collects its values (pushed, never copied: the
+  // body decides how many repeats there are).
+  const byName = new Map<string, Array<JsonValue>>()
   for (const child of elements) {
     const tag = tagOf(child)!
     const value = elementValue(child[tag] as ReadonlyArray<OrderedNode>)
-    const existing = members.find(([k]) => k === tag)
-    if (existing === undefined) members.push([tag, value])
-    else existing[1] = existing[1].kind === "array" ? { kind: "array", items: [...existing[1].items, value] } : { kind: "array", items: [existing[1], value] }
+    const values = byName.get(tag)
+    if (values === undefined) byName.set(tag, [value])
+    else values.push(value)
   }
+  const members: Array<[string, JsonValue]> = []
+  for (const [tag, values] of byName) members.push([tag, values.length === 1 ? values[0]! : { kind: "array", items: values }])
   return { kind: "object", members }
 }
 

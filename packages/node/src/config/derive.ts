@@ -7,6 +7,7 @@ import { LogLevel } from "effect"
 import { defaultSecurityConfig, productionHashParams, type SecurityConfig } from "@vellum/security"
 import { defaultStorageConfig, type StorageConfig } from "@vellum/storage"
 import type { ScavengerLayerSettings } from "@vellum/scavenge"
+import type { ServeOptions } from "@vellum/http"
 import type { Config } from "./options.js"
 
 /**
@@ -48,6 +49,16 @@ export const toSecurityConfig = (config: Config): SecurityConfig => ({
   defaultAdminPassword: config.DefaultAdminPassword,
   defaultOpsPassword: config.DefaultOpsPassword,
   enableTrustedAuth: config.EnableTrustedAuth
+})
+
+/** The HTTP server's limits: the body limit is MaxAppendSize; timeouts and the connection cap. */
+export const toServeLimits = (config: Config): Required<Pick<ServeOptions<never>,
+  "maxRequestBodyBytes" | "headersTimeoutMillis" | "requestTimeoutMillis" | "keepAliveTimeoutMillis" | "maxConnections">> => ({
+  maxRequestBodyBytes: config.MaxAppendSize,
+  headersTimeoutMillis: config.HttpHeadersTimeout,
+  requestTimeoutMillis: config.HttpRequestTimeout,
+  keepAliveTimeoutMillis: config.HttpKeepAliveTimeout,
+  maxConnections: config.HttpMaxConnections
 })
 
 /** The reference's level names (Serilog's) as Effect log levels; `Default` is Information. */

@@ -12,6 +12,6 @@ export { type ConfigOutcome, type ConfigSources, type LoadConfigInput, loadConfi
 export { readConfigFileFromDisk } from "./configFile.js"
 export { helpText, versionText } from "./help.js"
 export { formatEffectiveConfig, infoOptions, type InfoOption, SENSITIVE_MASK, sourceDisplayName } from "./infoOptions.js"
-export { toLogLevel, toScavengerSettings, toSecurityConfig, toStorageConfig } from "./derive.js"
+export { toLogLevel, toScavengerSettings, toSecurityConfig, toServeLimits, toStorageConfig } from "./derive.js"
 export { NodeConfig } from "./NodeConfig.js"
 export { optionSupport, type OptionSupport, refusedSettings } from "./optionSupport.js"

@@ -60,7 +60,7 @@ export const optionSupport: { readonly [K in OptionName]: OptionSupport } = {
   StatsPeriodSec: honoured(NODE_APP, "node-stats-stream.test.ts"),
   LogHttpRequests: honoured(NODE_APP, "node-logging.test.ts"),
   LogFailedAuthenticationAttempts: honoured(NODE_APP, "node-logging.test.ts"),
-  MaxAppendSize: refused("the total size of an append is not enforced yet (issue 15, limits); leave it at its default", "2097152"),
+  MaxAppendSize: honoured([NODE_APP, DERIVE], "http-limits-config.test.ts"),
   MaxAppendEventSize: honoured(DERIVE, "config-info.test.ts"),
   Insecure: honoured(NODE_APP, "node-app.test.ts"),
   AllowAnonymousEndpointAccess: honoured(NODE_APP, "node-options.test.ts"),
@@ -116,6 +116,10 @@ export const optionSupport: { readonly [K in OptionName]: OptionSupport } = {
   DisableAdminUi: honoured(NODE_APP, "node-options.test.ts"),
   DisableStatsOnHttp: honoured(NODE_APP, "node-options.test.ts"),
   DisableGossipOnHttp: honoured(NODE_APP, "node-options.test.ts"),
+  HttpHeadersTimeout: honoured(DERIVE, "http-limits-config.test.ts"),
+  HttpRequestTimeout: honoured(DERIVE, "http-limits-config.test.ts"),
+  HttpKeepAliveTimeout: honoured(DERIVE, "http-limits-config.test.ts"),
+  HttpMaxConnections: honoured(DERIVE, "http-limits-config.test.ts"),
 
   // Projections
   RunProjections: refused(NO_PROJECTIONS, "All"),

@@ -108,7 +108,8 @@ export const optionTable = {
   LogFailedAuthenticationAttempts: flag("Application", "Log each failed login as a warning, with the login name and the client's address (never the password)."),
   MaxAppendSize: option({
     group: "Application",
-    description: "The maximum size of appends, in bytes: the total size of all events in one append request. May not exceed 16MB.",
+    description: "The maximum size of appends, in bytes: the total size of all events in one append request. May not exceed 16MB. " +
+      "Over HTTP it also bounds every request body, which is refused unread when larger.",
     type: integer({ min: 1, max: 16 * MiB }), default: 1 * MiB
   }),
   MaxAppendEventSize: option({
@@ -252,6 +253,30 @@ export const optionTable = {
   DisableAdminUi: flag("Interface", "Disable the admin UI (Vellum has none) and, as in the reference, the admin endpoints (/admin/shutdown, /admin/scavenge...)."),
   DisableStatsOnHttp: flag("Interface", "Disable statistics requests on the HTTP endpoint."),
   DisableGossipOnHttp: flag("Interface", "Disable gossip requests on the HTTP endpoint."),
+  HttpHeadersTimeout: option({
+    group: "Interface",
+    description: "Vellum: the time, in ms, a client has to send its request headers; a slower one gets 408 and is disconnected. " +
+      "At most HttpRequestTimeout.",
+    type: integer({ min: 100, max: 3_600_000, unit: "ms" }), default: 10_000
+  }),
+  HttpRequestTimeout: option({
+    group: "Interface",
+    description: "Vellum: the time, in ms, a client has to send its whole request, headers and body; a slower one gets 408 and is " +
+      "disconnected. It stops counting when the request has arrived, so long polls are not cut.",
+    type: integer({ min: 100, max: 3_600_000, unit: "ms" }), default: 60_000
+  }),
+  HttpKeepAliveTimeout: option({
+    group: "Interface",
+    description: "Vellum: the time, in ms, an idle keep-alive HTTP connection stays open. Longer than the idle timeout of client " +
+      "pools and load balancers (often 60 s), so they close first.",
+    type: integer({ min: 100, max: 3_600_000, unit: "ms" }), default: 65_000
+  }),
+  HttpMaxConnections: option({
+    group: "Interface",
+    description: "Vellum: the most HTTP connections open at once; more are closed as they arrive. Keep it below the process's " +
+      "open-file limit (ulimit -n) minus the files the database holds open.",
+    type: integer({ min: 1, max: 1_000_000 }), default: 500
+  }),
 
   // Projections
   RunProjections: option({

@@ -49,6 +49,16 @@ until curl -fsS "http://127.0.0.1:$port/ping" >/dev/null 2>&1; do
   sleep 0.1
 done
 step "the node answered /ping on port $port (pid $node_pid)"
+# A body of 64 KiB or more is parsed on the worker thread, whose module must have been packed beside main.mjs.
+node -e '
+  const data = "x".repeat(200 * 1024)
+  const body = JSON.stringify([{ eventId: "fbf4a1a1-b4a3-4dfe-a01f-ec52c34e16e4", eventType: "big", data: { data } }])
+  fetch(process.argv[1], { method: "POST", body, headers: {
+    "Content-Type": "application/vnd.eventstore.events+json",
+    Authorization: "Basic " + Buffer.from("admin:changeit").toString("base64") } })
+    .then((r) => process.exit(r.status === 201 ? 0 : 1), () => process.exit(1))
+' "http://127.0.0.1:$port/streams/check-pack" || { cat "$work/node.log" >&2; fail "a 200 KiB append (parsed off-thread) was not written"; }
+step "a 200 KiB append was written (the off-thread parser loads)"
 kill -TERM "$node_pid"
 i=0
 while kill -0 "$node_pid" 2>/dev/null; do

@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import type { RequestSample } from "./node/NodeMetrics.js"
+import type { NodeHealth } from "./node/health.js"
 import type { BodyResult } from "./streams/appendBody.js"
 
 /**
@@ -38,6 +39,8 @@ export interface HttpSettings {
   readonly advertisePort?: number
   /** Readiness for `/health/live` (204 when true, 503 when false). */
   readonly ready: Effect.Effect<boolean>
+  /** Whether the node is healthy or degraded (writes refused), for `/health/ready`. */
+  readonly health: Effect.Effect<NodeHealth>
   /** Called once per answered request (the node's metrics hook: a plain function, no Effect). */
   readonly observeRequest?: (sample: RequestSample) => void
   /** Parses large append bodies off the event loop; without it every body is parsed in place. */
@@ -51,6 +54,7 @@ export const defaultHttpSettings: HttpSettings = {
   maxAppendEventBytes: 4 * 1024 * 1024,
   requestTimeoutMillis: 10_000,
   disableHttpCaching: false,
-  ready: Effect.succeed(true)
+  ready: Effect.succeed(true),
+  health: Effect.succeed({ status: "healthy", reason: "", sinceMillis: undefined })
 }
 

@@ -22,7 +22,7 @@ import { selectRequestType, selectResponseType } from "./mediaType.js"
 import { buildBaseUrl, rawRequestUrl } from "./baseUrl.js"
 import { finishReply, safeReason } from "./responseHeaders.js"
 import { badRequest, emptyReply, unauthorizedBare } from "./replies.js"
-import { HEALTH_LIVE_PATH, healthLive } from "./node/health.js"
+import { HEALTH_LIVE_PATH, HEALTH_READY_PATH, healthLive, healthReady } from "./node/health.js"
 import { routeFamily } from "./node/NodeMetrics.js"
 import { notBuiltReply } from "./notBuilt.js"
 import { bodyTooLargeReply } from "./bodyLimit.js"
@@ -152,6 +152,9 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
       if (target._tag === "Invalid") return Effect.succeed(finish(badRequest(target.reason)))
 
       if (target.rawPath === HEALTH_LIVE_PATH) return Effect.map(settings.ready, (ready) => finish(healthLive(method, target.query, ready)))
+      if (target.rawPath === HEALTH_READY_PATH) {
+        return Effect.zipWith(settings.ready, settings.health, (ready, health) => finish(healthReady(method, ready, health)))
+      }
       if (isPreflight(method, headers)) return Effect.succeed(finish(preflight(headers)))
       if (request.bodyTooLarge === true || (request.body?.byteLength ?? 0) > settings.maxRequestBodyBytes) {
         return Effect.succeed(finish(bodyTooLargeReply(target.segments[0], settings.maxRequestBodyBytes)))

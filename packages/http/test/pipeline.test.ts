@@ -245,6 +245,25 @@ describe("health, pre-flight, limits, failures", () => {
       assert.strictEqual((yield* down.request("HEAD", "/health/live")).status, 503)
     }))
 
+  it.scoped("/health/ready answers before authentication: 204 when live and healthy, 503 with the reason when writes are refused or the node is not live", () =>
+    Effect.gen(function*() {
+      const node = yield* makeTestNode()
+      const ready = yield* node.request("GET", "/health/ready", { auth: basic("admin", "wrong") })
+      assert.strictEqual(ready.status, 204)
+      assert.isTrue(NoCors(ready))
+      assert.strictEqual((yield* node.request("POST", "/health/ready")).status, 405)
+      const degraded = yield* makeTestNode({
+        settings: { health: Effect.succeed({ status: "degraded", reason: "the disk is full: writes are refused until space is freed", sinceMillis: 0 }) }
+      })
+      const refused = yield* degraded.request("GET", "/health/ready")
+      assert.strictEqual(refused.status, 503)
+      assert.strictEqual(refused.reason, "Degraded: the disk is full: writes are refused until space is freed")
+      assert.strictEqual(header(refused, "Retry-After"), "5")
+      assert.strictEqual((yield* degraded.request("GET", "/health/live")).status, 204)
+      const down = yield* makeTestNode({ settings: { ready: Effect.succeed(false) } })
+      assert.strictEqual((yield* down.request("HEAD", "/health/ready")).status, 503)
+    }))
+
   it.scoped("a CORS pre-flight is answered before authentication", () =>
     Effect.gen(function*() {
       const node = yield* makeTestNode()

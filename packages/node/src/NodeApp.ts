@@ -10,14 +10,14 @@
 import { Effect, Layer } from "effect"
 import type { Disk } from "@vellum/platform"
 import type { DiskError } from "@vellum/platform"
-import { layer as eventStoreLayer, type EventStore, type StorageConfig, type StorageCorrupt, type StorageLocked } from "@vellum/storage"
+import { layer as eventStoreLayer, EventStore, type StorageConfig, type StorageCorrupt, type StorageLocked } from "@vellum/storage"
 import { scavengerLayer, type Scavenger, type StateCorrupt } from "@vellum/scavenge"
 import {
   Authenticator, insecureAuthenticatorLayer, logFailedAuthentication, makeAuthenticator, streamAccessLayer, usersLayer,
   type StreamAccess, type UserStoreFailed, type Users
 } from "@vellum/security"
 import {
-  NodeMetrics, makeHandler, selectNodeRoutes, nodeServicesLayer, singleNodeIdentity, streamRoutes, usersRoutes, livenessOf,
+  NodeMetrics, makeHandler, selectNodeRoutes, nodeServicesLayer, singleNodeIdentity, streamRoutes, usersRoutes, livenessOf, nodeHealth,
   NodeInfo, defaultHttpSettings, scavengeHistoryRoutes, scavengeRoutes, statsStreamLayer, withClientAddress, withRequestLog, type HttpRequest,
   type HttpSettings, type NodeServices, type ProcessStats, type Reply, type RouteDef
 } from "@vellum/http"
@@ -124,11 +124,12 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
  * The HTTP settings from the configuration, with readiness and the metrics hook from the node's services;
  * `live` carries what only the live node has (the off-thread append body parser).
  */
-export const httpSettingsFor = (loaded: LoadedConfig, live: Pick<HttpSettings, "appendBodyParser"> = {}): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics> =>
+export const httpSettingsFor = (loaded: LoadedConfig, live: Pick<HttpSettings, "appendBodyParser"> = {}): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics | EventStore> =>
   Effect.gen(function*() {
     const config = loaded.config
     const info = yield* NodeInfo
     const metrics = yield* NodeMetrics
+    const store = yield* EventStore
     return {
       ...defaultHttpSettings,
       allowAnonymousEndpointAccess: config.AllowAnonymousEndpointAccess,
@@ -136,6 +137,7 @@ export const httpSettingsFor = (loaded: LoadedConfig, live: Pick<HttpSettings, "
       disableHttpCaching: config.DisableHttpCaching,
       maxRequestBodyBytes: config.MaxAppendSize,
       ready: livenessOf(info),
+      health: Effect.sync(() => nodeHealth(store.stats())),
       observeRequest: metrics.observeRequest,
       ...live
     }
@@ -146,7 +148,7 @@ export const httpSettingsFor = (loaded: LoadedConfig, live: Pick<HttpSettings, "
  * `LogHttpRequests` each answer is logged; with either logging option every log line of a request names
  * the client's address. `live` carries what only the live node has (the off-thread append body parser).
  */
-export const makeNodeHandler = (loaded: LoadedConfig, live: Pick<HttpSettings, "appendBodyParser"> = {}): Effect.Effect<(request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>, never, NodeInfo | NodeMetrics> =>
+export const makeNodeHandler = (loaded: LoadedConfig, live: Pick<HttpSettings, "appendBodyParser"> = {}): Effect.Effect<(request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>, never, NodeInfo | NodeMetrics | EventStore> =>
   Effect.map(httpSettingsFor(loaded, live), (settings) => {
     const config = loaded.config
     const handle = makeHandler(nodeRouteList(loaded), settings)

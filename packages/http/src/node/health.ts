@@ -31,6 +31,23 @@ export const healthLive = (method: string, query: URLSearchParams, live: boolean
   return { status, headers: {}, bare: true }
 }
 
+export const HEALTH_READY_PATH = "/health/ready"
+
+/**
+ * `GET|HEAD /health/ready` (Vellum's own, beside the reference's `/health/live`): 204 when the node is live
+ * and healthy; 503 while it is not live, or while it is degraded (writes refused after a disk error), with
+ * the reason in the status line and a `Retry-After`. For probes and load balancers that should send writes
+ * elsewhere, or page someone, while `/health/live` keeps a degraded node from being restarted for nothing.
+ */
+export const healthReady = (method: string, live: boolean, health: NodeHealth): Reply => {
+  if (method !== "GET" && method !== "HEAD") return { status: 405, reason: "Method Not Allowed", headers: {}, bare: true }
+  if (!live) return { status: 503, reason: "Service Unavailable", headers: {}, bare: true }
+  if (health.status === "degraded") {
+    return { status: 503, reason: `Degraded: ${health.reason}`, headers: { "Retry-After": "5" }, bare: true }
+  }
+  return { status: 204, headers: {}, bare: true }
+}
+
 /** The same, reading liveness from NodeInfo (for a pipeline that has the service). */
 export const handleHealthLive = (method: string, query: URLSearchParams): Effect.Effect<Reply, never, NodeInfo> =>
   Effect.map(nodeIsLive, (live) => healthLive(method, query, live))

@@ -5,7 +5,7 @@ export {
   NodeInfo, NodeStates, isLive, livenessOf, makeInstanceId, nodeIsLive, singleNodeIdentity,
   type NodeIdentity, type NodeInfoService, type NodeState
 } from "./NodeInfo.js"
-export { HEALTH_LIVE_PATH, handleHealthLive, healthLive, nodeHealth, type NodeHealth } from "./health.js"
+export { HEALTH_LIVE_PATH, HEALTH_READY_PATH, handleHealthLive, healthLive, healthReady, nodeHealth, type NodeHealth } from "./health.js"
 export { InfoCodecs, PING_TEXT, pingReply, pingRoute, textMessageBody } from "./ping.js"
 export { infoDocument, infoReply, infoRoute, type InfoDocument } from "./info.js"
 export {

@@ -8,7 +8,7 @@ import { EventStore, isMetastream, metastreamOf, originalEvent, type EventRead }
 import { notFoundBody, renderSingleEvent, singleEventCache, parseEmbed, type EmbedLevel } from "../atom/index.js"
 import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
-import type { StreamRouteRequirements } from "./routes.js"
+import type { StreamRouteRequirements } from "./requirements.js"
 import { badRequest, TextPlainUtf8 } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
 import { denyUnlessAllowed, linkReadOptions } from "./access.js"

@@ -13,7 +13,7 @@ import {
 import { acceptsAnything } from "../mediaType.js"
 import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
-import type { StreamRouteRequirements } from "./routes.js"
+import type { StreamRouteRequirements } from "./requirements.js"
 import { badRequest, documentReply, statusReply } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
 import { denyUnlessAllowed, linkReadOptions } from "./access.js"

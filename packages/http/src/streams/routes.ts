@@ -4,8 +4,6 @@
  * `%24all` are one literal here (the router matches decoded segments). Stream routes check the stream
  * ACL in their handlers (`access: "handler"`); the redirects are anonymous, as upstream.
  */
-import type { StreamAccess } from "@vellum/security"
-import type { EventStore } from "@vellum/storage"
 import type { RouteDef } from "../Route.js"
 import { appendIdempotent, appendMetadata, appendToStream, deleteStream } from "./append.js"
 import { AtomCodecs, AtomCodecsWithoutBatches, FeedCodecs, SingleEventCodecs } from "./mediaTypes.js"
@@ -13,8 +11,7 @@ import { readAllBackward, readAllFilteredBackward, readAllFilteredForward, readA
 import { readStreamEvent, readMetadataEvent } from "./readEvent.js"
 import { readMetastreamBackward, readMetastreamForward, readStreamBackward, readStreamForward } from "./readFeed.js"
 import { redirectWithoutSlash } from "./redirects.js"
-
-export type StreamRouteRequirements = EventStore | StreamAccess
+import type { StreamRouteRequirements } from "./requirements.js"
 
 type StreamRoute = RouteDef<StreamRouteRequirements>
 

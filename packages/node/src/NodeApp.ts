@@ -22,7 +22,7 @@ import {
   type HttpSettings, type NodeServices, type ProcessStats, type Reply, type RouteDef
 } from "@vellum/http"
 import { NodeConfig } from "./config/NodeConfig.js"
-import type { LoadedConfig } from "./config/load.js"
+import type { LoadedConfig } from "./config/LoadedConfig.js"
 import { toScavengerSettings, toSecurityConfig, toStorageConfig } from "./config/derive.js"
 import { infoOptionsRoute } from "./infoOptionsRoute.js"
 import { scavengeMetricsLayer } from "./scavengeMetrics.js"

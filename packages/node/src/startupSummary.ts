@@ -2,7 +2,7 @@
  * The start-up line an operator reads first: version, where it listens, where the data is, which config
  * file was read, and whether this start created the default users; plus a warning in insecure mode.
  */
-import type { LoadedConfig } from "./config/load.js"
+import type { LoadedConfig } from "./config/LoadedConfig.js"
 
 export interface StartupFacts {
   readonly version: string

@@ -4,6 +4,6 @@
  * (`toStorageConfig`, ...) from the root.
  */
 import { Context } from "effect"
-import type { LoadedConfig } from "./load.js"
+import type { LoadedConfig } from "./LoadedConfig.js"
 
 export class NodeConfig extends Context.Tag("@vellum/node/NodeConfig")<NodeConfig, LoadedConfig>() {}

@@ -3,7 +3,7 @@
  * node misbehave is a problem (the node does not start); one that is merely surprising is a warning.
  */
 import { type ConfigProblem, problem } from "./ConfigError.js"
-import type { ConfigSources } from "./load.js"
+import type { ConfigSources } from "./LoadedConfig.js"
 import type { Config } from "./options.js"
 
 /**

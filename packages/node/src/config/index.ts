@@ -8,7 +8,8 @@ export {
   formatConfigError,
   type Origin
 } from "./ConfigError.js"
-export { type ConfigOutcome, type ConfigSources, type LoadConfigInput, loadConfig, type LoadedConfig, type ReadConfigFile } from "./load.js"
+export { type ConfigOutcome, type LoadConfigInput, loadConfig, type ReadConfigFile } from "./load.js"
+export type { ConfigSources, LoadedConfig } from "./LoadedConfig.js"
 export { readConfigFileFromDisk } from "./configFile.js"
 export { helpText, versionText } from "./help.js"
 export { formatEffectiveConfig, infoOptions, type InfoOption, SENSITIVE_MASK, sourceDisplayName } from "./infoOptions.js"

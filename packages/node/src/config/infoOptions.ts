@@ -5,7 +5,7 @@
  * names (`<DEFAULT>`, `Yaml`, `Environment Variables`, `Command Line`). The same rows print for `--what-if`.
  */
 import type { Origin } from "./ConfigError.js"
-import type { LoadedConfig } from "./load.js"
+import type { LoadedConfig } from "./LoadedConfig.js"
 import { optionSpecs } from "./options.js"
 import type { OptionJsonSchema } from "./valueTypes.js"
 

@@ -14,6 +14,7 @@ import { checkConsistency } from "./consistency.js"
 import { type Environment, readEnvironment } from "./environment.js"
 import { helpText, versionText } from "./help.js"
 import { formatEffectiveConfig } from "./infoOptions.js"
+import type { ConfigSources, LoadedConfig } from "./LoadedConfig.js"
 import { refusedSettings } from "./optionSupport.js"
 import { type Config, type OptionName, optionSpecs, type OptionSpec } from "./options.js"
 import { type RawSetting, type SourceReading } from "./settings.js"
@@ -29,18 +30,6 @@ export interface LoadConfigInput<R> {
   readonly readFile: ReadConfigFile<R>
   /** The node's version, for `--version` and `--help`. */
   readonly version: string
-}
-
-/** Where each option's effective value came from. */
-export type ConfigSources = { readonly [K in OptionName]: Origin }
-
-export interface LoadedConfig {
-  readonly config: Config
-  readonly sources: ConfigSources
-  /** Things worth logging at start-up that do not stop the node (old names, ignored variables, ...). */
-  readonly warnings: ReadonlyArray<string>
-  /** The YAML file that was read, as named (undefined when there was none). */
-  readonly configFile?: string
 }
 
 export type ConfigOutcome =

@@ -12,7 +12,7 @@
  * it, a refused value stops the node with the reason).
  */
 import { type ConfigProblem, problem } from "./ConfigError.js"
-import type { ConfigSources } from "./load.js"
+import type { ConfigSources } from "./LoadedConfig.js"
 import { type Config, type OptionName, optionSpecs } from "./options.js"
 
 export type OptionSupport =

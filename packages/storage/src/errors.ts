@@ -79,3 +79,6 @@ export class WriteTimeout extends Schema.TaggedError<WriteTimeout>()("WriteTimeo
     return `the write was not durable within ${this.timeoutMillis} ms; it may still be written`
   }
 }
+
+/** Why a read of the log failed: its bytes are damaged, or the disk itself failed. */
+export type ReadError = StorageCorrupt | DiskError

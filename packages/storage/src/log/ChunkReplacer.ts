@@ -23,14 +23,12 @@
  */
 import { Clock, Effect } from "effect"
 import { Disk, join, type DiskService } from "@vellum/platform"
-import { StorageFailed } from "../errors.js"
+import { StorageFailed, type ReadError } from "../errors.js"
 import type { BlockCache } from "./BlockCache.js"
 import type { BufferPool } from "./BufferPool.js"
 import { isCompleted, makeChunkFile, type ChunkFile } from "./ChunkFile.js"
 import { chunkFileName, completedFileSize, parseChunkFileName } from "./chunkFormat.js"
 import { writeScavengedChunk, type KeepRecord, type RewrittenChunk } from "./ChunkRewrite.js"
-
-import type { ReadError } from "./TransactionLog.js"
 
 /** The result of replacing physical chunks by one scavenged chunk. */
 export interface ChunkReplacement {

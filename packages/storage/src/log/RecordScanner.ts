@@ -20,7 +20,7 @@
  * Usage: `while (yield* scan.nextPiece) while (scan.next()) { scan.kind ... scan.decode() }`.
  */
 import { Effect } from "effect"
-import { StorageCorrupt } from "../errors.js"
+import { StorageCorrupt, type ReadError } from "../errors.js"
 import { readU32Unchecked } from "../codec/bytes.js"
 import { checksumUpdate } from "../codec/checksum.js"
 import { takeBuffer, type BufferPool } from "./BufferPool.js"
@@ -28,7 +28,6 @@ import { isScavenged, physicalOffsetAtOrAfter, type ChunkFile } from "./ChunkFil
 import { FOOTER_SIZE, HEADER_SIZE, completedFileSize } from "./chunkFormat.js"
 import { mapMismatch } from "./PositionMap.js"
 import { FRAME_OVERHEAD, MAX_RECORD_BODY, decodeRecord, eventStreamAt, isWellFramed, type LogRecord } from "./records.js"
-import type { ReadError, TransactionLog } from "./TransactionLog.js"
 
 /** Bytes per read of a chunk file. */
 const PIECE = 4 * 1024 * 1024
@@ -96,7 +95,7 @@ export class RecordScan implements ScannedRecord {
   private readonly pieces: [Buffer | undefined, Buffer | undefined] = [undefined, undefined]
 
   constructor(
-    private readonly log: Pick<TransactionLog, "chunks">,
+    private readonly log: ChunkSource,
     from: number,
     private readonly limit: number,
     private readonly pieceBytes: number,
@@ -382,6 +381,11 @@ export interface ScanOptions {
   readonly pool?: BufferPool
 }
 
+/** What a scan needs of the log (a TransactionLog is one): its chunk files, in order. */
+export interface ChunkSource {
+  readonly chunks: () => ReadonlyArray<ChunkFile>
+}
+
 /** A scan of the records with position ≥ `from` and < `limit` (`from` as for `scanForward`). */
-export const scanRecords = (log: Pick<TransactionLog, "chunks">, from: number, limit: number, options: ScanOptions = {}): RecordScan =>
+export const scanRecords = (log: ChunkSource, from: number, limit: number, options: ScanOptions = {}): RecordScan =>
   new RecordScan(log, from, limit, options.pieceBytes ?? PIECE, options.verifyFiles ?? false, options.pool)

@@ -44,7 +44,7 @@ import { type Context, Effect } from "effect"
 import { Disk, join, type DiskError } from "@vellum/platform"
 import { ByteWriter } from "../codec/bytes.js"
 import { checksum, checksumUpdate } from "../codec/checksum.js"
-import { StorageCorrupt, StorageFailed, writesRefused } from "../errors.js"
+import { StorageCorrupt, StorageFailed, writesRefused, type ReadError } from "../errors.js"
 import { BLOCK_SIZE, BlockCache } from "./BlockCache.js"
 import {
   completeChunkFile, createChunkFile, isCompleted, isScavenged, openChunkFile, physicalOffset, physicalOffsetAtOrAfter,
@@ -107,7 +107,7 @@ export interface ScanResult {
   readonly reachedEnd: boolean
 }
 
-export type ReadError = StorageCorrupt | DiskError
+export type { ReadError } from "../errors.js"
 
 export type { ChunkReplacement, ReplaceOptions } from "./ChunkReplacer.js"
 

@@ -36,8 +36,22 @@ describe("determinism lint", () => {
     expect(messages).toEqual([])
   })
 
+  it.each([
+    ["a *Live.ts file outside live/", "packages/scavenge/src/FooLive.ts"],
+    ["a *Live*.ts file outside live/", "packages/http/src/node/NodeLiveStats.ts"],
+    ["a main.ts other than the node's", "packages/http/src/main.ts"]
+  ])("rejects Date.now() in %s: only live/ folders and the node's main.ts are exempt", async (_name, filePath) => {
+    const messages = await lint("export const t = Date.now()\n", filePath)
+    expect(messages.some((m) => m.includes("Date.now"))).toBe(true)
+  })
+
   it("allows the real world inside live layers", async () => {
     const messages = await lint("import * as fs from \"node:fs\"\nexport const t = Date.now() + fs.constants.O_RDONLY\n", "packages/platform/src/live/NodeDisk.ts")
+    expect(messages).toEqual([])
+  })
+
+  it("allows the real world in the node's main.ts, the composition root that starts the process", async () => {
+    const messages = await lint("export const t = Date.now() + (process.env.HOME === undefined ? 0 : 1)\n", "packages/node/src/main.ts")
     expect(messages).toEqual([])
   })
 })

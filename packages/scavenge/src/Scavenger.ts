@@ -1,6 +1,6 @@
 /**
  * The node scavenger as the rest of the node sees it: start, observe, stop, and the index merge. The HTTP
- * admin routes and the simulator talk to this service only; `ScavengerLive` (Scavenger layer) runs the
+ * admin routes and the simulator talk to this service only; `makeScavenger` (Scavenger layer) runs the
  * phases on the store.
  */
 import { Context, Data, type Effect } from "effect"

@@ -9,7 +9,7 @@ import { EventStore } from "@vellum/storage"
 import * as History from "./history/index.js"
 import { describeError } from "./phases/errors.js"
 import { Scavenger } from "./Scavenger.js"
-import { makeScavenger, type ScavengerSettings } from "./ScavengerLive.js"
+import { makeScavenger, type ScavengerSettings } from "./makeScavenger.js"
 import { openStateSession } from "./state/index.js"
 
 export interface ScavengerLayerSettings extends ScavengerSettings {

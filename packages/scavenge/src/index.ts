@@ -1,7 +1,7 @@
 // @vellum/scavenge: node scavenging — the service, its phases and rules, the persisted state, the history
 // streams, and the reference model its property tests compare against.
 export * from "./Scavenger.js"
-export * from "./ScavengerLive.js"
+export * from "./makeScavenger.js"
 export * from "./ScavengerLayer.js"
 export * from "./history/index.js"
 export { NotResident, openScavengeState, openStateSession, StateCorrupt } from "./state/index.js"

@@ -5,7 +5,7 @@
 import { Effect, Exit, Scope } from "effect"
 import { Disk, MemoryDisk, join, type DiskService } from "@vellum/platform"
 import { EventStore, RecordKind, defaultStorageConfig, make, type EventStoreService, type LogRecord, type ProposedEvent, type StorageConfig } from "@vellum/storage"
-import { makeScavenger, type ScavengerSettings } from "../src/ScavengerLive.js"
+import { makeScavenger, type ScavengerSettings } from "../src/makeScavenger.js"
 import { STATE_FOLDER } from "../src/ScavengerLayer.js"
 import { openStateSession, type StateError } from "../src/state/index.js"
 import type { ScavengerService, StartScavengeOptions } from "../src/Scavenger.js"

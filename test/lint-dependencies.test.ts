@@ -1,12 +1,12 @@
 // The dependency direction and the no-cycle rule are only worth something if the lint really refuses a
 // wrong import. Each case plants a tiny workspace in a temporary folder (the same folder names, the
 // workspace packages linked into node_modules as npm links them) and cruises it with the real config.
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
+import { dirname, join, relative, resolve } from "node:path"
 import { cruise, type ICruiseResult } from "dependency-cruiser"
 import { afterEach, describe, expect, it } from "vitest"
-import config, { allowedDependencies } from "../dependency-cruiser.config.js"
+import config, { allowedDependencies, workspaceFolder } from "../dependency-cruiser.config.js"
 
 const packages = ["platform", "storage", "http"]
 const planted: Array<string> = []
@@ -77,5 +77,25 @@ describe("dependency lint", () => {
       "packages/http/src/uses.ts": "import { here } from \"@vellum/storage\"\nimport { here as p } from \"@vellum/platform\"\nexport const x = here + p\n",
       "simulation/src/run.ts": "import { here } from \"@vellum/http\"\nexport const x = here\n"
     })).toEqual([])
+  })
+
+  it("every workspace's package.json declares exactly the workspace packages its files import", () => {
+    const folders = Object.keys(allowedDependencies).map((name) => [name, workspaceFolder(name)] as const)
+    const owner = (path: string) => folders.find(([, folder]) => path === folder || path.startsWith(`${folder}/`))?.[0]
+    const sources = (dir: string): Array<string> => readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.name === "node_modules" ? [] : entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : [])
+    for (const [name, folder] of folders) {
+      const imported = new Set<string>()
+      for (const file of sources(folder)) {
+        for (const [, specifier] of readFileSync(file, "utf8").matchAll(/(?:from |import\()"([^"]+)"/g)) {
+          const target = specifier!.startsWith("@vellum/") ? specifier!.split("/")[1]
+            : specifier!.startsWith(".") ? owner(relative(process.cwd(), resolve(dirname(file), specifier!))) : undefined
+          if (target !== undefined && target !== name) imported.add(`@vellum/${target}`)
+        }
+      }
+      const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as { dependencies?: Record<string, string> }
+      const declared = Object.keys(manifest.dependencies ?? {}).filter((dep) => dep.startsWith("@vellum/"))
+      expect(declared.sort(), folder).toEqual([...imported].sort())
+    }
   })
 })

@@ -5,7 +5,8 @@ import { XMLParser, XMLValidator } from "fast-xml-parser"
 import {
   clusterInfo, gossipBody, gossipReply, infoDocument, infoReply, pingReply, singleNodeIdentity, type GossipInput, type NodeIdentity
 } from "../src/node/index.js"
-import { jsonDate, parseBool, roundTripDate, shortDate, timeSpanGeneral } from "../src/node/dotnet.js"
+import { tryParseBoolean } from "../src/dotnetParse.js"
+import { jsonDate, roundTripDate, shortDate, timeSpanGeneral } from "../src/node/dotnet.js"
 import { encodeName, escapeText } from "../src/node/xml.js"
 
 const parser = new XMLParser({ ignoreAttributes: false, parseTagValue: false })
@@ -171,7 +172,7 @@ describe(".NET formats", () => {
     expect(timeSpanGeneral(90_061_001)).toBe("1:01:01:01.0010000")
   })
   it("bool.TryParse", () => {
-    expect([parseBool("true"), parseBool(" TRUE "), parseBool("False"), parseBool("1"), parseBool(""), parseBool(null)])
+    expect([tryParseBoolean("true"), tryParseBoolean(" TRUE "), tryParseBoolean("False"), tryParseBoolean("1"), tryParseBoolean(""), tryParseBoolean(null)])
       .toEqual([true, true, false, undefined, undefined, undefined])
   })
 })

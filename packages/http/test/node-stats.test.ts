@@ -257,6 +257,13 @@ describe("statsReply", () => {
     expect(doc.id).toBe(4242)
     expect(JSON.parse(body(statsReply("application/json", first.stats, ["sys"], query("metadata=true")))).cpu.category).toBe("Machine")
   })
+
+  it("flags are read as bool.TryParse reads them: NUL and .NET white space trimmed, a BOM is not", () => {
+    const meta = (text: string) => JSON.parse(body(statsReply("application/json", first.stats, ["proc"], query(text)))).mem
+    expect(meta("metadata=true%00").value).toBe(50_000_000)
+    expect(meta("metadata=%C2%85TRUE").value).toBe(50_000_000)
+    expect(meta("metadata=%EF%BB%BFtrue")).toBe(50_000_000)
+  })
 })
 
 describe("NodeStats", () => {

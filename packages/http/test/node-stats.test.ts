@@ -204,6 +204,10 @@ describe("XML form", () => {
     expect(xml).toContain("<drive><_x002F_><availableBytes>25</availableBytes>")
   })
 
+  it("a key with a letter XML names cannot hold (µ) stays well-formed", () => {
+    expect(XMLValidator.validate(statsXml(groupStats([["proc-µs", 1]]), false))).toBe(true)
+  })
+
   it("metadata=true nests value, category, title and drawChart", () => {
     const xml = statsXml(groupStats([["proc-mem", statMeta(7, "Process", "Process Virtual Memory")]]), true)
     expect(XMLValidator.validate(xml)).toBe(true)

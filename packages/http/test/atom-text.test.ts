@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest"
 import { NoEventsDate, StartPosition, escapeDataString, formatAllPosition, formatAtomDate, parseAllPosition, parseEmbed } from "../src/atom/index.js"
 import { jsonValueOrString, prettyJsonObject, reindentJson } from "../src/atom/jsonIndent.js"
 import { dotnetDouble, dotnetDoubleFromExponent, quoteJson } from "../src/atom/jsonText.js"
-import { encodeXmlName, escapeXmlAttribute, escapeXmlText, jsonToXml } from "../src/atom/xml.js"
+import { jsonToXml } from "../src/atom/xml.js"
+import { encodeXmlName, escapeXmlAttribute, escapeXmlText } from "../src/xmlText.js"
 
 describe("escapeDataString (RFC 3986, §1.6)", () => {
   it("keeps only unreserved characters literal", () => {
@@ -210,6 +211,7 @@ describe("XML text", () => {
     expect(encodeXmlName("a:b")).toBe("a_x003A_b")
     expect(encodeXmlName("_x0041_")).toBe("_x005F_x0041_")
     expect(encodeXmlName("")).toBe("_")
+    expect(encodeXmlName("a\u{1D400}")).toBe("a_x0001D400_")
   })
 
   it("converts JSON as Newtonsoft's XmlNodeConverter does", () => {

@@ -5,8 +5,9 @@ import { XMLParser, XMLValidator } from "fast-xml-parser"
 import {
   clusterInfo, gossipBody, gossipReply, infoDocument, infoReply, pingReply, singleNodeIdentity, type GossipInput, type NodeIdentity
 } from "../src/node/index.js"
-import { jsonDate, parseBool, roundTripDate, shortDate, timeSpanGeneral } from "../src/node/dotnet.js"
-import { encodeName, escapeText } from "../src/node/xml.js"
+import { tryParseBoolean } from "../src/dotnetParse.js"
+import { jsonDate, roundTripDate, shortDate, timeSpanGeneral } from "../src/node/dotnet.js"
+import { encodeXmlName, escapeXmlAttribute } from "../src/xmlText.js"
 
 const parser = new XMLParser({ ignoreAttributes: false, parseTagValue: false })
 const parseXml = (xml: string) => {
@@ -171,25 +172,28 @@ describe(".NET formats", () => {
     expect(timeSpanGeneral(90_061_001)).toBe("1:01:01:01.0010000")
   })
   it("bool.TryParse", () => {
-    expect([parseBool("true"), parseBool(" TRUE "), parseBool("False"), parseBool("1"), parseBool(""), parseBool(null)])
+    expect([tryParseBoolean("true"), tryParseBoolean(" TRUE "), tryParseBoolean("False"), tryParseBoolean("1"), tryParseBoolean(""), tryParseBoolean(null)])
       .toEqual([true, true, false, undefined, undefined, undefined])
   })
 })
 
 describe("XML helpers", () => {
   it("encodes names XML cannot carry, like XmlConvert.EncodeName", () => {
-    expect(encodeName("gen0Size")).toBe("gen0Size")
-    expect(encodeName("/")).toBe("_x002F_")
-    expect(encodeName("/data/db")).toBe("_x002F_data_x002F_db")
-    expect(encodeName("1m")).toBe("_x0031_m")
-    expect(encodeName("a:b c")).toBe("a_x003A_b_x0020_c")
+    expect(encodeXmlName("gen0Size")).toBe("gen0Size")
+    expect(encodeXmlName("/")).toBe("_x002F_")
+    expect(encodeXmlName("/data/db")).toBe("_x002F_data_x002F_db")
+    expect(encodeXmlName("1m")).toBe("_x0031_m")
+    expect(encodeXmlName("a:b c")).toBe("a_x003A_b_x0020_c")
     for (const name of ["/", "/data/db", "1m", "a:b c", "StorageWriterQueue", "é-ü"]) {
-      expect(XMLValidator.validate(`<${encodeName(name)}>x</${encodeName(name)}>`)).toBe(true)
+      expect(XMLValidator.validate(`<${encodeXmlName(name)}>x</${encodeXmlName(name)}>`)).toBe(true)
     }
   })
+  it("escapes letters XML 1.0 does not allow in names", () => {
+    expect(encodeXmlName("µs")).toBe("_x00B5_s")
+  })
   it("escapes markup and replaces characters XML forbids", () => {
-    expect(escapeText(`a<b & "c">`)).toBe("a&lt;b &amp; &quot;c&quot;&gt;")
-    const text = escapeText("bell\u0007 ok")
+    expect(escapeXmlAttribute(`a<b & "c">`)).toBe("a&lt;b &amp; &quot;c&quot;&gt;")
+    const text = escapeXmlAttribute("bell\u0007 ok")
     expect(XMLValidator.validate(`<a>${text}</a>`)).toBe(true)
     expect(text).toBe("bell\uFFFD ok")
   })

@@ -204,6 +204,10 @@ describe("XML form", () => {
     expect(xml).toContain("<drive><_x002F_><availableBytes>25</availableBytes>")
   })
 
+  it("a key with a letter XML names cannot hold (µ) stays well-formed", () => {
+    expect(XMLValidator.validate(statsXml(groupStats([["proc-µs", 1]]), false))).toBe(true)
+  })
+
   it("metadata=true nests value, category, title and drawChart", () => {
     const xml = statsXml(groupStats([["proc-mem", statMeta(7, "Process", "Process Virtual Memory")]]), true)
     expect(XMLValidator.validate(xml)).toBe(true)
@@ -256,6 +260,13 @@ describe("statsReply", () => {
     expect(doc.cpu.title).toBe("Process Cpu Usage")
     expect(doc.id).toBe(4242)
     expect(JSON.parse(body(statsReply("application/json", first.stats, ["sys"], query("metadata=true")))).cpu.category).toBe("Machine")
+  })
+
+  it("flags are read as bool.TryParse reads them: NUL and .NET white space trimmed, a BOM is not", () => {
+    const meta = (text: string) => JSON.parse(body(statsReply("application/json", first.stats, ["proc"], query(text)))).mem
+    expect(meta("metadata=true%00").value).toBe(50_000_000)
+    expect(meta("metadata=%C2%85TRUE").value).toBe(50_000_000)
+    expect(meta("metadata=%EF%BB%BFtrue")).toBe(50_000_000)
   })
 })
 

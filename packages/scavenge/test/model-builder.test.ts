@@ -3,20 +3,18 @@
  * never straddling a chunk, a scavenge point closing its chunk (spec/scavenge.md §1.2).
  */
 import { describe, expect, it } from "vitest"
-import { decodeRecord, DeletedStreamNumber, encodeRecord, EventFlags, framedLength, RecordKind, type EventRecord, type LogRecord } from "@vellum/storage"
+import { ByteWriter, decodeRecord, DeletedStreamNumber, encodeRecord, EventFlags, framedLength, RecordKind, type EventRecord, type LogRecord } from "@vellum/storage"
 import { LogBuilder } from "../src/model/index.js"
 
 const CHUNK = 1024
 
-/** Encodes one record into a buffer of exactly its framed length (a minimal ByteWriter). */
+/** Encodes one record into a buffer of exactly its framed length. */
 const encode = (record: LogRecord): Buffer => {
   const size = framedLength(record)
-  const out: Parameters<typeof encodeRecord>[0] = {
-    buf: Buffer.alloc(size), length: 0, ensure: () => undefined, reset: () => undefined, toBuffer: () => out.buf
-  }
+  const out = new ByteWriter(size)
   encodeRecord(out, record, record.logPosition)
   expect(out.length).toBe(size)
-  return out.buf
+  return out.toBuffer()
 }
 
 describe("LogBuilder", () => {

@@ -10,7 +10,7 @@
  * metadata operation (denied to everyone, admins too); `$admins` (and the system account) pass everything
  * else. A role matches the user's login or one of its groups; `$all` matches everyone, anonymous included.
  */
-import { isMetastream, isSystemStream, originalStreamOf, parseMetadata, AllStream, type Acl } from "@vellum/storage"
+import { isMetastream, isSystemStream, originalStreamOf, parseJsonObject, parseMetadata, utf8Text, AllStream, type Acl } from "@vellum/storage"
 import { isAdmin, type Principal, type StreamAction } from "./Principal.js"
 
 /** The defaults of `$settings` that matter here. */
@@ -34,14 +34,8 @@ const aclOf = (value: unknown): Acl | undefined =>
 
 /** Parses a `$settings` event's data; anything unreadable gives no settings (the defaults apply). */
 export const parseSystemSettings = (data: Uint8Array): SystemSettings => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.length).toString("utf8"))
-  } catch {
-    return NoSettings
-  }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return NoSettings
-  const o = parsed as Record<string, unknown>
+  const o = parseJsonObject(utf8Text(data))
+  if (o === undefined) return NoSettings
   return { userStreamAcl: aclOf(o.$userStreamAcl), systemStreamAcl: aclOf(o.$systemStreamAcl) }
 }
 

@@ -9,7 +9,7 @@
  * The stored JSON follows the reference's camelCase `UserData` except that `hash` is our self-describing
  * encoded hash (Password.ts), which carries the salt, instead of separate `hash` and `salt` fields.
  */
-import { isWellFormedText } from "@vellum/storage"
+import { isWellFormedText, parseJsonObject, utf8Text } from "@vellum/storage"
 import type { Principal } from "./Principal.js"
 
 export const UserStreamPrefix = "$user-"
@@ -65,14 +65,8 @@ const isStringArray = (value: unknown): value is ReadonlyArray<string> => Array.
 
 /** Parses a user event's data; undefined when it is not a user (then the user is unusable, never half-read). */
 export const decodeUser = (loginName: string, data: Uint8Array): StoredUser | undefined => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.length).toString("utf8"))
-  } catch {
-    return undefined
-  }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return undefined
-  const o = parsed as Record<string, unknown>
+  const o = parseJsonObject(utf8Text(data))
+  if (o === undefined) return undefined
   const fullName = o.fullName ?? ""
   const groups = o.groups ?? []
   const disabled = o.disabled ?? false

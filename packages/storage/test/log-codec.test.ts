@@ -101,6 +101,28 @@ const encode = (record: NewRecord, at: number): Buffer => {
   return out.toBuffer()
 }
 
+// ---- the writer's cursor methods (the scavenge state's codecs) ----
+
+describe("ByteWriter", () => {
+  it("appends little-endian fields, grows from any capacity, and takes back a tail", () => {
+    const w = new ByteWriter(1)
+    w.u8(7)
+    w.u32(0xdeadbeef)
+    w.f64(-2.5)
+    w.optF64(undefined)
+    w.optF64(2 ** 53)
+    w.str("é$")
+    w.raw(Uint8Array.of(1, 2))
+    const b = w.bytes()
+    expect(b.length).toBe(w.length)
+    expect([b[0], b.readUInt32LE(1), b.readDoubleLE(5), b[13], b[14], b.readDoubleLE(15)]).toEqual([7, 0xdeadbeef, -2.5, 0, 1, 2 ** 53])
+    expect([b.readUInt32LE(23), b.toString("utf8", 27, 30), b[30], b[31]]).toEqual([3, "é$", 1, 2])
+    w.truncate(5)
+    w.u8(9)
+    expect([...w.bytes()]).toEqual([7, 0xef, 0xbe, 0xad, 0xde, 9])
+  })
+})
+
 // ---- records ----
 
 describe("record codec", () => {

@@ -4,5 +4,4 @@ export {
   scavengeLink, scavengeRoutes, scavengeStartedDto, startScavengeRoute, stopScavengeRoute
 } from "./scavengeRoutes.js"
 export { MAX_SCAVENGE_THREADS, ScavengeParamMessages, parseScavengeQuery, type ScavengeQuery } from "./scavengeParams.js"
-export { tryParseBoolean, tryParseInt32 } from "./dotnetParse.js"
 export { renderDto, renderString, type Dto, type DtoField, type DtoValue } from "./adminDocuments.js"

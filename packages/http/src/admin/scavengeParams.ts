@@ -4,7 +4,7 @@
  * present but empty (`?threads=`) is malformed, as a bound-but-empty template variable is upstream.
  */
 import type { StartScavengeOptions } from "@vellum/scavenge"
-import { tryParseBoolean, tryParseInt32 } from "./dotnetParse.js"
+import { tryParseBoolean, tryParseInt32 } from "../dotnetParse.js"
 
 /** Chunk execution runs at most this many chunks at once; more threads are clamped, not refused. */
 export const MAX_SCAVENGE_THREADS = 4

@@ -13,12 +13,12 @@ import { EmbedRank, type EmbedLevel } from "./embed.js"
 import { escapeDataString } from "./escape.js"
 import { indent, jsonValueOrString, prettyJsonObject } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
-import { escapeXmlAttribute, escapeXmlText, jsonToXml, xmlElement } from "./xml.js"
+import { jsonToXml, xmlElement } from "./xml.js"
+import { escapeXmlAttribute, escapeXmlText } from "../xmlText.js"
 import { wireEventNumber } from "../storageErrors.js"
 
 export const AtomAuthor = "Kurrent"
 export const AtomNamespace = "http://www.w3.org/2005/Atom"
-export const XmlDeclaration = "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
 
 export const isJsonEvent = (event: EventRecord): boolean => (event.flags & EventFlags.Json) !== 0
 

@@ -10,12 +10,12 @@ import type { ResolvedEvent } from "@vellum/storage"
 import { positionETag } from "./cache.js"
 import { NoEventsDate, formatAtomDate } from "./dates.js"
 import type { EmbedLevel } from "./embed.js"
-import { AtomNamespace, XmlDeclaration, authorJson, authorXml, entryJson, entryXml, linkJson, linkXml } from "./entry.js"
+import { AtomNamespace, authorJson, authorXml, entryJson, entryXml, linkJson, linkXml } from "./entry.js"
 import { escapeDataString } from "./escape.js"
 import { indent } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
 import { StartPosition, formatAllPosition } from "./position.js"
-import { escapeXmlText } from "./xml.js"
+import { XML_DECLARATION, escapeXmlText } from "../xmlText.js"
 
 export type FeedSyntax = "json" | "xml"
 
@@ -183,7 +183,7 @@ const renderFeed = (
 ): string => {
   const n = events.length
   if (syntax === "xml") {
-    let out = XmlDeclaration + "<feed xmlns=\"" + AtomNamespace + "\"><title>" + escapeXmlText(head.title) + "</title><id>" +
+    let out = XML_DECLARATION + "<feed xmlns=\"" + AtomNamespace + "\"><title>" + escapeXmlText(head.title) + "</title><id>" +
       escapeXmlText(head.id) + "</id><updated>" + head.updated + "</updated>" + authorXml("")
     for (const link of links) out += linkXml("", link.uri, link.relation)
     for (let i = 0; i < n; i++) out += entryXml(events[newestFirst ? i : n - 1 - i]!, baseUrl, embed, false, "")

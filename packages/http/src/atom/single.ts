@@ -15,7 +15,8 @@
  */
 import type { ResolvedEvent } from "@vellum/storage"
 import type { EmbedLevel } from "./embed.js"
-import { XmlDeclaration, contentJson, contentXmlMembers, entryJson, entryXml, isJsonEvent, payloadXml } from "./entry.js"
+import { contentJson, contentXmlMembers, entryJson, entryXml, isJsonEvent, payloadXml } from "./entry.js"
+import { XML_DECLARATION } from "../xmlText.js"
 import { jsonValueOrString } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
 
@@ -57,7 +58,7 @@ export const renderSingleEvent = (ctx: SingleEventContext): string | Uint8Array 
     case "text/plain":
       return event.data
     default:
-      return XmlDeclaration + entryXml(ctx.event, ctx.baseUrl, ctx.embed, true, "atom:")
+      return XML_DECLARATION + entryXml(ctx.event, ctx.baseUrl, ctx.embed, true, "atom:")
   }
 }
 

@@ -1,68 +1,12 @@
 /**
- * XML text helpers for the Atom XML forms, and JSON → XML conversion in the manner of Newtonsoft's
+ * JSON → XML conversion in the manner of Newtonsoft's
  * XmlNodeConverter, which the reference uses for `<content>`, `text/xml` event bodies and `event+xml`:
  * a property becomes an element, an array property repeats its element, `null`/`""`/`{}` give an empty
  * element, `@name` scalars become attributes (while the element's start tag is still open) and `#text`
- * becomes text. Names that are not XML names are encoded as XmlConvert.EncodeLocalName does (`_xHHHH_`).
- *
- * Characters XML 1.0 cannot carry (most C0 controls, lone surrogates) are replaced with U+FFFD so every
- * document stays well-formed; `\r` and, in attributes, tabs and newlines are written as character
- * references so they survive parsing.
+ * becomes text. Names and text follow the XML rules of xmlText.ts.
  */
+import { encodeXmlName, escapeXmlAttribute, escapeXmlText } from "../xmlText.js"
 import { parseJson, type JsonEmitter } from "./jsonText.js"
-
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const TEXT_SPECIAL = /[&<>\r\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const ATTR_SPECIAL = /[&<>"\t\n\r\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
-
-const replacement = (c: string): string => {
-  switch (c) {
-    case "&": return "&amp;"
-    case "<": return "&lt;"
-    case ">": return "&gt;"
-    case "\"": return "&quot;"
-    case "\t": return "&#x9;"
-    case "\n": return "&#xA;"
-    case "\r": return "&#xD;"
-    default: return "\uFFFD"
-  }
-}
-
-export const escapeXmlText = (s: string): string => {
-  TEXT_SPECIAL.lastIndex = 0
-  return TEXT_SPECIAL.test(s) ? s.replace(TEXT_SPECIAL, replacement) : s
-}
-
-export const escapeXmlAttribute = (s: string): string => {
-  ATTR_SPECIAL.lastIndex = 0
-  return ATTR_SPECIAL.test(s) ? s.replace(ATTR_SPECIAL, replacement) : s
-}
-
-const SIMPLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/
-const NAME_START = /[A-Za-z_\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd]/
-const NAME_CHAR = /[A-Za-z0-9_.\-\u00b7\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u037d\u037f-\u1fff\u203f\u2040\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd]/
-
-// Joiners are name characters too; kept out of the classes above (lint: joined sequences in a class).
-const ZWNJ = "\u200c"
-const ZWJ = "\u200d"
-
-const hexEscape = (code: number): string => "_x" + code.toString(16).toUpperCase().padStart(4, "0") + "_"
-
-/** An XML local name for a JSON property name (XmlConvert.EncodeLocalName rules). */
-export const encodeXmlName = (name: string): string => {
-  if (SIMPLE_NAME.test(name) && !name.includes("_x")) return name
-  if (name.length === 0) return "_"
-  let out = ""
-  for (let i = 0; i < name.length; i++) {
-    const c = name[i]!
-    // A literal `_xHHHH_` would read back as an escape: its underscore is escaped.
-    if (c === "_" && /^_x[0-9A-Fa-f]{4}_/.test(name.slice(i))) out += hexEscape(95)
-    else if ((i === 0 ? NAME_START : NAME_CHAR).test(c) || c === ZWNJ || c === ZWJ) out += c
-    else out += hexEscape(c.charCodeAt(0))
-  }
-  return out
-}
 
 /** One open JSON container while converting. */
 interface Frame {

@@ -1,7 +1,7 @@
 /**
  * The .NET text formats the reference's node documents use, so clients that parse them keep working:
  * `DateTime.ToString("O")` (seven fractional digits), Newtonsoft's ISO dates (trailing fractional zeros
- * trimmed) and `bool.TryParse` for query flags.
+ * trimmed). Parsing the .NET way (`bool.TryParse`, `int.TryParse`) is dotnetParse.ts.
  */
 
 const pad = (n: number, width: number): string => String(n).padStart(width, "0")
@@ -29,13 +29,6 @@ export const shortDate = (millis: number): string => {
   const d = new Date(millis)
   return `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)} ` +
     `${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}.${pad(d.getUTCMilliseconds(), 3)}`
-}
-
-/** `bool.TryParse`: "true"/"false" in any case, surrounding white space allowed; anything else → undefined. */
-export const parseBool = (text: string | null): boolean | undefined => {
-  if (text === null) return undefined
-  const t = text.trim().toLowerCase()
-  return t === "true" ? true : t === "false" ? false : undefined
 }
 
 /** `TimeSpan.ToString("G")`: `d:hh:mm:ss.fffffff`, days and seven fractional digits always present. */

@@ -6,6 +6,7 @@
  * no completion by then belongs to a run this node never finished. Payloads that are not JSON objects, or
  * lack a string `nodeEndpoint` / `scavengeId`, are skipped (the reference would stop the whole scan).
  */
+import { parseJsonObject, utf8Text } from "@vellum/storage"
 import { HistoryEventTypes } from "./payloads.js"
 import { parseTimeSpanTicks } from "./timeSpan.js"
 
@@ -14,15 +15,7 @@ export const RecentRunsToRefresh = 30
 
 type JsonObject = Readonly<Record<string, unknown>>
 
-const parseObject = (data: Uint8Array): JsonObject | undefined => {
-  let value: unknown
-  try {
-    value = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.length).toString("utf8"))
-  } catch {
-    return undefined
-  }
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? value as JsonObject : undefined
-}
+const parseObject = (data: Uint8Array): JsonObject | undefined => parseJsonObject(utf8Text(data))
 
 /** The runs of one node found while reading `$scavenges` backwards. */
 export class HistoryIndexScan {

@@ -140,7 +140,11 @@ export const normalizeUuid = (uuid: string): string => {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
-/** An append-only byte buffer that grows by doubling; used to build a whole write batch in one Buffer. */
+/**
+ * An append-only byte buffer that grows by doubling. The log builds a whole write batch in it, encoding at
+ * `length` with the offset helpers above after `ensure`; the scavenge state's codecs append little-endian
+ * fields through the cursor methods below (numbers as float64, strings as UTF-8 with a u32 byte length).
+ */
 export class ByteWriter {
   buf: Buffer
   length = 0
@@ -161,6 +165,52 @@ export class ByteWriter {
 
   reset(): void {
     this.length = 0
+  }
+
+  /** Forgets everything written after `length` (to take back a row that did not fit a page). */
+  truncate(length: number): void {
+    this.length = Math.min(this.length, length)
+  }
+
+  u8(v: number): void {
+    this.ensure(1)
+    this.buf[this.length++] = v
+  }
+
+  u32(v: number): void {
+    this.ensure(4)
+    this.buf.writeUInt32LE(v, this.length)
+    this.length += 4
+  }
+
+  f64(v: number): void {
+    this.ensure(8)
+    this.buf.writeDoubleLE(v, this.length)
+    this.length += 8
+  }
+
+  /** A presence flag, then the number when there is one. */
+  optF64(v: number | undefined): void {
+    this.u8(v === undefined ? 0 : 1)
+    if (v !== undefined) this.f64(v)
+  }
+
+  str(s: string): void {
+    const length = Buffer.byteLength(s, "utf8")
+    this.u32(length)
+    this.ensure(length)
+    this.length += this.buf.write(s, this.length, length, "utf8")
+  }
+
+  raw(data: Uint8Array): void {
+    this.ensure(data.length)
+    this.buf.set(data, this.length)
+    this.length += data.length
+  }
+
+  /** A view of the bytes written so far (valid until the next write). */
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.length)
   }
 
   /** A copy of the bytes written so far (the caller may keep it while this writer is reused). */

@@ -6,6 +6,7 @@
  * number is malformed) the metadata is empty — everything ignored, as upstream (§3.5).
  */
 import { DeletedStreamNumber } from "./names.js"
+import { parseJsonObject, utf8Text } from "../codec/json.js"
 
 export interface Acl {
   readonly read?: ReadonlyArray<string>
@@ -140,14 +141,9 @@ const parseAcl = (literal: string): Acl | "bad" => {
 /** Parses metadata bytes; `isJson` is the record's JSON flag. */
 export const parseMetadata = (data: Uint8Array, isJson: boolean): StreamMetadata => {
   if (!isJson || data.length === 0) return EmptyMetadata
-  const text = Buffer.from(data.buffer, data.byteOffset, data.length).toString("utf8")
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return EmptyMetadata
-  }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return EmptyMetadata
+  const text = utf8Text(data)
+  const parsed = parseJsonObject(text)
+  if (parsed === undefined) return EmptyMetadata
   // Members in order, as the reference reads them: a later duplicate replaces an earlier value, but
   // every occurrence must be valid.
   let maxCount: bigint | undefined
@@ -225,14 +221,8 @@ const compact = (literal: string): string => {
  * does; a duplicate key keeps its first place and its last value.
  */
 export const withTruncateBefore = (raw: Uint8Array, recreateFrom: number): Buffer | undefined => {
-  const text = Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString("utf8")
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return undefined
-  }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return undefined
+  const text = utf8Text(raw)
+  if (parseJsonObject(text) === undefined) return undefined
   const members = new Map<string, string>()
   for (const { key, value } of objectMembers(text)) members.set(key, compact(value))
   members.set("$tb", String(recreateFrom))

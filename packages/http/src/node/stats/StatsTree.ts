@@ -4,7 +4,8 @@
  * a sub-path selects a nested group (never a single value — the reference answers 404 for a leaf), and the
  * tree renders as indented JSON or as XML under `<Stats>`. Order of keys is the order stats were added.
  */
-import { escapeText, encodeName, XML_DECLARATION } from "../xml.js"
+import { encodeXmlName, escapeXmlText } from "../../xmlText.js"
+import { XML_DECLARATION } from "../xml.js"
 
 export type StatLeaf = number | string | boolean | null
 
@@ -119,21 +120,21 @@ const groupJson = (group: StatsGroup, withMetadata: boolean, indent: string): st
 export const statsJson = (group: StatsGroup, withMetadata: boolean): string => groupJson(group, withMetadata, "")
 
 const leafXml = (name: string, value: StatLeaf): string => {
-  const tag = encodeName(name)
+  const tag = encodeXmlName(name)
   if (value === null || value === "") return `<${tag} />`
   const text = typeof value === "number" ? (Number.isFinite(value) ? String(value) : "0") : String(value)
-  return `<${tag}>${escapeText(text)}</${tag}>`
+  return `<${tag}>${escapeXmlText(text)}</${tag}>`
 }
 
 const groupXml = (group: StatsGroup, withMetadata: boolean): string => {
   let out = ""
   for (const [key, node] of group.entries) {
     if (isGroup(node)) {
-      const tag = encodeName(key)
+      const tag = encodeXmlName(key)
       const inner = groupXml(node, withMetadata)
       out += inner === "" ? `<${tag} />` : `<${tag}>${inner}</${tag}>`
     } else if (isMeta(node) && withMetadata) {
-      const tag = encodeName(key)
+      const tag = encodeXmlName(key)
       out += `<${tag}>${leafXml("value", node.value)}${leafXml("category", node.category)}${leafXml("title", node.title)}` +
         `${leafXml("drawChart", node.drawChart)}</${tag}>`
     } else {

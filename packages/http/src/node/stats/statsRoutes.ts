@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import type { Reply } from "../../Reply.js"
 import type { RouteDef } from "../../Route.js"
-import { parseBool } from "../dotnet.js"
+import { tryParseBoolean } from "../../dotnetParse.js"
 import { badRequestReply, documentReply, formatOf, notFoundReply } from "../replies.js"
 import { SERIALIZER_NAMESPACES, XML_DECLARATION, wrapElement } from "../xml.js"
 import { NodeStats } from "./NodeStats.js"
@@ -21,8 +21,8 @@ export const GROUPING_REQUIRED = "Dynamic stats selection works only with groupi
 
 /** The stats reply for a sub-path (`[]` for the whole document) and the request's query flags. */
 export const statsReply = (responseType: string, stats: FlatStats, path: ReadonlyArray<string>, query: URLSearchParams): Reply => {
-  const withMetadata = parseBool(query.get("metadata")) ?? false
-  const grouped = parseBool(query.get("group")) ?? true
+  const withMetadata = tryParseBoolean(query.get("metadata")) ?? false
+  const grouped = tryParseBoolean(query.get("group")) ?? true
   if (!grouped && path.length > 0) return badRequestReply(GROUPING_REQUIRED)
   const tree = grouped ? groupStats(stats) : flatGroup(stats)
   const selected = path.length > 0 ? selectGroup(tree, path) : tree

@@ -1,6 +1,6 @@
 /**
- * .NET's `int.TryParse` and `bool.TryParse`, exactly, for the query parameters of the admin routes: a client
- * that scripts `threads= 2` or `syncOnly=TRUE` against the reference must get the same answer here.
+ * .NET's `int.TryParse` and `bool.TryParse`, exactly, for query parameters (the admin routes, the stats flags):
+ * a client that scripts `threads= 2` or `syncOnly=TRUE` against the reference must get the same answer here.
  *
  * `int.TryParse(s)` uses `NumberStyles.Integer` (leading/trailing white space, a leading sign) with the
  * server's culture (invariant signs `+`/`-` assumed). White space there is only U+0009..U+000D and U+0020,
@@ -50,8 +50,12 @@ const isCharWhiteSpace = (code: number): boolean =>
 
 const isBoolTrimmed = (code: number): boolean => code === 0 || isCharWhiteSpace(code)
 
-/** `bool.TryParse(text, out value)`: the value, or undefined where .NET returns false. */
-export const tryParseBoolean = (text: string): boolean | undefined => {
+/**
+ * `bool.TryParse(text, out value)`: the value, or undefined where .NET returns false (as it does for null, so
+ * an absent query parameter can be passed straight in).
+ */
+export const tryParseBoolean = (text: string | null): boolean | undefined => {
+  if (text === null) return undefined
   let start = 0
   let end = text.length
   while (start < end && isBoolTrimmed(text.charCodeAt(start))) start++

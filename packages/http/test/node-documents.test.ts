@@ -4,9 +4,9 @@ import { describe, expect, it } from "vitest"
 import { XMLParser, XMLValidator } from "fast-xml-parser"
 import {
   clusterInfo, gossipBody, gossipReply, infoDocument, infoReply, pingReply, singleNodeIdentity, type GossipInput, type NodeIdentity
-} from "../src/node/index.js"
-import { jsonDate, parseBool, roundTripDate, shortDate, timeSpanGeneral } from "../src/node/dotnet.js"
-import { encodeName, escapeText } from "../src/node/xml.js"
+} from "../src/endpoints/index.js"
+import { jsonDate, parseBool, roundTripDate, shortDate, timeSpanGeneral } from "../src/endpoints/dotnet.js"
+import { encodeName, escapeText } from "../src/endpoints/xml.js"
 
 const parser = new XMLParser({ ignoreAttributes: false, parseTagValue: false })
 const parseXml = (xml: string) => {

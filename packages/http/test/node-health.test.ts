@@ -6,7 +6,7 @@ import type { RouteInput } from "../src/Route.js"
 import { defaultHttpSettings } from "../src/HttpConfig.js"
 import {
   NodeInfo, NodeStates, Shutdown, handleHealthLive, healthLive, isLive, nodeIsLive, shutdownRoute, singleNodeIdentity
-} from "../src/node/index.js"
+} from "../src/endpoints/index.js"
 
 const q = (text = "") => new URLSearchParams(text)
 

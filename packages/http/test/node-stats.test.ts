@@ -9,7 +9,7 @@ import { processSnapshot, storageStats } from "./nodeFixtures.js"
 import {
   GROUPING_REQUIRED, NodeMetrics, NodeStats, ProcessStats, WRITER_QUEUE, buildStats, flatGroup, groupStats,
   selectGroup, statMeta, statsJson, statsReply, statsXml, type FlatStats, type HttpTraffic, type ProcessSnapshot
-} from "../src/node/index.js"
+} from "../src/endpoints/index.js"
 
 const T0 = Date.UTC(2025, 2, 28, 16, 0, 0, 0)
 

@@ -1,7 +1,7 @@
 /**
  * The implementation's pure expected-version decision (packages/storage/src/streams/commitCheck.ts: the
  * synchronous `decideCommit` the writer uses, and `checkCommit`, its loop over Effect lookups) against the
- * model's transcription of spec §3.2 (`decideCommit` in ../src/model.ts), on
+ * model's transcription of the expected-version rules (`decideCommit` in ../src/model.ts), on
  * random stream states: streams and metastreams with events whose ids come from a small pool (so
  * duplicates, partial overlaps and ids of other streams are common), hard and soft deletion, and a
  * committed-event-id cache holding a random subset of what was written (the cache a restart leaves).

@@ -1,6 +1,6 @@
 /**
- * A route of the HTTP API as data: method, path template, who may call it (first-level authorization,
- * spec/http.md §6.2), the codecs it accepts and produces (§2.3), and a handler from a decoded request to a
+ * A route of the HTTP API as data: method, path template, who may call it (first-level authorization),
+ * the codecs it accepts and produces, and a handler from a decoded request to a
  * Reply. The pipeline (authentication → route match → 415/406 → authorization → handler, §1.1) is one
  * generic piece of code over a list of these, so every route family (streams, users, node endpoints,
  * admin, subscriptions) plugs in the same way.

@@ -1,5 +1,5 @@
 /**
- * Content negotiation (spec/http.md §2.1–2.2): media-type parsing, the response codec choice from
+ * Content negotiation: media-type parsing, the response codec choice from
  * `?format=` or `Accept` (q-ordered, wildcards, the route's first codec as default), and the request codec
  * check (exact type, UTF-8 charset only).
  */

@@ -1,5 +1,5 @@
 /**
- * The request pipeline (spec/http.md §1.1), one generic piece of code over a list of RouteDefs:
+ * The request pipeline, one generic piece of code over a list of RouteDefs:
  *
  *   /health/live (node/health.ts) → CORS pre-flight → body size limit → authentication (bad
  *   credentials: 401 before routing) → route match (404; OPTIONS → 200; 405) → request codec (415) →

@@ -1,5 +1,5 @@
 /**
- * The reply shapes the reference uses again and again (spec/http.md §1.4, §8), so every route family
+ * The reply shapes the reference uses again and again, so every route family
  * answers with the same headers: status-only replies, validation 400s, bare replies, documents.
  */
 import type { Reply } from "./Reply.js"

@@ -161,7 +161,7 @@ describe("$all feeds (§3.16)", () => {
   })
 })
 
-describe("a tombstone in $all (spec §0: long.MaxValue on the wire)", () => {
+describe("a tombstone in $all (long.MaxValue on the wire)", () => {
   it("shows its event number as 9223372036854775807 in the title, id, rich fields, content and XML", () => {
     const tombstone = plain({ ...record(0, { stream: "hard", type: "$streamDeleted", data: "" }), eventNumber: DeletedStreamNumber, flags: EventFlags.Json | EventFlags.Tombstone })
     const context = { baseUrl: Base, direction: "backward" as const, from: 300, count: 20, page: { events: [tombstone], nextPosition: 0, isEnd: true } }

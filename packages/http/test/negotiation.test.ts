@@ -1,5 +1,5 @@
 /**
- * Content negotiation (spec/http.md §2.1–2.2), request-target decoding and route matching (§1.2) as
+ * Content negotiation, request-target decoding and route matching as
  * pure functions.
  */
 import { describe, it, assert } from "vitest"

@@ -1,4 +1,4 @@
-// The node documents (spec/http.md §7.1, §7.3, §7.5): /ping in each codec, /info, /gossip in JSON, XML
+// The node documents: /ping in each codec, /info, /gossip in JSON, XML
 // and text, and the .NET text formats and XML helpers they rely on.
 import { describe, expect, it } from "vitest"
 import { XMLParser, XMLValidator } from "fast-xml-parser"

@@ -1,4 +1,4 @@
-// `/stats` (spec/http.md §7.4, seed §2.7): every group and field with its type, rates between samples,
+// `/stats`: every group and field with its type, rates between samples,
 // grouping and sub-path selection, ?group=false / ?metadata=true, well-formed XML carrying the same values,
 // and the one-second memoization.
 import { describe, expect, it } from "@effect/vitest"
@@ -62,7 +62,7 @@ const SeedFields: ReadonlyArray<readonly [string, Record<string, Kind>]> = [
 const at = (doc: Record<string, unknown>, path: string): Record<string, unknown> =>
   path.split(".").reduce<Record<string, unknown>>((node, part) => node[part] as Record<string, unknown>, doc)
 
-describe("stats document (seed §2.7)", () => {
+describe("stats document", () => {
   it.each(SeedFields)("group %s has every field with its type", (path, fields) => {
     const group = at(grouped, path)
     expect(group, path).toBeTypeOf("object")

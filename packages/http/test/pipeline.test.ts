@@ -1,5 +1,5 @@
 /**
- * The request pipeline of spec/http.md §1.1–1.5 and §6.3: which error wins, routing, OPTIONS/405, the
+ * The request pipeline: which error wins, routing, OPTIONS/405, the
  * three 401 shapes, the health endpoint, pre-flight, limits, defects, deadlines and the cross-cutting
  * headers.
  */

@@ -1,5 +1,5 @@
 /**
- * Appends and deletes over HTTP (spec/http.md §3.2–3.6, §3.17): every body form, the validation order and
+ * Appends and deletes over HTTP: every body form, the validation order and
  * its messages, the incoming redirect, the statuses of appends and deletes, and the control headers.
  */
 import { describe, it, assert } from "@effect/vitest"

@@ -1,5 +1,5 @@
 /**
- * Reads over HTTP (spec/http.md §3.7–3.17): feeds and paging, caching and conditional GET, the
+ * Reads over HTTP: feeds and paging, caching and conditional GET, the
  * description document, single events in every shape, metadata reads, link resolution, `$all` (plain
  * and filtered), long polling, and the read errors.
  */

@@ -1,7 +1,7 @@
 // Black-box scavenge acceptance, part 2: the admin API and the life of a run, seen only through HTTP (and the
 // log lines the reference also prints): parameters and their exact 400s, who may scavenge, current/last,
-// stops, a crash and the resume after it, a node in use while it scavenges, and the history streams. Rules quote
-// shared/spec/scavenge.md (§) or the product document (seed §).
+// stops, a crash and the resume after it, a node in use while it scavenges, and the history streams. The rules
+// are the reference server's, as docs/scavenging.md states them.
 import { describe, expect, it } from "vitest"
 import { Prng } from "@vellum/platform"
 import {
@@ -104,7 +104,7 @@ describe("POST /admin/scavenge parameters (§5.1)", () => {
   })
 })
 
-describe("who may scavenge (§5, seed §5)", () => {
+describe("who may scavenge", () => {
   it("$admins and $ops members may; anyone else and anonymous get 401 on every scavenge route", async () => {
     const { node, c } = await freshNode(52)
     track(node)

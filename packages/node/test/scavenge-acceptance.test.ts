@@ -1,6 +1,6 @@
 // Black-box scavenge acceptance, part 1: what a scavenge removes and keeps, seen only through HTTP (stream
-// reads, `$all`, the history streams, the log lines the reference also prints). Each rule quotes
-// shared/spec/scavenge.md (§) or the product document (seed §). Chunks are 128 KiB and a "big" event is
+// reads, `$all`, the history streams, the log lines the reference also prints). The rules are the
+// reference server's, as docs/scavenging.md states them. Chunks are 128 KiB and a "big" event is
 // ~40 KB, so three big events fill a chunk and scenarios cross chunk boundaries with a handful of events.
 import { describe, expect, it } from "vitest"
 import { Prng } from "@vellum/platform"
@@ -16,14 +16,14 @@ const fresh = async (scenario: number, argv?: ReadonlyArray<string>) => {
 
 const HOUR = 3_600_000
 
-describe("$maxCount, $maxAge, $tb (spec §3.3)", () => {
+describe("$maxCount, $maxAge, $tb", () => {
   it("$maxCount N keeps the last N in reads and in $all after a scavenge, without renumbering", async () => {
     const { c } = await fresh(1)
     await c.appendEach("mc", 8, BIG) // chunks 0..2
     await c.appendEach("solo", 1)
     expect((await c.setMetadata("mc", { $maxCount: 3 })).status).toBe(201)
     expect((await c.setMetadata("solo", { $maxCount: 1 })).status).toBe(201)
-    // Before: reads already hide the removed events; $all still has them (seed §1).
+    // Before: reads already hide the removed events; $all still has them.
     expect(await c.numbers("mc")).toEqual([5, 6, 7])
     expect(await c.allNumbers("mc")).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
 
@@ -85,7 +85,7 @@ describe("$maxCount, $maxAge, $tb (spec §3.3)", () => {
 
     expect(await c.numbers("tb")).toEqual([4, 5, 6])
     expect(await c.allNumbers("tb")).toEqual([4, 5, 6])
-    // A truncated stream still exists: 200 with no entries (spec/http.md §3.10).
+    // A truncated stream still exists: 200 with no entries.
     expect(await c.read("tbAll")).toEqual({ status: 200, events: [] })
     expect(await c.allNumbers("tbAll")).toEqual([2])
   })
@@ -100,7 +100,7 @@ describe("$maxCount, $maxAge, $tb (spec §3.3)", () => {
   })
 })
 
-describe("deleted streams (§3.3, spec/http.md §3.5-3.6)", () => {
+describe("deleted streams", () => {
   it("soft delete: 404 before and after, $all keeps only the last event, the stream can be recreated", async () => {
     const { c } = await fresh(5)
     await c.appendEach("soft", 5, BIG)
@@ -141,14 +141,14 @@ describe("deleted streams (§3.3, spec/http.md §3.5-3.6)", () => {
     const left = (await c.all()).filter((e) => e.streamId === "hard")
     expect(left).toHaveLength(1)
     expect(left[0]!.eventType).toBe("$streamDeleted")
-    // The tombstone's number is long.MaxValue on the wire (spec §0), exactly: checked in the feed's text.
+    // The tombstone's number is long.MaxValue on the wire, exactly: checked in the feed's text.
     const feedText = await c.allText()
     expect(feedText).toContain(`"title": "9223372036854775807@hard"`)
     expect(feedText).toContain(`"eventNumber": 9223372036854775807,`)
     expect(feedText).not.toContain(String(Number.MAX_SAFE_INTEGER))
     // §3.4 rule 5: the metastream of a tombstoned stream goes whole.
     expect(await c.allNumbers("$$hard")).toEqual([])
-    // spec/http.md §3.5: every append to a hard-deleted stream is 410, whatever the expected version.
+    // Every append to a hard-deleted stream is 410, whatever the expected version.
     for (const expected of [undefined, -2, -1, 4, 100]) expect((await c.append("hard", 1, 0, expected)).status).toBe(410)
     expect((await c.delete("hard", true)).status).toBe(410)
   })
@@ -328,7 +328,7 @@ describe("$all after rewrites and merges (§3.7)", () => {
   })
 })
 
-describe("durability (seed §1: nothing acknowledged is lost)", () => {
+describe("durability (nothing acknowledged is lost)", () => {
   it("after a scavenge and a power loss, everything that must survive is still readable", async () => {
     for (const [seed, mode] of [[1, "strict"], [2, "random"], [3, "random"]] as const) {
       const { c, disk, clock } = await freshNode(20 + seed)

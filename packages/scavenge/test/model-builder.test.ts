@@ -1,6 +1,6 @@
 /**
  * The test-log builder lays records out as Vellum's writer does: framed lengths, one call per write unit
- * never straddling a chunk, a scavenge point closing its chunk (spec/scavenge.md §1.2).
+ * never straddling a chunk, a scavenge point closing its chunk.
  */
 import { describe, expect, it } from "vitest"
 import { decodeRecord, DeletedStreamNumber, encodeRecord, EventFlags, framedLength, RecordKind, type EventRecord, type LogRecord } from "@vellum/storage"

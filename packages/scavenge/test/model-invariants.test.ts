@@ -1,5 +1,5 @@
 /**
- * The invariants of spec/scavenge.md §8.3, checked on the model itself over random logs and runs, so the
+ * The invariants the scavenger must keep, checked on the model itself over random logs and runs, so the
  * oracle the real scavenger is compared with is itself sound.
  */
 import { describe, expect, it } from "vitest"

@@ -1,5 +1,5 @@
 /**
- * Scavenging's strict metadata reading (spec/scavenge.md §3.2): integer tokens only, <= 0 (or $tb < 0)
+ * Scavenging's strict metadata reading: integer tokens only, <= 0 (or $tb < 0)
  * unset, and any parse error — bad JSON, not an object, a wrong token type, overflow — is empty metadata.
  */
 import { describe, expect, it } from "vitest"

@@ -1,5 +1,5 @@
 /**
- * The reference model, one run at a time: the scope rules (spec/scavenge.md §3.1), the consequences of
+ * The reference model, one run at a time: the scope rules, the consequences of
  * §3.3, the chunk-executor rule (§3.4), the index rule (§3.5) and the weight examples of §4.1.
  */
 import { describe, expect, it } from "vitest"

@@ -13,7 +13,7 @@ const context = (spPosition: number, ranges: Record<number, { minMicros: number;
   spPosition, effectiveNowMicros: NOW, timeRangeAt: (position: number) => ranges[Math.floor(position / 1000)]
 })
 
-describe("calculateStream (spec/scavenge.md §3.3)", () => {
+describe("calculateStream", () => {
   it("$maxCount k discards events <= last - k and weighs each discard 2", () => {
     const r = calculateStream({ ...noLimits, maxCount: 1 }, entries([0, 1, 2]), 2, context(10_000))
     expect(r.discardPoint).toBe(2)

@@ -1,5 +1,5 @@
 /**
- * The real scavenger against the reference model (spec/scavenge.md §8.3) on random workloads over a real
+ * The real scavenger against the reference model on random workloads over a real
  * store: tiny chunks and memtables, sometimes every stream sharing one hash, appends, metadata of every kind
  * (limits, junk, metadata of metastreams), soft and hard deletes, recreation, links, time moving on, and
  * several scavenges interleaved with more writes (the model's state carried from run to run).
@@ -259,7 +259,7 @@ export const runWorkload = (workload: Workload, options: RunOptions) => {
         yield* Effect.either(apply(node, clock, op))
         continue
       }
-      // Everything written so far goes to index tables (the memtable is not scavenged, spec §2.6).
+      // Everything written so far goes to index tables (the memtable is not scavenged).
       yield* node.store.flushIndex
       yield* written.sync(node.store)
       const reads = yield* observe(node, streamNames(written.records))

@@ -1,5 +1,5 @@
 /**
- * Hard delete, soft delete and recreation (spec/storage-and-cluster.md §3.4), each case checked live,
+ * Hard delete, soft delete and recreation, each case checked live,
  * after a clean restart and after a power loss.
  */
 import { describe, it, assert } from "@effect/vitest"

@@ -1,5 +1,5 @@
 /**
- * Expected-version rules and append results (spec/storage-and-cluster.md §3.2, §3.3), including the
+ * Expected-version rules and append results, including the
  * worked examples of the upstream tests, run with the real hash and with every stream colliding.
  */
 import { describe, it, assert } from "@effect/vitest"

@@ -1,5 +1,5 @@
 /**
- * Limits and bad input (spec/storage-and-cluster.md §3.1): invalid stream names, event types and ids,
+ * Limits and bad input: invalid stream names, event types and ids,
  * oversized events and writes are InvalidRequest with a clear reason and write nothing; read counts
  * outside 1..maxReadCount and bad positions or numbers are rejected.
  */

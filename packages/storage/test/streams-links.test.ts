@@ -1,5 +1,5 @@
 /**
- * Link events (spec/storage-and-cluster.md §3.7): `$>` with "N@stream" resolves with the target stream's
+ * Link events: `$>` with "N@stream" resolves with the target stream's
  * read rules; failures come back as the link with no target; unparsable payloads come back unresolved;
  * nothing is resolved unless asked.
  */

@@ -1,5 +1,5 @@
 /**
- * Stream metadata and the read rules it drives (spec/storage-and-cluster.md §3.5): `$maxCount`, `$tb`,
+ * Stream metadata and the read rules it drives: `$maxCount`, `$tb`,
  * `$maxAge` (timestamps come from Effect's Clock, moved with TestClock), read bounds and paging fields,
  * metastreams, lenient parsing (malformed or overflowing → empty metadata), custom keys, `$acl`.
  */

@@ -1,5 +1,5 @@
 /**
- * The node scavenge admin API (spec/scavenge.md §5, §4.4; spec/http.md §7.6) over the `Scavenger` service:
+ * The node scavenge admin API over the `Scavenger` service:
  *
  *   POST   /admin/scavenge?threads=&threshold=&throttlePercent=&syncOnly=&startFromChunk=
  *   GET    /admin/scavenge/current

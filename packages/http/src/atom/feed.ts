@@ -1,5 +1,5 @@
 /**
- * Stream and `$all` feeds (spec/http.md §3.8, §3.13, §3.16) as Atom JSON or Atom XML text.
+ * Stream and `$all` feeds as Atom JSON or Atom XML text.
  *
  * The `id`/`self` of every page is the stream URL, never the page URL. Entries are always newest first.
  * Paging links follow RFC 5005 as EventStore uses it: `next` goes older, `previous` goes newer, `first` is

@@ -1,5 +1,5 @@
 /**
- * A single event read (spec/http.md §3.12) in the shape its negotiated media type asks for:
+ * A single event read in the shape its negotiated media type asks for:
  *
  * - `application/atom+xml` → Atom XML entry (`atom:`-prefixed, with XML declaration);
  * - `…atom+json` → the Atom JSON entry, content filled for JSON events at every embed level;

@@ -1,5 +1,5 @@
 /**
- * `POST /admin/shutdown` (spec/http.md §7.6, `$ops`/`$admins`): the node reports `ShuttingDown` (so
+ * `POST /admin/shutdown` (`$ops`/`$admins`): the node reports `ShuttingDown` (so
  * `/health/live` turns 503 and `/info` says so), signals `Shutdown`, and answers 200 `OK` with no body and
  * no Content-Type — a bare status reply (§1.4) — before the node actually stops.
  */

@@ -1,5 +1,5 @@
 /**
- * `GET /gossip` for a single node (spec/http.md §7.5): the reference's ClientClusterInfo — one member (this
+ * `GET /gossip` for a single node: the reference's ClientClusterInfo — one member (this
  * node) plus the server's address. JSON uses the spec's camelCase names in the reference's order; XML is what
  * XmlSerializer writes for the same object (PascalCase elements under `<ClientClusterInfo>`); text is the
  * object's ToString. Positions come from the store; the epoch from the last `$epoch-information` record.

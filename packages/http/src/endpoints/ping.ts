@@ -1,5 +1,5 @@
 /**
- * `GET /ping` (spec/http.md §7.3): the reference's TextMessage in the negotiated codec — JSON `{"text": …}`,
+ * `GET /ping`: the reference's TextMessage in the negotiated codec — JSON `{"text": …}`,
  * XML `<TextMessage><Text>…</Text></TextMessage>`, text `Text: …`. The reference's JSON also carries an
  * internal message `label` whose value depends on the deployment; it is left out (clients never rely on it).
  */

@@ -1,5 +1,5 @@
 /**
- * Accumulation (spec/scavenge.md §2.2): one pass over the records written since the previous scavenge
+ * Accumulation: one pass over the records written since the previous scavenge
  * point, up to and including this one. It records metadata, tombstones and chunk timestamp ranges, sets
  * the metastream discard points, and adds the metadata weights of §4.1.
  */

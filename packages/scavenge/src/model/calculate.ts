@@ -1,5 +1,5 @@
 /**
- * Calculation (spec/scavenge.md §2.3, §3.3): for every Active original stream, its new status and its
+ * Calculation: for every Active original stream, its new status and its
  * discard/maybe-discard points, computed from scratch over the stream's index entries and then never
  * allowed to move backwards. Adds +2 per definite and +1 per maybe discard to the event's chunk (§4.1).
  */

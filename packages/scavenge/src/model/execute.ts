@@ -1,5 +1,5 @@
 /**
- * Execution: the chunk executor's per-record rule (spec/scavenge.md §3.4) applied to the chunks whose
+ * Execution: the chunk executor's per-record rule applied to the chunks whose
  * weight passes the threshold (§4.2), and the index executor's rule (§3.5), which ignores the threshold.
  * The model treats every logical chunk as its own physical chunk (no merged chunks).
  */

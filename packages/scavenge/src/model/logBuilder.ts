@@ -1,5 +1,5 @@
 /**
- * Builds logs for scavenging tests (after upstream's scenario DSL, spec/scavenge.md §8.1): streams,
+ * Builds logs for scavenging tests (after upstream's scenario DSL): streams,
  * metadata, tombstones, soft deletes, links, timestamps and scavenge points, as decoded `LogRecord`s with
  * the positions Vellum's writer would give them — records framed by `framedLength`, one call's records
  * never straddling a chunk, and a scavenge point closing its chunk (§1.2). Property tests of the real

@@ -1,5 +1,5 @@
 /**
- * Stream metadata as SCAVENGING reads it (spec/scavenge.md §3.2, upstream StreamMetadata.TryFromJsonBytes).
+ * Stream metadata as SCAVENGING reads it (upstream StreamMetadata.TryFromJsonBytes).
  * Stricter than the read path's parser in @vellum/storage: the data is parsed whatever the record's JSON
  * flag or event type says, and any parse error (bad JSON, not an object, a wrong token type, overflow)
  * gives EMPTY limits — which clears the stream's earlier limits.

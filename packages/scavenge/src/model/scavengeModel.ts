@@ -1,5 +1,5 @@
 /**
- * The pure reference model of one node scavenge (spec/scavenge.md §8.3): accumulate (§2.2) → calculate
+ * The pure reference model of one node scavenge: accumulate → calculate
  * (§2.3, §3.3) → execute chunks (§3.4, §4.2) and the index (§3.5). Deliberately simple and slow: arrays and
  * maps, every rule a small named function. Cleaning (§2.7) is left out: it only forgets rows whose effect
  * is already complete, so it changes no outcome the model reports.

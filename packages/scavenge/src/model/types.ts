@@ -1,7 +1,7 @@
 /**
- * The reference model's inputs, outputs and carried state (spec/scavenge.md §8.3: a pure model of §3 that
- * the real scavenger is property-tested against). Everything is keyed by stream NAME: the spec says hash
- * collisions have no effect on outcomes (§3.8), so the model has none.
+ * The reference model's inputs, outputs and carried state (a pure model of the scavenge rules that
+ * the real scavenger is property-tested against). Everything is keyed by stream NAME: hash
+ * collisions have no effect on outcomes in the reference, so the model has none.
  */
 import type { LogRecord } from "@vellum/storage"
 
@@ -23,7 +23,7 @@ export interface ModelInput {
   /** Logical chunk of a record = floor(position / chunkSize). */
   readonly chunkSize: number
   readonly scavengePoint: ScavengePointSpec
-  /** State carried from earlier runs (discard points only move forward, spec §2.3); undefined = first run. */
+  /** State carried from earlier runs (discard points only move forward); undefined = first run. */
   readonly prior?: ModelState
   readonly unsafeIgnoreHardDeletes?: boolean
 }
@@ -81,9 +81,9 @@ export interface ModelState {
 export interface ModelOutput {
   /** Positions of records that stay in the chunks when EVERY chunk before the SP is executed (threshold -1). */
   readonly keptInLog: ReadonlySet<number>
-  /** (stream, eventNumber) pairs whose index entries survive index execution (spec §3.5: definite discard points only). */
+  /** (stream, eventNumber) pairs whose index entries survive index execution (definite discard points only). */
   readonly keptInIndex: ReadonlySet<string>
-  /** Per logical chunk, the weight the run adds (spec §4.1) — for threshold checks. Chunks adding 0 are absent. */
+  /** Per logical chunk, the weight the run adds — for threshold checks. Chunks adding 0 are absent. */
   readonly weights: ReadonlyMap<number, number>
   /** The state after this run with every chunk executed (use `executeWithThreshold` for other thresholds). */
   readonly state: ModelState

@@ -1,5 +1,5 @@
 /**
- * Calculation (spec/scavenge.md §2.3): for every original stream the state marks Active, walk its index
+ * Calculation: for every original stream the state marks Active, walk its index
  * entries before the scavenge point and move its discard points forward (never back), adding the weight
  * of each removable event to its chunk. Streams go in name order, committed in batches with the last name
  * done as the checkpoint, so a resumed run continues after it.

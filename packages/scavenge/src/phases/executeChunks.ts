@@ -1,5 +1,5 @@
 /**
- * Chunk execution (spec/scavenge.md §2.4): every completed physical chunk before the scavenge point whose
+ * Chunk execution: every completed physical chunk before the scavenge point whose
  * weight is above the threshold (every one at -1) is rewritten without the records the state says to
  * remove, and its weights are reset. With several threads, chunks are rewritten concurrently; the
  * checkpoint is the end of the longest run of finished chunks from the start, so a resumed run redoes at

@@ -1,5 +1,5 @@
 /**
- * Index execution (spec/scavenge.md §2.6, §3.5): the memtables are flushed, then every index table is
+ * Index execution: the memtables are flushed, then every index table is
  * rewritten without the entries of events below their stream's definite discard point (maybe-expired
  * entries stay), whatever the chunk threshold did. Entries carry a stream hash, not a name: an entry is kept
  * at once when no stream with state and its hash could drop it (StreamsByHash.dropBelow); otherwise its

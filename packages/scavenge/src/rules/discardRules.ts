@@ -1,5 +1,5 @@
 /**
- * Which records a chunk execution removes (spec/scavenge.md §3.4) and which index entries an index
+ * Which records a chunk execution removes and which index entries an index
  * execution drops (§3.5), from the discard points the calculation stored. Pure functions over what the
  * state says of a stream; the phases look the state up.
  */

@@ -1,5 +1,5 @@
 /**
- * The flat stats of seed §2.7 (`proc-…`, `sys-…`, `es-…` keys) from one process snapshot, the store's figures
+ * The flat stats (`proc-…`, `sys-…`, `es-…` keys) from one process snapshot, the store's figures
  * and the HTTP traffic totals. Rates (CPU, allocation speed, items per second, …) compare with the previous
  * sample; the first sample compares with the process start (everything zero then). Pure: the caller gives
  * the time. docs/stats.md says what every key means here and which .NET figure it stands in for.

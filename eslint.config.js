@@ -1,5 +1,5 @@
 // ESLint flat config. Besides ordinary TypeScript hygiene it enforces Vellum's determinism rules
-// (../shared/ARCHITECTURE.md): production code may read time, randomness, files, sockets and timers
+// (docs/architecture.md): production code may read time, randomness, files, sockets and timers
 // only through Effect services, so the same code runs unchanged inside the deterministic simulator.
 // Only the live layers (any `live/` folder or `*Live*.ts` file under packages/*/src) and the node's
 // `main.ts` may touch the real world.

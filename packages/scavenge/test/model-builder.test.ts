@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { decodeRecord, DeletedStreamNumber, encodeRecord, EventFlags, framedLength, RecordKind, type EventRecord, type LogRecord } from "@vellum/storage"
-import { LogBuilder } from "../src/model/index.js"
+import { LogBuilder } from "./model/index.js"
 
 const CHUNK = 1024
 

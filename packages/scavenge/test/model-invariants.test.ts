@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
 import { isMetastream, RecordKind, type EventRecord } from "@vellum/storage"
-import { indexKey, LogBuilder, scavengeModel, type ModelState } from "../src/model/index.js"
+import { indexKey, LogBuilder, scavengeModel, type ModelState } from "./model/index.js"
 
 const CHUNK = 2048
 const DAY = 86_400_000_000

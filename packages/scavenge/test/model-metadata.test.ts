@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { DeletedStreamNumber } from "@vellum/storage"
-import { parseScavengeMetadata } from "../src/model/index.js"
+import { parseScavengeMetadata } from "./model/index.js"
 
 const parse = (text: string) => parseScavengeMetadata(Buffer.from(text, "utf8"))
 

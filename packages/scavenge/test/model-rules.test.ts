@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { DeletedStreamNumber, RecordKind, type LogRecord } from "@vellum/storage"
-import { indexedEventNumbers, keptEventNumbers, LogBuilder, scavengeModel, type ModelInput, type ModelOutput, type ScavengePointSpec } from "../src/model/index.js"
+import { indexedEventNumbers, keptEventNumbers, LogBuilder, scavengeModel, type ModelInput, type ModelOutput, type ScavengePointSpec } from "./model/index.js"
 
 const CHUNK = 4096
 const DAY = 86_400_000_000

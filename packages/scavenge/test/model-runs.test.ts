@@ -8,7 +8,7 @@ import { DeletedStreamNumber } from "@vellum/storage"
 import {
   executeWithThreshold, keptEventNumbers, keptWithThreshold, indexedEventNumbers, LogBuilder, scavengeModel,
   type ModelInput, type ModelOutput, type ModelState, type ScavengePointSpec
-} from "../src/model/index.js"
+} from "./model/index.js"
 
 const CHUNK = 4096
 const DAY = 86_400_000_000

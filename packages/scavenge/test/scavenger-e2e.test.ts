@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { MemoryDisk, transformReads, type DiskService } from "@vellum/platform"
 import { ExpectedVersion, RecordKind, type LogRecord } from "@vellum/storage"
-import { scavengeModel } from "../src/model/index.js"
+import { scavengeModel } from "./model/index.js"
 import {
   closeNode, copyDisk, eventNumbers, eventPositions, evs, json, logRecords, openNode, scavenge, storageConfig, type Node
 } from "./scavenger-support.js"

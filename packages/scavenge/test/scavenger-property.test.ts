@@ -13,7 +13,7 @@ import fc from "fast-check"
 import { Clock, Effect, Logger, LogLevel } from "effect"
 import { MemoryDisk } from "@vellum/platform"
 import { DeletedStreamNumber, ExpectedVersion, RecordKind, type EventRecord, type HashFn, type LogRecord, type ProposedEvent, type StorageConfig } from "@vellum/storage"
-import { executeWithThreshold, indexKey, scavengeModel, type ModelInput, type ModelState } from "../src/model/index.js"
+import { executeWithThreshold, indexKey, scavengeModel, type ModelInput, type ModelState } from "./model/index.js"
 import {
   allPositions, closeNode, deleteState, logRecords, openNode, scavenge, settings, storageConfig, streamView, uuid, WrittenLog, type Node
 } from "./scavenger-support.js"

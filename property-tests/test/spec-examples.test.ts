@@ -1,5 +1,5 @@
 /**
- * The worked examples the spec gives in prose (storage-and-cluster.md §3.2 and §3.4), run against the real
+ * The reference's worked examples for retries and for deletion and recreation, run against the real
  * store AND the model, with the concrete numbers the spec states. They anchor both to the spec text: the
  * model-based property only shows that the two agree.
  */

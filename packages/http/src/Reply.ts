@@ -12,8 +12,8 @@ export interface Reply {
   readonly headers: Readonly<Record<string, string | ReadonlyArray<string>>>
   readonly body?: string | Uint8Array
   /**
-   * A bare reply: the pipeline adds none of the cross-cutting headers of §1.3 (CORS, the BasicCustom
-   * challenge on 401). Used for first-level authorization denials (§6.3 variant 2), which the reference
+   * A bare reply: the pipeline adds none of the cross-cutting headers (CORS, the BasicCustom
+   * challenge on 401). Used for first-level authorization denials, which the reference
    * answers outside its entity manager.
    */
   readonly bare?: boolean

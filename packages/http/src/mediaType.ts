@@ -92,7 +92,7 @@ export const selectResponseType = (codecs: ReadonlyArray<string>, format: string
   return { _tag: "NotAcceptable" }
 }
 
-/** True when the Accept header is absent or lists the any-type range itself (the description-document rule, §2.5). */
+/** True when the Accept header is absent or lists the any-type range itself (the description-document rule). */
 export const acceptsAnything = (accept: string | undefined): boolean =>
   accept === undefined || accept.trim() === "" || accept.split(",").some((item) => item.trim() === "*/*")
 

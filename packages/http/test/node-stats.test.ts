@@ -23,7 +23,7 @@ const first = buildStats({ nowMillis: T0 + 10_000, process: snapshot(), storage:
 const grouped = JSON.parse(statsJson(groupStats(first.stats), false))
 
 type Kind = "string" | "integer" | "number"
-/** Seed §2.7: all values are numbers unless noted. */
+/** All values are numbers unless noted. */
 const SeedFields: ReadonlyArray<readonly [string, Record<string, Kind>]> = [
   ["proc", {
     startTime: "string", id: "integer", mem: "integer", cpu: "number", cpuScaled: "number", threadsCount: "integer",

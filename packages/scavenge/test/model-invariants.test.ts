@@ -40,7 +40,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: fc.record({ _tag: fc.constant("scavenge" as const), unsafe: fc.boolean() }), weight: 2 }
 )
 
-describe("scavenge model invariants (§8.3)", () => {
+describe("scavenge model invariants", () => {
   it("hold on random logs over several runs", () => {
     fc.assert(fc.property(fc.array(command, { minLength: 1, maxLength: 40 }), (commands) => {
       const log = new LogBuilder({ chunkSize: CHUNK, startMicros: NOW })

@@ -8,7 +8,7 @@ import { parseScavengeMetadata } from "./model/index.js"
 
 const parse = (text: string) => parseScavengeMetadata(Buffer.from(text, "utf8"))
 
-describe("scavenge metadata parsing (§3.2)", () => {
+describe("scavenge metadata parsing", () => {
   it("reads $maxCount, $maxAge (seconds) and $tb, skipping other keys", () => {
     expect(parse(`{"$maxCount": 3, "$maxAge": 60, "$tb": 2, "custom": {"a": [1.5, null]}}`))
       .toEqual({ maxCount: 3, maxAge: 60, truncateBefore: 2 })

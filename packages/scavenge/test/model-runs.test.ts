@@ -1,7 +1,7 @@
 /**
- * The reference model across runs and thresholds: monotonic discard points and Spent streams (§2.3),
- * accumulation once per chunk (§2.2), carried weights and the threshold (§4.1, §4.2), and
- * unsafeIgnoreHardDeletes on a later run (§3.9).
+ * The reference model across runs and thresholds: monotonic discard points and Spent streams,
+ * accumulation once per chunk, carried weights and the threshold, and
+ * unsafeIgnoreHardDeletes on a later run.
  */
 import { describe, expect, it } from "vitest"
 import { DeletedStreamNumber } from "@vellum/storage"
@@ -138,7 +138,7 @@ describe("scavenge model: later runs", () => {
   })
 })
 
-describe("scavenge model: threshold (§4.2)", () => {
+describe("scavenge model: threshold", () => {
   const twoChunks = () => {
     const log = newLog()
     log.metadata("s", { $maxCount: 1 })

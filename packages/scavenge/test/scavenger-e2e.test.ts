@@ -94,7 +94,7 @@ describe("scavenging a store end to end", () => {
       expect(run.result).toBe("Success")
       const second = yield* logRecords(node.store)
       expect([...eventPositions(second, firstSp.position)]).toEqual([...eventPositions(first, firstSp.position)])
-      // No discard point moved, so no table is rewritten; every table is still reported (§2.6), unchanged.
+      // No discard point moved, so no table is rewritten; every table is still reported, unchanged.
       const history = yield* node.store.readStreamForward(`$scavenges-${run.scavengeId}`, 0, 4096)
       const tables = (history._tag === "Success" ? history.events : []).map((e) => e.event!)
         .filter((e) => e.eventType === "$scavengeIndexCompleted").map((e) => JSON.parse(e.data.toString("utf8")))

@@ -34,7 +34,7 @@ const fill = (store: EventStoreService, appends = 40, firstId = 0) =>
     return expected
   })
 
-describe("streams: $all (§3.6)", () => {
+describe("streams: $all", () => {
   for (const hash of Hashes) {
     for (const reopen of Reopens) {
       describe(`${hash.name}, ${reopen}`, () => {

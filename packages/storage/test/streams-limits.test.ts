@@ -10,7 +10,7 @@ import { ev, evs, expectInvalid, json, openDb, readAll, streamNumbers } from "./
 
 const { Any, NoStream } = ExpectedVersion
 
-describe("streams: limits and bad input (§3.1)", () => {
+describe("streams: limits and bad input", () => {
   const badAppends: ReadonlyArray<{ name: string; stream: string; expected?: number; events: ReadonlyArray<ProposedEvent>; reason: RegExp }> = [
     { name: "an empty stream name", stream: "", events: [ev(1)], reason: /stream name is empty/ },
     { name: "'$$' alone", stream: "$$", events: [ev(1)], reason: /'\$\$' is not a valid stream name/ },

@@ -79,7 +79,7 @@ const expectedShape = (c: Case, i: number) =>
   : c.expect.kind === "failed" ? { event: undefined, link: uuid(1000 + i) }
   : { event: `link:${uuid(1000 + i)}`, link: undefined }
 
-describe("streams: links (§3.7)", () => {
+describe("streams: links", () => {
   for (const hash of Hashes) {
     for (const reopen of Reopens) {
       it.scoped(`${hash.name}, ${reopen}: resolution through every read, with the target's rules`, () =>

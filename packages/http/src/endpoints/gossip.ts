@@ -146,7 +146,7 @@ export const gossipBody = (responseType: string, info: ClusterInfo): string => {
   }
 }
 
-/** The gossip reply is never cached (§7.5). */
+/** The gossip reply is never cached. */
 export const gossipReply = (responseType: string, info: ClusterInfo): Reply =>
   documentReply(responseType, gossipBody(responseType, info), { "Cache-Control": "max-age=0, no-cache, must-revalidate", Vary: "Accept" })
 

@@ -11,7 +11,7 @@ import { SERIALIZER_NAMESPACES, XML_DECLARATION, textElement, wrapElement } from
 
 export const PING_TEXT = "Ping request successfully handled"
 
-/** The codecs of `/info`, `/info/options` and `/ping` (§2.3), JSON first. */
+/** The codecs of `/info`, `/info/options` and `/ping`, JSON first. */
 export const InfoCodecs: ReadonlyArray<string> = ["application/json", "text/xml", "application/xml", "text/plain"]
 
 /** A TextMessage body in the format of `responseType`. */

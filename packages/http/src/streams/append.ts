@@ -130,7 +130,7 @@ export const appendMetadata = (input: RouteInput): Effect.Effect<Reply, never, S
     return yield* write(input, metastreamOf(stream), options.value, id.value, EventTypes.Metadata)
   })
 
-/** `DELETE /streams/{stream}`: soft delete, or a tombstone with `Kurrent-HardDelete: true` (§3.6). */
+/** `DELETE /streams/{stream}`: soft delete, or a tombstone with `Kurrent-HardDelete: true`. */
 export const deleteStream = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
   Effect.gen(function*() {
     const stream = input.params["stream"] ?? ""

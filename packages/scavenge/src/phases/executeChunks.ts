@@ -13,7 +13,7 @@ import { NotResident } from "./StateAccess.js"
 import { ScavengeFailed } from "./errors.js"
 
 /**
- * The chunk executor's rule for one record (§3.4): true to keep it. The state's row is peeked (no Effect
+ * The chunk executor's rule for one record: true to keep it. The state's row is peeked (no Effect
  * while it is in memory, which is every row when the state fits its cache); a row paged out is read, and
  * the rewrite waits for the answer.
  */

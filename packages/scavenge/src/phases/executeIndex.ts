@@ -27,7 +27,7 @@ export const executeIndex = <E>(ctx: RunContext<E>) =>
     if (!ctx.totals.indexWork) {
       // No discard point moved and nothing was tombstoned: the previous runs already dropped every entry
       // below the points, so a rewrite would find nothing. Every table is still reported (one
-      // `$scavengeIndexCompleted` each, as §2.6 has every run do) with what a rewrite would have found.
+      // `$scavengeIndexCompleted` each, as the reference has every run do) with what a rewrite would have found.
       yield* Effect.logInfo("Index tables left as they are: no discard point moved in this scavenge")
       const unchanged = index.tables()
       for (const [i, t] of unchanged.entries()) {

@@ -1,6 +1,6 @@
 /**
  * The values the scavenge state holds, keyed by stream NAME: a name-keyed state
- * needs no hash-collision tables (§3.8). Every value is immutable; a change replaces the whole value.
+ * needs no hash-collision tables. Every value is immutable; a change replaces the whole value.
  */
 import { Data } from "effect"
 

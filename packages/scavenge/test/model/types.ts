@@ -6,11 +6,11 @@
 import type { LogRecord } from "@vellum/storage"
 
 export interface ScavengePointSpec {
-  /** Log position of the scavenge point record; only records strictly before it can be removed (§3.1). */
+  /** Log position of the scavenge point record; only records strictly before it can be removed. */
   readonly position: number
-  /** "Now" for `$maxAge` (§1.3), µs since the Unix epoch. */
+  /** "Now" for `$maxAge`, µs since the Unix epoch. */
   readonly effectiveNowMicros: number
-  /** Chunk-weight threshold of the run (§4.2); the model's `keptInLog` ignores it (every chunk executed). */
+  /** Chunk-weight threshold of the run; the model's `keptInLog` ignores it (every chunk executed). */
   readonly threshold: number
 }
 
@@ -28,10 +28,10 @@ export interface ModelInput {
   readonly unsafeIgnoreHardDeletes?: boolean
 }
 
-/** Why a stream's row is (not) recalculated by the next run (§2.3 `CalculationStatus`). */
+/** Why a stream's row is (not) recalculated by the next run (upstream `CalculationStatus`). */
 export type CalculationStatus = "Active" | "Spent" | "Archived"
 
-/** The scavenging-relevant part of a stream's metadata (§3.2); undefined = unset. */
+/** The scavenging-relevant part of a stream's metadata; undefined = unset. */
 export interface ScavengeLimits {
   readonly maxCount?: number
   /** Seconds. */
@@ -40,7 +40,7 @@ export interface ScavengeLimits {
   readonly truncateBefore?: number
 }
 
-/** An original stream that has had metadata or a tombstone (§2.1 `OriginalStreamDatas`). */
+/** An original stream that has had metadata or a tombstone (upstream `OriginalStreamDatas`). */
 export interface OriginalStreamState {
   readonly limits: ScavengeLimits
   readonly tombstoned: boolean
@@ -51,26 +51,26 @@ export interface OriginalStreamState {
   readonly status: CalculationStatus
 }
 
-/** A metadata stream `$$x` (§2.1 `MetastreamDatas`): only the latest in-order record survives. */
+/** A metadata stream `$$x` (upstream `MetastreamDatas`): only the latest in-order record survives. */
 export interface MetastreamState {
-  /** The original stream `x` was tombstoned: the whole metastream goes (§3.4 rule 5). */
+  /** The original stream `x` was tombstoned: the whole metastream goes (even its last metadata record). */
   readonly tombstoned: boolean
   readonly discardPoint: number
 }
 
-/** Bounds on the record timestamps of one logical chunk, taken when it was accumulated (§2.2). */
+/** Bounds on the record timestamps of one logical chunk, taken when it was accumulated. */
 export interface ChunkTimeRange {
   readonly minMicros: number
   readonly maxMicros: number
 }
 
 export interface ModelState {
-  /** The scavenge point this state was computed to; the next run accumulates only records after it (§2.2). */
+  /** The scavenge point this state was computed to; the next run accumulates only records after it. */
   readonly scavengePointPosition: number
   readonly originals: ReadonlyMap<string, OriginalStreamState>
   readonly metastreams: ReadonlyMap<string, MetastreamState>
   readonly chunkTimeRanges: ReadonlyMap<number, ChunkTimeRange>
-  /** Weights of chunks that were not executed: they keep adding up across runs (§4.1). */
+  /** Weights of chunks that were not executed: they keep adding up across runs. */
   readonly pendingWeights: ReadonlyMap<number, number>
   /** Positions earlier runs removed from the chunks (removal is permanent). */
   readonly removedFromLog: ReadonlySet<number>

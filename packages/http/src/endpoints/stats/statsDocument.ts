@@ -126,7 +126,7 @@ export const buildStats = (input: StatsInput): { readonly stats: FlatStats; read
     ["proc-diskIo-readOps", p.diskIo.readOps],
     ["proc-diskIo-writeOps", p.diskIo.writeOps],
     ["proc-tcp-connections", t.openConnections],
-    // Seed §2.7 types: receivingSpeed is a string, sendingSpeed and measureTime (ms) numbers (docs/stats.md).
+    // Types: receivingSpeed is a string, sendingSpeed and measureTime (ms) numbers (docs/stats.md).
     ["proc-tcp-receivingSpeed", String(round2(perSecond(receivedDelta)))],
     ["proc-tcp-sendingSpeed", round2(perSecond(sentDelta))],
     ["proc-tcp-inSend", 0],

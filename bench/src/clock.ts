@@ -2,7 +2,7 @@
  * Simulated-clock throughput: timer wake-ups per wall-clock second.
  *
  * Case "effect": a SimWorld with 3 nodes, each running F fibers that loop
- * `Random.nextIntBetween(10, 13)` + `Effect.sleep(ms)` for H simulated hours (spec §A.8 measured about
+ * `Random.nextIntBetween(10, 13)` + `Effect.sleep(ms)` for H simulated hours (first measured at about
  * 200k wake-ups/s, about 720x real time, for F = 1).
  * Case "bare-heap": the same timer pattern as plain callbacks on the same SimClock heap, no Effect:
  * the ceiling, measured in the same run, so the Effect figure can be read as a ratio.

@@ -4,10 +4,10 @@
  * request bodies of the append scenarios.
  */
 
-/** The appends the node expects: a JSON array of events, ids and types in the body (spec/http.md §3.3). */
+/** The appends the node expects: a JSON array of events, ids and types in the body. */
 export const EVENTS_CONTENT_TYPE = "application/vnd.eventstore.events+json"
 export const ATOM_JSON = "application/vnd.eventstore.atom+json"
-/** The first position of `$all` (spec/http.md §3.16: commit then prepare, 16 hex digits each). */
+/** The first position of `$all` (commit then prepare, 16 hex digits each). */
 export const ALL_START = "0".repeat(32)
 export const PAGE_SIZE = 20
 /** `$all` catch-up reads pages of 100 (the issue's scenario). */

@@ -66,7 +66,7 @@ const readFeed = async (origin: string, authorization: string, path: string): Pr
 
 /**
  * Paths of up to `maxPages` full forward pages of `$all` from the start of the log, found by following each
- * page's `previous` link (the next page forward, spec/http.md §3.16).
+ * page's `previous` link (the next page forward).
  */
 export const allPagePaths = async (origin: string, authorization: string, maxPages: number): Promise<Array<string>> => {
   const paths: Array<string> = []

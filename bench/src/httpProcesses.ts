@@ -59,7 +59,7 @@ export interface VellumNode {
 /**
  * The V8 flags of `npm start` (package.json): the old generation may grow by half its live size between
  * full collections (V8's own factor reaches 4x when the mutator is busy, which let a scavenge's garbage
- * swell the heap by 60+ MiB; docs/performance.md).
+ * swell the heap by 60+ MiB; docs/performance-history.md).
  */
 export const NODE_START_FLAGS: ReadonlyArray<string> = ["--enable-source-maps", "--heap-growing-percent=50"]
 

@@ -1,5 +1,5 @@
 /**
- * Model-based test of the EventStore (spec storage-and-cluster.md §3, simulation-and-style.md §A.7):
+ * Model-based test of the EventStore (the reference's stream semantics, checked the way the simulator checks a node):
  * fast-check generates command sequences (appends with every kind of expected version and with fresh or
  * reused event ids, deletes, metadata, reads, restarts and power losses), runs each on a real store over a
  * MemoryDisk with tiny chunks and memtables, and checks every answer against the reference model in
@@ -136,13 +136,13 @@ describe("regressions", () => {
     }
   }
 
-  // §3.2 step 6: with N < cur the batch's ids are compared with the events STORED at N+1, N+2, …; all match →
+  // With N < cur the batch's ids are compared with the events STORED at N+1, N+2, …; all match →
   // Idempotent with the original numbers. An event planned earlier in the same writer round is stored (it is
   // acknowledged in the same durable batch), so the retry must be idempotent, as it is when the two appends
   // arrive one after the other. Found (commits 0fb7a5c and 4d83643): WrongExpectedVersion(current 1). Cause, as
   // far as the test can see: the comparison falls back to the read index, which does not yet hold the round's
   // earlier records, once the committed-event-id cache no longer maps the id to that (stream, number).
-  it("an explicit-version retry of events written earlier in the same writer round is idempotent (§3.2 step 6)", async () => {
+  it("an explicit-version retry of events written earlier in the same writer round is idempotent", async () => {
     const [first, retry] = await inOneRound([["a", M.ExpectedNoStream, [x, x]], ["a", M.ExpectedNoStream, [x]]])
     assert.ok(first!._tag === "Ok")
     assert.deepStrictEqual([first.value.firstEventNumber, first.value.lastEventNumber, first.value.idempotent], [0, 1, false])

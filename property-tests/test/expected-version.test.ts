@@ -1,12 +1,12 @@
 /**
  * The implementation's pure expected-version decision (packages/storage/src/streams/commitCheck.ts: the
  * synchronous `decideCommit` the writer uses, and `checkCommit`, its loop over Effect lookups) against the
- * model's transcription of spec §3.2 (`decideCommit` in ../src/model.ts), on
+ * model's transcription of the expected-version rules (`decideCommit` in ../src/model.ts), on
  * random stream states: streams and metastreams with events whose ids come from a small pool (so
  * duplicates, partial overlaps and ids of other streams are common), hard and soft deletion, and a
  * committed-event-id cache holding a random subset of what was written (the cache a restart leaves).
  *
- * The spec's worked examples (§3.2 and §3.4) are checked explicitly against both.
+ * The spec's worked examples are checked explicitly against both.
  */
 import { describe, it } from "vitest"
 import assert from "node:assert/strict"
@@ -139,7 +139,7 @@ describe("expected-version decision: checkCommit against the model", () => {
     )
   })
 
-  describe("the spec's worked examples (§3.2, §3.4)", () => {
+  describe("the spec's worked examples", () => {
     /** Both deciders on one state. */
     const both = (st: State, stream: string, expected: number, ids: ReadonlyArray<string>, want: M.Decision) => {
       assert.deepStrictEqual(M.decideCommit(viewOf(st), stream, expected, ids), want, "model")

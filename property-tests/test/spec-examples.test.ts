@@ -1,5 +1,5 @@
 /**
- * The worked examples the spec gives in prose (storage-and-cluster.md §3.2 and §3.4), run against the real
+ * The reference's worked examples for retries and for deletion and recreation, run against the real
  * store AND the model, with the concrete numbers the spec states. They anchor both to the spec text: the
  * model-based property only shows that the two agree.
  */
@@ -53,7 +53,7 @@ const appended = (answer: WriteAnswer<AppendResult>) => {
   return answer._tag === "Ok" ? [answer.value.firstEventNumber, answer.value.lastEventNumber, answer.value.idempotent] : []
 }
 
-describe("spec §3.2 worked examples, on the store", () => {
+describe("expected-version worked examples, on the store", () => {
   it("retries against e0..e5", async () => {
     const { r, append, ids } = await setup()
     const e = ids(6)
@@ -87,7 +87,7 @@ describe("spec §3.2 worked examples, on the store", () => {
   })
 })
 
-describe("spec §3.4 worked examples, on the store", () => {
+describe("delete worked examples, on the store", () => {
   it("soft delete, then 3 events with NoStream: events 2–4, $tb = 2, metastream version 1", async () => {
     const { r, w, append, softDelete, ids } = await setup()
     await append("a", M.ExpectedNoStream, ids(2))

@@ -7,7 +7,7 @@
  * Crash fidelity: every fiber the store forks (writer, index flush/merge worker) runs on a per-node
  * `KillableScheduler`. A crash kills that scheduler first, so no task of the dead node ever runs again
  * (no finalizer, no late index flush writing into the next incarnation's disk), which is what "drop the
- * node" means in the simulator (spec simulation-and-style.md §0.3).
+ * node" means in the simulator.
  */
 import assert from "node:assert/strict"
 import { Clock, Effect, Exit, Random, Scheduler, Scope, type Duration } from "effect"
@@ -22,12 +22,12 @@ export const BASE_STREAMS = ["a", "bb", "c"] as const
 export const APPEND_STREAMS = [...BASE_STREAMS, "$$a"] as const
 export const READ_STREAMS = [...BASE_STREAMS, "$$a", "$$bb", "$$c"] as const
 const UNIVERSE = new Set<string>(READ_STREAMS)
-/** Streams the server writes on its own that the model leaves out (§3.6; one epoch per start). */
+/** Streams the server writes on its own that the model leaves out (one epoch per start). */
 const SERVER_STREAMS = new Set(["$epoch-information"])
 
 export const T0_MS = Date.UTC(2024, 0, 1)
 
-/** "Sometimes" marks: how often each interesting path was taken (spec simulation-and-style.md §0.9, item 14). */
+/** "Sometimes" marks: how often each interesting path was taken. */
 export const coverage = new Map<string, number>()
 export const mark = (name: string): void => {
   coverage.set(name, (coverage.get(name) ?? 0) + 1)

@@ -5,7 +5,7 @@
  * - positions strictly increase (a record is never shown twice, nor out of order, across chunk rewrites
  *   and merges), and so do each stream's event numbers;
  * - a client append's events are contiguous: strict (no scavenge yet) — complete, in order, nothing
- *   between them; once a scavenge may have run (spec/scavenge.md §3.7: `$all` shows what is physically in
+ *   between them; once a scavenge may have run (`$all` shows what is physically in
  *   the chunks, so truncated events go as their chunk is executed) — whatever survives of an append is in
  *   order and never resumes after another record;
  * - completeness (`missingFrom`): every model event that must survive appears — an event may be absent only

@@ -1,6 +1,6 @@
 /**
- * The node's HTTP replies read back the way a client reads them (spec/http.md §3.4, §3.8, §3.11, §3.12,
- * §8): the Location of a 201, the CurrentVersion header of a wrong-version 400, Atom JSON feeds and
+ * The node's HTTP replies read back the way a client reads them:
+ * the Location of a 201, the CurrentVersion header of a wrong-version 400, Atom JSON feeds and
  * entries at `embed=body` (rich fields: `eventId`, `eventType`, `eventNumber`, and `data` as the stored
  * text of a JSON event). Pure functions; a reply that does not have the promised shape is `Unexpected`.
  */

@@ -1,7 +1,6 @@
 /**
  * The simulated clients' operations as HTTP requests to the node's handler, called in-process on the
- * node's scheduler (no sockets), as the admin with Basic auth — what an AtomPub client sends
- * (spec/http.md §3):
+ * node's scheduler (no sockets), as the admin with Basic auth — what an AtomPub client sends:
  *
  * - append: `POST /streams/{s}` with an `application/vnd.eventstore.events+json` array and
  *   `ES-ExpectedVersion` → 201 + Location (first event number), 400 + CurrentVersion, 410;

@@ -1,17 +1,17 @@
 /**
- * A reference model of Vellum's stream semantics, written from the spec
- * (/work/shared/spec/storage-and-cluster.md §3.2–§3.6, §2.9, and http.md §3.8 for the paging
- * mechanics) and NOT from the implementation. It is deliberately naive: a list of every event ever
+ * A reference model of Vellum's stream semantics, written from the reference server's
+ * documented behaviour (appends, expected versions, deletes, metadata, reads and the paging mechanics)
+ * and NOT from the implementation. It is deliberately naive: a list of every event ever
  * written, a map from stream to its events, a tombstone set, and a map of event ids the writer has seen.
- * Every rule is a direct transcription of a sentence of the spec; the section is cited next to it.
+ * Every rule is a direct transcription of one rule of the reference's behaviour, written out next to it.
  *
- * Scope and modelling decisions (the places where the spec leaves room are marked DECISION):
+ * Scope and modelling decisions (the places where the reference's behaviour leaves room are marked DECISION):
  *
  * - Event numbers. `long.MaxValue` (the tombstone's event number and the soft-delete `$tb`) cannot be a JS
  *   number; the port represents it as `Number.MAX_SAFE_INTEGER` in memory and as the literal
  *   9223372036854775807 in metadata JSON. `LongMax` below is that representation.
- * - Expected versions (§3.2) are decided by `decideCommit`, a pure function of a `CommitView`.
- * - The committed-event-id cache (§3.2 "The committed-events cache"). Within one process lifetime the
+ * - Expected versions are decided by `decideCommit`, a pure function of a `CommitView`.
+ * - The committed-event-id cache. Within one process lifetime the
  *   model assumes an unbounded cache holding every event id the writer wrote (client events and the
  *   `$metadata` events the server writes itself; not tombstones), mapped to its LATEST write
  *   (DECISION: "maps eventId → (stream, eventNumber)": a second write of an id replaces the entry).
@@ -24,13 +24,13 @@
  *   may take any outcome that some choice of present/absent for those ids allows (`possibleDecisions`),
  *   and the observed outcome then pins the ids it determines. Explicit expected versions compare against
  *   the stored events, so they are exact at all times.
- * - Soft delete and recreation (§3.4):
+ * - Soft delete and recreation:
  *   * soft delete of a stream with no events and no metadata → WEV(-1); otherwise the expected version is
  *     checked against S with a fresh id and `{"$tb":9223372036854775807}` is appended to `$$S`, replacing
  *     earlier metadata.
  *   * an Ok append to a soft-deleted S appends the events (numbering continues), then a `$metadata`
  *     event to `$$S`: the old metadata JSON with `$tb` = L + 1 (L = last event number before the append).
- *     DECISION: this also happens for an empty Ok append (§3.2 step 5 says Ok recreates, without an
+ *     DECISION: this also happens for an empty Ok append (the expected-version check says Ok recreates, without an
  *     exception for empty batches).
  *   * a non-empty Ok append to `$$S` of a soft-deleted S whose LAST new event's bytes parse as a JSON
  *     object is followed by one more `$metadata` event (JSON-flagged): that object with `$tb` =
@@ -39,13 +39,13 @@
  *     bytes flagged non-JSON that DO parse, the spec defers to upstream, whose SoftUndeleteRawMeta parses
  *     the raw bytes without looking at the flag, so they are rewritten too. An empty append to `$$S`
  *     recreates nothing (there is no new metadata).
- * - Metadata (§3.5): the last event of `$$S`, used only when JSON-flagged and parsing as an object;
+ * - Metadata: the last event of `$$S`, used only when JSON-flagged and parsing as an object;
  *   a known numeric key ($maxCount, $tb, $maxAge, $cacheControl) holding a non-integer value makes the
  *   whole metadata empty ("malformed … give empty metadata"); `$maxCount` ≤ 0 and `$tb` < 0 are ignored;
  *   a value ≥ 2^63 − 1 is long.MaxValue. (Values between 2^53 and 2^63 − 1 cannot be held exactly by a
  *   JS number and are not generated.) Metastreams behave as `$maxCount = 1`.
  *   `$maxAge` is NOT modelled (the tests never set it); `$acl` is not generated either.
- * - Reads (§2.9, §3.5, and http.md §3.8 "Backward-read mechanics"). DECISION for the paging fields the
+ * - Reads (the read rules, and the HTTP feeds' backward-read mechanics). DECISION for the paging fields the
  *   spec does not spell out (they follow the reference server's IndexReader):
  *   forward  — end = from + count − 1; when end < min: empty, next = min, not end-of-stream; otherwise
  *              events max(from, min)…min(end, last), next = last returned + 1, or min(end + 1, last + 1)
@@ -57,7 +57,7 @@
  *   single   — n = −1 means last; NotFound when n < min or n > last.
  *   A hard-deleted stream (and its metastream) reads StreamDeleted; a stream with no events or a
  *   soft-deleted one reads NoStream with the real last event number.
- * - `$all` (§3.6) is `log`: every event the model wrote, in write order, including `$metadata` events
+ * - `$all` is `log`: every event the model wrote, in write order, including `$metadata` events
  *   written by the server and tombstones. (The server's own `$epoch-information` events are outside the
  *   model; the tests skip them.)
  *
@@ -82,7 +82,7 @@ export const metastreamOf = (stream: string): string => `$$${stream}`
 export const originalStreamOf = (metastream: string): string => metastream.slice(2)
 
 // ---------------------------------------------------------------------------------------------------
-// Expected versions (§3.2)
+// Expected versions
 
 export type Decision =
   | { readonly _tag: "Ok"; readonly current: number; readonly softDeleted: boolean }
@@ -111,7 +111,7 @@ const ok = (current: number, softDeleted: boolean): Decision => ({ _tag: "Ok", c
 const wev = (current: number): Decision => ({ _tag: "WrongExpectedVersion", current })
 const deleted: Decision = { _tag: "StreamDeleted" }
 
-/** §3.2, "Order of checks", step by step. */
+/** The expected-version "order of checks", step by step. */
 export const decideCommit = (view: CommitView, stream: string, expected: number, eventIds: ReadonlyArray<string>): Decision => {
   const cur = view.lastEventNumber(stream)
   // 2. hard-deleted: StreamDeleted, whatever the expected version.
@@ -150,7 +150,7 @@ export const decideCommit = (view: CommitView, stream: string, expected: number,
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Metadata (§3.5)
+// Metadata
 
 export interface ModelMetadata {
   readonly maxCount?: number
@@ -295,7 +295,7 @@ export class StoreModel {
   private readonly tombstones = new Map<string, ModelEvent>()
   private readonly cache = new Map<string, CacheEntry>()
   /**
-   * Scavenging (spec/scavenge.md §3.3, §3.7): once a scavenge may run, an event may physically disappear
+   * Scavenging: once a scavenge may run, an event may physically disappear
    * if reads hid it at ANY state its stream went through since (the scavenge point fixes one such state,
    * and discard points only grow across runs). Per stream, hidden events are always a prefix, so the union
    * is a prefix too: `discardableBelow` holds its length.
@@ -357,7 +357,7 @@ export class StoreModel {
       const entry = this.cache.get(id)
       return entry !== undefined && entry.status === "maybe" && entry.stream === stream
     })
-    // §3.2 step 6 compares with the stored events, which a scavenge may have removed: both are possible.
+    // The idempotency check compares with the stored events, which a scavenge may have removed: both are possible.
     const cur = this.lastEventNumber(stream)
     if (expected >= ExpectedNoStream && expected < cur && cur !== LongMax) {
       eventIds.forEach((_, i) => {
@@ -396,7 +396,7 @@ export class StoreModel {
 
   /**
    * The event may be gone from the store: reads hid it at some state since scavenging began. A tombstone
-   * never is (§3.3: it is always kept, and it is not a prepare the executor removes).
+   * never is (it is always kept, and it is not a prepare the executor removes).
    */
   isDiscardable(event: ModelEvent): boolean {
     return event.origin !== "tombstone" && event.eventNumber < (this.discardableBelow.get(event.stream) ?? 0)
@@ -469,7 +469,7 @@ export class StoreModel {
       this.push(event)
       written.push(event)
     })
-    // §3.4: an Ok append to a soft-deleted stream recreates it from L + 1, keeping the other metadata.
+    // An Ok append to a soft-deleted stream recreates it from L + 1, keeping the other metadata.
     if (decision.softDeleted && rawMetaBefore !== undefined) {
       const object = parseJsonObject(rawMetaBefore.data)
       if (object !== undefined) {
@@ -478,7 +478,7 @@ export class StoreModel {
         written.push(event)
       }
     }
-    // §3.4: new JSON metadata for a soft-deleted stream recreates it past its last event.
+    // New JSON metadata for a soft-deleted stream recreates it past its last event.
     const lastNew = events[events.length - 1]
     if (metaOfSoftDeleted && lastNew !== undefined) {
       const object = parseJsonObject(lastNew.data)
@@ -493,7 +493,7 @@ export class StoreModel {
     return written
   }
 
-  /** Hard delete (§3.4): the expected version is checked as for an append with a fresh id. */
+  /** Hard delete: the expected version is checked as for an append with a fresh id. */
   hardDelete(stream: string, expected: number, nowMicros: number): { outcome: WriteOutcome; written: Array<ModelEvent> } {
     const decision = decideCommit(this.view(), stream, expected, [freshSentinel])
     if (decision._tag !== "Ok") return { outcome: failureOutcome(decision, this.lastEventNumber(stream)), written: [] }
@@ -506,7 +506,7 @@ export class StoreModel {
     return { outcome: { _tag: "Appended", first: LongMax, last: LongMax, idempotent: false }, written: [tombstone] }
   }
 
-  /** Soft delete (§3.4). */
+  /** Soft delete. */
   softDelete(stream: string, expected: number, nowMicros: number): { outcome: WriteOutcome; written: Array<ModelEvent> } {
     if (this.lastEventNumber(stream) === -1 && this.lastEventNumber(metastreamOf(stream)) === -1) {
       return { outcome: { _tag: "WrongExpectedVersion", current: -1 }, written: [] }
@@ -597,7 +597,7 @@ export class StoreModel {
     return { _tag: "Success", event: this.eventsOf(stream)[n]! }
   }
 
-  /** §3.5: metadata of S; Success when S or `$$S` has events (even with no metadata event). */
+  /** Metadata of S; Success when S or `$$S` has events (even with no metadata event). */
   readMetadata(stream: string): MetadataReadModel {
     const meta = metastreamOf(stream)
     if (this.isHardDeleted(stream)) return { _tag: "StreamDeleted", metadata: {}, metaLastEventNumber: -1 }

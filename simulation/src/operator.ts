@@ -3,7 +3,7 @@
  * starts a scavenge (random threshold −1/0/positive, 1–4 threads, a throttle, sometimes syncOnly), stops the
  * running one, asks whether one runs, or scans `$all` page by page while scavenges rewrite and merge chunks
  * under it. Crashes and disk faults hit it like everything else; the next lifetime's first start resumes a
- * stopped or cut-short run from its checkpoint (spec/scavenge.md §2.8).
+ * stopped or cut-short run from its checkpoint.
  *
  * Every start first tells the model that a scavenge may run (`beginScavenging`): from then on the
  * checkers allow an event to vanish only if reads hid it at some state since (`isDiscardable`).

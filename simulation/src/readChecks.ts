@@ -1,8 +1,8 @@
 /**
  * Observations against the model: what a transport showed (simStore.ts) must be what the model says,
  * field by field for everything the transport shows. The model knows the store API's paging fields; for an
- * Atom feed the expected `headOfStream` and `next`/`previous` links follow from them by the rules of
- * spec/http.md §3.8 (written here from the spec, independently of the feed renderer):
+ * Atom feed the expected `headOfStream` and `next`/`previous` links follow from them by these rules
+ * (written here from the reference's behaviour, independently of the feed renderer):
  *
  *   forward  — headOfStream = end of stream (from + count − 1 ≥ last); `next` → from − 1 when from > 0;
  *              `previous` → min(from + count − 1, last) + 1 unless the page is at the end and empty;

@@ -1,6 +1,6 @@
 /**
- * How the simulated operator scavenges the node: over HTTP as the admin (spec/scavenge.md §5,
- * `POST /admin/scavenge`, `DELETE /admin/scavenge/current`, `GET /admin/scavenge/current|last`), or, with
+ * How the simulated operator scavenges the node: over HTTP as the admin
+ * (`POST /admin/scavenge`, `DELETE /admin/scavenge/current`, `GET /admin/scavenge/current|last`), or, with
  * the direct transport, through the node's `Scavenger` service.
  *
  * "Already running" and "nothing to stop" are answers. Over HTTP every other reply is `Unexpected` and fails

@@ -4,8 +4,8 @@
  * in `RouteInput.settings` (providing it as a service per request copied the fiber's context: ~11 µs).
  */
 import { Effect } from "effect"
-import type { RequestSample } from "./node/NodeMetrics.js"
-import type { NodeHealth } from "./node/health.js"
+import type { RequestSample } from "./endpoints/NodeMetrics.js"
+import type { NodeHealth } from "./endpoints/health.js"
 import type { BodyResult } from "./streams/appendBody.js"
 
 /**

@@ -1,7 +1,7 @@
 /**
- * A route of the HTTP API as data: method, path template, who may call it (first-level authorization,
- * spec/http.md §6.2), the codecs it accepts and produces (§2.3), and a handler from a decoded request to a
- * Reply. The pipeline (authentication → route match → 415/406 → authorization → handler, §1.1) is one
+ * A route of the HTTP API as data: method, path template, who may call it (first-level authorization),
+ * the codecs it accepts and produces, and a handler from a decoded request to a
+ * Reply. The pipeline (authentication → route match → 415/406 → authorization → handler) is one
  * generic piece of code over a list of these, so every route family (streams, users, node endpoints,
  * admin, subscriptions) plugs in the same way.
  */
@@ -28,9 +28,9 @@ export interface RouteInput {
   readonly headers: Readonly<Record<string, string | undefined>>
   /** The request body (undefined for GET/DELETE without one). */
   readonly body: Uint8Array | undefined
-  /** `scheme://host[:port][/prefix]` for absolute links (Host, advertise-as, X-Forwarded-*; §1.6). */
+  /** `scheme://host[:port][/prefix]` for absolute links (Host, advertise-as, X-Forwarded-*). */
   readonly baseUrl: string
-  /** The raw request URL (for the redirects that use it, §1.6). */
+  /** The raw request URL (for the redirects that use it). */
   readonly requestUrl: string
   /** The negotiated response media type (one of the route's responseCodecs). */
   readonly responseType: string

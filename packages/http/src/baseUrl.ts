@@ -1,5 +1,5 @@
 /**
- * Absolute URLs (spec/http.md §1.6). The base of links, entry ids and Locations is built from the request
+ * Absolute URLs. The base of links, entry ids and Locations is built from the request
  * Host, then the advertised host/port, then `X-Forwarded-Port`, `X-Forwarded-Proto`, `X-Forwarded-Host`
  * (which may carry a port) and `X-Forwarded-Prefix`, in that order of increasing priority; default ports
  * are omitted. The raw request URL (for the redirects that use it) takes only the Host header.

@@ -20,6 +20,6 @@ export { makeRouter, type Router, type RouteMatch } from "./router.js"
 export { parseTarget, type RequestTarget, type InvalidTarget } from "./requestTarget.js"
 export { notBuiltRoutes, notBuiltReply, type NotBuiltRoute } from "./notBuilt.js"
 // The node endpoints and their services; the users API.
-export * from "./node/index.js"
+export * from "./endpoints/index.js"
 export * from "./users/index.js"
 export * from "./admin/index.js"

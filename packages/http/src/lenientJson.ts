@@ -1,5 +1,5 @@
 /**
- * Request JSON as a tree (append, user and subscription bodies: spec/http.md §1.7, §3.3). Parsing is the
+ * Request JSON as a tree (append, user and subscription bodies). Parsing is the
  * atom package's Newtonsoft-lenient reader (single quotes, unquoted names, comments; numbers kept as .NET
  * prints them); this module builds a tree from it, looks members up case-insensitively (as Newtonsoft
  * binds properties), and writes a tree back with two-space indentation (how event data given as an object

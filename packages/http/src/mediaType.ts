@@ -1,5 +1,5 @@
 /**
- * Content negotiation (spec/http.md §2.1–2.2): media-type parsing, the response codec choice from
+ * Content negotiation: media-type parsing, the response codec choice from
  * `?format=` or `Accept` (q-ordered, wildcards, the route's first codec as default), and the request codec
  * check (exact type, UTF-8 charset only).
  */
@@ -92,7 +92,7 @@ export const selectResponseType = (codecs: ReadonlyArray<string>, format: string
   return { _tag: "NotAcceptable" }
 }
 
-/** True when the Accept header is absent or lists the any-type range itself (the description-document rule, §2.5). */
+/** True when the Accept header is absent or lists the any-type range itself (the description-document rule). */
 export const acceptsAnything = (accept: string | undefined): boolean =>
   accept === undefined || accept.trim() === "" || accept.split(",").some((item) => item.trim() === "*/*")
 

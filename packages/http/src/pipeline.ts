@@ -1,5 +1,5 @@
 /**
- * The request pipeline (spec/http.md §1.1), one generic piece of code over a list of RouteDefs:
+ * The request pipeline, one generic piece of code over a list of RouteDefs:
  *
  *   /health/live (node/health.ts) → CORS pre-flight → body size limit → authentication (bad
  *   credentials: 401 before routing) → route match (404; OPTIONS → 200; 405) → request codec (415) →
@@ -22,8 +22,8 @@ import { selectRequestType, selectResponseType } from "./mediaType.js"
 import { buildBaseUrl, rawRequestUrl } from "./baseUrl.js"
 import { finishReply, safeReason } from "./responseHeaders.js"
 import { badRequest, emptyReply, unauthorizedBare } from "./replies.js"
-import { HEALTH_LIVE_PATH, HEALTH_READY_PATH, healthLive, healthReady } from "./node/health.js"
-import { routeFamily } from "./node/NodeMetrics.js"
+import { HEALTH_LIVE_PATH, HEALTH_READY_PATH, healthLive, healthReady } from "./endpoints/health.js"
+import { routeFamily } from "./endpoints/NodeMetrics.js"
 import { notBuiltReply } from "./notBuilt.js"
 import { bodyTooLargeReply } from "./bodyLimit.js"
 import { challengeAnonymous } from "./challenge.js"
@@ -51,7 +51,7 @@ const preflight = (headers: NormalizedHeaders): Reply => {
   return bare(204, "No Content", out)
 }
 
-/** First-level authorization (§6.2) for the route's access level. */
+/** First-level authorization for the route's access level. */
 const authorized = (access: Access, principal: Principal, settings: HttpSettings): boolean => {
   switch (access) {
     case "anonymous":
@@ -131,7 +131,7 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
       started = Effect.die(defect)
     }
     const handled = Effect.catchAllDefect(started, (defect) => Effect.as(Effect.logError("HTTP handler failed", defect), internalError(Cause.die(defect))))
-    // The 408 deadline (§1.1 item 9): handlers do not suspend except on the writer, whose own write timeout
+    // The 408 deadline: handlers do not suspend except on the writer, whose own write timeout
     // answers 408 (storageErrors.ts), and in long polls. A timeout here races the handler against a timer in
     // forked fibers, which costs more than a whole cached read (~70 µs per request under load), so only
     // long polls get one.

@@ -1,5 +1,5 @@
 /**
- * The reply shapes the reference uses again and again (spec/http.md §1.4, §8), so every route family
+ * The reply shapes the reference uses again and again, so every route family
  * answers with the same headers: status-only replies, validation 400s, bare replies, documents.
  */
 import type { Reply } from "./Reply.js"
@@ -30,10 +30,10 @@ export const badRequest = (message: string): Reply => ({
 /** A reply with no Content-Type and no body (route miss, 405, 406, 415, 408, 413). */
 export const emptyReply = (status: number, reason: string, headers: Headers = {}): Reply => ({ status, reason, headers })
 
-/** First-level authorization denial (§6.3 variant 2): 401 with no body, no challenge, no CORS headers. */
+/** First-level authorization denial: 401 with no body, no challenge, no CORS headers. */
 export const unauthorizedBare: Reply = { status: 401, reason: "Unauthorized", headers: {}, bare: true }
 
-/** A document in the negotiated type; text types get `; charset=utf-8` (§1.4). */
+/** A document in the negotiated type; text types get `; charset=utf-8`. */
 export const documentReply = (status: number, reason: string, type: string, body: string | Uint8Array, headers: Headers = {}): Reply => ({
   status,
   reason,

@@ -1,5 +1,5 @@
 /**
- * The request target split for routing (spec/http.md §1.2): the raw path, its segments percent-decoded one
+ * The request target split for routing: the raw path, its segments percent-decoded one
  * by one (so `%2F` stays inside its segment and `%24all` is `$all`), and the query.
  *
  * Two kinds of path are refused, because they would let one URL mean something else: a segment whose

@@ -1,5 +1,5 @@
 /**
- * What every reply leaving the pipeline gets (spec/http.md §1.3–1.5): the legacy CORS headers (unless the
+ * What every reply leaving the pipeline gets: the legacy CORS headers (unless the
  * reply is bare), the BasicCustom challenge pair on a handler's 401, a reason phrase safe for HTTP/1.1,
  * the gzip/deflate echo, and Content-Length.
  */

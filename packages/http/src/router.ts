@@ -1,5 +1,5 @@
 /**
- * Route matching (spec/http.md §1.2), as the reference's trie router does it: templates are matched
+ * Route matching, as the reference's trie router does it: templates are matched
  * segment by segment against the percent-decoded path, case-sensitively; among the templates that match,
  * the one with a literal at the leftmost differing segment wins over a placeholder (`{name}`), which wins
  * over a greedy placeholder (`{*name}`, one or more trailing segments). The allowed methods of a path are

@@ -1,5 +1,5 @@
 /**
- * Storage failures as HTTP replies, in one place (spec/http.md §3.4, §3.10, §8):
+ * Storage failures as HTTP replies, in one place:
  * WrongExpectedVersion → 400 `Wrong expected EventNumber` with both CurrentVersion headers,
  * StreamDeleted → 410 `Stream deleted`, InvalidRequest → 400 with the reason as body,
  * StorageFailed (writes refused after a disk error, until the log has recovered) → 507 Insufficient

@@ -1,5 +1,5 @@
 // The query of POST /admin/scavenge as pure functions: .NET's int.TryParse / bool.TryParse, the validation
-// order and messages of spec/scavenge.md §5.1, defaults and thread clamping.
+// order and messages of the reference, defaults and thread clamping.
 import { describe, expect, it } from "vitest"
 import { MAX_SCAVENGE_THREADS, ScavengeParamMessages, parseScavengeQuery } from "../src/admin/index.js"
 import { tryParseBoolean, tryParseInt32 } from "../src/dotnetParse.js"

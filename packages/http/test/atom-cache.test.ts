@@ -7,7 +7,7 @@ import {
 const Json = "application/vnd.kurrent.atom+json"
 const Xml = "application/atom+xml"
 
-describe("ETags (§3.9)", () => {
+describe("ETags", () => {
   it("are `<position>;<hash of the media type>`, stable and different per type", () => {
     expect(contentTypeHash(Json)).toBe(contentTypeHash(Json))
     expect(contentTypeHash(Json)).not.toBe(contentTypeHash(Xml))
@@ -29,7 +29,7 @@ describe("ETags (§3.9)", () => {
   })
 })
 
-describe("which reads are immutable (§3.9)", () => {
+describe("which reads are immutable", () => {
   it("backward stream pages: not the head and not starting past the last event", () => {
     expect(streamFeedCache("backward", 10, 20, 24)).toEqual({ immutable: true, eTagPosition: undefined })
     expect(streamFeedCache("backward", 24, 20, 24).immutable).toBe(true)
@@ -60,7 +60,7 @@ describe("which reads are immutable (§3.9)", () => {
   })
 })
 
-describe("cache headers (§3.9)", () => {
+describe("cache headers", () => {
   it("immutable: a year, private, no ETag", () => {
     expect(cacheHeaders({ immutable: true, eTagPosition: undefined }, { contentType: Json })).toEqual({
       "Cache-Control": "max-age=31536000, private",

@@ -17,7 +17,7 @@ const withData = (data: string | Buffer, json = true, metadata = ""): EventRecor
 const render = (contentType: string, event: EventRecord = Stored, embed: EmbedLevel = "None") =>
   renderSingleEvent({ baseUrl: Base, event: { event, link: undefined }, embed, contentType })
 
-describe("single event documents (§3.12)", () => {
+describe("single event documents", () => {
   it("atom+json: the entry with content at every embed level", () => {
     for (const type of ["application/vnd.kurrent.atom+json", "application/vnd.eventstore.atom+json"]) {
       const entry = JSON.parse(render(type) as string)
@@ -109,7 +109,7 @@ describe("single event documents (§3.12)", () => {
   })
 })
 
-describe("description document (§3.15)", () => {
+describe("description document", () => {
   it("matches the reference document, with streamSubscription null when there are no groups", () => {
     expect(renderDescriptionDocument("orders-1", "application/vnd.kurrent.streamdesc+json")).toBe(`{
   "title": "Description document for 'orders-1'",

@@ -7,7 +7,7 @@ import { dotnetDouble, dotnetDoubleFromExponent, quoteJson } from "../src/atom/j
 import { jsonToXml } from "../src/atom/xml.js"
 import { encodeXmlName, escapeXmlAttribute, escapeXmlText } from "../src/xmlText.js"
 
-describe("escapeDataString (RFC 3986, §1.6)", () => {
+describe("escapeDataString (RFC 3986)", () => {
   it("keeps only unreserved characters literal", () => {
     expect(escapeDataString("orders-1_a.b~C9")).toBe("orders-1_a.b~C9")
     expect(escapeDataString("$all")).toBe("%24all")
@@ -28,7 +28,7 @@ describe("escapeDataString (RFC 3986, §1.6)", () => {
   })
 })
 
-describe("formatAtomDate (XmlConvert UTC, §1.7)", () => {
+describe("formatAtomDate (XmlConvert UTC)", () => {
   it("prints microseconds with trailing zeros trimmed", () => {
     expect(formatAtomDate(Date.UTC(2017, 11, 15, 12, 19, 32) * 1000 + 21776)).toBe("2017-12-15T12:19:32.021776Z")
     expect(formatAtomDate(Date.UTC(2025, 2, 1, 10, 0, 0) * 1000 + 123456)).toBe("2025-03-01T10:00:00.123456Z")
@@ -51,7 +51,7 @@ describe("formatAtomDate (XmlConvert UTC, §1.7)", () => {
   })
 })
 
-describe("$all positions (§3.16)", () => {
+describe("$all positions", () => {
   it("writes commit then prepare as 16 uppercase hex digits each", () => {
     expect(formatAllPosition(0)).toBe(StartPosition)
     expect(StartPosition).toBe("00000000000000000000000000000000")
@@ -80,7 +80,7 @@ describe("$all positions (§3.16)", () => {
   })
 })
 
-describe("parseEmbed (§3.7)", () => {
+describe("parseEmbed", () => {
   it("knows only content, rich, body, pretty and tryharder, case-insensitively", () => {
     expect(parseEmbed("content")).toBe("Content")
     expect(parseEmbed("RICH")).toBe("Rich")

@@ -1,5 +1,5 @@
 /**
- * Content negotiation (spec/http.md §2.1–2.2), request-target decoding and route matching (§1.2) as
+ * Content negotiation, request-target decoding and route matching as
  * pure functions.
  */
 import { describe, it, assert } from "vitest"
@@ -16,7 +16,7 @@ const chosen = (codecs: ReadonlyArray<string>, accept: string | undefined, forma
   return choice._tag === "Chosen" ? choice.type : choice._tag
 }
 
-describe("response codec selection (§2.1)", () => {
+describe("response codec selection", () => {
   const table: ReadonlyArray<[string | undefined, ReadonlyArray<string>, string]> = [
     [undefined, FeedCodecs, "application/vnd.kurrent.streamdesc+json"],
     ["", FeedCodecs, "application/vnd.kurrent.streamdesc+json"],
@@ -66,7 +66,7 @@ describe("response codec selection (§2.1)", () => {
   })
 })
 
-describe("request codec selection (§2.2)", () => {
+describe("request codec selection", () => {
   it("exact, case-sensitive type; UTF-8 charset only; never for octet-stream; missing → none", () => {
     assert.strictEqual(selectRequestType(AtomCodecs, "application/json"), "application/json")
     assert.strictEqual(selectRequestType(AtomCodecs, "application/json; charset=UTF-8"), "application/json")
@@ -80,7 +80,7 @@ describe("request codec selection (§2.2)", () => {
   })
 })
 
-describe("request targets (§1.2)", () => {
+describe("request targets", () => {
   const segmentsOf = (url: string) => {
     const target = parseTarget(url)
     return target._tag === "Target" ? target.segments : target.reason
@@ -104,7 +104,7 @@ describe("request targets (§1.2)", () => {
   })
 })
 
-describe("route matching (§1.2)", () => {
+describe("route matching", () => {
   const route = (method: RouteDef["method"], path: string): RouteDef => ({
     method, path, access: "anonymous", responseCodecs: [], handle: () => Effect.succeed({ status: 200, headers: {} })
   })

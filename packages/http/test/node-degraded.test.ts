@@ -7,7 +7,7 @@ import { StorageFailed } from "@vellum/storage"
 import { storageStats } from "./nodeFixtures.js"
 import {
   buildStats, groupStats, healthLive, idleSnapshot, infoDocument, makeNodeMetrics, nodeHealth, singleNodeIdentity, statsJson
-} from "../src/node/index.js"
+} from "../src/endpoints/index.js"
 
 const T0 = Date.UTC(2026, 10, 27, 8, 0, 0, 0)
 const full = new StorageFailed({ message: "the disk is full: writes are refused until space is freed", reason: "DiskFull", detail: "write /db/chunk-000001.000000: ENOSPC" })

@@ -1,12 +1,12 @@
-// The node documents (spec/http.md §7.1, §7.3, §7.5): /ping in each codec, /info, /gossip in JSON, XML
+// The node documents: /ping in each codec, /info, /gossip in JSON, XML
 // and text, and the .NET text formats and XML helpers they rely on.
 import { describe, expect, it } from "vitest"
 import { XMLParser, XMLValidator } from "fast-xml-parser"
 import {
   clusterInfo, gossipBody, gossipReply, infoDocument, infoReply, pingReply, singleNodeIdentity, type GossipInput, type NodeIdentity
-} from "../src/node/index.js"
+} from "../src/endpoints/index.js"
 import { tryParseBoolean } from "../src/dotnetParse.js"
-import { jsonDate, roundTripDate, shortDate, timeSpanGeneral } from "../src/node/dotnet.js"
+import { jsonDate, roundTripDate, shortDate, timeSpanGeneral } from "../src/endpoints/dotnet.js"
 import { encodeXmlName, escapeXmlAttribute } from "../src/xmlText.js"
 
 const parser = new XMLParser({ ignoreAttributes: false, parseTagValue: false })

@@ -1,4 +1,4 @@
-// `/health/live` (spec/http.md §1.1 item 1) and `/admin/shutdown` (§7.6): liveness follows the node state,
+// `/health/live` and `/admin/shutdown`: liveness follows the node state,
 // and a shutdown request makes the node not live, signals Shutdown and answers a bare 200.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Ref } from "effect"
@@ -6,7 +6,7 @@ import type { RouteInput } from "../src/Route.js"
 import { defaultHttpSettings } from "../src/HttpConfig.js"
 import {
   NodeInfo, NodeStates, Shutdown, handleHealthLive, healthLive, isLive, nodeIsLive, shutdownRoute, singleNodeIdentity
-} from "../src/node/index.js"
+} from "../src/endpoints/index.js"
 
 const q = (text = "") => new URLSearchParams(text)
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as os from "node:os"
 import { Effect } from "effect"
 import type { EventStoreStats } from "@vellum/storage"
-import { NodeMetrics, ProcessStats, buildStats, groupStats, nodeMetricsLive, processStatsLive, statsJson } from "../src/node/index.js"
+import { NodeMetrics, ProcessStats, buildStats, groupStats, nodeMetricsLive, processStatsLive, statsJson } from "../src/endpoints/index.js"
 
 const storage: EventStoreStats = {
   writerPosition: 0, committedPosition: 0, chunks: 1,

@@ -2,7 +2,7 @@
 // types and labels, fed from the store's stats and the process snapshot of each scrape.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { makeNodeMetrics, type ProcessSnapshot } from "../src/node/index.js"
+import { makeNodeMetrics, type ProcessSnapshot } from "../src/endpoints/index.js"
 import { parseExposition, processSnapshot, storageStats, value } from "./nodeFixtures.js"
 
 const START = 1_700_000_000_000

@@ -4,7 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { register as globalRegistry } from "prom-client"
 import { parseExposition, storageStats, value } from "./nodeFixtures.js"
-import { makeNodeMetrics, routeFamily } from "../src/node/index.js"
+import { makeNodeMetrics, routeFamily } from "../src/endpoints/index.js"
 
 const storage = storageStats({ totalFlushDelayMs: 2500, flushes: 90, queued: 7 })
 

@@ -13,7 +13,7 @@ import { BasicChallenge } from "../src/challenge.js"
 import type { Reply } from "../src/Reply.js"
 import {
   NodeInfo, NodeMetrics, Shutdown, livenessOf, nodeRoutes, nodeServicesLayer, singleNodeIdentity
-} from "../src/node/index.js"
+} from "../src/endpoints/index.js"
 
 const identity = singleNodeIdentity({ version: "0.1.0", instanceId: "11111111-2222-4333-8444-555555555555", httpEndpoint: { host: "127.0.0.1", port: 2113 } })
 

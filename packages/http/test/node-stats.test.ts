@@ -1,4 +1,4 @@
-// `/stats` (spec/http.md §7.4, seed §2.7): every group and field with its type, rates between samples,
+// `/stats`: every group and field with its type, rates between samples,
 // grouping and sub-path selection, ?group=false / ?metadata=true, well-formed XML carrying the same values,
 // and the one-second memoization.
 import { describe, expect, it } from "@effect/vitest"
@@ -9,7 +9,7 @@ import { processSnapshot, storageStats } from "./nodeFixtures.js"
 import {
   GROUPING_REQUIRED, NodeMetrics, NodeStats, ProcessStats, WRITER_QUEUE, buildStats, flatGroup, groupStats,
   selectGroup, statMeta, statsJson, statsReply, statsXml, type FlatStats, type HttpTraffic, type ProcessSnapshot
-} from "../src/node/index.js"
+} from "../src/endpoints/index.js"
 
 const T0 = Date.UTC(2025, 2, 28, 16, 0, 0, 0)
 
@@ -23,7 +23,7 @@ const first = buildStats({ nowMillis: T0 + 10_000, process: snapshot(), storage:
 const grouped = JSON.parse(statsJson(groupStats(first.stats), false))
 
 type Kind = "string" | "integer" | "number"
-/** Seed §2.7: all values are numbers unless noted. */
+/** All values are numbers unless noted. */
 const SeedFields: ReadonlyArray<readonly [string, Record<string, Kind>]> = [
   ["proc", {
     startTime: "string", id: "integer", mem: "integer", cpu: "number", cpuScaled: "number", threadsCount: "integer",
@@ -62,7 +62,7 @@ const SeedFields: ReadonlyArray<readonly [string, Record<string, Kind>]> = [
 const at = (doc: Record<string, unknown>, path: string): Record<string, unknown> =>
   path.split(".").reduce<Record<string, unknown>>((node, part) => node[part] as Record<string, unknown>, doc)
 
-describe("stats document (seed §2.7)", () => {
+describe("stats document", () => {
   it.each(SeedFields)("group %s has every field with its type", (path, fields) => {
     const group = at(grouped, path)
     expect(group, path).toBeTypeOf("object")

@@ -1,7 +1,7 @@
 // Node-endpoint test fixtures: a fixed EventStore.stats() snapshot (stats documents and metrics), and a parser of the Prometheus exposition text.
 import { expect } from "vitest"
 import type { EventStoreStats } from "@vellum/storage"
-import { idleSnapshot, type ProcessSnapshot } from "../src/node/index.js"
+import { idleSnapshot, type ProcessSnapshot } from "../src/endpoints/index.js"
 
 /** A busy process that started at `startMillis` (every figure set, so a mapping that drops one shows). */
 export const processSnapshot = (startMillis: number, over: Partial<ProcessSnapshot> = {}): ProcessSnapshot => ({

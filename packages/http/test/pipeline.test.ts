@@ -1,5 +1,5 @@
 /**
- * The request pipeline of spec/http.md §1.1–1.5 and §6.3: which error wins, routing, OPTIONS/405, the
+ * The request pipeline: which error wins, routing, OPTIONS/405, the
  * three 401 shapes, the health endpoint, pre-flight, limits, defects, deadlines and the cross-cutting
  * headers.
  */
@@ -13,7 +13,7 @@ import { AdminAuth, EventsJson, UserAuth, appendEvents, basic, header, makeTestN
 
 const NoCors = (reply: Reply) => header(reply, "Access-Control-Allow-Origin") === undefined
 
-describe("pipeline order (§1.1)", () => {
+describe("pipeline order", () => {
   it.scoped("an anonymous POST with a wrong Content-Type is 415, not 401", () =>
     Effect.gen(function*() {
       const node = yield* makeTestNode({ settings: { allowAnonymousStreamAccess: false } })
@@ -85,7 +85,7 @@ describe("pipeline order (§1.1)", () => {
     }))
 })
 
-describe("routing (§1.2)", () => {
+describe("routing", () => {
   it.scoped("OPTIONS lists the path's methods; a wrong method is 405 with the same list; HEAD is 405", () =>
     Effect.gen(function*() {
       const node = yield* makeTestNode()
@@ -155,7 +155,7 @@ describe("routing (§1.2)", () => {
     }))
 })
 
-describe("authorization (§6.2, §6.3)", () => {
+describe("authorization", () => {
   const probe = (access: RouteDef["access"]): RouteDef => ({
     method: "GET",
     path: `/probe/${access}`,
@@ -309,7 +309,7 @@ describe("health, pre-flight, limits, failures", () => {
     }))
 })
 
-describe("cross-cutting headers (§1.3–1.6)", () => {
+describe("cross-cutting headers", () => {
   it.scoped("CORS headers and Content-Length on routed replies", () =>
     Effect.gen(function*() {
       const node = yield* makeTestNode()

@@ -1,5 +1,5 @@
 /**
- * Appends and deletes over HTTP (spec/http.md §3.2–3.6, §3.17): every body form, the validation order and
+ * Appends and deletes over HTTP: every body form, the validation order and
  * its messages, the incoming redirect, the statuses of appends and deletes, and the control headers.
  */
 import { describe, it, assert } from "@effect/vitest"
@@ -23,7 +23,7 @@ const expectBadRequest = (reply: { status: number; reason?: string }, body: stri
   assert.strictEqual(replyText, body)
 }
 
-describe("append body forms (§3.3)", () => {
+describe("append body forms", () => {
   it.scoped("events+json (both vendor names), event+json: 201 with the first event's absolute Location", () =>
     Effect.gen(function*() {
       const node = yield* makeTestNode()
@@ -129,7 +129,7 @@ describe("append body forms (§3.3)", () => {
     }))
 })
 
-describe("append validation order and messages (§3.2, §3.3)", () => {
+describe("append validation order and messages", () => {
   it.scoped("missing event type comes first, then a malformed id, then the redirect, then the headers, then the body", () =>
     Effect.gen(function*() {
       const node = yield* makeTestNode()
@@ -192,7 +192,7 @@ describe("append validation order and messages (§3.2, §3.3)", () => {
     }))
 })
 
-describe("incoming redirect and idempotency (§3.3, §3.5)", () => {
+describe("incoming redirect and idempotency", () => {
   it.scoped("no id → 307 to <request URL>/incoming/<uuid> without writing; the target is idempotent", () =>
     Effect.gen(function*() {
       const node = yield* makeTestNode()
@@ -238,7 +238,7 @@ describe("incoming redirect and idempotency (§3.3, §3.5)", () => {
     }))
 })
 
-describe("append and delete statuses (§3.4, §3.6)", () => {
+describe("append and delete statuses", () => {
   it.scoped("wrong expected version: 400 with both CurrentVersion headers and an empty body", () =>
     Effect.gen(function*() {
       const node = yield* makeTestNode()
@@ -298,7 +298,7 @@ describe("append and delete statuses (§3.4, §3.6)", () => {
     }))
 })
 
-describe("metadata writes (§3.17)", () => {
+describe("metadata writes", () => {
   it.scoped("raw JSON with an EventId is $metadata in $$s; Location names the metastream", () =>
     Effect.gen(function*() {
       const node = yield* makeTestNode()

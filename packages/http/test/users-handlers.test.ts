@@ -1,5 +1,5 @@
 /**
- * The users API handlers (spec/http.md §5) called directly over a real Users service (EventStore on the
+ * The users API handlers called directly over a real Users service (EventStore on the
  * in-memory disk): exact JSON documents (envelope, links, `$current`, command results, error forms),
  * statuses, Location, body parsing (lenient JSON, case-insensitive names, clear 400s) and who may call what.
  */

@@ -1,5 +1,5 @@
 /**
- * The users routes mounted in the real pipeline with the real Basic authenticator (spec/http.md §5, §6):
+ * The users routes mounted in the real pipeline with the real Basic authenticator:
  * who may call what (bare 401 for first-level denials, 401 with X-Basic for bad credentials), `/users` and
  * `/users/`, `$current` beating `{login}`, JSON-only codecs (415/406), and that disabled, deleted and
  * re-passworded users stop authenticating.

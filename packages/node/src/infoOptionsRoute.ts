@@ -1,5 +1,5 @@
 /**
- * `GET /info/options` (spec/http.md §7.2): every option with its value and where it came from, for `$ops`
+ * `GET /info/options`: every option with its value and where it came from, for `$ops`
  * and `$admins`; sensitive values masked. The document is built by config/infoOptions.ts.
  */
 import { Effect } from "effect"

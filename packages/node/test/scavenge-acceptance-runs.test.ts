@@ -1,7 +1,7 @@
 // Black-box scavenge acceptance, part 2: the admin API and the life of a run, seen only through HTTP (and the
 // log lines the reference also prints): parameters and their exact 400s, who may scavenge, current/last,
-// stops, a crash and the resume after it, a node in use while it scavenges, and the history streams. Rules quote
-// shared/spec/scavenge.md (§) or the product document (seed §).
+// stops, a crash and the resume after it, a node in use while it scavenges, and the history streams. The rules
+// are the reference server's, as docs/scavenging.md states them.
 import { describe, expect, it } from "vitest"
 import { Prng } from "@vellum/platform"
 import {
@@ -42,7 +42,7 @@ const visibleState = async (c: Client) => {
 const ofType = (events: ReadonlyArray<EventView>, type: string) => events.filter((e) => e.eventType === type)
 const lastOf = (events: ReadonlyArray<EventView>) => events[events.length - 1]!
 
-describe("POST /admin/scavenge parameters (§5.1)", () => {
+describe("POST /admin/scavenge parameters", () => {
   it("answers each invalid parameter with 400 text/plain and the reference's exact message, first failing rule first", async () => {
     const { node, c } = await freshNode(50)
     track(node)
@@ -68,7 +68,7 @@ describe("POST /admin/scavenge parameters (§5.1)", () => {
       expect({ query, status: reply.status, body: text(reply) }).toEqual({ query, status: 400, body: message })
       expect(reply.headers["Content-Type"]).toMatch(/^text\/plain/)
     }
-    // None of them started anything (§5.3: before any run, the all-zero id and Unknown); ?format=json picks JSON (§5).
+    // None of them started anything (before any run, the all-zero id and Unknown); ?format=json picks JSON.
     const last = await node.call({ url: "/admin/scavenge/last?format=json", headers: { host: "h", authorization: ADMIN } })
     expect(JSON.parse(text(last))).toEqual({ scavengeId: ZERO_ID, scavengeLink: "", scavengeResult: "Unknown" })
     expect(text(await c.admin("GET", "/admin/scavenge/last", "text/plain"))).toBe(`ScavengeId: ${ZERO_ID}, ScavengeLink: , ScavengeResult: Unknown`)
@@ -85,7 +85,7 @@ describe("POST /admin/scavenge parameters (§5.1)", () => {
     const { node, c } = await freshNode(51)
     track(node)
     await c.appendEach("a", 3)
-    // §1.4: no point yet and syncOnly -> nothing to do, Success, and still a history.
+    // No point yet and syncOnly -> nothing to do, Success, and still a history.
     const idle = await c.scavenge("syncOnly=TRUE")
     expect((await c.read("$scavengePoints")).status).toBe(404)
     expect(lastOf(await c.history(idle)).data).toMatchObject({ result: "Success", error: null })
@@ -95,7 +95,7 @@ describe("POST /admin/scavenge parameters (§5.1)", () => {
     expect((await c.read("$scavengePoints")).events).toHaveLength(2)
     await c.scavenge("syncOnly=True") // the latest point is done: nothing to do
     expect((await c.read("$scavengePoints")).events).toHaveLength(2)
-    // The text codec is the default (§5): `ScavengeId: <id>`, no Location header.
+    // The text codec is the default: `ScavengeId: <id>`, no Location header.
     const started = await c.admin("POST", "/admin/scavenge", "*/*")
     expect(started.status).toBe(200)
     expect(text(started)).toMatch(/^ScavengeId: [0-9a-f-]{36}$/)
@@ -104,7 +104,7 @@ describe("POST /admin/scavenge parameters (§5.1)", () => {
   })
 })
 
-describe("who may scavenge (§5, seed §5)", () => {
+describe("who may scavenge", () => {
   it("$admins and $ops members may; anyone else and anonymous get 401 on every scavenge route", async () => {
     const { node, c } = await freshNode(52)
     track(node)
@@ -126,7 +126,7 @@ describe("who may scavenge (§5, seed §5)", () => {
     expect(Object.keys(JSON.parse(text(merge)))).toEqual(["mergeIndexesId"])
     expect(JSON.parse(text(merge)).mergeIndexesId).toMatch(UUID)
     expect(text(await c.admin("POST", "/admin/mergeindexes", "text/plain"))).toMatch(/^MergeIndexesId: [0-9a-f-]{36}$/)
-    // §6: the history streams are readable by $ops only.
+    // The history streams are readable by $ops only.
     const runs = (await c.read("$scavenges")).events
     expect(runs.length).toBeGreaterThan(0)
     expect((await c.as(basic("ann", "pw")).read(`$scavenges-${(runs[0]!.data as { scavengeId: string }).scavengeId}`)).status).toBe(401)
@@ -137,8 +137,8 @@ describe("who may scavenge (§5, seed §5)", () => {
 /** A run rewriting a chunk opens its temporary file: holding those opens holds the run in chunk execution. */
 const CHUNK_REWRITE = /\.scavenge\.tmp$/
 
-describe("a run under way (§5.1-5.4)", () => {
-  it("current, last, /metrics, a second start and a stop of another id answer as §5 says; a stop cancels the run and is answered once it has stopped", async () => {
+describe("a run under way", () => {
+  it("current, last, /metrics, a second start and a stop of another id answer as the reference does; a stop cancels the run and is answered once it has stopped", async () => {
     const a = await freshNode(40)
     track(a.node)
     await buildLog(a.c)
@@ -158,7 +158,7 @@ describe("a run under way (§5.1-5.4)", () => {
     const other = await a.c.admin("DELETE", "/admin/scavenge/0bf4a1a1-b4a3-4dfe-a01f-ec52c34e16e4")
     expect([other.status, text(other)]).toEqual([404, "Scavenge Id does not exist"])
 
-    // §5.4: the run is cancelled where it is (the rewrite it was held in is abandoned) and the reply comes once
+    // The run is cancelled where it is (the rewrite it was held in is abandoned) and the reply comes once
     // it has stopped: the disk is still held when it comes.
     const stopped = await a.c.admin("DELETE", "/admin/scavenge/current")
     a.disk.release()
@@ -182,7 +182,7 @@ describe("a run under way (§5.1-5.4)", () => {
 
     const a2 = track(await openNode(a.disk, a.clock))
     const c2 = new Client(a2, new Ids(43))
-    expect(await c2.last()).toEqual({ scavengeId: ZERO_ID, scavengeLink: "", scavengeResult: "Unknown" }) // §5.3: memory only
+    expect(await c2.last()).toEqual({ scavengeId: ZERO_ID, scavengeLink: "", scavengeResult: "Unknown" }) // Memory only
     // The repair runs in the background after a start: wait for it.
     let history = await c2.history(id1)
     for (let waited = 0; waited < 5_000 && lastOf(history).eventType !== "$scavengeCompleted"; waited += 5) {
@@ -196,12 +196,12 @@ describe("a run under way (§5.1-5.4)", () => {
     const links = (await c2.read("$scavenges")).events.map((e) => e.title)
     expect(links).toContain(`${completed.eventNumber}@$scavenges-${id1}`)
 
-    // Written after the scavenge point: §3.1 keeps scope's event 3 (its last before the point) in this scavenge.
+    // Written after the scavenge point: the scope rule keeps event 3 (its last before the point) in this scavenge.
     await c2.appendEach("scope", 1)
-    // §2.8: the stopped run's point is continued whatever this request says (its threshold is ignored).
+    // The stopped run's point is continued whatever this request says (its threshold is ignored).
     const id2 = await c2.scavenge("threshold=1000000")
     expect((await c2.read("$scavengePoints")).events).toHaveLength(1)
-    // ExecutingChunks(1) resumes at chunk 2 (§2.8).
+    // ExecutingChunks(1) resumes at chunk 2.
     const resumedChunks = ofType(await c2.history(id2), "$scavengeChunksCompleted")
     expect(resumedChunks.length).toBeGreaterThan(0)
     for (const e of resumedChunks) expect((e.data as { chunkStartNumber: number }).chunkStartNumber).toBeGreaterThanOrEqual(2)
@@ -220,7 +220,7 @@ describe("a run under way (§5.1-5.4)", () => {
 })
 
 describe("a node in use while it scavenges", () => {
-  it("reads during a run always see the survivors; appends during a run are kept (§3.1: only records before the point)", async () => {
+  it("reads during a run always see the survivors; appends during a run are kept (only records before the point)", async () => {
     const { node, c } = await freshNode(44)
     track(node)
     await buildLog(c)
@@ -249,7 +249,7 @@ describe("a node in use while it scavenges", () => {
   })
 })
 
-describe("history streams (§6)", () => {
+describe("history streams", () => {
   it("$scavenges links each run's start and completion; every event carries the reference's fields, in order", async () => {
     const { node, c } = await freshNode(60, [...SMALL_NODE, "--max-mem-table-size", "1000"])
     track(node)
@@ -295,7 +295,7 @@ describe("history streams (§6)", () => {
     expect(done["spaceSaved"]).toBe(saved(chunks) + saved(merges) + saved(tables))
     expect(done["maxChunkScavenged"]).toBe(Math.max(...chunks.map((e) => (e.data as { chunkEndNumber: number }).chunkEndNumber)))
 
-    // Links only for the start and the completion, in that order (§6).
+    // Links only for the start and the completion, in that order.
     const links = (await c.read("$scavenges")).events.filter((e) => e.title.endsWith(`@$scavenges-${id}`)).map((e) => e.title)
     expect(links).toEqual([`0@$scavenges-${id}`, `${lastOf(history).eventNumber}@$scavenges-${id}`])
     // Retention and access: $maxAge of ScavengeHistoryMaxAge days (30) and $ops read.
@@ -304,7 +304,7 @@ describe("history streams (§6)", () => {
       const meta = await c.read(`$$${stream}`)
       expect(lastOf(meta.events).data).toEqual(retention)
     }
-    // The data survived; index merges never remove entries (§4.4).
+    // The data survived; index merges never remove entries.
     expect(await c.numbers("bulk")).toEqual([1195, 1196, 1197, 1198, 1199])
     expect(await c.numbers("q")).toEqual([0, 1])
     expect((await c.admin("POST", "/admin/mergeindexes")).status).toBe(200)

@@ -1,6 +1,6 @@
 // Black-box scavenge acceptance, part 1: what a scavenge removes and keeps, seen only through HTTP (stream
-// reads, `$all`, the history streams, the log lines the reference also prints). Each rule quotes
-// shared/spec/scavenge.md (§) or the product document (seed §). Chunks are 128 KiB and a "big" event is
+// reads, `$all`, the history streams, the log lines the reference also prints). The rules are the
+// reference server's, as docs/scavenging.md states them. Chunks are 128 KiB and a "big" event is
 // ~40 KB, so three big events fill a chunk and scenarios cross chunk boundaries with a handful of events.
 import { describe, expect, it } from "vitest"
 import { Prng } from "@vellum/platform"
@@ -16,14 +16,14 @@ const fresh = async (scenario: number, argv?: ReadonlyArray<string>) => {
 
 const HOUR = 3_600_000
 
-describe("$maxCount, $maxAge, $tb (spec §3.3)", () => {
+describe("$maxCount, $maxAge, $tb", () => {
   it("$maxCount N keeps the last N in reads and in $all after a scavenge, without renumbering", async () => {
     const { c } = await fresh(1)
     await c.appendEach("mc", 8, BIG) // chunks 0..2
     await c.appendEach("solo", 1)
     expect((await c.setMetadata("mc", { $maxCount: 3 })).status).toBe(201)
     expect((await c.setMetadata("solo", { $maxCount: 1 })).status).toBe(201)
-    // Before: reads already hide the removed events; $all still has them (seed §1).
+    // Before: reads already hide the removed events; $all still has them.
     expect(await c.numbers("mc")).toEqual([5, 6, 7])
     expect(await c.allNumbers("mc")).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
 
@@ -35,7 +35,7 @@ describe("$maxCount, $maxAge, $tb (spec §3.3)", () => {
     expect(await c.allNumbers("mc")).toEqual([5, 6, 7])
     expect((await c.readEvent("mc", 0)).status).toBe(404)
     expect((await c.readEvent("mc", 5)).status).toBe(200)
-    // §3.3 keep-last-event: a stream's last event is never removed.
+    // Keep-last-event: a stream's last event is never removed.
     expect(await c.numbers("solo")).toEqual([0])
     expect(await c.allNumbers("solo")).toEqual([0])
     // Relaxing the limit later brings nothing back: the removed events are gone.
@@ -63,10 +63,10 @@ describe("$maxCount, $maxAge, $tb (spec §3.3)", () => {
     expect(await c.allNumbers("aged")).toEqual([4, 5])
     expect(await c.numbers("young")).toEqual([0, 1])
     expect(await c.allNumbers("young")).toEqual([0, 1])
-    // Every event of allOld is expired, but §3.3 rule 2 keeps the last one in the log.
+    // Every event of allOld is expired, but the keep-last-event rule keeps the last one in the log.
     expect(await c.numbers("allOld")).toEqual([])
     expect(await c.allNumbers("allOld")).toEqual([1])
-    // Relaxing the limit later brings nothing back (§3.5: maybe-expired entries may stay in the index, but
+    // Relaxing the limit later brings nothing back (maybe-expired entries may stay in the index, but
     // reads skip entries whose record is gone).
     expect((await c.setMetadata("aged", {})).status).toBe(201)
     expect(await c.numbers("aged")).toEqual([4, 5])
@@ -85,12 +85,12 @@ describe("$maxCount, $maxAge, $tb (spec §3.3)", () => {
 
     expect(await c.numbers("tb")).toEqual([4, 5, 6])
     expect(await c.allNumbers("tb")).toEqual([4, 5, 6])
-    // A truncated stream still exists: 200 with no entries (spec/http.md §3.10).
+    // A truncated stream still exists: 200 with no entries.
     expect(await c.read("tbAll")).toEqual({ status: 200, events: [] })
     expect(await c.allNumbers("tbAll")).toEqual([2])
   })
 
-  it("several limits at once: the largest prefix goes (§3.3)", async () => {
+  it("several limits at once: the largest prefix goes", async () => {
     const { c } = await fresh(4)
     await c.appendEach("both", 6, BIG)
     expect((await c.setMetadata("both", { $maxCount: 4, $tb: 3 })).status).toBe(201)
@@ -100,7 +100,7 @@ describe("$maxCount, $maxAge, $tb (spec §3.3)", () => {
   })
 })
 
-describe("deleted streams (§3.3, spec/http.md §3.5-3.6)", () => {
+describe("deleted streams", () => {
   it("soft delete: 404 before and after, $all keeps only the last event, the stream can be recreated", async () => {
     const { c } = await fresh(5)
     await c.appendEach("soft", 5, BIG)
@@ -112,7 +112,8 @@ describe("deleted streams (§3.3, spec/http.md §3.5-3.6)", () => {
     await c.scavenge()
 
     expect((await c.read("soft")).status).toBe(404)
-    // §3.3 "Soft delete: everything except the last event is discarded"; §3.4 only the latest metadata record survives.
+    // Soft delete: everything except the last event is discarded; of the metastream only the latest metadata
+    // record survives.
     expect(await c.allNumbers("soft")).toEqual([4])
     expect(await c.allNumbers("$$soft")).toEqual([1])
 
@@ -141,27 +142,27 @@ describe("deleted streams (§3.3, spec/http.md §3.5-3.6)", () => {
     const left = (await c.all()).filter((e) => e.streamId === "hard")
     expect(left).toHaveLength(1)
     expect(left[0]!.eventType).toBe("$streamDeleted")
-    // The tombstone's number is long.MaxValue on the wire (spec §0), exactly: checked in the feed's text.
+    // The tombstone's number is long.MaxValue on the wire, exactly: checked in the feed's text.
     const feedText = await c.allText()
     expect(feedText).toContain(`"title": "9223372036854775807@hard"`)
     expect(feedText).toContain(`"eventNumber": 9223372036854775807,`)
     expect(feedText).not.toContain(String(Number.MAX_SAFE_INTEGER))
-    // §3.4 rule 5: the metastream of a tombstoned stream goes whole.
+    // The metastream of a tombstoned stream goes whole.
     expect(await c.allNumbers("$$hard")).toEqual([])
-    // spec/http.md §3.5: every append to a hard-deleted stream is 410, whatever the expected version.
+    // Every append to a hard-deleted stream is 410, whatever the expected version.
     for (const expected of [undefined, -2, -1, 4, 100]) expect((await c.append("hard", 1, 0, expected)).status).toBe(410)
     expect((await c.delete("hard", true)).status).toBe(410)
   })
 })
 
-describe("metadata streams (§3.2, §3.4)", () => {
+describe("metadata streams", () => {
   it("only the latest $$stream record survives; an event of any type in $$s is the metadata", async () => {
     const { c } = await fresh(7)
     await c.appendEach("meta", 6, BIG)
     for (const maxCount of [100, 50, 20, 2]) expect((await c.setMetadata("meta", { $maxCount: maxCount })).status).toBe(201)
     await c.appendEach("sneak", 4)
     expect((await c.setMetadata("sneak", { $maxCount: 1 })).status).toBe(201)
-    // "An event of type 'sneaky' ... in $$x does count, and it clears the metadata" (§3.2).
+    // "An event of type 'sneaky' ... in $$x does count, and it clears the metadata".
     expect((await c.node.call({
       method: "POST", url: "/streams/%24%24sneak",
       headers: { host: "h", authorization: c.auth, "content-type": "application/vnd.eventstore.events+json" },
@@ -179,7 +180,7 @@ describe("metadata streams (§3.2, §3.4)", () => {
   })
 })
 
-describe("threshold (§4.2)", () => {
+describe("threshold", () => {
   it("a chunk runs only when its weight is above the threshold; skipped weights add up across runs; -1 runs every chunk", async () => {
     const { c, node } = await fresh(8)
     await c.appendEach("heavy", 3, BIG) // chunk 0: 3 removable -> weight 6
@@ -221,7 +222,7 @@ describe("threshold (§4.2)", () => {
 })
 
 describe("across runs and options", () => {
-  it("limits accumulated by one run still apply in the next, after a restart too (§2.2: each chunk is accumulated once)", async () => {
+  it("limits accumulated by one run still apply in the next, after a restart too (each chunk is accumulated once)", async () => {
     const { c, disk, clock } = await freshNode(9)
     await c.appendEach("mc", 4, BIG)
     expect((await c.setMetadata("mc", { $maxCount: 2 })).status).toBe(201)
@@ -241,7 +242,7 @@ describe("across runs and options", () => {
     expect(notHistory(await again.all())).toEqual(before)
   })
 
-  it("threads=4 ends in the same state as threads=1 (§5.6 parallelises chunk execution only)", async () => {
+  it("threads=4 ends in the same state as threads=1 (threads parallelise chunk execution only)", async () => {
     const states = []
     for (const threads of [1, 4]) {
       const { c } = await fresh(11)
@@ -255,7 +256,7 @@ describe("across runs and options", () => {
     expect(states[0]!.reads.map((r) => r.events.map((e) => e.eventNumber))).toEqual([[4, 5], [3, 4, 5], [0, 1, 2, 3, 4, 5]])
   })
 
-  it("UnsafeIgnoreHardDelete: every chunk runs whatever the threshold; tombstones and hard-deleted streams go whole (§3.9)", async () => {
+  it("UnsafeIgnoreHardDelete: every chunk runs whatever the threshold; tombstones and hard-deleted streams go whole", async () => {
     const { c } = await fresh(12, [...SMALL_NODE, "--unsafe-ignore-hard-delete"])
     await c.appendEach("hard", 4, BIG)
     await c.appendEach("kept", 2, BIG)
@@ -271,7 +272,7 @@ describe("across runs and options", () => {
     expect(await c.allNumbers("kept")).toEqual([0, 1])
   })
 
-  it("DisableScavengeMerging: no merge happens and none is reported (§2.5)", async () => {
+  it("DisableScavengeMerging: no merge happens and none is reported", async () => {
     const { c } = await fresh(13, [...SMALL_NODE, "--disable-scavenge-merging"])
     for (let i = 0; i < 2; i++) {
       await c.appendEach("p", 2, BIG)
@@ -308,7 +309,7 @@ describe("across runs and options", () => {
   })
 })
 
-describe("$all after rewrites and merges (§3.7)", () => {
+describe("$all after rewrites and merges", () => {
   it("pages of $all, forward and backward, give the same records as one read across scavenged and merged chunks", async () => {
     const { c } = await fresh(16)
     for (let i = 0; i < 3; i++) {
@@ -328,7 +329,7 @@ describe("$all after rewrites and merges (§3.7)", () => {
   })
 })
 
-describe("durability (seed §1: nothing acknowledged is lost)", () => {
+describe("durability (nothing acknowledged is lost)", () => {
   it("after a scavenge and a power loss, everything that must survive is still readable", async () => {
     for (const [seed, mode] of [[1, "strict"], [2, "random"], [3, "random"]] as const) {
       const { c, disk, clock } = await freshNode(20 + seed)

@@ -1,6 +1,6 @@
 /**
  * MemoryDisk: an in-memory `Disk` with a durability model and seeded fault injection, for tests and the
- * simulator (the "SimDisk" of spec §C.4, after LevelDB's FaultInjectionTestEnv and RocksDB's
+ * simulator (a simulated disk after LevelDB's FaultInjectionTestEnv and RocksDB's
  * FaultInjectionTestFS).
  *
  * Model:

@@ -1,5 +1,5 @@
 /**
- * One scavenge run from its beginning to `Done` (spec/scavenge.md §1.4, §2): choose the scavenge point —
+ * One scavenge run from its beginning to `Done`: choose the scavenge point —
  * the one a stopped run was working to, else a newer point some node wrote, else a new one (none with
  * `syncOnly`) — then run the phases from wherever the state's checkpoint says, committing a checkpoint as
  * each phase starts and as it progresses. A stop is an interruption: the uncommitted changes are dropped

@@ -5,7 +5,7 @@
  */
 import { Context, Data, type Effect } from "effect"
 
-/** The options of `POST /admin/scavenge`, already validated (see spec/scavenge.md §5.1). */
+/** The options of `POST /admin/scavenge`, already validated. */
 export interface StartScavengeOptions {
   /** 1..4: chunk execution runs this many chunks at once. */
   readonly threads: number

@@ -1,5 +1,5 @@
 /**
- * The scavenge throttle (spec/scavenge.md §5.6): a run at `throttlePercent` p works p% of the time and rests
+ * The scavenge throttle: a run at `throttlePercent` p works p% of the time and rests
  * the rest, measured over the whole run so far. `rest` sleeps on Effect's Clock (so the simulator steps
  * it) and is interruptible, which is how a stop cuts a long rest short.
  */

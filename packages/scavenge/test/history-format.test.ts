@@ -1,5 +1,5 @@
 /**
- * The scavenge history's text formats (spec/scavenge.md §6): .NET TimeSpan "c" text, the exact indented
+ * The scavenge history's text formats: .NET TimeSpan "c" text, the exact indented
  * JSON of every event type, the metadata and link texts, and the pure scan of `$scavenges` and run streams.
  */
 import { describe, it, assert } from "vitest"

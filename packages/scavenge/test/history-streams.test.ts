@@ -1,5 +1,5 @@
 /**
- * The scavenge history streams on a real store over a MemoryDisk (spec/scavenge.md §6): what each write
+ * The scavenge history streams on a real store over a MemoryDisk: what each write
  * puts where (metadata, detail events, `$>` links), the `$$$scavenges` metadata rule, the start-up repair
  * of interrupted runs, and the retries of failed writes.
  */

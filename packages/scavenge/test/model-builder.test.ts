@@ -1,10 +1,10 @@
 /**
  * The test-log builder lays records out as Vellum's writer does: framed lengths, one call per write unit
- * never straddling a chunk, a scavenge point closing its chunk (spec/scavenge.md §1.2).
+ * never straddling a chunk, a scavenge point closing its chunk.
  */
 import { describe, expect, it } from "vitest"
 import { ByteWriter, decodeRecord, DeletedStreamNumber, encodeRecord, EventFlags, framedLength, RecordKind, type EventRecord, type LogRecord } from "@vellum/storage"
-import { LogBuilder } from "../src/model/index.js"
+import { LogBuilder } from "./model/index.js"
 
 const CHUNK = 1024
 

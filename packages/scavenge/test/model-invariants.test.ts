@@ -1,11 +1,11 @@
 /**
- * The invariants of spec/scavenge.md §8.3, checked on the model itself over random logs and runs, so the
+ * The invariants the scavenger must keep, checked on the model itself over random logs and runs, so the
  * oracle the real scavenger is compared with is itself sound.
  */
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
 import { isMetastream, RecordKind, type EventRecord } from "@vellum/storage"
-import { indexKey, LogBuilder, scavengeModel, type ModelState } from "../src/model/index.js"
+import { indexKey, LogBuilder, scavengeModel, type ModelState } from "./model/index.js"
 
 const CHUNK = 2048
 const DAY = 86_400_000_000
@@ -40,7 +40,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: fc.record({ _tag: fc.constant("scavenge" as const), unsafe: fc.boolean() }), weight: 2 }
 )
 
-describe("scavenge model invariants (§8.3)", () => {
+describe("scavenge model invariants", () => {
   it("hold on random logs over several runs", () => {
     fc.assert(fc.property(fc.array(command, { minLength: 1, maxLength: 40 }), (commands) => {
       const log = new LogBuilder({ chunkSize: CHUNK, startMicros: NOW })

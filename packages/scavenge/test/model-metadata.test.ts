@@ -1,14 +1,14 @@
 /**
- * Scavenging's strict metadata reading (spec/scavenge.md §3.2): integer tokens only, <= 0 (or $tb < 0)
+ * Scavenging's strict metadata reading: integer tokens only, <= 0 (or $tb < 0)
  * unset, and any parse error — bad JSON, not an object, a wrong token type, overflow — is empty metadata.
  */
 import { describe, expect, it } from "vitest"
 import { DeletedStreamNumber } from "@vellum/storage"
-import { parseScavengeMetadata } from "../src/model/index.js"
+import { parseScavengeMetadata } from "./model/index.js"
 
 const parse = (text: string) => parseScavengeMetadata(Buffer.from(text, "utf8"))
 
-describe("scavenge metadata parsing (§3.2)", () => {
+describe("scavenge metadata parsing", () => {
   it("reads $maxCount, $maxAge (seconds) and $tb, skipping other keys", () => {
     expect(parse(`{"$maxCount": 3, "$maxAge": 60, "$tb": 2, "custom": {"a": [1.5, null]}}`))
       .toEqual({ maxCount: 3, maxAge: 60, truncateBefore: 2 })

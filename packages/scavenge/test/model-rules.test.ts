@@ -1,10 +1,10 @@
 /**
- * The reference model, one run at a time: the scope rules (spec/scavenge.md §3.1), the consequences of
- * §3.3, the chunk-executor rule (§3.4), the index rule (§3.5) and the weight examples of §4.1.
+ * The reference model, one run at a time: the scope rules, the consequences of
+ * the discard points, the chunk-executor rule, the index rule and the weight examples.
  */
 import { describe, expect, it } from "vitest"
 import { DeletedStreamNumber, RecordKind, type LogRecord } from "@vellum/storage"
-import { indexedEventNumbers, keptEventNumbers, LogBuilder, scavengeModel, type ModelInput, type ModelOutput, type ScavengePointSpec } from "../src/model/index.js"
+import { indexedEventNumbers, keptEventNumbers, LogBuilder, scavengeModel, type ModelInput, type ModelOutput, type ScavengePointSpec } from "./model/index.js"
 
 const CHUNK = 4096
 const DAY = 86_400_000_000
@@ -23,7 +23,7 @@ const weights = (out: ModelOutput) => Object.fromEntries(out.weights)
 const chunkNow = (log: LogBuilder) => Math.floor(log.position / CHUNK)
 const sp = (log: LogBuilder) => log.scavengePoint({ effectiveNowMicros: NOW })
 
-describe("scavenge model: scope (§3.1)", () => {
+describe("scavenge model: scope", () => {
   it("never touches a stream with neither metadata nor a tombstone", () => {
     const log = newLog()
     log.append("plain", 5)
@@ -70,7 +70,7 @@ describe("scavenge model: scope (§3.1)", () => {
   })
 })
 
-describe("scavenge model: consequences of §3.3", () => {
+describe("scavenge model: consequences of the discard points", () => {
   it("hard delete: every event but the tombstone goes; the metastream goes wholly", () => {
     const log = newLog()
     log.metadata("s", { $maxCount: 100 })
@@ -82,7 +82,7 @@ describe("scavenge model: consequences of §3.3", () => {
     expect(inIndex(log, out, "s")).toEqual([DeletedStreamNumber])
     expect(inIndex(log, out, "$$s")).toEqual([])
     expect(out.state.originals.get("s")?.status).toBe("Archived")
-    // +2 per discarded event, +2 for the last metadata record of a tombstoned stream (§4.1).
+    // +2 per discarded event, +2 for the last metadata record of a tombstoned stream.
     expect(weights(out)).toEqual({ 0: 8 })
   })
 
@@ -184,7 +184,7 @@ describe("scavenge model: consequences of §3.3", () => {
   })
 })
 
-describe("scavenge model: metastreams (§2.2, §3.4)", () => {
+describe("scavenge model: metastreams", () => {
   it("only the latest metadata record survives; replacing across chunks weighs 2 on the old chunk", () => {
     const log = newLog()
     log.metadata("s", { $maxCount: 10 })

@@ -1,14 +1,14 @@
 /**
- * The reference model across runs and thresholds: monotonic discard points and Spent streams (§2.3),
- * accumulation once per chunk (§2.2), carried weights and the threshold (§4.1, §4.2), and
- * unsafeIgnoreHardDeletes on a later run (§3.9).
+ * The reference model across runs and thresholds: monotonic discard points and Spent streams,
+ * accumulation once per chunk, carried weights and the threshold, and
+ * unsafeIgnoreHardDeletes on a later run.
  */
 import { describe, expect, it } from "vitest"
 import { DeletedStreamNumber } from "@vellum/storage"
 import {
   executeWithThreshold, keptEventNumbers, keptWithThreshold, indexedEventNumbers, LogBuilder, scavengeModel,
   type ModelInput, type ModelOutput, type ModelState, type ScavengePointSpec
-} from "../src/model/index.js"
+} from "./model/index.js"
 
 const CHUNK = 4096
 const DAY = 86_400_000_000
@@ -138,7 +138,7 @@ describe("scavenge model: later runs", () => {
   })
 })
 
-describe("scavenge model: threshold (§4.2)", () => {
+describe("scavenge model: threshold", () => {
   const twoChunks = () => {
     const log = newLog()
     log.metadata("s", { $maxCount: 1 })

@@ -13,11 +13,11 @@ const context = (spPosition: number, ranges: Record<number, { minMicros: number;
   spPosition, effectiveNowMicros: NOW, timeRangeAt: (position: number) => ranges[Math.floor(position / 1000)]
 })
 
-describe("calculateStream (spec/scavenge.md §3.3)", () => {
+describe("calculateStream", () => {
   it("$maxCount k discards events <= last - k and weighs each discard 2", () => {
     const r = calculateStream({ ...noLimits, maxCount: 1 }, entries([0, 1, 2]), 2, context(10_000))
     expect(r.discardPoint).toBe(2)
-    expect(r.weights.reduce((s, w) => s + w.weight, 0)).toBe(4) // §4.1: $maxCount:1 over 3 events → 4
+    expect(r.weights.reduce((s, w) => s + w.weight, 0)).toBe(4) // $maxCount:1 over 3 events → 4
   })
 
   it("keeps the last event even under a tombstone-free soft delete ($tb past the end)", () => {
@@ -57,7 +57,7 @@ describe("calculateStream (spec/scavenge.md §3.3)", () => {
   })
 })
 
-describe("chunk and index discard rules (§3.4, §3.5)", () => {
+describe("chunk and index discard rules", () => {
   const ctx = { spPosition: 1000, effectiveNowMicros: NOW, unsafeIgnoreHardDeletes: false }
   it("judges the maybe range by each record's own timestamp, strictly before the cutoff", () => {
     const info = { isTombstoned: false, discardPoint: 2, maybeDiscardPoint: 5, maxAgeSeconds: 10 }
@@ -86,7 +86,7 @@ describe("chunk and index discard rules (§3.4, §3.5)", () => {
   })
 })
 
-describe("merge planning (§4.3)", () => {
+describe("merge planning", () => {
   it("groups neighbours greedily while their data fits one chunk; lone chunks are left alone", () => {
     const c = (n: number, size: number) => ({ startNumber: n, endNumber: n, physicalDataSize: size })
     expect(planMerges([c(0, 400), c(1, 500), c(2, 200), c(3, 900), c(4, 50)], 1000)).toEqual([
@@ -97,7 +97,7 @@ describe("merge planning (§4.3)", () => {
   })
 })
 
-describe("throttle (§5.6)", () => {
+describe("throttle", () => {
   it("rests so the run works its share of the time", () => {
     expect(restMillis(100, 10_000, 0)).toBe(0)
     expect(restMillis(50, 10_000, 0)).toBe(10_000) // worked 10 s: rest 10 s to be at 50%

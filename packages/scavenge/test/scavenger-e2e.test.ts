@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { MemoryDisk, transformReads, type DiskService } from "@vellum/platform"
 import { ExpectedVersion, RecordKind, type LogRecord } from "@vellum/storage"
-import { scavengeModel } from "../src/model/index.js"
+import { scavengeModel } from "./model/index.js"
 import {
   closeNode, copyDisk, eventNumbers, eventPositions, evs, json, logRecords, openNode, scavenge, storageConfig, type Node
 } from "./scavenger-support.js"
@@ -94,7 +94,7 @@ describe("scavenging a store end to end", () => {
       expect(run.result).toBe("Success")
       const second = yield* logRecords(node.store)
       expect([...eventPositions(second, firstSp.position)]).toEqual([...eventPositions(first, firstSp.position)])
-      // No discard point moved, so no table is rewritten; every table is still reported (§2.6), unchanged.
+      // No discard point moved, so no table is rewritten; every table is still reported, unchanged.
       const history = yield* node.store.readStreamForward(`$scavenges-${run.scavengeId}`, 0, 4096)
       const tables = (history._tag === "Success" ? history.events : []).map((e) => e.event!)
         .filter((e) => e.eventType === "$scavengeIndexCompleted").map((e) => JSON.parse(e.data.toString("utf8")))

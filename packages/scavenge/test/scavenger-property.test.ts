@@ -1,11 +1,11 @@
 /**
- * The real scavenger against the reference model (spec/scavenge.md §8.3) on random workloads over a real
+ * The real scavenger against the reference model on random workloads over a real
  * store: tiny chunks and memtables, sometimes every stream sharing one hash, appends, metadata of every kind
  * (limits, junk, metadata of metastreams), soft and hard deletes, recreation, links, time moving on, and
  * several scavenges interleaved with more writes (the model's state carried from run to run).
  *
  * After every run: the log before the point is exactly what the model keeps; the index finds what the
- * model keeps and nothing it drops; the §8.3 invariants; stream reads unchanged; `$all` loses exactly the
+ * model keeps and nothing it drops; the model's invariants; stream reads unchanged; `$all` loses exactly the
  * removed positions. Runs: VELLUM_SCAVENGE_RUNS (default small, so the file stays well under a minute).
  */
 import { describe, expect, it } from "vitest"
@@ -13,7 +13,7 @@ import fc from "fast-check"
 import { Clock, Effect, Logger, LogLevel } from "effect"
 import { MemoryDisk } from "@vellum/platform"
 import { DeletedStreamNumber, ExpectedVersion, RecordKind, type EventRecord, type HashFn, type LogRecord, type ProposedEvent, type StorageConfig } from "@vellum/storage"
-import { executeWithThreshold, indexKey, scavengeModel, type ModelInput, type ModelState } from "../src/model/index.js"
+import { executeWithThreshold, indexKey, scavengeModel, type ModelInput, type ModelState } from "./model/index.js"
 import {
   allPositions, closeNode, deleteState, logRecords, openNode, scavenge, settings, storageConfig, streamView, uuid, WrittenLog, type Node
 } from "./scavenger-support.js"
@@ -189,7 +189,7 @@ const checkRun = ({ node, config, written, before, prior, unsafeIgnoreHardDelete
     for (const [name, events] of byStream) {
       const last = events.reduce((a, b) => (b.eventNumber > a.eventNumber ? b : a))
       const metaOfTombstoned = name.startsWith("$$") && tombstoned.has(name.slice(2))
-      // With UnsafeIgnoreHardDelete a hard-deleted stream goes entirely, its tombstone included (§3.9).
+      // With UnsafeIgnoreHardDelete a hard-deleted stream goes entirely, its tombstone included.
       if (!metaOfTombstoned && !(unsafeIgnoreHardDeletes && tombstoned.has(name))) expect(now.has(last.logPosition), `last event ${name}@${last.eventNumber} survives`).toBe(true)
       const kept = events.filter((e) => now.has(e.logPosition)).map((e) => e.eventNumber)
       const firstKept = Math.min(...kept)
@@ -207,8 +207,8 @@ const checkRun = ({ node, config, written, before, prior, unsafeIgnoreHardDelete
       if (inIndex && now.has(r.logPosition)) expect(found?.logPosition, `index finds ${r.stream}@${r.eventNumber}`).toBe(r.logPosition)
       if (!inIndex) expect(found, `index drops ${r.stream}@${r.eventNumber}`).toBeUndefined()
       if (!config.streamHash) {
-        // With a real hash the raw entries are the stream's own: maybe-expired entries stay (§3.5), dropped
-        // ones are gone from the tables (the memtable is not scavenged, §2.6).
+        // With a real hash the raw entries are the stream's own: maybe-expired entries stay, dropped
+        // ones are gone from the tables (the memtable is not scavenged).
         const raw = yield* store.engine.index.range(r.stream, r.eventNumber, r.eventNumber)
         const entry = raw.find((e) => e.position === r.logPosition)
         if (inIndex) expect(entry, `raw index keeps ${r.stream}@${r.eventNumber}`).toBeDefined()
@@ -259,7 +259,7 @@ export const runWorkload = (workload: Workload, options: RunOptions) => {
         yield* Effect.either(apply(node, clock, op))
         continue
       }
-      // Everything written so far goes to index tables (the memtable is not scavenged, spec §2.6).
+      // Everything written so far goes to index tables (the memtable is not scavenged).
       yield* node.store.flushIndex
       yield* written.sync(node.store)
       const reads = yield* observe(node, streamNames(written.records))
@@ -305,7 +305,7 @@ describe("the scavenger agrees with the reference model on random workloads", ()
 
   // Real hash only: with a shared hash, an entry whose record a `$maxAge` execution removed cannot be told
   // apart from another stream's, so it no longer adds its +1 (upstream's calculator skips it too for a
-  // colliding stream, §3.8); that weight can decide a chunk at a positive threshold, which the
+  // colliding stream); that weight can decide a chunk at a positive threshold, which the
   // collision-free model does not know.
   it("thresholds 0 and above without merging: the log is exactly keptWithThreshold across runs", () =>
     runProperty([0, 0, 1, 2, 3, 5], { disableMerging: true, rerun: false, collide: fc.constant(false) }), 120_000)
@@ -315,8 +315,8 @@ describe("the scavenger agrees with the reference model on random workloads", ()
 })
 
 describe("regressions the properties found", () => {
-  // A `$maxAge` record removed by its chunk's execution keeps its index entry (§3.5), and the next run's
-  // calculation must still see that entry (judging it "maybe" again, +1 weight, §4.1). The calculation
+  // A `$maxAge` record removed by its chunk's execution keeps its index entry, and the next run's
+  // calculation must still see that entry (judging it "maybe" again, +1 weight). The calculation
   // walked only entries whose record was still there, so it took the stream to start after the removed
   // record and dropped the entry from the index. Found by the threshold -1 property (raw index check).
   it("a maybe-expired entry whose record is gone stays in the index across later runs", () =>

@@ -1,5 +1,5 @@
 /**
- * Authenticator layers (spec/http.md §6.1): who a request acts as.
+ * Authenticator layers: who a request acts as.
  *
  * - `authenticatorLayer`: Basic credentials checked against Users; else, when enabled, the trusted-auth
  *   header; else anonymous (no header, or a scheme other than `Basic`).

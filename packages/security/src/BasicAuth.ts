@@ -1,5 +1,5 @@
 /**
- * Parsing of the credentials headers (spec/http.md §6.1), pure:
+ * Parsing of the credentials headers, pure:
  *
  * - `Authorization: Basic <base64(login:password)>`: the scheme is compared case-sensitively, so `basic …` or
  *   `Bearer …` are not Basic and the request goes on as anonymous. The decoded text must contain `:`; the

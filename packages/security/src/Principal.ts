@@ -17,7 +17,7 @@ export const anonymousPrincipal: Principal = { name: "", groups: [], anonymous: 
 /** The ESDB system account: passes every check (used by the node itself and by `--insecure`). */
 export const systemPrincipal: Principal = { name: "system", groups: ["$admins"], anonymous: false }
 
-/** `$admins`: role `$admins` or login `admin` (spec/http.md §6.2). */
+/** `$admins`: role `$admins` or login `admin`. */
 export const isAdmin = (p: Principal): boolean => !p.anonymous && (p.name === "admin" || p.groups.includes("$admins"))
 /** `$ops` or `$admins`: role `$ops`/`$admins`, or login `ops`/`admin`. */
 export const isOpsOrAdmin = (p: Principal): boolean =>
@@ -26,7 +26,7 @@ export const isOpsOrAdmin = (p: Principal): boolean =>
 /** Stream ACL actions: read `$r`, write `$w`, delete `$d`, metadata read `$mr`, metadata write `$mw`. */
 export type StreamAction = "$r" | "$w" | "$d" | "$mr" | "$mw"
 
-/** Bad credentials: answered with 401 and `WWW-Authenticate: X-Basic realm="ESDB"` (spec/http.md §6.3, variant 1). */
+/** Bad credentials: answered with 401 and `WWW-Authenticate: X-Basic realm="ESDB"` (variant 1). */
 export class AuthenticationFailed extends Data.TaggedError("AuthenticationFailed")<{ readonly reason: string }> {}
 /** The user store is not readable yet: 503 with Retry-After: 5. */
 export class AuthenticationUnavailable extends Data.TaggedError("AuthenticationUnavailable")<{ readonly reason: string }> {}
@@ -47,7 +47,7 @@ export class Authenticator extends Context.Tag("@vellum/security/Authenticator")
 
 export interface StreamAccessService {
   /**
-   * May `principal` perform `action` on `stream`? Follows spec/http.md §6.4: the stream's own `$acl`, then the
+   * May `principal` perform `action` on `stream`? In order: the stream's own `$acl`, then the
    * last `$settings` event's `$userStreamAcl`/`$systemStreamAcl`, then built-in defaults; metastreams map to
    * `$mr`/`$mw` of their stream. Does not apply the anonymous gate (`AllowAnonymousStreamAccess`), which the
    * HTTP layer applies first.

@@ -1,5 +1,5 @@
 /**
- * Stream ACL resolution (spec/http.md §6.4), pure. For action `a` on a stream the roles are the first list
+ * Stream ACL resolution, pure. For action `a` on a stream the roles are the first list
  * that is set among: the stream's own `$acl.a`; the last `$settings` event's `$userStreamAcl.a` (or
  * `$systemStreamAcl.a` for streams starting with `$`); the built-in defaults (`$all` for user streams,
  * `$admins` for system streams). Each action falls back on its own (an `$acl` with only `$w` still takes `$r`

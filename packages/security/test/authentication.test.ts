@@ -1,5 +1,5 @@
 /**
- * The Authenticator layers (spec/http.md §6.1): Basic against the user store, unsupported schemes as
+ * The Authenticator layers: Basic against the user store, unsupported schemes as
  * anonymous, malformed Basic as MalformedCredentials, trusted auth only when enabled, and `--insecure`
  * (everyone is the system account, credentials ignored).
  */

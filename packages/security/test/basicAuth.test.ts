@@ -1,5 +1,5 @@
 /**
- * Credential header parsing (spec/http.md §6.1): the Basic scheme is case-sensitive, other schemes are
+ * Credential header parsing: the Basic scheme is case-sensitive, other schemes are
  * anonymous, the decoded text must contain ':' (the password may contain more), malformed Basic values are a
  * MalformedCredentials with a reason; trusted-auth headers `login[; group, …]`.
  */

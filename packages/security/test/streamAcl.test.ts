@@ -1,5 +1,5 @@
 /**
- * Stream ACL resolution (spec/http.md §6.4): a table of the pure rules (own `$acl` → `$settings` → built-in
+ * Stream ACL resolution: a table of the pure rules (own `$acl` → `$settings` → built-in
  * defaults, per action; metastreams; `$all`; `$admins`; the `$all` role; logins as roles), then the
  * StreamAccess layer against a real EventStore, where metadata and `$settings` changes apply to the next check.
  */

@@ -1,5 +1,5 @@
 /**
- * `$all` (spec/storage-and-cluster.md §3.6): log order across chunk boundaries, forward reads inclusive of
+ * `$all`: log order across chunk boundaries, forward reads inclusive of
  * the position, backward reads strictly before it, paging until the end, everything stream reads hide is
  * still there, and positions that are not record boundaries are rejected.
  */
@@ -34,7 +34,7 @@ const fill = (store: EventStoreService, appends = 40, firstId = 0) =>
     return expected
   })
 
-describe("streams: $all (§3.6)", () => {
+describe("streams: $all", () => {
   for (const hash of Hashes) {
     for (const reopen of Reopens) {
       describe(`${hash.name}, ${reopen}`, () => {

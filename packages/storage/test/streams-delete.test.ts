@@ -1,5 +1,5 @@
 /**
- * Hard delete, soft delete and recreation (spec/storage-and-cluster.md §3.4), each case checked live,
+ * Hard delete, soft delete and recreation, each case checked live,
  * after a clean restart and after a power loss.
  */
 import { describe, it, assert } from "@effect/vitest"
@@ -31,7 +31,7 @@ const assertHardDeleted = (store: EventStoreService, stream: string) =>
     yield* expectDeleted(store.deleteStream(stream, Any, false))
   })
 
-describe("streams: hard delete (§3.4)", () => {
+describe("streams: hard delete", () => {
   for (const hash of Hashes) {
     for (const reopen of Reopens) {
       describe(`${hash.name}, ${reopen}`, () => {
@@ -110,7 +110,7 @@ const assertSoftDeleted = (store: EventStoreService, stream: string, last: numbe
     assert.strictEqual(meta.metadata.truncateBefore, DeletedStreamNumber)
   })
 
-describe("streams: soft delete and recreation (§3.4)", () => {
+describe("streams: soft delete and recreation", () => {
   for (const hash of Hashes) {
     for (const reopen of Reopens) {
       describe(`${hash.name}, ${reopen}`, () => {

@@ -1,5 +1,5 @@
 /**
- * Expected-version rules and append results (spec/storage-and-cluster.md §3.2, §3.3), including the
+ * Expected-version rules and append results, including the
  * worked examples of the upstream tests, run with the real hash and with every stream colliding.
  */
 import { describe, it, assert } from "@effect/vitest"
@@ -29,7 +29,7 @@ const attempt = (store: EventStoreService, stream: string, expectedVersion: numb
     )
   })
 
-describe("streams: expected versions (§3.2)", () => {
+describe("streams: expected versions", () => {
   // The stream holds e0..e5 (cur = 5). e_i has id uuid(i).
   const workedExamples: ReadonlyArray<{ name: string; retries: ReadonlyArray<{ ev: number; ids: Array<number>; outcome: Outcome }>; count: number }> = [
     { name: "[e0] with -1 is idempotent", retries: [{ ev: NoStream, ids: [0], outcome: { kind: "idempotent", first: 0, last: 0 } }], count: 6 },
@@ -190,7 +190,7 @@ describe("streams: expected versions (§3.2)", () => {
   }
 })
 
-describe("streams: append results (§3.3)", () => {
+describe("streams: append results", () => {
   for (const hash of Hashes) {
     it.scoped(`${hash.name}: first/last numbers and the position of the last event; retries return the originals`, () =>
       Effect.gen(function*() {
@@ -229,7 +229,7 @@ describe("streams: append results (§3.3)", () => {
   }
 })
 
-describe("streams: the committed-events cache bounds Any idempotency (observed quirk, §3.2)", () => {
+describe("streams: the committed-events cache bounds Any idempotency (observed quirk)", () => {
   it.scoped("an Any retry of an event evicted from the cache is appended again; an explicit version still matches the log", () =>
     Effect.gen(function*() {
       const db = yield* openDb({ eventIdCacheCapacity: 2 })

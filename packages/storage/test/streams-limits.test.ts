@@ -1,5 +1,5 @@
 /**
- * Limits and bad input (spec/storage-and-cluster.md §3.1): invalid stream names, event types and ids,
+ * Limits and bad input: invalid stream names, event types and ids,
  * oversized events and writes are InvalidRequest with a clear reason and write nothing; read counts
  * outside 1..maxReadCount and bad positions or numbers are rejected.
  */
@@ -10,7 +10,7 @@ import { ev, evs, expectInvalid, json, openDb, readAll, streamNumbers } from "./
 
 const { Any, NoStream } = ExpectedVersion
 
-describe("streams: limits and bad input (§3.1)", () => {
+describe("streams: limits and bad input", () => {
   const badAppends: ReadonlyArray<{ name: string; stream: string; expected?: number; events: ReadonlyArray<ProposedEvent>; reason: RegExp }> = [
     { name: "an empty stream name", stream: "", events: [ev(1)], reason: /stream name is empty/ },
     { name: "'$$' alone", stream: "$$", events: [ev(1)], reason: /'\$\$' is not a valid stream name/ },

@@ -1,5 +1,5 @@
 /**
- * Link events (spec/storage-and-cluster.md §3.7): `$>` with "N@stream" resolves with the target stream's
+ * Link events: `$>` with "N@stream" resolves with the target stream's
  * read rules; failures come back as the link with no target; unparsable payloads come back unresolved;
  * nothing is resolved unless asked.
  */
@@ -79,7 +79,7 @@ const expectedShape = (c: Case, i: number) =>
   : c.expect.kind === "failed" ? { event: undefined, link: uuid(1000 + i) }
   : { event: `link:${uuid(1000 + i)}`, link: undefined }
 
-describe("streams: links (§3.7)", () => {
+describe("streams: links", () => {
   for (const hash of Hashes) {
     for (const reopen of Reopens) {
       it.scoped(`${hash.name}, ${reopen}: resolution through every read, with the target's rules`, () =>

@@ -1,5 +1,5 @@
 /**
- * Stream metadata and the read rules it drives (spec/storage-and-cluster.md §3.5): `$maxCount`, `$tb`,
+ * Stream metadata and the read rules it drives: `$maxCount`, `$tb`,
  * `$maxAge` (timestamps come from Effect's Clock, moved with TestClock), read bounds and paging fields,
  * metastreams, lenient parsing (malformed or overflowing → empty metadata), custom keys, `$acl`.
  */
@@ -37,7 +37,7 @@ const streamWith = (store: EventStoreService, metadata: unknown) =>
     yield* store.setStreamMetadata("s", NoStream, typeof metadata === "string" ? Buffer.from(metadata) : json(metadata))
   })
 
-describe("streams: metadata read rules (§3.5)", () => {
+describe("streams: metadata read rules", () => {
   for (const hash of Hashes) {
     for (const reopen of Reopens) {
       describe(`${hash.name}, ${reopen}`, () => {
@@ -190,7 +190,7 @@ describe("streams: metadata read rules (§3.5)", () => {
   }
 })
 
-describe("streams: $maxAge (§3.5)", () => {
+describe("streams: $maxAge", () => {
   for (const hash of Hashes) {
     for (const reopen of Reopens) {
       it.scoped(`${hash.name}, ${reopen}: evaluated at read time with the Clock`, () =>
@@ -230,7 +230,7 @@ describe("streams: $maxAge (§3.5)", () => {
   }
 })
 
-describe("streams: metadata parsing (§3.5)", () => {
+describe("streams: metadata parsing", () => {
   // Each body is written as the metadata of a stream with events 0..9 plus `$tb: 3` where the body allows.
   const empty: ReadonlyArray<{ name: string; body: string; isJson?: boolean }> = [
     { name: "malformed JSON", body: `{"$maxCount": 2, "$tb": 3` },

@@ -4,8 +4,8 @@
  * indented camelCase Newtonsoft, XML is XmlSerializer output (declaration, the DTO's class name as root with
  * the serializer's namespace attributes, one PascalCase element per property, in declaration order).
  */
-import { formatOf, indentedJson } from "../node/replies.js"
-import { SERIALIZER_NAMESPACES, XML_DECLARATION, textElement, wrapElement } from "../node/xml.js"
+import { formatOf, indentedJson } from "../endpoints/replies.js"
+import { SERIALIZER_NAMESPACES, XML_DECLARATION, textElement, wrapElement } from "../endpoints/xml.js"
 
 export type DtoValue = string | number | ReadonlyArray<DtoField>
 

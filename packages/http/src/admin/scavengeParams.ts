@@ -1,5 +1,5 @@
 /**
- * The query of `POST /admin/scavenge` (spec/scavenge.md §5.1): validated in the reference's order, the first
+ * The query of `POST /admin/scavenge`: validated in the reference's order, the first
  * failure answered with its exact message; values parsed as .NET does (dotnetParse.ts). A parameter that is
  * present but empty (`?threads=`) is malformed, as a bound-but-empty template variable is upstream.
  */

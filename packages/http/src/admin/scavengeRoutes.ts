@@ -1,5 +1,5 @@
 /**
- * The node scavenge admin API (spec/scavenge.md §5, §4.4; spec/http.md §7.6) over the `Scavenger` service:
+ * The node scavenge admin API over the `Scavenger` service:
  *
  *   POST   /admin/scavenge?threads=&threshold=&throttlePercent=&syncOnly=&startFromChunk=
  *   GET    /admin/scavenge/current
@@ -18,9 +18,9 @@ import { Scavenger, type LastScavenge, type ScavengeProgress } from "@vellum/sca
 import { reply, type Reply } from "../Reply.js"
 import type { RouteDef } from "../Route.js"
 import { badRequest, TextPlainUtf8 } from "../replies.js"
-import { AdminCodecs } from "../node/admin.js"
-import { EMPTY_UUID } from "../node/gossip.js"
-import { documentReply } from "../node/replies.js"
+import { AdminCodecs } from "../endpoints/admin.js"
+import { EMPTY_UUID } from "../endpoints/gossip.js"
+import { documentReply } from "../endpoints/replies.js"
 import { renderDto, renderString, type Dto } from "./adminDocuments.js"
 import { parseScavengeQuery } from "./scavengeParams.js"
 

@@ -1,5 +1,5 @@
 /**
- * Conditional-GET and caching rules of reads (spec/http.md §3.9) as pure decisions: which pages are
+ * Conditional-GET and caching rules of reads as pure decisions: which pages are
  * immutable (cached for a year), which carry an ETag, the ETag's value, and the If-None-Match check.
  *
  * An ETag is `<position>;<hash of the negotiated Content-Type>`: the same page in another media type is a

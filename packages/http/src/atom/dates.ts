@@ -1,6 +1,6 @@
 /**
  * Atom dates as ESDB writes them (.NET XmlConvert, UTC): `yyyy-MM-ddTHH:mm:ss[.fffffff]Z` with trailing
- * fractional zeros trimmed (spec/http.md §1.7). Stored times are microseconds since the Unix epoch, so at
+ * fractional zeros trimmed. Stored times are microseconds since the Unix epoch, so at
  * most six fractional digits appear. A page without events says DateTime.MinValue.
  */
 

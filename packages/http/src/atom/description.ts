@@ -1,5 +1,5 @@
 /**
- * The stream description document (spec/http.md §3.15): served with 406 (reason `Description Document`)
+ * The stream description document: served with 406 (reason `Description Document`)
  * when a stream head or backward page is asked for without Accept or with `*\/*`, and with 200 when a
  * streamdesc type is asked for. The one document with relative hrefs.
  */

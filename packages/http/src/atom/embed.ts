@@ -1,5 +1,5 @@
 /**
- * The `?embed=` levels of stream reads (spec/http.md §3.7, §3.11), ordered: each level includes what the
+ * The `?embed=` levels of stream reads, ordered: each level includes what the
  * previous one shows. Only the lowercase-insensitive spellings `content`, `rich`, `body`, `pretty` and
  * `tryharder` select a level; anything else (even the documented `PrettyBody`/`None`) means None.
  */

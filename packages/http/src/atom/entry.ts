@@ -1,5 +1,5 @@
 /**
- * Atom entries (spec/http.md §3.11, §3.12, §3.13): one event of a feed or a single-event document, in JSON
+ * Atom entries: one event of a feed or a single-event document, in JSON
  * (with the rich fields of embed ≥ rich) or XML, and the event "content" object
  * `{eventStreamId, eventNumber, eventType, eventId, data, metadata}` in both syntaxes.
  *

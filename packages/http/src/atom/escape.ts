@@ -1,6 +1,6 @@
 /**
  * RFC 3986 "escape data string" (.NET Uri.EscapeDataString), the escaping ESDB applies to stream and group
- * names inside URLs (spec/http.md §1.6). Only the unreserved characters `A–Z a–z 0–9 - _ . ~` stay literal;
+ * names inside URLs. Only the unreserved characters `A–Z a–z 0–9 - _ . ~` stay literal;
  * unlike encodeURIComponent, `! * ' ( )` are escaped too.
  */
 

@@ -1,9 +1,9 @@
 /**
- * Stream and `$all` feeds (spec/http.md §3.8, §3.13, §3.16) as Atom JSON or Atom XML text.
+ * Stream and `$all` feeds as Atom JSON or Atom XML text.
  *
  * The `id`/`self` of every page is the stream URL, never the page URL. Entries are always newest first.
  * Paging links follow RFC 5005 as EventStore uses it: `next` goes older, `previous` goes newer, `first` is
- * the head page and `last` the oldest page. JSON emits the null properties the reference emits (§1.7);
+ * the head page and `last` the oldest page. JSON emits the null properties the reference emits;
  * XML has no streamId/headOfStream/selfUrl/eTag and no rich fields.
  */
 import type { ResolvedEvent } from "@vellum/storage"
@@ -20,7 +20,7 @@ import { XML_DECLARATION, escapeXmlText } from "../xmlText.js"
 export type FeedSyntax = "json" | "xml"
 
 /**
- * The feed syntax of a negotiated feed media type (§2.4): every JSON flavour gets the Atom-JSON feed, every
+ * The feed syntax of a negotiated feed media type: every JSON flavour gets the Atom-JSON feed, every
  * XML flavour the Atom XML feed. Undefined for `text/html` and the streamdesc types (not feeds).
  */
 export const feedSyntaxFor = (contentType: string): FeedSyntax | undefined => {
@@ -53,7 +53,7 @@ export interface StreamFeedPage {
 }
 
 export interface StreamFeedContext {
-  /** `scheme://host[:port][/prefix]`, no trailing slash (§1.6). */
+  /** `scheme://host[:port][/prefix]`, no trailing slash. */
   readonly baseUrl: string
   /** Raw stream id (escaped here where it goes into URLs). */
   readonly stream: string
@@ -96,7 +96,7 @@ export interface FeedLink {
   readonly uri: string
 }
 
-/** The paging links of a stream page (§3.8), in the order the reference emits them. */
+/** The paging links of a stream page, in the order the reference emits them. */
 export const streamFeedLinks = (ctx: StreamFeedContext): Array<FeedLink> => {
   const { count, page } = ctx
   const self = ctx.baseUrl + "/streams/" + escapeDataString(ctx.stream)
@@ -129,7 +129,7 @@ export const streamFeedLinks = (ctx: StreamFeedContext): Array<FeedLink> => {
 const allFeedUrl = (ctx: AllFeedContext): string =>
   ctx.baseUrl + (ctx.filtered === true ? "/streams/%24all/filtered" : "/streams/%24all")
 
-/** The paging links of a `$all` page (§3.16); filtered feeds have no `metadata` link. */
+/** The paging links of a `$all` page; filtered feeds have no `metadata` link. */
 export const allFeedLinks = (ctx: AllFeedContext): Array<FeedLink> => {
   const { count, page } = ctx
   const self = allFeedUrl(ctx)

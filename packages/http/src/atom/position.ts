@@ -1,5 +1,5 @@
 /**
- * `$all` positions in URLs (spec/http.md §3.16): 32 hex digits, the commit position (16) then the prepare
+ * `$all` positions in URLs: 32 hex digits, the commit position (16) then the prepare
  * position (16), uppercase when written, either case when read. Vellum's log has one position per record,
  * so both halves carry the same log position; a parsed token is read by its commit half.
  */

@@ -1,9 +1,9 @@
 /**
- * A single event read (spec/http.md §3.12) in the shape its negotiated media type asks for:
+ * A single event read in the shape its negotiated media type asks for:
  *
  * - `application/atom+xml` → Atom XML entry (`atom:`-prefixed, with XML declaration);
  * - `…atom+json` → the Atom JSON entry, content filled for JSON events at every embed level;
- * - `text/html` → the same JSON entry at embed TryHarder (the HTML page embeds it, §3.14);
+ * - `text/html` → the same JSON entry at embed TryHarder (the HTML page embeds it);
  * - `application/json` → only the data: parsed JSON for JSON events, else a JSON string of the text;
  * - `text/xml`, `application/xml` → the data as XML under `<data>` (no declaration);
  * - `…event+json` → `{eventStreamId, eventNumber, eventType, eventId, data, metadata}`;
@@ -62,7 +62,7 @@ export const renderSingleEvent = (ctx: SingleEventContext): string | Uint8Array 
   }
 }
 
-/** Body of a 404/410 read: `{}` for the JSON media types, empty otherwise (§3.10, §3.12). */
+/** Body of a 404/410 read: `{}` for the JSON media types, empty otherwise. */
 export const notFoundBody = (contentType: string): string => {
   const type = contentType.toLowerCase()
   return type === "application/json" || type.endsWith("+json") ? "{}" : ""

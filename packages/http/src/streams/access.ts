@@ -1,7 +1,7 @@
 /**
- * The stream ACL gate every stream operation passes first (spec/http.md §6.2, §6.4): anonymous callers
+ * The stream ACL gate every stream operation passes first: anonymous callers
  * are refused unless `AllowAnonymousStreamAccess`; writes and deletes on `$all` are refused for everyone;
- * otherwise the StreamAccess policy decides. A refusal is the bare 401 (§6.3 variant 2).
+ * otherwise the StreamAccess policy decides. A refusal is the bare 401.
  */
 import { Effect } from "effect"
 import { StreamAccess, linkAccessFor, type Principal, type StreamAction } from "@vellum/security"

@@ -1,5 +1,5 @@
 /**
- * Filtered `$all` reads (spec/http.md §3.16): the filter from the query string with the reference's
+ * Filtered `$all` reads: the filter from the query string with the reference's
  * messages, and a read that pages through the log keeping the events that pass, stopping at `count`
  * matches, the end of the log, or a search window (so a rare match cannot make one request scan the log).
  */

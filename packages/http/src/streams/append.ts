@@ -1,5 +1,5 @@
 /**
- * Appends (spec/http.md §3.2–3.5, §3.17): `POST /streams/{s}`, `POST /streams/{s}/incoming/{uuid}` and
+ * Appends: `POST /streams/{s}`, `POST /streams/{s}/incoming/{uuid}` and
  * `POST /streams/{s}/metadata`, with the reference's validation order (first failure wins), the 307 to
  * an idempotent `/incoming/{uuid}` URL when a single-event body comes without an id, the per-event and
  * whole-append (MaxAppendSize) size limits, and the 201 with the absolute Location of the first event
@@ -130,7 +130,7 @@ export const appendMetadata = (input: RouteInput): Effect.Effect<Reply, never, S
     return yield* write(input, metastreamOf(stream), options.value, id.value, EventTypes.Metadata)
   })
 
-/** `DELETE /streams/{stream}`: soft delete, or a tombstone with `Kurrent-HardDelete: true` (§3.6). */
+/** `DELETE /streams/{stream}`: soft delete, or a tombstone with `Kurrent-HardDelete: true`. */
 export const deleteStream = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
   Effect.gen(function*() {
     const stream = input.params["stream"] ?? ""

@@ -1,5 +1,5 @@
 /**
- * Append bodies to events (spec/http.md §3.3), by request media type:
+ * Append bodies to events, by request media type:
  *
  * - `application/octet-stream`: the raw bytes are one event (not JSON);
  * - `application/json`: the text is one JSON event, stored as sent, not validated;

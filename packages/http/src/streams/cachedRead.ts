@@ -1,6 +1,6 @@
 /**
  * The 200 of every successful read (feeds, `$all`, single events, metadata): the document in the negotiated
- * type with its Cache-Control, Vary and ETag headers (spec/http.md §3.9), honouring `DisableHttpCaching`.
+ * type with its Cache-Control, Vary and ETag headers, honouring `DisableHttpCaching`.
  */
 import { cacheHeaders, type CacheDecision } from "../atom/index.js"
 import type { Reply } from "../Reply.js"

@@ -1,5 +1,5 @@
 /**
- * The stream routes' control headers (spec/http.md §3.2, §3.6, §3.7): each read under its `Kurrent-*`
+ * The stream routes' control headers: each read under its `Kurrent-*`
  * name first, then the legacy `ES-*` name. A malformed value yields the reference's 400 message, which
  * always names the `Kurrent-` header.
  */

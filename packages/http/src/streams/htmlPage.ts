@@ -1,5 +1,5 @@
 /**
- * The `text/html` representation of feeds and entries (spec/http.md §3.14): a page whose script holds the
+ * The `text/html` representation of feeds and entries: a page whose script holds the
  * document's JSON and sends the browser to the web UI at `/web/index.html#/streams/<stream>[/<n>]`.
  */
 

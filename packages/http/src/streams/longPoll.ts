@@ -1,5 +1,5 @@
 /**
- * Long polling (spec/http.md §3.9b): a forward read that has nothing new waits until a commit touches the
+ * Long polling: a forward read that has nothing new waits until a commit touches the
  * stream (any commit, for `$all`) or the long poll expires, then runs once more and answers with that.
  * The commit subscription is taken before the first read, so a commit landing between the read and the
  * wait is not missed. Timers are Effect's (the simulator's clock in simulation).

@@ -1,6 +1,6 @@
 /**
- * The media types of the stream routes and their codec lists, in the reference's order (spec/http.md
- * §2.3): the first of each list is the route's default response type.
+ * The media types of the stream routes and their codec lists, in the reference's order:
+ * the first of each list is the route's default response type.
  */
 
 export const MediaTypes = {

@@ -1,5 +1,5 @@
 /**
- * `$all` feeds (spec/http.md §3.16): `/streams/$all[/{pos|head}/{count}]`, `…/backward/{count}`,
+ * `$all` feeds: `/streams/$all[/{pos|head}/{count}]`, `…/backward/{count}`,
  * `…/{pos}/forward/{count}` (long poll at the end of the log), and the filtered variants under
  * `/streams/$all/filtered` (`?exclude-system-events=true`, or `context`/`type`/`data`). Links are not
  * resolved unless asked; the ETag carries the committed position of the log.

@@ -1,5 +1,5 @@
 /**
- * Single events (spec/http.md §3.12) and stream metadata reads (§3.17): `GET /streams/{s}/{n|head}`,
+ * Single events and stream metadata reads: `GET /streams/{s}/{n|head}`,
  * `GET /streams/{s}/metadata[/{n|head}]`. A numbered event is immutable; `head` carries an ETag of the
  * event read. Metadata of a stream that exists but has none is a 200 with `{}` (JSON) or nothing.
  */

@@ -1,5 +1,5 @@
 /**
- * Stream and metastream feeds (spec/http.md §3.7–3.10, §3.15): backward pages (the head, `…/{n}/{count}`,
+ * Stream and metastream feeds: backward pages (the head, `…/{n}/{count}`,
  * `…/{n}/backward/{count}`) and forward pages (`…/{n}/forward/{count}`, with long polling), for
  * `/streams/{s}…` and `/streams/{s}/metadata…`. The description document answers head/backward stream
  * reads negotiated as a streamdesc type (406 when the client named no type or the any-type range).

@@ -1,5 +1,5 @@
 /**
- * Path parameters of the read routes (spec/http.md §3.7, §3.16) with the reference's 400 messages:
+ * Path parameters of the read routes with the reference's 400 messages:
  * event numbers (or `head`), counts, `$all` positions, and the read-size ceiling (a 500 upstream, a 400 here).
  */
 import { parseAllPosition } from "../atom/index.js"

@@ -1,5 +1,5 @@
 /**
- * The trailing-slash redirects (spec/http.md §1.2): `/streams/{s}/`, `/streams/$all/` and
+ * The trailing-slash redirects: `/streams/{s}/`, `/streams/$all/` and
  * `/streams/{s}/metadata/` answer 307 to the same URL without the slash, cacheable for a year. The
  * Location comes from the raw request URL (Host header), not the advertised address.
  */

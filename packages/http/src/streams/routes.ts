@@ -1,5 +1,5 @@
 /**
- * Every route of the stream API (spec/http.md §3.1) as data for the pipeline: appends, deletes, feeds,
+ * Every route of the stream API as data for the pipeline: appends, deletes, feeds,
  * single events, metadata, `$all` (plain and filtered) and the trailing-slash redirects. `$all` and
  * `%24all` are one literal here (the router matches decoded segments). Stream routes check the stream
  * ACL in their handlers (`access: "handler"`); the redirects are anonymous, as upstream.

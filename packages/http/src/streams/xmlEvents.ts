@@ -1,5 +1,5 @@
 /**
- * XML append bodies (`…events+xml`, `…event+xml`, `application/atom+xml`; spec/http.md §3.3): the root's
+ * XML append bodies (`…events+xml`, `…event+xml`, `application/atom+xml`): the root's
  * child elements are events with `eventId`, `eventType`, `data` and `metadata` children. Converted to the
  * JSON array form the way the reference converts XML to JSON (an element with children is an object of
  * them, element text is a string, an empty element is null), then read like a JSON body.

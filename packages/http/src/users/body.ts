@@ -1,5 +1,5 @@
 /**
- * Request bodies of the users API (spec/http.md §5, seed §2.4), read the way the reference binds them:
+ * Request bodies of the users API, read the way the reference binds them:
  * lenient JSON (lenientJson.ts), property names matched ignoring case, unknown properties ignored, `null`
  * the same as absent, a number where a string is expected taken as its text (Newtonsoft converts it).
  * Anything else wrong is a message for a 400: the reference has no defined answer (its handler faults and

@@ -1,8 +1,8 @@
 /**
- * The users API's JSON documents and statuses (spec/http.md §5), pure: the `{data, success, error}`
+ * The users API's JSON documents and statuses, pure: the `{data, success, error}`
  * envelope of user details (with links) and lists, `$current` (no links, a real `dateLastUpdated`), the
  * `{loginName, success, error}` command result, and the one mapping from user errors to statuses.
- * Two-space indented, nulls written out (§1.7). The reference's internal `label` property is left out
+ * Two-space indented, nulls written out. The reference's internal `label` property is left out
  * (its value is a deployment-dependent message label that nothing may rely on).
  */
 import type { UserDetails, UserError } from "@vellum/security"

@@ -1,5 +1,5 @@
 /**
- * Handlers of the users API (spec/http.md §5): one Effect per request over the Users service, answering a
+ * Handlers of the users API: one Effect per request over the Users service, answering a
  * Reply and never failing. The pipeline has already authorized the route (admins, or any authenticated
  * user for `$current` and change-password); the admin routes check again, as the reference's user
  * service does, and answer its 401 envelope.

@@ -1,4 +1,4 @@
-// The users API (spec/http.md §5): routes for the pipeline, the handlers, body parsing and documents.
+// The users API: routes for the pipeline, the handlers, body parsing and documents.
 export { usersRoutes, UsersMediaTypes } from "./routes.js"
 export {
   changePassword, createUser, deleteUser, disableUser, enableUser, getCurrentUser, getUser, listUsers, resetPassword, updateUser,

@@ -1,5 +1,5 @@
 /**
- * Every route of the users API (spec/http.md §5) as RouteDefs for the pipeline. First-level access:
+ * Every route of the users API as RouteDefs for the pipeline. First-level access:
  * `$admins` for management, any authenticated user for `$current` and change-password (the handler then
  * insists on the user's own login). Bodies are JSON only and answers are JSON only: the reference also
  * lists `text/xml`, whose shapes nothing documents, so an XML body is a 415 and `Accept: text/xml` a 406

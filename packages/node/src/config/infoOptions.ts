@@ -1,5 +1,5 @@
 /**
- * The `/info/options` document (spec/http.md §7.2): one entry per option, in table order, shaped like
+ * The `/info/options` document: one entry per option, in table order, shaped like
  * the reference's OptionStructure — `{name, description, group, value, configurationSource,
  * deprecationMessage, schema}` — with sensitive values masked as `********` and the reference's source
  * names (`<DEFAULT>`, `Yaml`, `Environment Variables`, `Command Line`). The same rows print for `--what-if`.
@@ -17,7 +17,7 @@ export interface InfoOption {
   /** The value as text (lists comma-separated); `********` for sensitive options. */
   readonly value: string
   readonly configurationSource: string
-  /** `null`, not omitted, as the reference serializes nulls (spec/http.md §1.7). */
+  /** `null`, not omitted, as the reference serializes nulls. */
   readonly deprecationMessage: string | null
   readonly schema: OptionJsonSchema
 }

@@ -4,7 +4,7 @@
  *
  * Nothing here touches real time. A timer firing only calls the `Effect.async` resume callback, which
  * queues the sleeping fiber on its own scheduler; the world loop then steps that scheduler. This is the
- * version-specific glue for effect 3's `Clock` interface (spec §A.8, §C.7): keep it in this file.
+ * version-specific glue for effect 3's `Clock` interface: keep it in this file.
  */
 import { Clock, Duration, Effect, Fiber } from "effect"
 

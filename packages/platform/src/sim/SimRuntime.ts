@@ -1,7 +1,7 @@
 /**
  * The world loop: one simulated clock, named nodes each with its own scheduler, a seeded PRNG choosing
  * which runnable node steps next, and a rolling trace hash. Everything runs synchronously on the
- * caller's stack: no Promise, microtask or real timer is involved (spec §A.8, §A.9).
+ * caller's stack: no Promise, microtask or real timer is involved.
  *
  *   1. step runnable nodes (random node, bounded slice of its tasks) until every node is idle;
  *   2. move the clock to the next timer and fire every timer due then (queues the sleepers);

@@ -3,8 +3,7 @@
  * never run on their own, so nothing reaches the microtask queue or real timers.
  *
  * This is the version-specific glue for effect 3's `Scheduler` interface (`scheduleTask`,
- * `shouldYield`); effect 4 replaces it with dispatchers, so keep every use of that interface here
- * (spec §A.8, §C.7).
+ * `shouldYield`); effect 4 replaces it with dispatchers, so keep every use of that interface here.
  */
 import { FiberRef, Scheduler } from "effect"
 import type { Fiber } from "effect"

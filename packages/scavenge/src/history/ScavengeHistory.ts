@@ -1,5 +1,5 @@
 /**
- * The scavenge history streams (spec/scavenge.md §6): each run's detail events in `$scavenges-{id}`, links
+ * The scavenge history streams: each run's detail events in `$scavenges-{id}`, links
  * to its start and completion in `$scavenges`, `$maxAge` + `$ops` metadata on all of them, and the start-up
  * repair that closes runs a restart cut short.
  *

@@ -1,5 +1,5 @@
 /**
- * The scavenge history's stream names, event types and exact payload bytes (spec/scavenge.md §6).
+ * The scavenge history's stream names, event types and exact payload bytes.
  *
  * The reference writes each payload from a dictionary with Newtonsoft, indented and camelCase: members in
  * insertion order, nulls included, enums as strings, TimeSpans in the "c" format. `JSON.stringify` with a

@@ -1,5 +1,5 @@
 /**
- * What the start-up repair learns from the history streams (spec/scavenge.md §6, "Interrupted runs"), as
+ * What the start-up repair learns from the history streams ("Interrupted runs"), as
  * plain state fed one event at a time by the Effect that pages through the streams.
  *
  * `$scavenges` is read newest first, so a run's completion is seen before its start: a start whose run has

@@ -1,5 +1,5 @@
 /**
- * Accumulation (spec/scavenge.md §2.2): the one pass over the log a scavenge point adds. Every logical
+ * Accumulation: the one pass over the log a scavenge point adds. Every logical
  * chunk after the previous point's chunk up to the one holding this point is read once, ever; what it
  * says about streams (metadata, tombstones), about which metadata records newer ones replaced (weight),
  * and the range of its record timestamps (for `$maxAge`) goes into the state, committed with a checkpoint

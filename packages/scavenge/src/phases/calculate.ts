@@ -1,5 +1,5 @@
 /**
- * Calculation (spec/scavenge.md §2.3): for every original stream the state marks Active, walk its index
+ * Calculation: for every original stream the state marks Active, walk its index
  * entries before the scavenge point and move its discard points forward (never back), adding the weight
  * of each removable event to its chunk. Streams go in name order, committed in batches with the last name
  * done as the checkpoint, so a resumed run continues after it.
@@ -14,7 +14,7 @@ import { lookupOriginal, type OriginalStreamData, type StreamStatus } from "./St
 /** Streams per committed batch (the reference's calculator batch). */
 export const CALCULATION_BATCH = 32_768
 
-/** Whether a later run can still find something to remove in the stream (§2.3 `CalculateStatus`). */
+/** Whether a later run can still find something to remove in the stream (upstream `CalculateStatus`). */
 export const statusAfterCalculation = (data: OriginalStreamData, last: number): StreamStatus => {
   if (data.isTombstoned) return "Archived"
   if (data.maxAgeSeconds !== undefined || data.maxCount !== undefined) return "Active"
@@ -26,10 +26,10 @@ export const statusAfterCalculation = (data: OriginalStreamData, last: number): 
 const SLICE = 8192
 
 /**
- * Whether an index entry is the stream's (§2.3, as the reference's calculator sees it): a memtable entry is
+ * Whether an index entry is the stream's (as the reference's calculator sees it): a memtable entry is
  * exact; a table entry is checked against its record. An entry whose record a `$maxAge` execution removed is
- * still the stream's, so it is judged (and weighed, §4.1) again and again until its discard point passes it
- * (§3.5) — unless other streams with state share its hash, when nobody can tell whose it was (upstream skips
+ * still the stream's, so it is judged (and weighed) again and again until its discard point passes it
+ * — unless other streams with state share its hash, when nobody can tell whose it was (upstream skips
  * it too). A stream without state never loses a record, so it cannot own an entry whose record is gone.
  */
 const isOurs = <E>(ctx: RunContext<E>, stream: string, hashShared: boolean, entry: { readonly exact: boolean; readonly position: number }) =>

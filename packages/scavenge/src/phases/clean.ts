@@ -1,5 +1,5 @@
 /**
- * Cleaning (spec/scavenge.md §2.7): once no chunk holds weight (every removable record is gone), the state
+ * Cleaning: once no chunk holds weight (every removable record is gone), the state
  * no longer needs metastream data or streams that can never lose another event; with chunks still
  * weighted (a positive threshold skipped them), everything is kept for a later run.
  */

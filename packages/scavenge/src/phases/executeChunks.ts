@@ -1,5 +1,5 @@
 /**
- * Chunk execution (spec/scavenge.md §2.4): every completed physical chunk before the scavenge point whose
+ * Chunk execution: every completed physical chunk before the scavenge point whose
  * weight is above the threshold (every one at -1) is rewritten without the records the state says to
  * remove, and its weights are reset. With several threads, chunks are rewritten concurrently; the
  * checkpoint is the end of the longest run of finished chunks from the start, so a resumed run redoes at
@@ -13,7 +13,7 @@ import { NotResident } from "./StateAccess.js"
 import { ScavengeFailed } from "./errors.js"
 
 /**
- * The chunk executor's rule for one record (§3.4): true to keep it. The state's row is peeked (no Effect
+ * The chunk executor's rule for one record: true to keep it. The state's row is peeked (no Effect
  * while it is in memory, which is every row when the state fits its cache); a row paged out is read, and
  * the rewrite waits for the answer.
  */

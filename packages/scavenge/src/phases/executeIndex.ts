@@ -1,5 +1,5 @@
 /**
- * Index execution (spec/scavenge.md §2.6, §3.5): the memtables are flushed, then every index table is
+ * Index execution: the memtables are flushed, then every index table is
  * rewritten without the entries of events below their stream's definite discard point (maybe-expired
  * entries stay), whatever the chunk threshold did. Entries carry a stream hash, not a name: an entry is kept
  * at once when no stream with state and its hash could drop it (StreamsByHash.dropBelow); otherwise its
@@ -27,7 +27,7 @@ export const executeIndex = <E>(ctx: RunContext<E>) =>
     if (!ctx.totals.indexWork) {
       // No discard point moved and nothing was tombstoned: the previous runs already dropped every entry
       // below the points, so a rewrite would find nothing. Every table is still reported (one
-      // `$scavengeIndexCompleted` each, as §2.6 has every run do) with what a rewrite would have found.
+      // `$scavengeIndexCompleted` each, as the reference has every run do) with what a rewrite would have found.
       yield* Effect.logInfo("Index tables left as they are: no discard point moved in this scavenge")
       const unchanged = index.tables()
       for (const [i, t] of unchanged.entries()) {

@@ -1,5 +1,5 @@
 /**
- * Chunk merging (spec/scavenge.md §2.5, §4.3): passes over the completed chunks, each merging neighbours
+ * Chunk merging: passes over the completed chunks, each merging neighbours
  * whose data fits one chunk, until a pass merges nothing. No checkpoint inside: a resumed run redoes the
  * phase, and merging what is already merged finds nothing to do.
  */

@@ -30,7 +30,7 @@ class Growing<A extends Uint32Array | Float64Array> {
 }
 
 /**
- * The lowest event number a stream's index entries are safe from (spec §3.5: definite discard points only;
+ * The lowest event number a stream's index entries are safe from (definite discard points only;
  * a tombstoned stream under UnsafeIgnoreHardDeletes, and a tombstoned stream's metastream, lose every entry).
  */
 const dropBoundOf = (original: OriginalStreamData | undefined, metastream: MetastreamData | undefined, unsafeIgnoreHardDeletes: boolean): number => {

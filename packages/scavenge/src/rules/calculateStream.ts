@@ -1,8 +1,8 @@
 /**
- * The calculator's decision for one original stream (spec/scavenge.md §3.3): walking the stream's index
+ * The calculator's decision for one original stream: walking the stream's index
  * entries before the scavenge point in ascending event number, how far its events are definitely removable
  * (the discard point) and how far they may be, record by record, for `$maxAge` (the maybe-discard point),
- * and the weight each decision adds to the chunk holding the event (§4.1). Pure: the caller reads the
+ * and the weight each decision adds to the chunk holding the event. Pure: the caller reads the
  * entries and the chunk timestamp ranges.
  *
  * Points are "first event number to keep": 0 keeps everything, n removes event numbers below n.

@@ -1,6 +1,6 @@
 /**
- * Which records a chunk execution removes (spec/scavenge.md §3.4) and which index entries an index
- * execution drops (§3.5), from the discard points the calculation stored. Pure functions over what the
+ * Which records a chunk execution removes and which index entries an index
+ * execution drops, from the discard points the calculation stored. Pure functions over what the
  * state says of a stream; the phases look the state up.
  */
 
@@ -24,7 +24,7 @@ export interface DiscardContext {
   readonly unsafeIgnoreHardDeletes: boolean
 }
 
-/** §3.4 for an event of an original stream: true when the chunk execution leaves it out. */
+/** The chunk executor's rule for an event of an original stream: true when the chunk execution leaves it out. */
 export const discardsOriginalEvent = (
   info: OriginalInfo | undefined,
   eventNumber: number,
@@ -41,7 +41,7 @@ export const discardsOriginalEvent = (
   return createdMicros < context.effectiveNowMicros - info.maxAgeSeconds * 1_000_000
 }
 
-/** §3.4 for an event of a metastream: only its latest metadata survives, none once its stream is tombstoned. */
+/** The chunk executor's rule for an event of a metastream: only its latest metadata survives, none once its stream is tombstoned. */
 export const discardsMetastreamEvent = (
   info: MetastreamInfo | undefined,
   eventNumber: number,
@@ -53,13 +53,13 @@ export const discardsMetastreamEvent = (
   return eventNumber < info.discardPoint
 }
 
-/** §3.5: true when the index entry of an original stream's event is dropped (definite point only). */
+/** True when the index entry of an original stream's event is dropped (definite point only). */
 export const dropsOriginalEntry = (info: OriginalInfo | undefined, eventNumber: number, position: number, context: DiscardContext): boolean => {
   if (position >= context.spPosition || info === undefined) return false
   if (info.isTombstoned && context.unsafeIgnoreHardDeletes) return true
   return eventNumber < info.discardPoint
 }
 
-/** §3.5 for a metastream's entry: dropped when its stream is tombstoned or below its discard point. */
+/** The index executor's rule for a metastream's entry: dropped when its stream is tombstoned or below its discard point. */
 export const dropsMetastreamEntry = (info: MetastreamInfo | undefined, eventNumber: number, position: number, context: DiscardContext): boolean =>
   discardsMetastreamEvent(info, eventNumber, position, context)

@@ -1,5 +1,5 @@
 /**
- * Which completed chunks a merge pass combines (spec/scavenge.md §4.3): walking the completed physical
+ * Which completed chunks a merge pass combines: walking the completed physical
  * chunks in order, greedily group neighbours while their record data together fits in one chunk; every
  * group of two or more becomes one merged chunk. A pass is repeated until it merges nothing.
  */

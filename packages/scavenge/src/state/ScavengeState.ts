@@ -1,7 +1,7 @@
 /**
- * The persisted scavenge state (spec/scavenge.md §2.1): what accumulation learnt about streams with
+ * The persisted scavenge state: what accumulation learnt about streams with
  * metadata or tombstones, chunk weights and timestamp ranges, and the checkpoint a stopped or crashed run
- * resumes from (§2.8). It replaces the reference's SQLite database; keys are stream names (§3.8).
+ * resumes from. It replaces the reference's SQLite database; keys are stream names.
  *
  * Design: a sorted page file, a journal, and a bounded memory
  * - The snapshot is a page file (pageFile.ts): the original-stream and metastream rows sorted by name in

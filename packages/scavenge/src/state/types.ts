@@ -1,6 +1,6 @@
 /**
- * The values the scavenge state holds (spec/scavenge.md §2.1), keyed by stream NAME: a name-keyed state
- * needs no hash-collision tables (§3.8). Every value is immutable; a change replaces the whole value.
+ * The values the scavenge state holds, keyed by stream NAME: a name-keyed state
+ * needs no hash-collision tables. Every value is immutable; a change replaces the whole value.
  */
 import { Data } from "effect"
 
@@ -43,7 +43,7 @@ export interface ScavengePointInfo {
   readonly threshold: number
 }
 
-/** Where the run is; resumption rules are in spec §2.8. */
+/** Where the run is; resumption rules are in docs/scavenging.md. */
 export type Checkpoint =
   | { readonly stage: "Accumulating"; readonly sp: ScavengePointInfo; readonly doneLogicalChunk: number | undefined }
   | { readonly stage: "Calculating"; readonly sp: ScavengePointInfo; readonly doneStream: string | undefined }

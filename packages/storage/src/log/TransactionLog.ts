@@ -261,8 +261,9 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     const previous = active === undefined && n > 0 && w === n * cs ? byNumber[n - 1] : undefined
     if (previous !== undefined && isCompleted(previous) && !(yield* footerIsGenuine(previous))) notCompleted(previous)
     // The checkpoint is exactly at the end of a full chunk that has no (valid) footer: a crash hit the
-    // rollover of a full chunk after the checkpoint moved and before the footer was synced (spec §1.7's
-    // special case). The chunk's data is all acknowledged; it is completed below.
+    // rollover of a full chunk after the checkpoint moved and before the footer was synced (the
+    // reference opens it the same way: EventStore/EventStore: src/EventStore.Core/TransactionLog/Chunks/TFChunkDb.cs).
+    // The chunk's data is all acknowledged; it is completed below.
     const completeFull = previous !== undefined && !isCompleted(previous) && previous.header.endNumber === n - 1 ? previous : undefined
     if (completeFull !== undefined) {
       const size = yield* completeFull.handle.size

@@ -1,6 +1,6 @@
 /**
  * ReadIndex: answers stream questions from the table index plus the log — a stream's last event number,
- * its metadata, one event, a range of events — and applies the read rules of spec §2.9/§3.5 ($maxCount,
+ * its metadata, one event, a range of events — and applies the stream read rules ($maxCount,
  * $tb, $maxAge, soft and hard deletion).
  *
  * Index hits from on-disk tables may belong to another stream with the same 64-bit hash, so every such

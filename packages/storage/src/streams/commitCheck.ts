@@ -1,5 +1,5 @@
 /**
- * The expected-version decision for one append or delete (spec/storage-and-cluster.md §3.2, following the
+ * The expected-version decision for one append or delete (following the
  * reference server's IndexWriter.CheckCommit case by case):
  *
  * - a hard-deleted stream: Deleted, whatever the expected version;

@@ -3,7 +3,7 @@
  * rewrites the writer makes when a soft-deleted stream is recreated.
  *
  * Metadata counts only when its record is flagged JSON and parses as an object; otherwise (or when a
- * number is malformed) the metadata is empty — everything ignored, as upstream (§3.5).
+ * number is malformed) the metadata is empty — everything ignored, as upstream.
  */
 import { DeletedStreamNumber } from "./names.js"
 import { parseJsonObject, utf8Text } from "../codec/json.js"

@@ -1,4 +1,4 @@
-/** Stream and event-type names with special meaning (spec/storage-and-cluster.md §3.6). */
+/** Stream and event-type names with special meaning. */
 export const AllStream = "$all"
 export const SettingsStream = "$settings"
 export const ScavengePointsStream = "$scavengePoints"

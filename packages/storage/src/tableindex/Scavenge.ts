@@ -1,5 +1,5 @@
 /**
- * Index scavenging of one table (spec/scavenge.md §2.6, §3.5): its entries filtered by a `keep`
+ * Index scavenging of one table: its entries filtered by a `keep`
  * predicate, as an EntrySource for the table writer. TableIndex.scavenge runs it over every table and
  * switches the results in through the manifest.
  *

@@ -3,7 +3,7 @@
  *
  * The index keys entries by a 64-bit hash of the stream name, held as two unsigned 32-bit halves so no
  * BigInt is needed anywhere on the hot path. The default hash is two *different* 32-bit algorithms over the
- * string's UTF-16LE code units (the reference server does the same, §2.2 of the storage spec):
+ * string's UTF-16LE code units (the reference server does the same of the storage spec):
  * - `hi` = MurmurHash3 x86_32,
  * - `lo` = xxHash32 (the standard algorithm, not the reference server's variant).
  * Two different algorithms rather than one with two seeds, because Murmur3 has seed-independent

@@ -1,6 +1,6 @@
 /**
  * TableIndex: the stream index of one node, (stream, eventNumber) → log position, as an LSM of memtables
- * and immutable sorted tables in levels (spec §2: EventStoreDB's TableIndex, with our own file formats).
+ * and immutable sorted tables in levels (EventStoreDB's TableIndex, with our own file formats).
  *
  * - `addBatch` (synchronous, plain) adds a durable batch's entries to the active memtable. When the
  *   memtable reaches `memtableMaxEntries` it is frozen and a background fiber (forked in the index's
@@ -9,7 +9,7 @@
  *   (a binary counter with the default 2); the manifest is saved, and only then are the old files
  *   closed and removed. One flush or merge at a time; reads keep working meanwhile. Every change of
  *   the table set is a commit of TableSet.ts.
- * - `scavenge` (spec/scavenge.md §2.6) rewrites the tables through a filter (Scavenge.ts) in the caller's
+ * - `scavenge` rewrites the tables through a filter (Scavenge.ts) in the caller's
  *   fiber, one commit per table; merges are held back meanwhile, flushes are not.
  * - Reads take a consistent snapshot (memtables + tables) synchronously, answer from memory and the
  *   block cache where they can, then read the missing blocks (retrying on a fresh snapshot if a merge
@@ -104,7 +104,7 @@ export interface TableIndex {
   readonly awaitCapacity: Effect.Effect<void, IndexError>
   readonly stats: () => TableIndexStats
   /**
-   * Index scavenging (spec/scavenge.md §2.6): rewrites every on-disk table in index-map order (by level,
+   * Index scavenging: rewrites every on-disk table in index-map order (by level,
    * then by age), keeping the entries `keep` says true to; memtables are not scavenged. Waits for a
    * running merge and for the memtables already waiting for their flush, then holds merges back until
    * it ends (flushes, appends and reads go on; a table a flush writes meanwhile is not scavenged this

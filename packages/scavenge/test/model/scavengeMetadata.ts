@@ -1,5 +1,5 @@
 /**
- * Stream metadata as SCAVENGING reads it (spec/scavenge.md §3.2, upstream StreamMetadata.TryFromJsonBytes).
+ * Stream metadata as SCAVENGING reads it (upstream StreamMetadata.TryFromJsonBytes).
  * Stricter than the read path's parser in @vellum/storage: the data is parsed whatever the record's JSON
  * flag or event type says, and any parse error (bad JSON, not an object, a wrong token type, overflow)
  * gives EMPTY limits — which clears the stream's earlier limits.
@@ -74,7 +74,7 @@ const readLimits = (members: ReadonlyArray<readonly [string, JsonValue]>): Scave
     }
   }
   return {
-    // §3.2: $maxCount <= 0 and $maxAge <= 0 are unset, $tb < 0 is unset.
+    // $maxCount <= 0 and $maxAge <= 0 are unset, $tb < 0 is unset.
     ...(maxCount !== undefined && maxCount > 0n ? { maxCount: clamp(maxCount, Number.MAX_SAFE_INTEGER) } : {}),
     ...(maxAge !== undefined && maxAge > 0n ? { maxAge: Number(maxAge) } : {}),
     // Only long.MaxValue is the soft delete (DeletedStreamNumber); other huge values stay just below it.
@@ -82,7 +82,7 @@ const readLimits = (members: ReadonlyArray<readonly [string, JsonValue]>): Scave
   }
 }
 
-/** The limits a metadata record's data sets (§3.2); empty on any parse error. */
+/** The limits a metadata record's data sets; empty on any parse error. */
 export const parseScavengeMetadata = (data: Uint8Array): ScavengeLimits => {
   const json = readJson(Buffer.from(data.buffer, data.byteOffset, data.length).toString("utf8"))
   if (json === undefined || json.type !== "object") return NoLimits

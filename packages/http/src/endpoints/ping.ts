@@ -1,5 +1,5 @@
 /**
- * `GET /ping` (spec/http.md §7.3): the reference's TextMessage in the negotiated codec — JSON `{"text": …}`,
+ * `GET /ping`: the reference's TextMessage in the negotiated codec — JSON `{"text": …}`,
  * XML `<TextMessage><Text>…</Text></TextMessage>`, text `Text: …`. The reference's JSON also carries an
  * internal message `label` whose value depends on the deployment; it is left out (clients never rely on it).
  */
@@ -11,7 +11,7 @@ import { SERIALIZER_NAMESPACES, XML_DECLARATION, textElement, wrapElement } from
 
 export const PING_TEXT = "Ping request successfully handled"
 
-/** The codecs of `/info`, `/info/options` and `/ping` (§2.3), JSON first. */
+/** The codecs of `/info`, `/info/options` and `/ping`, JSON first. */
 export const InfoCodecs: ReadonlyArray<string> = ["application/json", "text/xml", "application/xml", "text/plain"]
 
 /** A TextMessage body in the format of `responseType`. */

@@ -1,8 +1,8 @@
 /**
- * Builds logs for scavenging tests (after upstream's scenario DSL, spec/scavenge.md §8.1): streams,
+ * Builds logs for scavenging tests (after upstream's scenario DSL): streams,
  * metadata, tombstones, soft deletes, links, timestamps and scavenge points, as decoded `LogRecord`s with
  * the positions Vellum's writer would give them — records framed by `framedLength`, one call's records
- * never straddling a chunk, and a scavenge point closing its chunk (§1.2). Property tests of the real
+ * never straddling a chunk, and a scavenge point closing its chunk. Property tests of the real
  * scavenger write the same records into a real store and compare against `scavengeModel`.
  */
 import {
@@ -127,7 +127,7 @@ export class LogBuilder {
     return this.unit([{ kind: RecordKind.Commit, transactionPosition: this.position, firstEventNumber: 0, correlationId: uuid(this.ids++), timeMicros }])[0]!
   }
 
-  /** Writes a scavenge point, which closes its chunk (§1.2); returns it as the model's input wants it. */
+  /** Writes a scavenge point, which closes its chunk; returns it as the model's input wants it. */
   scavengePoint(options: ScavengePointOptions = {}): ScavengePointSpec {
     const timeMicros = options.timeMicros ?? this.clock
     const effectiveNowMicros = options.effectiveNowMicros ?? timeMicros

@@ -1,7 +1,7 @@
 /**
- * The pure reference model of one node scavenge (spec/scavenge.md §8.3): accumulate (§2.2) → calculate
- * (§2.3, §3.3) → execute chunks (§3.4, §4.2) and the index (§3.5). Deliberately simple and slow: arrays and
- * maps, every rule a small named function. Cleaning (§2.7) is left out: it only forgets rows whose effect
+ * The pure reference model of one node scavenge: accumulate → calculate
+ * → execute chunks and the index. Deliberately simple and slow: arrays and
+ * maps, every rule a small named function. Cleaning is left out: it only forgets rows whose effect
  * is already complete, so it changes no outcome the model reports.
  */
 import { accumulate } from "./accumulate.js"
@@ -45,8 +45,8 @@ export interface ThresholdExecution {
 
 /**
  * The run of `output` (computed by `scavengeModel(input)`) when only chunks with weight (carried from
- * `input.prior` + this run's) strictly greater than `threshold` are executed (§4.2). Defaults to the SP's
- * threshold. The index result does not depend on the threshold (§2.6).
+ * `input.prior` + this run's) strictly greater than `threshold` are executed. Defaults to the SP's
+ * threshold. The index result does not depend on the threshold.
  */
 export const executeWithThreshold = (input: ModelInput, output: ModelOutput, threshold: number = input.scavengePoint.threshold): ThresholdExecution => {
   const streams: StreamStates = { originals: output.state.originals, metastreams: output.state.metastreams }

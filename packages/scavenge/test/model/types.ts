@@ -1,16 +1,16 @@
 /**
- * The reference model's inputs, outputs and carried state (spec/scavenge.md §8.3: a pure model of §3 that
- * the real scavenger is property-tested against). Everything is keyed by stream NAME: the spec says hash
- * collisions have no effect on outcomes (§3.8), so the model has none.
+ * The reference model's inputs, outputs and carried state (a pure model of the scavenge rules that
+ * the real scavenger is property-tested against). Everything is keyed by stream NAME: hash
+ * collisions have no effect on outcomes in the reference, so the model has none.
  */
 import type { LogRecord } from "@vellum/storage"
 
 export interface ScavengePointSpec {
-  /** Log position of the scavenge point record; only records strictly before it can be removed (§3.1). */
+  /** Log position of the scavenge point record; only records strictly before it can be removed. */
   readonly position: number
-  /** "Now" for `$maxAge` (§1.3), µs since the Unix epoch. */
+  /** "Now" for `$maxAge`, µs since the Unix epoch. */
   readonly effectiveNowMicros: number
-  /** Chunk-weight threshold of the run (§4.2); the model's `keptInLog` ignores it (every chunk executed). */
+  /** Chunk-weight threshold of the run; the model's `keptInLog` ignores it (every chunk executed). */
   readonly threshold: number
 }
 
@@ -23,15 +23,15 @@ export interface ModelInput {
   /** Logical chunk of a record = floor(position / chunkSize). */
   readonly chunkSize: number
   readonly scavengePoint: ScavengePointSpec
-  /** State carried from earlier runs (discard points only move forward, spec §2.3); undefined = first run. */
+  /** State carried from earlier runs (discard points only move forward); undefined = first run. */
   readonly prior?: ModelState
   readonly unsafeIgnoreHardDeletes?: boolean
 }
 
-/** Why a stream's row is (not) recalculated by the next run (§2.3 `CalculationStatus`). */
+/** Why a stream's row is (not) recalculated by the next run (upstream `CalculationStatus`). */
 export type CalculationStatus = "Active" | "Spent" | "Archived"
 
-/** The scavenging-relevant part of a stream's metadata (§3.2); undefined = unset. */
+/** The scavenging-relevant part of a stream's metadata; undefined = unset. */
 export interface ScavengeLimits {
   readonly maxCount?: number
   /** Seconds. */
@@ -40,7 +40,7 @@ export interface ScavengeLimits {
   readonly truncateBefore?: number
 }
 
-/** An original stream that has had metadata or a tombstone (§2.1 `OriginalStreamDatas`). */
+/** An original stream that has had metadata or a tombstone (upstream `OriginalStreamDatas`). */
 export interface OriginalStreamState {
   readonly limits: ScavengeLimits
   readonly tombstoned: boolean
@@ -51,26 +51,26 @@ export interface OriginalStreamState {
   readonly status: CalculationStatus
 }
 
-/** A metadata stream `$$x` (§2.1 `MetastreamDatas`): only the latest in-order record survives. */
+/** A metadata stream `$$x` (upstream `MetastreamDatas`): only the latest in-order record survives. */
 export interface MetastreamState {
-  /** The original stream `x` was tombstoned: the whole metastream goes (§3.4 rule 5). */
+  /** The original stream `x` was tombstoned: the whole metastream goes (even its last metadata record). */
   readonly tombstoned: boolean
   readonly discardPoint: number
 }
 
-/** Bounds on the record timestamps of one logical chunk, taken when it was accumulated (§2.2). */
+/** Bounds on the record timestamps of one logical chunk, taken when it was accumulated. */
 export interface ChunkTimeRange {
   readonly minMicros: number
   readonly maxMicros: number
 }
 
 export interface ModelState {
-  /** The scavenge point this state was computed to; the next run accumulates only records after it (§2.2). */
+  /** The scavenge point this state was computed to; the next run accumulates only records after it. */
   readonly scavengePointPosition: number
   readonly originals: ReadonlyMap<string, OriginalStreamState>
   readonly metastreams: ReadonlyMap<string, MetastreamState>
   readonly chunkTimeRanges: ReadonlyMap<number, ChunkTimeRange>
-  /** Weights of chunks that were not executed: they keep adding up across runs (§4.1). */
+  /** Weights of chunks that were not executed: they keep adding up across runs. */
   readonly pendingWeights: ReadonlyMap<number, number>
   /** Positions earlier runs removed from the chunks (removal is permanent). */
   readonly removedFromLog: ReadonlySet<number>
@@ -81,9 +81,9 @@ export interface ModelState {
 export interface ModelOutput {
   /** Positions of records that stay in the chunks when EVERY chunk before the SP is executed (threshold -1). */
   readonly keptInLog: ReadonlySet<number>
-  /** (stream, eventNumber) pairs whose index entries survive index execution (spec §3.5: definite discard points only). */
+  /** (stream, eventNumber) pairs whose index entries survive index execution (definite discard points only). */
   readonly keptInIndex: ReadonlySet<string>
-  /** Per logical chunk, the weight the run adds (spec §4.1) — for threshold checks. Chunks adding 0 are absent. */
+  /** Per logical chunk, the weight the run adds — for threshold checks. Chunks adding 0 are absent. */
   readonly weights: ReadonlyMap<number, number>
   /** The state after this run with every chunk executed (use `executeWithThreshold` for other thresholds). */
   readonly state: ModelState

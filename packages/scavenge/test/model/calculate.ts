@@ -1,7 +1,7 @@
 /**
- * Calculation (spec/scavenge.md §2.3, §3.3): for every Active original stream, its new status and its
+ * Calculation: for every Active original stream, its new status and its
  * discard/maybe-discard points, computed from scratch over the stream's index entries and then never
- * allowed to move backwards. Adds +2 per definite and +1 per maybe discard to the event's chunk (§4.1).
+ * allowed to move backwards. Adds +2 per definite and +1 per maybe discard to the event's chunk.
  */
 import { DeletedStreamNumber, type EventRecord } from "@vellum/storage"
 import { DiscardWeight } from "./accumulate.js"
@@ -22,7 +22,7 @@ interface StreamContext {
   readonly chunkTimeRanges: ReadonlyMap<number, ChunkTimeRange>
 }
 
-/** §2.3 StreamCalculator.CalculateStatus: whether later runs still need to look at the stream. */
+/** The reference's StreamCalculator.CalculateStatus: whether later runs still need to look at the stream. */
 export const calculateStatus = (data: OriginalStreamState, last: number): CalculationStatus => {
   const { maxAge, maxCount, truncateBefore } = data.limits
   if (data.tombstoned) return "Archived"
@@ -31,7 +31,7 @@ export const calculateStatus = (data: OriginalStreamState, last: number): Calcul
   return "Spent"
 }
 
-/** §3.3: max(DiscardBefore(tb), DiscardIncluding(last − maxCount)); a missing setting is KeepAll. */
+/** Max(DiscardBefore(tb), DiscardIncluding(last − maxCount)); a missing setting is KeepAll. */
 const truncateOrMaxCountPoint = (data: OriginalStreamState, last: number): number => {
   const { maxCount, truncateBefore } = data.limits
   return Math.max(
@@ -40,7 +40,7 @@ const truncateOrMaxCountPoint = (data: OriginalStreamState, last: number): numbe
   )
 }
 
-/** §3.3 step 6: judging maxAge by the chunk's stored timestamp range. */
+/** Judging maxAge by the chunk's stored timestamp range. */
 const decideByMaxAge = (ctx: StreamContext, entry: EventRecord, maxAgeSeconds: number): Decision => {
   const range = ctx.chunkTimeRanges.get(chunkOf(entry.logPosition, ctx.chunkSize))
   if (range === undefined) return "AlreadyDiscarded"
@@ -50,7 +50,7 @@ const decideByMaxAge = (ctx: StreamContext, entry: EventRecord, maxAgeSeconds: n
   return "MaybeDiscard"
 }
 
-/** §3.3: the first rule that applies to one index entry. */
+/** The first rule that applies to one index entry. */
 const decideEvent = (ctx: StreamContext, entry: EventRecord): Decision => {
   if (entry.logPosition >= ctx.sp.position) return "Keep"
   if (entry.eventNumber >= ctx.last) return "Keep" // keep-last-event
@@ -66,7 +66,7 @@ interface Points {
   readonly maybeDiscardPoint: number
 }
 
-/** §3.3 / upstream CalculateDiscardPointsForOriginalStream: walks entries in ascending event number. */
+/** Upstream CalculateDiscardPointsForOriginalStream: walks entries in ascending event number. */
 const calculatePoints = (ctx: StreamContext, entries: ReadonlyArray<EventRecord>, weights: Map<number, number>): Points => {
   const first = entries[0]
   if (first === undefined) return { discardPoint: KeepAll, maybeDiscardPoint: KeepAll }
@@ -111,8 +111,8 @@ export const calculate = (
 ): Map<string, OriginalStreamState> => {
   const result = new Map(originals)
   for (const [stream, data] of originals) {
-    if (data.status !== "Active") continue // Spent and Archived streams are skipped (§2.3)
-    // §2.3 walks the stream's index entries before the SP.
+    if (data.status !== "Active") continue // Spent and Archived streams are skipped
+    // Calculation walks the stream's index entries before the SP.
     const entries = (index.get(stream) ?? []).filter((e) => e.logPosition < sp.position)
     const last = lastEventNumberBefore(entries, sp.position)
     const ctx: StreamContext = { data, last, tbOrMaxCountPoint: truncateOrMaxCountPoint(data, last), sp, chunkSize, chunkTimeRanges }
@@ -120,7 +120,7 @@ export const calculate = (
     result.set(stream, {
       ...data,
       status: calculateStatus(data, last),
-      // Monotonic (§2.3): a relaxed metadata never brings events back.
+      // Monotonic: a relaxed metadata never brings events back.
       discardPoint: Math.max(data.discardPoint, points.discardPoint),
       maybeDiscardPoint: Math.max(data.maybeDiscardPoint, points.maybeDiscardPoint)
     })

@@ -1,4 +1,4 @@
-// The pure reference model of node scavenging (spec/scavenge.md §8.3) and its test-log builder.
+// The pure reference model of node scavenging and its test-log builder.
 export * from "./types.js"
 export { scavengeModel, executeWithThreshold, keptWithThreshold, type ThresholdExecution } from "./scavengeModel.js"
 export { parseScavengeMetadata } from "./scavengeMetadata.js"

@@ -1,5 +1,5 @@
 /**
- * The flat stats of seed §2.7 (`proc-…`, `sys-…`, `es-…` keys) from one process snapshot, the store's figures
+ * The flat stats (`proc-…`, `sys-…`, `es-…` keys) from one process snapshot, the store's figures
  * and the HTTP traffic totals. Rates (CPU, allocation speed, items per second, …) compare with the previous
  * sample; the first sample compares with the process start (everything zero then). Pure: the caller gives
  * the time. docs/stats.md says what every key means here and which .NET figure it stands in for.
@@ -126,7 +126,7 @@ export const buildStats = (input: StatsInput): { readonly stats: FlatStats; read
     ["proc-diskIo-readOps", p.diskIo.readOps],
     ["proc-diskIo-writeOps", p.diskIo.writeOps],
     ["proc-tcp-connections", t.openConnections],
-    // Seed §2.7 types: receivingSpeed is a string, sendingSpeed and measureTime (ms) numbers (docs/stats.md).
+    // Types: receivingSpeed is a string, sendingSpeed and measureTime (ms) numbers (docs/stats.md).
     ["proc-tcp-receivingSpeed", String(round2(perSecond(receivedDelta)))],
     ["proc-tcp-sendingSpeed", round2(perSecond(sentDelta))],
     ["proc-tcp-inSend", 0],

@@ -1,5 +1,5 @@
 /**
- * Discard points (§2.1, §3.3), stored as "first event number to keep". KeepAll is 0: nothing below it.
+ * Discard points, stored as "first event number to keep". KeepAll is 0: nothing below it.
  */
 export const KeepAll = 0
 

@@ -1,5 +1,5 @@
 /**
- * `GET /info` (spec/http.md §7.1): version, lower-cased node state, features and the authentication provider
+ * `GET /info`: version, lower-cased node state, features and the authentication provider
  * (and, while the node is degraded, a `health` member: health.ts).
  * The body is JSON whatever was negotiated (the reference serializes with its JSON codec and only labels the
  * reply with the negotiated type); that quirk is kept so clients see what they see from the reference.

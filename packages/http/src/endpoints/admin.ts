@@ -1,7 +1,7 @@
 /**
- * `POST /admin/shutdown` (spec/http.md §7.6, `$ops`/`$admins`): the node reports `ShuttingDown` (so
+ * `POST /admin/shutdown` (`$ops`/`$admins`): the node reports `ShuttingDown` (so
  * `/health/live` turns 503 and `/info` says so), signals `Shutdown`, and answers 200 `OK` with no body and
- * no Content-Type — a bare status reply (§1.4) — before the node actually stops.
+ * no Content-Type — a bare status reply — before the node actually stops.
  */
 import { Effect, Ref } from "effect"
 import { reply } from "../Reply.js"
@@ -9,7 +9,7 @@ import type { RouteDef } from "../Route.js"
 import { NodeInfo } from "./NodeInfo.js"
 import { Shutdown } from "./Shutdown.js"
 
-/** The codecs of `/admin/*` (§2.3): text first, so a plain POST gets text. */
+/** The codecs of `/admin/*`: text first, so a plain POST gets text. */
 export const AdminCodecs: ReadonlyArray<string> = ["text/plain", "application/json", "text/xml", "application/xml"]
 
 export const SHUTDOWN_REASON = "shutdown requested over HTTP (/admin/shutdown)"

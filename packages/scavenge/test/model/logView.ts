@@ -8,14 +8,14 @@ export const chunkOf = (position: number, chunkSize: number): number => Math.flo
 
 export const isEvent = (record: LogRecord): record is EventRecord => record.kind === RecordKind.Event
 
-/** A hard delete: the tombstone flag (§0); its event number is DeletedStreamNumber (long.MaxValue). */
+/** A hard delete: the tombstone flag; its event number is DeletedStreamNumber (long.MaxValue). */
 export const isTombstone = (record: EventRecord): boolean => (record.flags & EventFlags.Tombstone) !== 0
 
 export const keyOf = (record: EventRecord): string => indexKey(record.stream, record.eventNumber)
 
 /**
  * The index as it stands before this run: every event record (tombstones included) except the entries
- * earlier runs removed (§2.6). Grouped by stream, ascending event number (position breaks ties).
+ * earlier runs removed. Grouped by stream, ascending event number (position breaks ties).
  */
 export const indexByStream = (
   records: ReadonlyArray<LogRecord>,
@@ -34,14 +34,14 @@ export const indexByStream = (
   return byStream
 }
 
-/** "Last event number before the SP" (§3.1): the highest indexed number positioned before it, −1 if none. */
+/** "Last event number before the SP": the highest indexed number positioned before it, −1 if none. */
 export const lastEventNumberBefore = (entries: ReadonlyArray<EventRecord>, spPosition: number): number => {
   let last = -1
   for (const entry of entries) if (entry.logPosition < spPosition) last = Math.max(last, entry.eventNumber)
   return last
 }
 
-/** Adds weight to a logical chunk (§4.1). */
+/** Adds weight to a logical chunk. */
 export const addWeight = (weights: Map<number, number>, chunk: number, weight: number): void => {
   weights.set(chunk, (weights.get(chunk) ?? 0) + weight)
 }

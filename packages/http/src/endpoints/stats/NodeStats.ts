@@ -1,5 +1,5 @@
 /**
- * The node's current flat stats, memoized for one second as the reference does (spec/http.md §7.4), so a
+ * The node's current flat stats, memoized for one second as the reference does, so a
  * dashboard polling `/stats` and its sub-paths costs one snapshot per second. Each fresh computation keeps
  * its cumulative figures as the baseline of the next one's rates.
  */

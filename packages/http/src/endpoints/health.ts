@@ -1,5 +1,5 @@
 /**
- * `GET|HEAD /health/live` (spec/http.md §1.1 item 1), answered before authentication and routing: 204 when
+ * `GET|HEAD /health/live`, answered before authentication and routing: 204 when
  * the node is live, or the status asked for with `?liveCode=NNN`; 503 when it is not (starting, shutting
  * down); 405 for any other method. No body and none of the legacy headers: the reference serves it from
  * ASP.NET's health-check middleware, outside its HTTP entity manager.

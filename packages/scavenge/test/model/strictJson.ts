@@ -1,6 +1,6 @@
 /**
  * A strict JSON (RFC 8259) reader that keeps each number as its literal text. Scavenging judges metadata
- * token by token (spec/scavenge.md §3.2): `5` is an integer, `5.0` or `"5"` is a parse error, and a value
+ * token by token: `5` is an integer, `5.0` or `"5"` is a parse error, and a value
  * past a 64-bit long overflows — none of which JSON.parse can tell once it has turned the text into a
  * double. Deliberately simple: a recursive-descent reader over a string.
  */

@@ -1,7 +1,7 @@
 /**
- * Accumulation (spec/scavenge.md §2.2): one pass over the records written since the previous scavenge
+ * Accumulation: one pass over the records written since the previous scavenge
  * point, up to and including this one. It records metadata, tombstones and chunk timestamp ranges, sets
- * the metastream discard points, and adds the metadata weights of §4.1.
+ * the metastream discard points, and adds the metadata weights.
  */
 import { isMetastream, metastreamOf, originalStreamOf, RecordKind, type EventRecord, type LogRecord } from "@vellum/storage"
 import { discardBefore, KeepAll } from "./discardPoint.js"
@@ -9,7 +9,7 @@ import { addWeight, chunkOf, isTombstone } from "./logView.js"
 import { parseScavengeMetadata } from "./scavengeMetadata.js"
 import type { ChunkTimeRange, MetastreamState, ModelInput, OriginalStreamState } from "./types.js"
 
-/** Weight of one removable record (§4.1). */
+/** Weight of one removable record. */
 export const DiscardWeight = 2
 
 export interface Accumulated {
@@ -29,7 +29,7 @@ const freshOriginal: OriginalStreamState = {
   limits: {}, tombstoned: false, discardPoint: KeepAll, maybeDiscardPoint: KeepAll, status: "Active"
 }
 
-/** §2.2 range: after the previous SP (whose chunk it closed) up to and including this SP's record. */
+/** The accumulation range: after the previous SP (whose chunk it closed) up to and including this SP's record. */
 const inAccumulationRange = (input: ModelInput, position: number): boolean =>
   position <= input.scavengePoint.position &&
   (input.prior === undefined || position > input.prior.scavengePointPosition)
@@ -43,7 +43,7 @@ const timestampOf = (record: LogRecord): number | undefined =>
     : record.kind === RecordKind.ScavengePoint ? record.timeMicros
       : undefined
 
-/** §2.2: min/max timestamp per chunk; timestamps need not rise monotonically. */
+/** Min/max timestamp per chunk; timestamps need not rise monotonically. */
 const trackTimestamp = (ranges: Map<number, ChunkTimeRange>, chunk: number, micros: number): void => {
   const range = ranges.get(chunk)
   ranges.set(chunk, range === undefined ? { minMicros: micros, maxMicros: micros }
@@ -54,12 +54,12 @@ const trackTimestamp = (ranges: Map<number, ChunkTimeRange>, chunk: number, micr
 const entriesBeforeSp = (ctx: Context, stream: string): ReadonlyArray<EventRecord> =>
   (ctx.index.get(stream) ?? []).filter((e) => e.logPosition < ctx.input.scavengePoint.position)
 
-/** §2.2 ordering check: an earlier record of the metastream with an equal or higher event number. */
+/** The ordering check: an earlier record of the metastream with an equal or higher event number. */
 const isOutOfOrder = (entries: ReadonlyArray<EventRecord>, record: EventRecord): boolean =>
   entries.some((e) => e.logPosition < record.logPosition && e.eventNumber >= record.eventNumber)
 
 /**
- * §2.2: the record this one replaces — the first index entry from `eventNumber − 1` on, when it has a
+ * The record this one replaces — the first index entry from `eventNumber − 1` on, when it has a
  * smaller number and an earlier position.
  */
 const replacedRecord = (entries: ReadonlyArray<EventRecord>, record: EventRecord): EventRecord | undefined => {
@@ -68,12 +68,12 @@ const replacedRecord = (entries: ReadonlyArray<EventRecord>, record: EventRecord
     ? first : undefined
 }
 
-/** §2.2 metadata record of `$$x`. */
+/** A metadata record of `$$x`. */
 const accumulateMetadata = (ctx: Context, record: EventRecord): void => {
   const { acc, input } = ctx
   const entries = entriesBeforeSp(ctx, record.stream)
   if (isOutOfOrder(entries, record)) {
-    // Ignored for metadata and discard points; its own chunk gets the weight (§4.1).
+    // Ignored for metadata and discard points; its own chunk gets the weight.
     addWeight(acc.weights, chunkOf(record.logPosition, input.chunkSize), DiscardWeight)
     return
   }
@@ -85,7 +85,7 @@ const accumulateMetadata = (ctx: Context, record: EventRecord): void => {
     const existing = acc.originals.get(original) ?? freshOriginal
     acc.originals.set(original, { ...existing, limits: parseScavengeMetadata(record.data), status: "Active" })
   }
-  // Only the latest in-order metadata record survives (§3.4 "Metastreams").
+  // Only the latest in-order metadata record survives.
   const meta = acc.metastreams.get(record.stream)
   acc.metastreams.set(record.stream, {
     tombstoned: meta?.tombstoned ?? false,
@@ -93,7 +93,7 @@ const accumulateMetadata = (ctx: Context, record: EventRecord): void => {
   })
 }
 
-/** §2.2 tombstone of `x`; it takes effect even when out of order in the log. */
+/** A tombstone of `x`; it takes effect even when out of order in the log. */
 const accumulateTombstone = (ctx: Context, record: EventRecord): void => {
   const { acc, input } = ctx
   if (isMetastream(record.stream)) throw new Error(`Found Tombstone in metadata stream ${record.stream}`)
@@ -102,7 +102,7 @@ const accumulateTombstone = (ctx: Context, record: EventRecord): void => {
   const metastream = metastreamOf(record.stream)
   const meta = acc.metastreams.get(metastream)
   acc.metastreams.set(metastream, { tombstoned: true, discardPoint: meta?.discardPoint ?? KeepAll })
-  // The last metadata record now goes too (§4.1).
+  // The last metadata record now goes too.
   const metaEntries = entriesBeforeSp(ctx, metastream)
   const lastMeta = metaEntries[metaEntries.length - 1]
   if (lastMeta !== undefined) addWeight(acc.weights, chunkOf(lastMeta.logPosition, input.chunkSize), DiscardWeight)
@@ -122,7 +122,7 @@ export const accumulate = (input: ModelInput, index: ReadonlyMap<string, Readonl
     const micros = timestampOf(record)
     if (micros !== undefined) trackTimestamp(acc.chunkTimeRanges, chunkOf(record.logPosition, input.chunkSize), micros)
     if (record.kind !== RecordKind.Event) continue
-    // Classification order of §2.2: tombstone, then metadata, then an original-stream record (nothing to do).
+    // Classification order: tombstone, then metadata, then an original-stream record (nothing to do).
     if (isTombstone(record)) accumulateTombstone(ctx, record)
     else if (isMetastream(record.stream)) accumulateMetadata(ctx, record)
   }

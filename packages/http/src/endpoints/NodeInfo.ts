@@ -6,7 +6,7 @@
 import { Context, Effect, Layer, Ref } from "effect"
 import { randomUuid } from "@vellum/storage"
 
-/** The reference's VNodeState names (PascalCase in `/gossip`, lower-cased in `/info`; spec/http.md §7.1). */
+/** The reference's VNodeState names (PascalCase in `/gossip`, lower-cased in `/info`). */
 export const NodeStates = [
   "Initializing", "DiscoverLeader", "Unknown", "PreReplica", "CatchingUp", "Clone", "Follower", "PreLeader", "Leader",
   "Manager", "ShuttingDown", "Shutdown", "ReadOnlyLeaderless", "PreReadOnlyReplica", "ReadOnlyReplica", "ResigningLeader"

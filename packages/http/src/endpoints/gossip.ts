@@ -1,5 +1,5 @@
 /**
- * `GET /gossip` for a single node (spec/http.md §7.5): the reference's ClientClusterInfo — one member (this
+ * `GET /gossip` for a single node: the reference's ClientClusterInfo — one member (this
  * node) plus the server's address. JSON uses the spec's camelCase names in the reference's order; XML is what
  * XmlSerializer writes for the same object (PascalCase elements under `<ClientClusterInfo>`); text is the
  * object's ToString. Positions come from the store; the epoch from the last `$epoch-information` record.
@@ -146,7 +146,7 @@ export const gossipBody = (responseType: string, info: ClusterInfo): string => {
   }
 }
 
-/** The gossip reply is never cached (§7.5). */
+/** The gossip reply is never cached. */
 export const gossipReply = (responseType: string, info: ClusterInfo): Reply =>
   documentReply(responseType, gossipBody(responseType, info), { "Cache-Control": "max-age=0, no-cache, must-revalidate", Vary: "Accept" })
 

@@ -1,7 +1,7 @@
 /**
- * Reply shapes shared by the node endpoints: documents in the negotiated type (spec/http.md §1.4: text
+ * Reply shapes shared by the node endpoints: documents in the negotiated type (text
  * replies carry `; charset=utf-8`), the status-only 404 of a read, the `SendBadRequest` 400 (message in the
- * body, `text/plain` without charset; §8), and which of JSON/XML/text a negotiated type stands for.
+ * body, `text/plain` without charset), and which of JSON/XML/text a negotiated type stands for.
  */
 import { reply, type Reply } from "../Reply.js"
 

@@ -1,6 +1,6 @@
 /**
- * Execution: the chunk executor's per-record rule (spec/scavenge.md §3.4) applied to the chunks whose
- * weight passes the threshold (§4.2), and the index executor's rule (§3.5), which ignores the threshold.
+ * Execution: the chunk executor's per-record rule applied to the chunks whose
+ * weight passes the threshold, and the index executor's rule, which ignores the threshold.
  * The model treats every logical chunk as its own physical chunk (no merged chunks).
  */
 import { isMetastream, type EventRecord, type LogRecord } from "@vellum/storage"
@@ -18,7 +18,7 @@ export interface RunSettings {
   readonly unsafeIgnoreHardDeletes: boolean
 }
 
-/** What the chunk executor knows about a record's stream (§3.4 step 2). */
+/** What the chunk executor knows about a record's stream. */
 interface StreamInfo {
   readonly tombstoned: boolean
   readonly discardPoint: number
@@ -30,7 +30,7 @@ interface StreamInfo {
 const KeepAllInfo = (metastream: boolean): StreamInfo =>
   ({ tombstoned: false, discardPoint: KeepAll, maybeDiscardPoint: KeepAll, maxAge: undefined, isMetastream: metastream })
 
-/** §3.4 step 2: a metastream has a fixed max-count-1 behaviour and no maxAge; a stream with no row keeps all. */
+/** A metastream has a fixed max-count-1 behaviour and no maxAge; a stream with no row keeps all. */
 const streamInfo = (streams: StreamStates, stream: string): StreamInfo => {
   if (isMetastream(stream)) {
     const meta = streams.metastreams.get(stream)
@@ -43,7 +43,7 @@ const streamInfo = (streams: StreamStates, stream: string): StreamInfo => {
 }
 
 /**
- * §3.4 ChunkExecutor.ShouldDiscard for an event record in an executed chunk. (Step 3, explicit-transaction
+ * The reference's ChunkExecutor.ShouldDiscard for an event record in an executed chunk. (Step 3, explicit-transaction
  * prepares, has no counterpart: Vellum's writer commits every append implicitly.)
  */
 export const discardFromChunk = (record: EventRecord, streams: StreamStates, run: RunSettings): boolean => {
@@ -59,7 +59,7 @@ export const discardFromChunk = (record: EventRecord, streams: StreamStates, run
   return record.createdMicros < run.sp.effectiveNowMicros - info.maxAge * 1_000_000
 }
 
-/** §3.5 IndexExecutor.GenShouldKeep: only the DEFINITE discard point; maybe-expired entries stay. */
+/** The reference's IndexExecutor.GenShouldKeep: only the DEFINITE discard point; maybe-expired entries stay. */
 export const keepInIndex = (record: EventRecord, streams: StreamStates, run: RunSettings): boolean => {
   if (record.logPosition >= run.sp.position) return true
   const meta = isMetastream(record.stream)
@@ -92,13 +92,13 @@ export const executeIndex = (records: ReadonlyArray<LogRecord>, streams: StreamS
 export interface ChunkExecution {
   readonly keptInLog: ReadonlySet<number>
   readonly removedFromLog: ReadonlySet<number>
-  /** Weights of the chunks left unexecuted (executed chunks are reset, §2.4). */
+  /** Weights of the chunks left unexecuted (executed chunks are reset). */
   readonly pendingWeights: ReadonlyMap<number, number>
 }
 
 /**
  * Executes every chunk before the SP whose weight (carried + this run's) is strictly greater than
- * `threshold` — every chunk with `unsafeIgnoreHardDeletes` (§4.2) — and reports what stays in the log.
+ * `threshold` — every chunk with `unsafeIgnoreHardDeletes` — and reports what stays in the log.
  */
 export const executeChunks = (
   records: ReadonlyArray<LogRecord>,
@@ -111,7 +111,7 @@ export const executeChunks = (
 ): ChunkExecution => {
   const weights = new Map(prior?.pendingWeights)
   for (const [chunk, weight] of runWeights) weights.set(chunk, (weights.get(chunk) ?? 0) + weight)
-  // Chunks whose start lies before the SP are the ones the executor walks (§2.4).
+  // Chunks whose start lies before the SP are the ones the executor walks.
   const walked = (chunk: number): boolean => chunk * chunkSize < run.sp.position
   const executed = (chunk: number): boolean =>
     walked(chunk) && (run.unsafeIgnoreHardDeletes || (weights.get(chunk) ?? 0) > threshold)

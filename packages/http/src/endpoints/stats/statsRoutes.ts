@@ -1,5 +1,5 @@
 /**
- * `/stats`, `/stats/{*statPath}`, `/stats/replication` and `/stats/tcp` (spec/http.md §7.4). `?group=false`
+ * `/stats`, `/stats/{*statPath}`, `/stats/replication` and `/stats/tcp`. `?group=false`
  * gives the flat keys (and refuses a sub-path, as the reference does); `?metadata=true` keeps the display
  * hints of the few stats that have them. A sub-path selects a nested group; a missing one — or one naming a
  * single value — is a 404 with an empty body. Successful replies may be cached for the memoization second.

@@ -1,5 +1,5 @@
 /**
- * The shape of `/stats` (spec/http.md §7.4): a flat list of `group-sub-name` keys is grouped into nested
+ * The shape of `/stats`: a flat list of `group-sub-name` keys is grouped into nested
  * objects by splitting on `-` (as the reference's StatsContainer does, with case-insensitive group names),
  * a sub-path selects a nested group (never a single value — the reference answers 404 for a leaf), and the
  * tree renders as indented JSON or as XML under `<Stats>`. Order of keys is the order stats were added.
@@ -144,7 +144,7 @@ const groupXml = (group: StatsGroup, withMetadata: boolean): string => {
   return out
 }
 
-/** XML with root `<Stats>` and the same names as the JSON (seed §2.7). */
+/** XML with root `<Stats>` and the same names as the JSON. */
 export const statsXml = (group: StatsGroup, withMetadata: boolean): string => {
   const inner = groupXml(group, withMetadata)
   return XML_DECLARATION + (inner === "" ? "<Stats />" : `<Stats>${inner}</Stats>`)

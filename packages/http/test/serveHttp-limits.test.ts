@@ -125,15 +125,17 @@ describe("serveHttp limits", () => {
       const drip = setInterval(() => slowBody.socket.writable && slowBody.socket.write("a"), 100)
       const [a, b, c] = yield* Effect.promise(() => Promise.all([slowloris.ended, silent.ended, slowBody.ended]))
       clearInterval(drip)
-      for (const quiet of yield* Effect.promise(() => Promise.all(silentMany.map((s) => s.ended)))) assert.isBelow(quiet.at, 2500)
+      // Upper bounds far above the 400/800 ms limits, so a loaded machine cannot fail them; the bug they guard
+      // against kept such sockets open for minutes.
+      for (const quiet of yield* Effect.promise(() => Promise.all(silentMany.map((s) => s.ended)))) assert.isBelow(quiet.at, 10_000)
       // Closed in time; answered 408 when node:http's header check comes first, closed without an answer
       // when the idle limit does (nothing else is ever written).
       for (const closed of [a, b]) {
-        assert.isBelow(closed.at, 2500)
+        assert.isBelow(closed.at, 10_000)
         assert.match(closed.received, /^(HTTP\/1\.1 408 .*)?$/s)
       }
       assert.isAtLeast(c.at, 700)
-      assert.isBelow(c.at, 3000)
+      assert.isBelow(c.at, 10_000)
       assert.match(c.received, /^HTTP\/1\.1 408 /)
     }))
 
@@ -152,7 +154,7 @@ describe("serveHttp limits", () => {
       const start = Date.now()
       const refused = yield* Effect.promise(() => send("GET", "/ping"))
       assert.strictEqual(refused.status, -1)
-      assert.isBelow(Date.now() - start, 1000)
+      assert.isBelow(Date.now() - start, 4000, "refused at once, not after the 5 s header timeout")
       // A hog that finishes its request is answered.
       hogs[0]!.socket.end("\r\n")
       const first = yield* Effect.promise(() => hogs[0]!.ended)

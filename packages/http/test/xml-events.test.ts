@@ -19,11 +19,13 @@ describe("xmlEventsToJson", () => {
     }))
   })
 
-  it("converts 100,000 repeated elements in well under a second", () => {
+  // A complexity guard, not a speed test: the quadratic version took minutes for this input, the linear one
+  // a fraction of a second, so the bound is far from both.
+  it("converts 100,000 repeated elements in linear time (far under 10 s; the quadratic version took minutes)", () => {
     const start = performance.now()
     const json = xmlEventsToJson(`<Events><e><data>${"<a>1</a>".repeat(100_000)}</data></e></Events>`)
     const elapsed = performance.now() - start
     assert.strictEqual(json?.kind, "array")
-    assert.isBelow(elapsed, 2000)
+    assert.isBelow(elapsed, 10_000)
   })
 })

@@ -23,7 +23,7 @@ import { DeletedStreamNumber, EpochInformationStream, EventTypes, invalidStreamN
 import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
 import { ReadIndex, asStreamEvent, type EventReadResult, type StreamPage, type StreamReadResult } from "./streams/ReadIndex.js"
 import { makeLinkResolver, type LinkAccess, type ResolvedEvent } from "./streams/links.js"
-import { makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult, type WriterStats, type WritesRefused } from "./streams/Writer.js"
+import { makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteResult, type WriterStats, type WritesRefused } from "./streams/Writer.js"
 
 export interface StorageConfig {
   readonly dir: string
@@ -100,8 +100,12 @@ export interface MetadataRead {
   readonly isJson: boolean
 }
 
-export type AppendError = WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | WriteTimeout
-export type ReadFailure = StorageCorrupt | InvalidRequest
+/**
+ * Why an append or a read failed. A DiskError is a disk read that failed (transient: the same request may
+ * succeed again); StorageCorrupt is damage found in bytes that were read. The two are never merged.
+ */
+export type AppendError = WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | WriteTimeout | DiskError
+export type ReadFailure = StorageCorrupt | InvalidRequest | DiskError
 
 export interface ReadOptions {
   /** Resolve `$>` links, showing only targets this reader may read (see streams/links.ts); absent: do not. */
@@ -266,9 +270,13 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     yield* Effect.forkScoped(writer.loop)
     yield* Effect.forkScoped(writer.sweeper)
 
-    const toAppendError = (error: WriteError): AppendError => error._tag === "DiskError" ? new StorageCorrupt({ message: error.message }) : error
+    /** A failed disk read stays a DiskError for the caller (whose reply names no file); the log gets the file. */
+    const failWith = <E extends { readonly _tag: string; readonly message: string }>(e: E): Effect.Effect<never, E> =>
+      e._tag === "DiskError" ? Effect.zipRight(Effect.logWarning(`a disk read failed: ${e.message}`), Effect.fail(e)) : Effect.fail(e)
+    const logReadError = <A, E extends { readonly _tag: string; readonly message: string }>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.catchAll(effect, failWith)
 
-    const submit = (command: WriteCommand): Effect.Effect<WriteResult, AppendError> => Effect.mapError(writer.submit(command), toAppendError)
+    const submit = (command: WriteCommand): Effect.Effect<WriteResult, AppendError> => logReadError(writer.submit(command))
 
     const now = Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (ms) => ms * 1000)
 
@@ -291,8 +299,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         ? Effect.succeed(result._tag === "NoStream" ? { _tag: "NoStream", lastEventNumber: result.lastEventNumber } : { _tag: "StreamDeleted" })
         : (countRead(result.events), Effect.map(links.resolvePage(result.events, options?.resolveLinks, nowMicros), (events) => ({ ...result, events })))
 
-    const toFailure = <A>(effect: Effect.Effect<A, ReadError | InvalidRequest>): Effect.Effect<A, ReadFailure> =>
-      Effect.mapError(effect, (e) => e._tag === "DiskError" ? new StorageCorrupt({ message: e.message }) : e)
+    const toFailure = <A>(effect: Effect.Effect<A, ReadError | InvalidRequest>): Effect.Effect<A, ReadFailure> => logReadError(effect)
 
     /**
      * The events with canonical ids (lowercase, dashed: how ids are stored), copied only when one is not, or
@@ -324,7 +331,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
       if (normalized instanceof InvalidRequest) return Effect.fail(normalized)
       return Effect.async<AppendResult, AppendError>((resume) => {
         writer.enqueue({ _tag: "Append", stream, expectedVersion, events: normalized }, (outcome) => {
-          if (!outcome.ok) return resume(Effect.fail(toAppendError(outcome.error)))
+          if (!outcome.ok) return resume(failWith(outcome.error))
           const r = outcome.result
           if (r._tag !== "Appended") return resume(Effect.die(new Error(`writer answered an append with ${r._tag}`)))
           resume(Effect.succeed({ firstEventNumber: r.firstEventNumber, lastEventNumber: r.lastEventNumber, position: r.position, idempotent: r.idempotent }))

@@ -47,7 +47,7 @@ export const storageErrorReply = (error: AppendError | ReadFailure): Reply => {
     case "StreamDeleted":
       return statusReply(410, "Stream deleted")
     case "InvalidRequest":
-      return badRequest(error.reason)
+      return badRequest(error.message)
     case "WriteTimeout":
       return statusReply(408, "Server was unable to handle request in time")
     case "StorageFailed":

@@ -292,7 +292,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const checkCount = (maxCount: number) =>
       Number.isSafeInteger(maxCount) && maxCount > 0 && maxCount <= config.maxReadCount
         ? Effect.void
-        : Effect.fail(new InvalidRequest({ reason: `the event count must be between 1 and ${config.maxReadCount}` }))
+        : Effect.fail(new InvalidRequest({ message: `the event count must be between 1 and ${config.maxReadCount}` }))
 
     const streamRead = (result: StreamReadResult, options: ReadOptions | undefined, nowMicros: number): Effect.Effect<StreamRead, ReadError> =>
       result._tag !== "Success"
@@ -309,7 +309,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
       let allCanonical = true
       for (const e of events) {
         if (CANONICAL_UUID.test(e.eventId)) continue
-        if (!isUuid(e.eventId)) return new InvalidRequest({ reason: `event id '${e.eventId}' is not a UUID` })
+        if (!isUuid(e.eventId)) return new InvalidRequest({ message: `event id '${e.eventId}' is not a UUID` })
         allCanonical = false
       }
       return allCanonical ? events : events.map((e) => ({ ...e, eventId: normalizeUuid(e.eventId) }))
@@ -323,9 +323,9 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
      */
     const append = (stream: string, expectedVersion: number, events: ReadonlyArray<ProposedEvent>): Effect.Effect<AppendResult, AppendError> => {
       const badName = invalidStreamName(stream)
-      if (badName !== undefined) return Effect.fail(new InvalidRequest({ reason: badName }))
+      if (badName !== undefined) return Effect.fail(new InvalidRequest({ message: badName }))
       if (!Number.isSafeInteger(expectedVersion) || expectedVersion < -4 || expectedVersion === -3) {
-        return Effect.fail(new InvalidRequest({ reason: `expected version ${expectedVersion} is not valid` }))
+        return Effect.fail(new InvalidRequest({ message: `expected version ${expectedVersion} is not valid` }))
       }
       const normalized = canonicalEvents(events)
       if (normalized instanceof InvalidRequest) return Effect.fail(normalized)
@@ -345,7 +345,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         Effect.gen(function*() {
           const badName = invalidStreamName(stream)
           if (badName !== undefined || isMetastream(stream)) {
-            return yield* Effect.fail(new InvalidRequest({ reason: badName ?? "a metastream cannot be deleted; delete its stream" }))
+            return yield* Effect.fail(new InvalidRequest({ message: badName ?? "a metastream cannot be deleted; delete its stream" }))
           }
           const result = yield* submit({ _tag: "Delete", stream, expectedVersion, hard, eventId: yield* randomUuid })
           return { position: result._tag === "Deleted" ? result.position : -1 }
@@ -369,20 +369,20 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
       readStreamForward: (stream, from, maxCount, options) =>
         toFailure(Effect.gen(function*() {
           yield* checkCount(maxCount)
-          if (!Number.isSafeInteger(from) || from < 0) return yield* Effect.fail(new InvalidRequest({ reason: `event number ${from} is not valid` }))
+          if (!Number.isSafeInteger(from) || from < 0) return yield* Effect.fail(new InvalidRequest({ message: `event number ${from} is not valid` }))
           const nowMicros = yield* now
           return yield* streamRead(yield* readIndex.readForward(stream, from, maxCount, nowMicros), options, nowMicros)
         })),
       readStreamBackward: (stream, from, maxCount, options) =>
         toFailure(Effect.gen(function*() {
           yield* checkCount(maxCount)
-          if (!Number.isSafeInteger(from) || from < -1) return yield* Effect.fail(new InvalidRequest({ reason: `event number ${from} is not valid` }))
+          if (!Number.isSafeInteger(from) || from < -1) return yield* Effect.fail(new InvalidRequest({ message: `event number ${from} is not valid` }))
           const nowMicros = yield* now
           return yield* streamRead(yield* readIndex.readBackward(stream, from, maxCount, nowMicros), options, nowMicros)
         })),
       readEvent: (stream, eventNumber, options) =>
         toFailure(Effect.gen(function*() {
-          if (!Number.isSafeInteger(eventNumber) || eventNumber < -1) return yield* Effect.fail(new InvalidRequest({ reason: `event number ${eventNumber} is not valid` }))
+          if (!Number.isSafeInteger(eventNumber) || eventNumber < -1) return yield* Effect.fail(new InvalidRequest({ message: `event number ${eventNumber} is not valid` }))
           const nowMicros = yield* now
           const result: EventReadResult = yield* readIndex.readEvent(stream, eventNumber, nowMicros)
           if (result._tag !== "Success") return result
@@ -395,7 +395,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         toFailure(Effect.gen(function*() {
           yield* checkCount(maxCount)
           const limit = readIndex.committed()
-          if (!Number.isSafeInteger(position) || position < 0) return yield* Effect.fail(new InvalidRequest({ reason: `position ${position} is not valid` }))
+          if (!Number.isSafeInteger(position) || position < 0) return yield* Effect.fail(new InvalidRequest({ message: `position ${position} is not valid` }))
           yield* checkBoundary(position, limit)
           return yield* readAll(log.scanForward, position, limit, maxCount, options)
         })),
@@ -403,7 +403,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         toFailure(Effect.gen(function*() {
           yield* checkCount(maxCount)
           const limit = readIndex.committed()
-          if (!Number.isSafeInteger(position) || position < -1) return yield* Effect.fail(new InvalidRequest({ reason: `position ${position} is not valid` }))
+          if (!Number.isSafeInteger(position) || position < -1) return yield* Effect.fail(new InvalidRequest({ message: `position ${position} is not valid` }))
           const from = position < 0 || position > limit ? limit : position
           if (from < limit) yield* checkBoundary(from, limit)
           return yield* readAll(log.scanBackward, from, limit, maxCount, options)
@@ -458,7 +458,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     function checkBoundary(position: number, limit: number): Effect.Effect<void, InvalidRequest | StorageCorrupt | ReadError> {
       if (position >= limit || position % config.chunkSize === 0) return Effect.void
       return Effect.catchTag(Effect.asVoid(log.readRecord(position, limit)), "StorageCorrupt", () =>
-        Effect.fail(new InvalidRequest({ reason: `position ${position} is not the position of an event` })))
+        Effect.fail(new InvalidRequest({ message: `position ${position} is not the position of an event` })))
     }
 
     // Every start begins a new epoch (a single node leads from its first moment).

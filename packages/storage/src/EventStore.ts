@@ -144,7 +144,7 @@ export interface EventStoreService {
   readonly config: StorageConfig
   readonly stats: () => EventStoreStats
   /** Flushes the index memtable to tables (used on graceful shutdown so restarts replay little). */
-  readonly flushIndex: Effect.Effect<void, StorageCorrupt>
+  readonly flushIndex: Effect.Effect<void, StorageCorrupt | DiskError>
   /** The engine's parts, for the scavenger (which rewrites chunks and index tables); not for request handlers. */
   readonly engine: StorageEngine
 }
@@ -172,24 +172,25 @@ export class EventStore extends Context.Tag("@vellum/storage/EventStore")<EventS
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-const corruptFromIndex = (e: StorageCorrupt | DiskError | IndexCorrupt): StorageCorrupt =>
-  e._tag === "StorageCorrupt" ? e : new StorageCorrupt({ message: e.message })
+/** A damaged index is damage in the store; a disk error stays what it is (it may pass). */
+const corruptFromIndex = (e: StorageCorrupt | DiskError | IndexCorrupt): StorageCorrupt | DiskError =>
+  e._tag === "IndexCorrupt" ? new StorageCorrupt({ message: e.message, path: e.path }) : e
 
 /**
  * Takes the data directory's lock for the scope (created if missing): two stores writing one log would
  * damage it, so a second open fails with StorageLocked until the first closes or its process dies.
  */
-const lockDataDir = (dir: string): Effect.Effect<void, StorageCorrupt | StorageLocked, Disk | Scope.Scope> =>
+const lockDataDir = (dir: string): Effect.Effect<void, DiskError | StorageLocked, Disk | Scope.Scope> =>
   Effect.flatMap(Disk, (disk) => Effect.zipRight(disk.mkdir(dir), lockScoped(dir))).pipe(
     Effect.mapError((e) =>
       e.reason === "Locked"
         ? new StorageLocked({ message: `the data directory ${dir} is in use by another node (${e.message})`, path: e.path })
-        : new StorageCorrupt({ message: e.message, path: e.path })),
+        : e),
     Effect.asVoid
   )
 
 /** Opens the store; the writer and the index's background work live in the given scope. */
-export const make = (config: StorageConfig): Effect.Effect<EventStoreService, StorageCorrupt | StorageLocked, Disk | Scope.Scope> =>
+export const make = (config: StorageConfig): Effect.Effect<EventStoreService, StorageCorrupt | StorageLocked | DiskError, Disk | Scope.Scope> =>
   Effect.gen(function*() {
     const disk = yield* Disk
     // Released last: the finalizers below (log close, writer) run before it.
@@ -429,7 +430,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         writer: { ...writer.stats, queued: writer.queued() },
         writesRefused: writer.refused()
       }),
-      flushIndex: Effect.mapError(index.flush, corruptFromIndex) as Effect.Effect<void, StorageCorrupt>,
+      flushIndex: Effect.mapError(index.flush, corruptFromIndex),
       engine: { log, index, readIndex }
     }
 
@@ -471,7 +472,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
   })
 
 /** The EventStore layer for a configuration (needs Disk; its fibers live as long as the layer). */
-export const layer = (config: StorageConfig): Layer.Layer<EventStore, StorageCorrupt | StorageLocked, Disk> =>
+export const layer = (config: StorageConfig): Layer.Layer<EventStore, StorageCorrupt | StorageLocked | DiskError, Disk> =>
   Layer.scoped(EventStore, make(config))
 
 export { randomUuid }

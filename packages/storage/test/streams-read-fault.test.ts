@@ -35,4 +35,18 @@ describe("streams: a disk read error", () => {
         assert.isTrue(Either.isRight(yield* Effect.either(read(store))), "the store reads again once the disk does")
       }))
   }
+
+  it.scoped("opening a store whose disk fails reads fails with the disk's DiskError, not StorageCorrupt", () =>
+    Effect.gen(function*() {
+      const mem = new MemoryDisk()
+      const config = baseConfig()
+      yield* Effect.scoped(Effect.flatMap(make(config).pipe(Effect.provideService(Disk, mem.service)), (store) => store.append("s", -2, evs(1, 10))))
+      mem.setFaults({ readError: 1 })
+      const failed = yield* Effect.either(Effect.scoped(make(config).pipe(Effect.provideService(Disk, mem.service))))
+      assert.isTrue(Either.isLeft(failed), "the open failed")
+      const error = (failed as Either.Left<{ _tag: string; reason?: string }, unknown>).left
+      assert.strictEqual(error._tag, "DiskError", JSON.stringify(error))
+      mem.setFaults(undefined)
+      assert.isTrue(Either.isRight(yield* Effect.either(Effect.scoped(make(config).pipe(Effect.provideService(Disk, mem.service))))), "it opens once the disk reads")
+    }))
 })

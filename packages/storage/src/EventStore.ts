@@ -173,7 +173,7 @@ export class EventStore extends Context.Tag("@vellum/storage/EventStore")<EventS
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** A damaged index is damage in the store; a disk error stays what it is (it may pass). */
-const corruptFromIndex = (e: StorageCorrupt | DiskError | IndexCorrupt): StorageCorrupt | DiskError =>
+const indexCorruptAsStorage = (e: StorageCorrupt | DiskError | IndexCorrupt): StorageCorrupt | DiskError =>
   e._tag === "IndexCorrupt" ? new StorageCorrupt({ message: e.message, path: e.path }) : e
 
 /**
@@ -202,7 +202,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
       verifyOnOpen: config.verifyChunksOnOpen,
       cacheBytes: config.readCacheBytes
     }
-    const log = yield* Effect.mapError(openTransactionLog(logConfig, randomUuid), corruptFromIndex)
+    const log = yield* Effect.mapError(openTransactionLog(logConfig, randomUuid), indexCorruptAsStorage)
     yield* Effect.addFinalizer(() => log.close)
     const indexDir = join(config.dir, "index")
     const indexConfig: TableIndex.TableIndexConfig = {
@@ -220,10 +220,10 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     // The index is derived state: when it is damaged, or covers more than the log (which can only mean it
     // belongs to another log), it is rebuilt from the log.
     let index = yield* Effect.catchTag(TableIndex.open(indexConfig), "IndexCorrupt", () =>
-      Effect.zipRight(removeIndex, TableIndex.open(indexConfig))).pipe(Effect.mapError(corruptFromIndex))
+      Effect.zipRight(removeIndex, TableIndex.open(indexConfig))).pipe(Effect.mapError(indexCorruptAsStorage))
     if (index.persistedPosition > log.writerPosition()) {
-      yield* Effect.mapError(Effect.zipRight(removeIndex, Effect.void), corruptFromIndex)
-      index = yield* Effect.mapError(TableIndex.open(indexConfig), corruptFromIndex)
+      yield* Effect.mapError(Effect.zipRight(removeIndex, Effect.void), indexCorruptAsStorage)
+      index = yield* Effect.mapError(TableIndex.open(indexConfig), indexCorruptAsStorage)
     }
 
     const readIndex = new ReadIndex(log, index, { streamInfoCacheCapacity: config.streamInfoCacheCapacity }, index.persistedPosition)
@@ -236,7 +236,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const writerEnd = log.writerPosition()
     const recent = new RecentEventIds(ids.window)
     while (replayFrom < writerEnd) {
-      const scan = yield* Effect.mapError(log.scanForward(replayFrom, writerEnd, 4096), corruptFromIndex)
+      const scan = yield* Effect.mapError(log.scanForward(replayFrom, writerEnd, 4096), indexCorruptAsStorage)
       for (const record of scan.records) recent.forward(record)
       readIndex.applyCommitted(scan.records, scan.next >= writerEnd ? writerEnd : scan.next)
       yield* Effect.ignore(index.awaitCapacity)
@@ -244,7 +244,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
       replayFrom = scan.next
     }
     for (let back = Math.min(replayStart, writerEnd); recent.missing > 0 && back > 0;) {
-      const scan = yield* Effect.mapError(log.scanBackward(back, back, 4096), corruptFromIndex)
+      const scan = yield* Effect.mapError(log.scanBackward(back, back, 4096), indexCorruptAsStorage)
       for (const record of scan.records) recent.backward(record)
       if (scan.records.length === 0) break
       back = scan.next
@@ -430,7 +430,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         writer: { ...writer.stats, queued: writer.queued() },
         writesRefused: writer.refused()
       }),
-      flushIndex: Effect.mapError(index.flush, corruptFromIndex),
+      flushIndex: Effect.mapError(index.flush, indexCorruptAsStorage),
       engine: { log, index, readIndex }
     }
 
@@ -463,8 +463,8 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     }
 
     // Every start begins a new epoch (a single node leads from its first moment).
-    const lastEpoch = yield* Effect.mapError(readIndex.lastEventNumber(EpochInformationStream), corruptFromIndex)
-    const previousEpoch = lastEpoch >= 0 ? yield* Effect.mapError(readIndex.eventAt(EpochInformationStream, lastEpoch), corruptFromIndex) : undefined
+    const lastEpoch = yield* Effect.mapError(readIndex.lastEventNumber(EpochInformationStream), indexCorruptAsStorage)
+    const previousEpoch = lastEpoch >= 0 ? yield* Effect.mapError(readIndex.eventAt(EpochInformationStream, lastEpoch), indexCorruptAsStorage) : undefined
     const epoch: WriteCommand = { _tag: "Epoch", epochId: yield* randomUuid, leaderInstanceId: yield* randomUuid, prevEpochPosition: previousEpoch?.logPosition ?? -1 }
     yield* Effect.mapError(submit(epoch), (e) =>
       new StorageCorrupt({ message: `could not write the epoch record: ${e.message}` }))

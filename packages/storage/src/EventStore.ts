@@ -174,7 +174,7 @@ const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 
 /** A damaged index is damage in the store; a disk error stays what it is (it may pass). */
 const indexCorruptAsStorage = (e: StorageCorrupt | DiskError | IndexCorrupt): StorageCorrupt | DiskError =>
-  e._tag === "IndexCorrupt" ? new StorageCorrupt({ message: e.message, path: e.path }) : e
+  e._tag === "IndexCorrupt" ? new StorageCorrupt({ message: e.message, path: e.path, cause: e }) : e
 
 /**
  * Takes the data directory's lock for the scope (created if missing): two stores writing one log would
@@ -184,7 +184,7 @@ const lockDataDir = (dir: string): Effect.Effect<void, DiskError | StorageLocked
   Effect.flatMap(Disk, (disk) => Effect.zipRight(disk.mkdir(dir), lockScoped(dir))).pipe(
     Effect.mapError((e) =>
       e.reason === "Locked"
-        ? new StorageLocked({ message: `the data directory ${dir} is in use by another node (${e.message})`, path: e.path })
+        ? new StorageLocked({ message: `the data directory ${dir} is in use by another node (${e.message})`, path: e.path, cause: e })
         : e),
     Effect.asVoid
   )

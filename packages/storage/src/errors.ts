@@ -10,14 +10,18 @@ import type { DiskError } from "@vellum/platform"
 export class StorageCorrupt extends Schema.TaggedError<StorageCorrupt>()("StorageCorrupt", {
   message: Schema.String,
   path: Schema.optional(Schema.String),
-  position: Schema.optional(Schema.Number)
+  position: Schema.optional(Schema.Number),
+  /** The error that found the damage (a damaged index), when there is one. */
+  cause: Schema.optional(Schema.Defect)
 }) {}
 
 /** Another store (another node process, or another open in this one) holds the data directory's lock. */
 export class StorageLocked extends Schema.TaggedError<StorageLocked>()("StorageLocked", {
   message: Schema.String,
   /** The lock (NodeDisk: the lock file). */
-  path: Schema.String
+  path: Schema.String,
+  /** The disk's refusal. */
+  cause: Schema.optional(Schema.Defect)
 }) {}
 
 /**

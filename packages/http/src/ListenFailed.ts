@@ -2,7 +2,7 @@
  * The HTTP server could not bind its address: an operator's problem (a port taken, a privileged port, an
  * address the machine does not have), reported as one sentence that says what to change.
  */
-import { Data } from "effect"
+import { Schema } from "effect"
 
 const explanations: Readonly<Record<string, string>> = {
   EADDRINUSE: "the port is already in use (another process listens on it; pick another with --node-port)",
@@ -10,13 +10,15 @@ const explanations: Readonly<Record<string, string>> = {
   EADDRNOTAVAIL: "this machine has no such address (check --node-ip)"
 }
 
-export class ListenFailed extends Data.TaggedError("ListenFailed")<{
-  readonly host: string
-  readonly port: number
+export class ListenFailed extends Schema.TaggedError<ListenFailed>()("ListenFailed", {
+  host: Schema.String,
+  port: Schema.Number,
   /** The system error code (`EADDRINUSE`, ...), when there is one. */
-  readonly code: string | undefined
-  readonly detail: string
-}> {
+  code: Schema.UndefinedOr(Schema.String),
+  detail: Schema.String,
+  /** The system error. */
+  cause: Schema.optional(Schema.Defect)
+}) {
   override get message(): string {
     const why = (this.code !== undefined ? explanations[this.code] : undefined) ?? this.detail
     return `cannot listen on ${this.host}:${this.port}: ${why}${this.code === undefined ? "" : ` [${this.code}]`}`

@@ -169,7 +169,7 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
               case "AuthenticationUnavailable":
                 return Effect.succeed(finish(bare(503, "Service Unavailable", { "Retry-After": "5" })))
               case "MalformedCredentials":
-                return Effect.succeed(finish({ ...badRequest(error.reason), reason: error.reason }))
+                return Effect.succeed(finish({ ...badRequest(error.message), reason: error.message }))
             }
           },
           onSuccess: (principal) => {

@@ -5,8 +5,9 @@
  * StorageFailed (writes refused after a disk error, until the log has recovered) → 507 Insufficient
  * Storage when the disk is full, 503 Service Unavailable otherwise, with `Retry-After` and the reason as
  * body — never a file name (the node's log has the path); StorageCorrupt → 500 with the error text as reason
- * phrase; WriteTimeout (the disk stalled past the write timeout) → 408 as the reference's request deadline
- * answers (the write may still happen).
+ * phrase; DiskError (a disk read failed: transient, not damage) → 503 with `Retry-After`, naming no file;
+ * WriteTimeout (the disk stalled past the write timeout) → 408 as the reference's request deadline answers
+ * (the write may still happen).
  */
 import { DeletedStreamNumber, LongMaxValueText, type AppendError, type ReadFailure, type StorageFailed } from "@vellum/storage"
 import type { Reply } from "./Reply.js"
@@ -33,6 +34,12 @@ const writesRefusedReply = (error: StorageFailed): Reply => {
   return { ...statusReply(status, reason, { "Retry-After": RefusedRetryAfter }), body: `${error.message}\n` }
 }
 
+/** A read the disk failed: the same request may succeed later (the node's log names the file). */
+const diskReadFailedReply: Reply = {
+  ...statusReply(503, "Service Unavailable", { "Retry-After": RefusedRetryAfter }),
+  body: "a disk read failed: try again later\n"
+}
+
 export const storageErrorReply = (error: AppendError | ReadFailure): Reply => {
   switch (error._tag) {
     case "WrongExpectedVersion":
@@ -40,12 +47,14 @@ export const storageErrorReply = (error: AppendError | ReadFailure): Reply => {
     case "StreamDeleted":
       return statusReply(410, "Stream deleted")
     case "InvalidRequest":
-      return badRequest(error.reason)
+      return badRequest(error.message)
     case "WriteTimeout":
       return statusReply(408, "Server was unable to handle request in time")
     case "StorageFailed":
       return writesRefusedReply(error)
     case "StorageCorrupt":
       return statusReply(500, error.message)
+    case "DiskError":
+      return diskReadFailedReply
   }
 }

@@ -82,7 +82,7 @@ const authenticatorLayer = Layer.succeed(Authenticator, {
     const auth = headers["authorization"]
     if (auth === undefined) return Effect.succeed(anonymousPrincipal)
     const login = Object.keys(principals).find((name) => basic(name) === auth)
-    return login !== undefined ? Effect.succeed(principals[login]!) : Effect.fail(new AuthenticationFailed({ reason: "bad credentials" }))
+    return login !== undefined ? Effect.succeed(principals[login]!) : Effect.fail(new AuthenticationFailed({ message: "bad credentials" }))
   }
 })
 

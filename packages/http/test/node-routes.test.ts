@@ -28,7 +28,7 @@ const authenticatorLayer = Layer.succeed(Authenticator, {
     if (auth === undefined) return Effect.succeed(anonymousPrincipal)
     if (auth === ADMIN) return Effect.succeed(admin)
     if (auth === USER) return Effect.succeed(user)
-    return Effect.fail(new AuthenticationFailed({ reason: "bad credentials" }))
+    return Effect.fail(new AuthenticationFailed({ message: "bad credentials" }))
   }
 })
 

@@ -33,17 +33,17 @@ export interface TestAuthOptions {
 export const testAuthenticator = (options: TestAuthOptions = {}): AuthenticatorService => ({
   authenticate: (headers) =>
     Effect.suspend((): Effect.Effect<Principal, AuthenticationFailed | AuthenticationUnavailable | MalformedCredentials> => {
-      if (options.unavailable === true) return Effect.fail(new AuthenticationUnavailable({ reason: "not ready" }))
+      if (options.unavailable === true) return Effect.fail(new AuthenticationUnavailable({ message: "not ready" }))
       const header = headers["authorization"]
       if (header === undefined || !header.startsWith("Basic ")) return Effect.succeed(anonymousPrincipal)
       const token = header.slice(6).trim()
-      if (!/^[A-Za-z0-9+/]+=*$/.test(token)) return Effect.fail(new MalformedCredentials({ reason: "Invalid Basic credentials" }))
+      if (!/^[A-Za-z0-9+/]+=*$/.test(token)) return Effect.fail(new MalformedCredentials({ message: "Invalid Basic credentials" }))
       const text = Buffer.from(token, "base64").toString("utf8")
       const colon = text.indexOf(":")
-      if (colon < 0) return Effect.fail(new MalformedCredentials({ reason: "Invalid Basic credentials" }))
+      if (colon < 0) return Effect.fail(new MalformedCredentials({ message: "Invalid Basic credentials" }))
       const name = text.slice(0, colon)
       const user = Users[name]
-      if (user === undefined || user.password !== text.slice(colon + 1)) return Effect.fail(new AuthenticationFailed({ reason: "bad credentials" }))
+      if (user === undefined || user.password !== text.slice(colon + 1)) return Effect.fail(new AuthenticationFailed({ message: "bad credentials" }))
       return Effect.succeed({ name, groups: user.groups, anonymous: false })
     })
 })

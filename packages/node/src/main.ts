@@ -11,7 +11,7 @@
  */
 import * as crypto from "node:crypto"
 import * as path from "node:path"
-import { Cause, Effect, Exit, Layer, Random, Ref, Scope } from "effect"
+import { Cause, Effect, Exit, Layer, Random, Ref, Schema, Scope } from "effect"
 import { Disk, MemoryDisk, NodeDisk, layerMemory } from "@vellum/platform"
 import { EventStore } from "@vellum/storage"
 import { Users } from "@vellum/security"
@@ -25,11 +25,10 @@ import { INSECURE_WARNING, startupSummary } from "./startupSummary.js"
 const stdout = (line: string) => process.stdout.write(line + "\n")
 
 /** A start-up failure an operator fixes from one line on stderr (a port taken, the data directory in use, a log directory not writable). */
-interface CannotStart {
-  readonly _tag: "CannotStart"
-  readonly message: string
-}
-const cannotStart = (message: string): CannotStart => ({ _tag: "CannotStart", message })
+class CannotStart extends Schema.TaggedError<CannotStart>()("CannotStart", { message: Schema.String, cause: Schema.optional(Schema.Defect) }) {}
+
+/** The node stopped with an error it has already logged: only the exit code is left to set. */
+class NodeFailed extends Schema.TaggedError<NodeFailed>()("NodeFailed", { message: Schema.String }) {}
 
 /** Effect's default Random is seeded from Math.random; salts and ids get a seed from the OS instead. */
 const osRandom = Layer.succeed(Random.Random, Random.make(crypto.randomBytes(16).toString("hex")))
@@ -102,7 +101,8 @@ const program = Effect.gen(function*() {
     ? undefined
     : yield* Effect.try({
       try: () => openLogFile(path.resolve(config.Log)),
-      catch: (error) => cannotStart(`cannot write the log in ${path.resolve(config.Log)}: ${error instanceof Error ? error.message : String(error)}`)
+      catch: (error) =>
+        new CannotStart({ message: `cannot write the log in ${path.resolve(config.Log)}: ${error instanceof Error ? error.message : String(error)}`, cause: error })
     })
   const logger = nodeLoggerLayer(config, { console: stdout, file: logFile?.write })
   const instanceId = crypto.randomUUID()
@@ -119,22 +119,22 @@ const program = Effect.gen(function*() {
     // A port taken, or the data directory held by another node: one line, not a stack.
     if (failure._tag === "Some" && (failure.value._tag === "ListenFailed" || failure.value._tag === "StorageLocked")) {
       logFile?.close()
-      return yield* Effect.fail(cannotStart(failure.value.message))
+      return yield* Effect.fail(new CannotStart({ message: failure.value.message, cause: failure.value }))
     }
     yield* Effect.logError(`The node stopped with an error: ${Cause.pretty(exit.cause)}`).pipe(Effect.provide(logger))
   }
   logFile?.close()
-  if (Exit.isFailure(exit)) return yield* Effect.fail("failed" as const)
+  if (Exit.isFailure(exit)) return yield* Effect.fail(new NodeFailed({ message: "the node stopped with an error" }))
 }).pipe(Effect.provide(osRandom))
 
 Effect.runPromiseExit(program.pipe(Effect.provideService(Disk, NodeDisk.make))).then((exit) => {
   if (Exit.isSuccess(exit)) process.exit(0)
   const failure = Cause.failureOption(exit.cause)
-  if (failure._tag === "Some" && typeof failure.value === "object" && failure.value._tag === "ConfigError") {
+  if (failure._tag === "Some" && failure.value._tag === "ConfigError") {
     process.stderr.write(formatConfigError(failure.value) + "\n")
-  } else if (failure._tag === "Some" && typeof failure.value === "object" && failure.value._tag === "CannotStart") {
+  } else if (failure._tag === "Some" && failure.value._tag === "CannotStart") {
     process.stderr.write(`Vellum cannot start: ${failure.value.message}\n`)
-  } else if (!(failure._tag === "Some" && failure.value === "failed")) {
+  } else if (!(failure._tag === "Some" && failure.value._tag === "NodeFailed")) {
     process.stderr.write(Cause.pretty(exit.cause) + "\n")
   }
   process.exit(1)

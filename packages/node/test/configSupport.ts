@@ -13,7 +13,7 @@ export interface Inputs {
 export const filesReader = (files: Record<string, string | Error>): ReadConfigFile<never> => (path) => {
   const content = files[path]
   if (content === undefined) return Effect.succeed(Option.none())
-  if (content instanceof Error) return Effect.fail(new ConfigFileUnreadable({ path, reason: content.message }))
+  if (content instanceof Error) return Effect.fail(new ConfigFileUnreadable({ path, detail: content.message }))
   return Effect.succeed(Option.some(content))
 }
 

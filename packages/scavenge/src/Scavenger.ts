@@ -3,7 +3,7 @@
  * admin routes and the simulator talk to this service only; `makeScavenger` (Scavenger layer) runs the
  * phases on the store.
  */
-import { Context, Data, type Effect } from "effect"
+import { Context, Schema, type Effect } from "effect"
 
 /** The options of `POST /admin/scavenge`, already validated. */
 export interface StartScavengeOptions {
@@ -39,14 +39,18 @@ export interface LastScavenge {
   readonly result: "Unknown" | "InProgress" | "Success" | "Stopped" | "Errored"
 }
 
-export class ScavengeAlreadyRunning extends Data.TaggedError("ScavengeAlreadyRunning")<{ readonly scavengeId: string }> {
-  get reason() {
+export class ScavengeAlreadyRunning extends Schema.TaggedError<ScavengeAlreadyRunning>()("ScavengeAlreadyRunning", {
+  scavengeId: Schema.String
+}) {
+  override get message() {
     return "Scavenge is already running"
   }
 }
 
-export class ScavengeNotFound extends Data.TaggedError("ScavengeNotFound")<{ readonly scavengeId: string }> {
-  get reason() {
+export class ScavengeNotFound extends Schema.TaggedError<ScavengeNotFound>()("ScavengeNotFound", {
+  scavengeId: Schema.String
+}) {
+  override get message() {
     return "Scavenge Id does not exist"
   }
 }

@@ -35,16 +35,16 @@ export const parseBasicAuthorization = (header: string | undefined): Either.Eith
   const scheme = space < 0 ? value : value.slice(0, space)
   if (scheme !== "Basic") return Either.right(undefined)
   const token = space < 0 ? "" : value.slice(space + 1).trim()
-  if (token.length === 0) return Either.left(new MalformedCredentials({ reason: "The Basic credentials are empty" }))
-  if (!BASE64.test(token)) return Either.left(new MalformedCredentials({ reason: "The Basic credentials are not valid base64" }))
+  if (token.length === 0) return Either.left(new MalformedCredentials({ message: "The Basic credentials are empty" }))
+  if (!BASE64.test(token)) return Either.left(new MalformedCredentials({ message: "The Basic credentials are not valid base64" }))
   let text: string
   try {
     text = utf8.decode(Buffer.from(token, "base64"))
   } catch {
-    return Either.left(new MalformedCredentials({ reason: "The Basic credentials are not valid UTF-8" }))
+    return Either.left(new MalformedCredentials({ message: "The Basic credentials are not valid UTF-8" }))
   }
   const colon = text.indexOf(":")
-  if (colon < 0) return Either.left(new MalformedCredentials({ reason: "The Basic credentials have no ':' between the login and the password" }))
+  if (colon < 0) return Either.left(new MalformedCredentials({ message: "The Basic credentials have no ':' between the login and the password" }))
   return Either.right({ login: text.slice(0, colon), password: text.slice(colon + 1) })
 }
 
@@ -57,7 +57,7 @@ export interface TrustedIdentity {
 export const parseTrustedAuth = (value: string): Either.Either<TrustedIdentity, MalformedCredentials> => {
   const semicolon = value.indexOf(";")
   const login = (semicolon < 0 ? value : value.slice(0, semicolon)).trim()
-  if (login.length === 0) return Either.left(new MalformedCredentials({ reason: "The trusted auth header names no login" }))
+  if (login.length === 0) return Either.left(new MalformedCredentials({ message: "The trusted auth header names no login" }))
   const groups = semicolon < 0 ? [] : value.slice(semicolon + 1).split(",").map((g) => g.trim()).filter((g) => g.length > 0)
   return Either.right({ login, groups })
 }

@@ -17,6 +17,6 @@ export const logFailedAuthentication = (authenticator: AuthenticatorService): Au
   authenticate: (headers) =>
     Effect.tapError(authenticator.authenticate(headers), (error) =>
       error._tag === "AuthenticationFailed"
-        ? Effect.logWarning(`Authentication failed for ${loginOf(headers["authorization"])}: ${error.reason}`)
+        ? Effect.logWarning(`Authentication failed for ${loginOf(headers["authorization"])}: ${error.message}`)
         : Effect.void)
 })

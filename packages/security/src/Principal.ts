@@ -2,7 +2,7 @@
  * Who a request acts as, and the operations a stream ACL guards. The HTTP layer authenticates a request
  * into a Principal (Authenticator) and asks the StreamAccess policy before every stream operation.
  */
-import { Context, Data, type Effect } from "effect"
+import { Context, Schema, type Effect } from "effect"
 
 export interface Principal {
   /** Login name; "" for the anonymous principal. */
@@ -27,11 +27,11 @@ export const isOpsOrAdmin = (p: Principal): boolean =>
 export type StreamAction = "$r" | "$w" | "$d" | "$mr" | "$mw"
 
 /** Bad credentials: answered with 401 and `WWW-Authenticate: X-Basic realm="ESDB"` (variant 1). */
-export class AuthenticationFailed extends Data.TaggedError("AuthenticationFailed")<{ readonly reason: string }> {}
+export class AuthenticationFailed extends Schema.TaggedError<AuthenticationFailed>()("AuthenticationFailed", { message: Schema.String }) {}
 /** The user store is not readable yet: 503 with Retry-After: 5. */
-export class AuthenticationUnavailable extends Data.TaggedError("AuthenticationUnavailable")<{ readonly reason: string }> {}
+export class AuthenticationUnavailable extends Schema.TaggedError<AuthenticationUnavailable>()("AuthenticationUnavailable", { message: Schema.String }) {}
 /** The Authorization header could not be decoded (the reference answers 500; we answer 400). */
-export class MalformedCredentials extends Data.TaggedError("MalformedCredentials")<{ readonly reason: string }> {}
+export class MalformedCredentials extends Schema.TaggedError<MalformedCredentials>()("MalformedCredentials", { message: Schema.String }) {}
 
 export interface AuthenticatorService {
   /**

@@ -66,12 +66,12 @@ export const defaultUsers = (config: SecurityConfig): ReadonlyArray<NewUser> => 
   { loginName: "ops", fullName: "KurrentDB Operations", groups: ["$ops"], password: config.defaultOpsPassword }
 ]
 
-const WrongCredentials = new AuthenticationFailed({ reason: "Invalid login or password" })
+const WrongCredentials = new AuthenticationFailed({ message: "Invalid login or password" })
 
 const storeFailed = (e: AppendError | ReadFailure) =>
   e._tag === "StorageFailed" && e.reason !== undefined
-    ? new UserStoreFailed({ reason: e.message, writesRefused: e.reason })
-    : new UserStoreFailed({ reason: e.message })
+    ? new UserStoreFailed({ message: e.message, writesRefused: e.reason, cause: e })
+    : new UserStoreFailed({ message: e.message, cause: e })
 
 const detailsOf = (loaded: Extract<LoadedUser, { _tag: "Found" }>): UserDetails => ({
   loginName: loaded.user.loginName,
@@ -82,7 +82,7 @@ const detailsOf = (loaded: Extract<LoadedUser, { _tag: "Found" }>): UserDetails 
 })
 
 const check = (reason: string | undefined): Effect.Effect<void, UserInvalidArgument> =>
-  reason === undefined ? Effect.void : Effect.fail(new UserInvalidArgument({ reason }))
+  reason === undefined ? Effect.void : Effect.fail(new UserInvalidArgument({ message: reason }))
 
 /** Builds the service over an EventStore; creates the default users when missing. */
 export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, UserStoreFailed, EventStore | Scope.Scope> =>
@@ -127,7 +127,7 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
     const usable = (loginName: string, loaded: LoadedUser): Effect.Effect<Extract<LoadedUser, { _tag: "Found" }>, UserNotFound | UserStoreFailed> =>
       loaded._tag === "Found" ? Effect.succeed(loaded)
         : loaded._tag === "Missing" ? Effect.fail(new UserNotFound({ loginName }))
-        : Effect.fail(new UserStoreFailed({ reason: loaded.reason }))
+        : Effect.fail(new UserStoreFailed({ message: loaded.reason }))
 
     /** The principal when the entry's user is usable and `password` is the one verified for it before. */
     const alreadyVerified = (entry: CacheEntry, password: string): Principal | undefined => {
@@ -148,8 +148,8 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
     const found = (loginName: string) => Effect.flatMap(lookup(loginName), ({ loaded }) => usable(loginName, loaded))
 
     const appended = (loginName: string) => (e: AppendError): UserConflict | UserStoreFailed =>
-      e._tag === "WrongExpectedVersion" ? new UserConflict({ loginName, reason: `User '${loginName}' was changed concurrently; try again` })
-        : e._tag === "StreamDeleted" ? new UserConflict({ loginName, reason: `The stream of user '${loginName}' is hard-deleted` })
+      e._tag === "WrongExpectedVersion" ? new UserConflict({ loginName, message: `User '${loginName}' was changed concurrently; try again` })
+        : e._tag === "StreamDeleted" ? new UserConflict({ loginName, message: `The stream of user '${loginName}' is hard-deleted` })
         : storeFailed(e)
 
     const appendEvent = (stream: string, expectedVersion: number, eventType: string, data: Uint8Array, isJson: boolean) =>
@@ -183,12 +183,12 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
           const loaded = yield* readUser(user.loginName)
           if (loaded._tag !== "Missing") {
             if (loaded._tag === "Found" && verifyPassword(user.password, loaded.user.hash)) return
-            return yield* Effect.fail(new UserConflict({ loginName: user.loginName, reason: `User '${user.loginName}' already exists` }))
+            return yield* Effect.fail(new UserConflict({ loginName: user.loginName, message: `User '${user.loginName}' already exists` }))
           }
           const stream = userStream(user.loginName)
           const last = yield* Effect.mapError(store.lastEventNumber(stream), storeFailed)
           if (loaded.hardDeleted || last === DeletedStreamNumber) {
-            return yield* Effect.fail(new UserConflict({ loginName: user.loginName, reason: `The stream of user '${user.loginName}' is hard-deleted; the login cannot be used again` }))
+            return yield* Effect.fail(new UserConflict({ loginName: user.loginName, message: `The stream of user '${user.loginName}' is hard-deleted; the login cannot be used again` }))
           }
           const hash = yield* hashPassword(user.password, config.passwordHash)
           // The ACL first, so the user's data is never writable by others. On a soft-deleted stream this JSON
@@ -236,7 +236,7 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
         Effect.zipRight(check(invalidPassword(newPassword)), change(loginName, true, (user) =>
           verifyPassword(currentPassword, user.hash)
             ? Effect.map(hashPassword(newPassword, config.passwordHash), (hash) => ({ ...user, hash }))
-            : Effect.fail(new UserUnauthorized({ loginName, reason: "The current password is wrong" })))),
+            : Effect.fail(new UserUnauthorized({ loginName, message: "The current password is wrong" })))),
       get: (loginName) => Effect.map(found(loginName), detailsOf),
       list: Effect.gen(function*() {
         const users: Array<UserDetails> = []
@@ -250,7 +250,7 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
       }),
       current: (principal) =>
         principal.anonymous
-          ? Effect.fail(new UserUnauthorized({ loginName: "", reason: "Anonymous requests have no current user" }))
+          ? Effect.fail(new UserUnauthorized({ loginName: "", message: "Anonymous requests have no current user" }))
           : Effect.map(found(principal.name), detailsOf),
       authenticate: (loginName, password) => {
         // A cached login with the password verified before (nearly every request) is answered without the
@@ -258,7 +258,7 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
         const cached = cache.get(loginName)
         const verified = cached === undefined ? undefined : alreadyVerified(cached, password)
         if (verified !== undefined) return Effect.succeed(verified)
-        return Effect.flatMap(Effect.mapError(lookup(loginName), (e) => new AuthenticationUnavailable({ reason: e.reason })), (entry) => {
+        return Effect.flatMap(Effect.mapError(lookup(loginName), (e) => new AuthenticationUnavailable({ message: e.message })), (entry) => {
           // The entry checked above needs no second digest; one loaded or stored since might be verified.
           const now = entry === cached ? undefined : alreadyVerified(entry, password)
           return now !== undefined ? Effect.succeed(now) : verifySlowly(entry, password)
@@ -271,7 +271,7 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
       for (const user of defaultUsers(config)) {
         const loaded = yield* readUser(user.loginName)
         if (loaded._tag === "Missing" && !loaded.hardDeleted) {
-          yield* Effect.mapError(create(user), (e) => new UserStoreFailed({ reason: `Could not create the default user '${user.loginName}': ${e.reason}` }))
+          yield* Effect.mapError(create(user), (e) => new UserStoreFailed({ message: `Could not create the default user '${user.loginName}': ${e.message}`, cause: e }))
           createdDefaultUsers.push(user.loginName)
         }
       }

@@ -12,7 +12,7 @@ const basic = (login: string, password: string) => "Basic " + Buffer.from(`${log
 
 const authenticate = (headers: Record<string, string>) =>
   Effect.flatMap(Authenticator, (a) =>
-    Effect.match(a.authenticate(headers), { onFailure: (e) => `${e._tag}: ${e.reason}`, onSuccess: (p) => p }))
+    Effect.match(a.authenticate(headers), { onFailure: (e) => `${e._tag}: ${e.message}`, onSuccess: (p) => p }))
 
 const withTrusted = (enableTrustedAuth: boolean) => Layer.provide(authenticatorLayer({ enableTrustedAuth }), usersStack())
 

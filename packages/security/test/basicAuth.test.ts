@@ -11,7 +11,7 @@ const basic = (text: string) => "Basic " + Buffer.from(text, "utf8").toString("b
 
 const parsed = (header: string | undefined) => {
   const result = parseBasicAuthorization(header)
-  return Either.isLeft(result) ? `malformed: ${result.left.reason}` : result.right
+  return Either.isLeft(result) ? `malformed: ${result.left.message}` : result.right
 }
 
 describe("Basic credentials", () => {
@@ -48,7 +48,7 @@ describe("Basic credentials", () => {
 describe("trusted auth header", () => {
   const trusted = (value: string) => {
     const result = parseTrustedAuth(value)
-    return Either.isLeft(result) ? `malformed: ${result.left.reason}` : result.right
+    return Either.isLeft(result) ? `malformed: ${result.left.message}` : result.right
   }
 
   it("login only, and login with groups (trimmed, empty ones dropped)", () => {

@@ -17,7 +17,7 @@ const events = (store: EventStoreService, stream: string) =>
 const json = (data: Uint8Array) => JSON.parse(Buffer.from(data).toString("utf8")) as Record<string, unknown>
 
 const auth = (users: UsersService, login: string, password: string) =>
-  Effect.match(users.authenticate(login, password), { onFailure: (e) => `${e._tag}: ${e.reason}`, onSuccess: (p) => p })
+  Effect.match(users.authenticate(login, password), { onFailure: (e) => `${e._tag}: ${e.message}`, onSuccess: (p) => p })
 
 const createAlice = (users: UsersService) => users.create({ loginName: "alice", fullName: "Alice A", groups: ["readers"], password: "s3cret" })
 
@@ -70,7 +70,7 @@ describe("Users: lifecycle", () => {
       assert.strictEqual((yield* events(store, "$user-alice")).length, 1, "the idempotent create wrote nothing")
       assert.strictEqual(yield* outcome(users.create({ loginName: "alice", fullName: "x", groups: [], password: "other" })), "UserConflict")
       const invalid = (loginName: string, password = "pw", groups: Array<string> = []) =>
-        Effect.match(users.create({ loginName, fullName: "", groups, password }), { onFailure: (e) => e._tag === "UserInvalidArgument" ? e.reason : e._tag, onSuccess: () => "created" })
+        Effect.match(users.create({ loginName, fullName: "", groups, password }), { onFailure: (e) => e._tag === "UserInvalidArgument" ? e.message : e._tag, onSuccess: () => "created" })
       assert.strictEqual(yield* invalid(""), "The login name is empty")
       assert.match(yield* invalid("a:b"), /contains ':'/)
       assert.match(yield* invalid("$current"), /reserved/)
@@ -209,7 +209,7 @@ describe("Users: authentication", () => {
       yield* store.append("$users", ExpectedVersion.Any, [{ ...jsonEvent(4, "$User", null), isJson: false, data: Buffer.from("mallory") }])
       const failure = yield* Effect.flip(users.get("mallory"))
       assert.strictEqual(failure._tag, "UserStoreFailed")
-      assert.match(failure._tag === "UserStoreFailed" ? failure.reason : "", /The data of user 'mallory' \(\$user-mallory@0\) is not a valid user/)
+      assert.match(failure._tag === "UserStoreFailed" ? failure.message : "", /The data of user 'mallory' \(\$user-mallory@0\) is not a valid user/)
       assert.strictEqual(yield* auth(users, "mallory", "x"), "AuthenticationFailed: Invalid login or password")
       assert.strictEqual(yield* outcome(users.list), "UserStoreFailed", "as the reference, one unreadable user fails the listing")
       assert.strictEqual(yield* outcome(users.update("mallory", {})), "UserStoreFailed")
@@ -238,7 +238,7 @@ describe("Users: authentication", () => {
       armed = true
       const error = yield* Effect.flip(users.update("alice", { fullName: "mine" }))
       assert.strictEqual(error._tag, "UserConflict")
-      assert.match(error._tag === "UserConflict" ? error.reason : "", /changed concurrently/)
+      assert.match(error._tag === "UserConflict" ? error.message : "", /changed concurrently/)
       // Concurrent updates through the service itself serialize and all succeed.
       yield* Effect.all(Array.from({ length: 5 }, (_, i) => users.update("alice", { fullName: `n${i}`, groups: [] })), { concurrency: "unbounded" })
       assert.deepStrictEqual((yield* events(store, "$user-alice")).map((e) => e.eventType), ["$UserCreated", ...Array(6).fill("$UserUpdated")])

@@ -23,7 +23,7 @@ import { DeletedStreamNumber, EpochInformationStream, EventTypes, invalidStreamN
 import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
 import { ReadIndex, asStreamEvent, type EventReadResult, type StreamPage, type StreamReadResult } from "./streams/ReadIndex.js"
 import { makeLinkResolver, type LinkAccess, type ResolvedEvent } from "./streams/links.js"
-import { makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult, type WriterStats, type WritesRefused } from "./streams/Writer.js"
+import { makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteResult, type WriterStats, type WritesRefused } from "./streams/Writer.js"
 
 export interface StorageConfig {
   readonly dir: string
@@ -100,8 +100,12 @@ export interface MetadataRead {
   readonly isJson: boolean
 }
 
-export type AppendError = WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | WriteTimeout
-export type ReadFailure = StorageCorrupt | InvalidRequest
+/**
+ * Why an append or a read failed. A DiskError is a disk read that failed (transient: the same request may
+ * succeed again); StorageCorrupt is damage found in bytes that were read. The two are never merged.
+ */
+export type AppendError = WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | WriteTimeout | DiskError
+export type ReadFailure = StorageCorrupt | InvalidRequest | DiskError
 
 export interface ReadOptions {
   /** Resolve `$>` links, showing only targets this reader may read (see streams/links.ts); absent: do not. */
@@ -140,7 +144,7 @@ export interface EventStoreService {
   readonly config: StorageConfig
   readonly stats: () => EventStoreStats
   /** Flushes the index memtable to tables (used on graceful shutdown so restarts replay little). */
-  readonly flushIndex: Effect.Effect<void, StorageCorrupt>
+  readonly flushIndex: Effect.Effect<void, StorageCorrupt | DiskError>
   /** The engine's parts, for the scavenger (which rewrites chunks and index tables); not for request handlers. */
   readonly engine: StorageEngine
 }
@@ -168,24 +172,25 @@ export class EventStore extends Context.Tag("@vellum/storage/EventStore")<EventS
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-const corruptFromIndex = (e: StorageCorrupt | DiskError | IndexCorrupt): StorageCorrupt =>
-  e._tag === "StorageCorrupt" ? e : new StorageCorrupt({ message: e.message })
+/** A damaged index is damage in the store; a disk error stays what it is (it may pass). */
+const indexCorruptAsStorage = (e: StorageCorrupt | DiskError | IndexCorrupt): StorageCorrupt | DiskError =>
+  e._tag === "IndexCorrupt" ? new StorageCorrupt({ message: e.message, path: e.path, cause: e }) : e
 
 /**
  * Takes the data directory's lock for the scope (created if missing): two stores writing one log would
  * damage it, so a second open fails with StorageLocked until the first closes or its process dies.
  */
-const lockDataDir = (dir: string): Effect.Effect<void, StorageCorrupt | StorageLocked, Disk | Scope.Scope> =>
+const lockDataDir = (dir: string): Effect.Effect<void, DiskError | StorageLocked, Disk | Scope.Scope> =>
   Effect.flatMap(Disk, (disk) => Effect.zipRight(disk.mkdir(dir), lockScoped(dir))).pipe(
     Effect.mapError((e) =>
       e.reason === "Locked"
-        ? new StorageLocked({ message: `the data directory ${dir} is in use by another node (${e.message})`, path: e.path })
-        : new StorageCorrupt({ message: e.message, path: e.path })),
+        ? new StorageLocked({ message: `the data directory ${dir} is in use by another node (${e.message})`, path: e.path, cause: e })
+        : e),
     Effect.asVoid
   )
 
 /** Opens the store; the writer and the index's background work live in the given scope. */
-export const make = (config: StorageConfig): Effect.Effect<EventStoreService, StorageCorrupt | StorageLocked, Disk | Scope.Scope> =>
+export const make = (config: StorageConfig): Effect.Effect<EventStoreService, StorageCorrupt | StorageLocked | DiskError, Disk | Scope.Scope> =>
   Effect.gen(function*() {
     const disk = yield* Disk
     // Released last: the finalizers below (log close, writer) run before it.
@@ -197,7 +202,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
       verifyOnOpen: config.verifyChunksOnOpen,
       cacheBytes: config.readCacheBytes
     }
-    const log = yield* Effect.mapError(openTransactionLog(logConfig, randomUuid), corruptFromIndex)
+    const log = yield* Effect.mapError(openTransactionLog(logConfig, randomUuid), indexCorruptAsStorage)
     yield* Effect.addFinalizer(() => log.close)
     const indexDir = join(config.dir, "index")
     const indexConfig: TableIndex.TableIndexConfig = {
@@ -215,10 +220,10 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     // The index is derived state: when it is damaged, or covers more than the log (which can only mean it
     // belongs to another log), it is rebuilt from the log.
     let index = yield* Effect.catchTag(TableIndex.open(indexConfig), "IndexCorrupt", () =>
-      Effect.zipRight(removeIndex, TableIndex.open(indexConfig))).pipe(Effect.mapError(corruptFromIndex))
+      Effect.zipRight(removeIndex, TableIndex.open(indexConfig))).pipe(Effect.mapError(indexCorruptAsStorage))
     if (index.persistedPosition > log.writerPosition()) {
-      yield* Effect.mapError(Effect.zipRight(removeIndex, Effect.void), corruptFromIndex)
-      index = yield* Effect.mapError(TableIndex.open(indexConfig), corruptFromIndex)
+      yield* Effect.mapError(Effect.zipRight(removeIndex, Effect.void), indexCorruptAsStorage)
+      index = yield* Effect.mapError(TableIndex.open(indexConfig), indexCorruptAsStorage)
     }
 
     const readIndex = new ReadIndex(log, index, { streamInfoCacheCapacity: config.streamInfoCacheCapacity }, index.persistedPosition)
@@ -231,7 +236,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const writerEnd = log.writerPosition()
     const recent = new RecentEventIds(ids.window)
     while (replayFrom < writerEnd) {
-      const scan = yield* Effect.mapError(log.scanForward(replayFrom, writerEnd, 4096), corruptFromIndex)
+      const scan = yield* Effect.mapError(log.scanForward(replayFrom, writerEnd, 4096), indexCorruptAsStorage)
       for (const record of scan.records) recent.forward(record)
       readIndex.applyCommitted(scan.records, scan.next >= writerEnd ? writerEnd : scan.next)
       yield* Effect.ignore(index.awaitCapacity)
@@ -239,7 +244,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
       replayFrom = scan.next
     }
     for (let back = Math.min(replayStart, writerEnd); recent.missing > 0 && back > 0;) {
-      const scan = yield* Effect.mapError(log.scanBackward(back, back, 4096), corruptFromIndex)
+      const scan = yield* Effect.mapError(log.scanBackward(back, back, 4096), indexCorruptAsStorage)
       for (const record of scan.records) recent.backward(record)
       if (scan.records.length === 0) break
       back = scan.next
@@ -266,9 +271,13 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     yield* Effect.forkScoped(writer.loop)
     yield* Effect.forkScoped(writer.sweeper)
 
-    const toAppendError = (error: WriteError): AppendError => error._tag === "DiskError" ? new StorageCorrupt({ message: error.message }) : error
+    /** A failed disk read stays a DiskError for the caller (whose reply names no file); the log gets the file. */
+    const failWith = <E extends { readonly _tag: string; readonly message: string }>(e: E): Effect.Effect<never, E> =>
+      e._tag === "DiskError" ? Effect.zipRight(Effect.logWarning(`a disk read failed: ${e.message}`), Effect.fail(e)) : Effect.fail(e)
+    const logReadError = <A, E extends { readonly _tag: string; readonly message: string }>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.catchAll(effect, failWith)
 
-    const submit = (command: WriteCommand): Effect.Effect<WriteResult, AppendError> => Effect.mapError(writer.submit(command), toAppendError)
+    const submit = (command: WriteCommand): Effect.Effect<WriteResult, AppendError> => logReadError(writer.submit(command))
 
     const now = Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (ms) => ms * 1000)
 
@@ -284,15 +293,14 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const checkCount = (maxCount: number) =>
       Number.isSafeInteger(maxCount) && maxCount > 0 && maxCount <= config.maxReadCount
         ? Effect.void
-        : Effect.fail(new InvalidRequest({ reason: `the event count must be between 1 and ${config.maxReadCount}` }))
+        : Effect.fail(new InvalidRequest({ message: `the event count must be between 1 and ${config.maxReadCount}` }))
 
     const streamRead = (result: StreamReadResult, options: ReadOptions | undefined, nowMicros: number): Effect.Effect<StreamRead, ReadError> =>
       result._tag !== "Success"
         ? Effect.succeed(result._tag === "NoStream" ? { _tag: "NoStream", lastEventNumber: result.lastEventNumber } : { _tag: "StreamDeleted" })
         : (countRead(result.events), Effect.map(links.resolvePage(result.events, options?.resolveLinks, nowMicros), (events) => ({ ...result, events })))
 
-    const toFailure = <A>(effect: Effect.Effect<A, ReadError | InvalidRequest>): Effect.Effect<A, ReadFailure> =>
-      Effect.mapError(effect, (e) => e._tag === "DiskError" ? new StorageCorrupt({ message: e.message }) : e)
+    const toFailure = <A>(effect: Effect.Effect<A, ReadError | InvalidRequest>): Effect.Effect<A, ReadFailure> => logReadError(effect)
 
     /**
      * The events with canonical ids (lowercase, dashed: how ids are stored), copied only when one is not, or
@@ -302,7 +310,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
       let allCanonical = true
       for (const e of events) {
         if (CANONICAL_UUID.test(e.eventId)) continue
-        if (!isUuid(e.eventId)) return new InvalidRequest({ reason: `event id '${e.eventId}' is not a UUID` })
+        if (!isUuid(e.eventId)) return new InvalidRequest({ message: `event id '${e.eventId}' is not a UUID` })
         allCanonical = false
       }
       return allCanonical ? events : events.map((e) => ({ ...e, eventId: normalizeUuid(e.eventId) }))
@@ -316,15 +324,15 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
      */
     const append = (stream: string, expectedVersion: number, events: ReadonlyArray<ProposedEvent>): Effect.Effect<AppendResult, AppendError> => {
       const badName = invalidStreamName(stream)
-      if (badName !== undefined) return Effect.fail(new InvalidRequest({ reason: badName }))
+      if (badName !== undefined) return Effect.fail(new InvalidRequest({ message: badName }))
       if (!Number.isSafeInteger(expectedVersion) || expectedVersion < -4 || expectedVersion === -3) {
-        return Effect.fail(new InvalidRequest({ reason: `expected version ${expectedVersion} is not valid` }))
+        return Effect.fail(new InvalidRequest({ message: `expected version ${expectedVersion} is not valid` }))
       }
       const normalized = canonicalEvents(events)
       if (normalized instanceof InvalidRequest) return Effect.fail(normalized)
       return Effect.async<AppendResult, AppendError>((resume) => {
         writer.enqueue({ _tag: "Append", stream, expectedVersion, events: normalized }, (outcome) => {
-          if (!outcome.ok) return resume(Effect.fail(toAppendError(outcome.error)))
+          if (!outcome.ok) return resume(failWith(outcome.error))
           const r = outcome.result
           if (r._tag !== "Appended") return resume(Effect.die(new Error(`writer answered an append with ${r._tag}`)))
           resume(Effect.succeed({ firstEventNumber: r.firstEventNumber, lastEventNumber: r.lastEventNumber, position: r.position, idempotent: r.idempotent }))
@@ -338,7 +346,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         Effect.gen(function*() {
           const badName = invalidStreamName(stream)
           if (badName !== undefined || isMetastream(stream)) {
-            return yield* Effect.fail(new InvalidRequest({ reason: badName ?? "a metastream cannot be deleted; delete its stream" }))
+            return yield* Effect.fail(new InvalidRequest({ message: badName ?? "a metastream cannot be deleted; delete its stream" }))
           }
           const result = yield* submit({ _tag: "Delete", stream, expectedVersion, hard, eventId: yield* randomUuid })
           return { position: result._tag === "Deleted" ? result.position : -1 }
@@ -362,20 +370,20 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
       readStreamForward: (stream, from, maxCount, options) =>
         toFailure(Effect.gen(function*() {
           yield* checkCount(maxCount)
-          if (!Number.isSafeInteger(from) || from < 0) return yield* Effect.fail(new InvalidRequest({ reason: `event number ${from} is not valid` }))
+          if (!Number.isSafeInteger(from) || from < 0) return yield* Effect.fail(new InvalidRequest({ message: `event number ${from} is not valid` }))
           const nowMicros = yield* now
           return yield* streamRead(yield* readIndex.readForward(stream, from, maxCount, nowMicros), options, nowMicros)
         })),
       readStreamBackward: (stream, from, maxCount, options) =>
         toFailure(Effect.gen(function*() {
           yield* checkCount(maxCount)
-          if (!Number.isSafeInteger(from) || from < -1) return yield* Effect.fail(new InvalidRequest({ reason: `event number ${from} is not valid` }))
+          if (!Number.isSafeInteger(from) || from < -1) return yield* Effect.fail(new InvalidRequest({ message: `event number ${from} is not valid` }))
           const nowMicros = yield* now
           return yield* streamRead(yield* readIndex.readBackward(stream, from, maxCount, nowMicros), options, nowMicros)
         })),
       readEvent: (stream, eventNumber, options) =>
         toFailure(Effect.gen(function*() {
-          if (!Number.isSafeInteger(eventNumber) || eventNumber < -1) return yield* Effect.fail(new InvalidRequest({ reason: `event number ${eventNumber} is not valid` }))
+          if (!Number.isSafeInteger(eventNumber) || eventNumber < -1) return yield* Effect.fail(new InvalidRequest({ message: `event number ${eventNumber} is not valid` }))
           const nowMicros = yield* now
           const result: EventReadResult = yield* readIndex.readEvent(stream, eventNumber, nowMicros)
           if (result._tag !== "Success") return result
@@ -388,7 +396,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         toFailure(Effect.gen(function*() {
           yield* checkCount(maxCount)
           const limit = readIndex.committed()
-          if (!Number.isSafeInteger(position) || position < 0) return yield* Effect.fail(new InvalidRequest({ reason: `position ${position} is not valid` }))
+          if (!Number.isSafeInteger(position) || position < 0) return yield* Effect.fail(new InvalidRequest({ message: `position ${position} is not valid` }))
           yield* checkBoundary(position, limit)
           return yield* readAll(log.scanForward, position, limit, maxCount, options)
         })),
@@ -396,7 +404,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         toFailure(Effect.gen(function*() {
           yield* checkCount(maxCount)
           const limit = readIndex.committed()
-          if (!Number.isSafeInteger(position) || position < -1) return yield* Effect.fail(new InvalidRequest({ reason: `position ${position} is not valid` }))
+          if (!Number.isSafeInteger(position) || position < -1) return yield* Effect.fail(new InvalidRequest({ message: `position ${position} is not valid` }))
           const from = position < 0 || position > limit ? limit : position
           if (from < limit) yield* checkBoundary(from, limit)
           return yield* readAll(log.scanBackward, from, limit, maxCount, options)
@@ -422,7 +430,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         writer: { ...writer.stats, queued: writer.queued() },
         writesRefused: writer.refused()
       }),
-      flushIndex: Effect.mapError(index.flush, corruptFromIndex) as Effect.Effect<void, StorageCorrupt>,
+      flushIndex: Effect.mapError(index.flush, indexCorruptAsStorage),
       engine: { log, index, readIndex }
     }
 
@@ -451,12 +459,12 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     function checkBoundary(position: number, limit: number): Effect.Effect<void, InvalidRequest | StorageCorrupt | ReadError> {
       if (position >= limit || position % config.chunkSize === 0) return Effect.void
       return Effect.catchTag(Effect.asVoid(log.readRecord(position, limit)), "StorageCorrupt", () =>
-        Effect.fail(new InvalidRequest({ reason: `position ${position} is not the position of an event` })))
+        Effect.fail(new InvalidRequest({ message: `position ${position} is not the position of an event` })))
     }
 
     // Every start begins a new epoch (a single node leads from its first moment).
-    const lastEpoch = yield* Effect.mapError(readIndex.lastEventNumber(EpochInformationStream), corruptFromIndex)
-    const previousEpoch = lastEpoch >= 0 ? yield* Effect.mapError(readIndex.eventAt(EpochInformationStream, lastEpoch), corruptFromIndex) : undefined
+    const lastEpoch = yield* Effect.mapError(readIndex.lastEventNumber(EpochInformationStream), indexCorruptAsStorage)
+    const previousEpoch = lastEpoch >= 0 ? yield* Effect.mapError(readIndex.eventAt(EpochInformationStream, lastEpoch), indexCorruptAsStorage) : undefined
     const epoch: WriteCommand = { _tag: "Epoch", epochId: yield* randomUuid, leaderInstanceId: yield* randomUuid, prevEpochPosition: previousEpoch?.logPosition ?? -1 }
     yield* Effect.mapError(submit(epoch), (e) =>
       new StorageCorrupt({ message: `could not write the epoch record: ${e.message}` }))
@@ -464,7 +472,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
   })
 
 /** The EventStore layer for a configuration (needs Disk; its fibers live as long as the layer). */
-export const layer = (config: StorageConfig): Layer.Layer<EventStore, StorageCorrupt | StorageLocked, Disk> =>
+export const layer = (config: StorageConfig): Layer.Layer<EventStore, StorageCorrupt | StorageLocked | DiskError, Disk> =>
   Layer.scoped(EventStore, make(config))
 
 export { randomUuid }

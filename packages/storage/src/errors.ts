@@ -10,14 +10,18 @@ import type { DiskError } from "@vellum/platform"
 export class StorageCorrupt extends Schema.TaggedError<StorageCorrupt>()("StorageCorrupt", {
   message: Schema.String,
   path: Schema.optional(Schema.String),
-  position: Schema.optional(Schema.Number)
+  position: Schema.optional(Schema.Number),
+  /** The error that found the damage (a damaged index), when there is one. */
+  cause: Schema.optional(Schema.Defect)
 }) {}
 
 /** Another store (another node process, or another open in this one) holds the data directory's lock. */
 export class StorageLocked extends Schema.TaggedError<StorageLocked>()("StorageLocked", {
   message: Schema.String,
   /** The lock (NodeDisk: the lock file). */
-  path: Schema.String
+  path: Schema.String,
+  /** The disk's refusal. */
+  cause: Schema.optional(Schema.Defect)
 }) {}
 
 /**
@@ -31,14 +35,16 @@ export class StorageFailed extends Schema.TaggedError<StorageFailed>()("StorageF
   message: Schema.String,
   /** DiskFull: space must be freed (HTTP 507); IOError: another disk error (503). Absent: neither. */
   reason: Schema.optional(Schema.Literal("DiskFull", "IOError")),
-  detail: Schema.optional(Schema.String)
+  detail: Schema.optional(Schema.String),
+  /** The disk's error, when one stopped the writes. */
+  cause: Schema.optional(Schema.Defect)
 }) {}
 
 /** The refusal a failed log write leads to, by what the disk said. */
 export const writesRefused = (error: DiskError): StorageFailed =>
   error.reason === "DiskFull"
-    ? new StorageFailed({ message: "the disk is full: writes are refused until space is freed", reason: "DiskFull", detail: error.message })
-    : new StorageFailed({ message: "a disk error stopped writes: they resume once the disk works again", reason: "IOError", detail: error.message })
+    ? new StorageFailed({ message: "the disk is full: writes are refused until space is freed", reason: "DiskFull", detail: error.message, cause: error })
+    : new StorageFailed({ message: "a disk error stopped writes: they resume once the disk works again", reason: "IOError", detail: error.message, cause: error })
 
 export class WrongExpectedVersion extends Schema.TaggedError<WrongExpectedVersion>()("WrongExpectedVersion", {
   stream: Schema.String,
@@ -61,12 +67,8 @@ export class StreamDeleted extends Schema.TaggedError<StreamDeleted>()("StreamDe
 
 /** The request itself is invalid (empty stream name, event too large, bad event id, …). */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
-  reason: Schema.String
-}) {
-  override get message() {
-    return this.reason
-  }
-}
+  message: Schema.String
+}) {}
 
 /**
  * A write was not durable within the write timeout (the disk stalls). Its outcome is unknown: it may still

@@ -115,7 +115,7 @@ export const expectInvalid = <A, E extends { readonly _tag: string }>(effect: Ef
   Effect.gen(function*() {
     const error = yield* Effect.flip(effect)
     assert.strictEqual(error._tag, "InvalidRequest", `expected InvalidRequest, got ${JSON.stringify(error)}`)
-    assert.match((error as unknown as { reason: string }).reason, reason)
+    assert.match((error as unknown as { message: string }).message, reason)
   })
 
 /** The event numbers a successful read returned (fails the test for any other result). */

@@ -86,7 +86,7 @@ export const startScavengeRoute: RouteDef<Scavenger> = {
       }
       const scavenger = yield* Scavenger
       return yield* Effect.match(scavenger.start(options), {
-        onFailure: (running) => messageReply(400, running.reason),
+        onFailure: (running) => messageReply(400, running.message),
         onSuccess: ({ scavengeId }) => documentReply(input.responseType, renderDto(input.responseType, scavengeStartedDto(scavengeId)))
       })
     })
@@ -122,7 +122,7 @@ export const stopScavengeRoute: RouteDef<Scavenger> = {
   handle: (input) =>
     Effect.flatMap(Scavenger, (scavenger) => scavenger.stop(input.params["scavengeId"] ?? "")).pipe(
       Effect.match({
-        onFailure: (missing) => messageReply(404, missing.reason),
+        onFailure: (missing) => messageReply(404, missing.message),
         // Only once the run has stopped (the service completes then): the id, as a bare string.
         onSuccess: ({ scavengeId }) => documentReply(input.responseType, renderString(input.responseType, scavengeId))
       })

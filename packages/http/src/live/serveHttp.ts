@@ -204,7 +204,7 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
     yield* Effect.acquireRelease(
       Effect.async<void, ListenFailed>((resume) => {
         const onError = (error: Error & { readonly code?: string }) =>
-          resume(Effect.fail(new ListenFailed({ host: options.host, port: options.port, code: error.code, detail: error.message })))
+          resume(Effect.fail(new ListenFailed({ host: options.host, port: options.port, code: error.code, detail: error.message, cause: error })))
         server.once("error", onError)
         server.listen(options.port, options.host, () => {
           server.off("error", onError)

@@ -88,12 +88,12 @@ export type ErrorShape = { readonly _tag: "Details" } | { readonly _tag: "Comman
  * invalid input is a plain-text 400 with the reason (as every validation 400).
  */
 export const userErrorReply = (error: UserError, shape: ErrorShape): Reply => {
-  if (error._tag === "UserInvalidArgument") return badRequest(error.reason)
+  if (error._tag === "UserInvalidArgument") return badRequest(error.message)
   const head: ReadonlyArray<readonly [string, JsonValue]> = shape._tag === "Details" ? [["data", Null]] : [["loginName", str(shape.loginName)]]
   if (error._tag === "UserStoreFailed" && error.writesRefused !== undefined) {
     // Writes refused after a disk error: the status appends get, and the reason (it names no file).
     const [status, reason] = writesRefusedStatus(error.writesRefused)
-    return json(status, reason, obj(...head, ["success", bool(false)], ["error", str("Error")], ["reason", str(error.reason)]), { "Retry-After": RefusedRetryAfter })
+    return json(status, reason, obj(...head, ["success", bool(false)], ["error", str("Error")], ["reason", str(error.message)]), { "Retry-After": RefusedRetryAfter })
   }
   const [status, reason, code] = ErrorStatus[error._tag]
   return json(status, reason, obj(...head, ["success", bool(false)], ["error", str(code)]))

@@ -37,7 +37,7 @@ const withUsers = (shape: ErrorShape, work: (users: UsersService) => Effect.Effe
 const asAdmin = (input: UsersRequest, shape: ErrorShape, work: (users: UsersService) => Effect.Effect<Reply, UserError>) =>
   isAdmin(input.principal)
     ? withUsers(shape, work)
-    : Effect.succeed(userErrorReply(new UserUnauthorized({ loginName: input.principal.name, reason: "Only $admins manage users" }), shape))
+    : Effect.succeed(userErrorReply(new UserUnauthorized({ loginName: input.principal.name, message: "Only $admins manage users" }), shape))
 
 /** A parsed body, or the 400 that says what is wrong with it. */
 const withBody = <A>(parsed: Either.Either<A, string>, use: (value: A) => Effect.Effect<Reply, never, Users>) =>

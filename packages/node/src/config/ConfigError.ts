@@ -2,14 +2,16 @@
  * Why the node refuses to start: every configuration problem found, each naming the option, where the
  * value came from and what is wrong, so one run shows everything to fix.
  */
-import { Data } from "effect"
+import { Schema } from "effect"
 
 /** Where a value was read from, precisely enough to find it again. */
-export type Origin =
-  | { readonly _tag: "Default" }
-  | { readonly _tag: "Yaml"; readonly file: string; readonly key: string; readonly line: number | undefined }
-  | { readonly _tag: "Env"; readonly variable: string }
-  | { readonly _tag: "Cli"; readonly flag: string }
+export const Origin = Schema.Union(
+  Schema.TaggedStruct("Default", {}),
+  Schema.TaggedStruct("Yaml", { file: Schema.String, key: Schema.String, line: Schema.UndefinedOr(Schema.Number) }),
+  Schema.TaggedStruct("Env", { variable: Schema.String }),
+  Schema.TaggedStruct("Cli", { flag: Schema.String })
+)
+export type Origin = typeof Origin.Type
 
 export const describeOrigin = (origin: Origin): string => {
   switch (origin._tag) {
@@ -24,14 +26,15 @@ export const describeOrigin = (origin: Origin): string => {
   }
 }
 
-export interface ConfigProblem {
+export const ConfigProblem = Schema.Struct({
   /** The option concerned, when the problem is about one (not for unknown names or unparsable files). */
-  readonly option: string | undefined
-  readonly origin: Origin | undefined
-  readonly reason: string
+  option: Schema.UndefinedOr(Schema.String),
+  origin: Schema.UndefinedOr(Origin),
+  reason: Schema.String,
   /** A suggestion, e.g. the option an unknown name probably meant. */
-  readonly hint?: string
-}
+  hint: Schema.optionalWith(Schema.String, { exact: true })
+})
+export type ConfigProblem = typeof ConfigProblem.Type
 
 export const problem = (
   option: string | undefined,
@@ -49,19 +52,22 @@ export const describeProblem = (p: ConfigProblem): string => {
   return `${p.reason}${p.origin === undefined ? "" : `: ${describeOrigin(p.origin)}`}${hint}`
 }
 
-export class ConfigError extends Data.TaggedError("ConfigError")<{ readonly problems: ReadonlyArray<ConfigProblem> }> {
+export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", { problems: Schema.Array(ConfigProblem) }) {
   override get message(): string {
     return this.problems.map(describeProblem).join("; ")
   }
 }
 
 /** A config file exists but cannot be read (not "missing", which the loader decides about). */
-export class ConfigFileUnreadable extends Data.TaggedError("ConfigFileUnreadable")<{
-  readonly path: string
-  readonly reason: string
-}> {
+export class ConfigFileUnreadable extends Schema.TaggedError<ConfigFileUnreadable>()("ConfigFileUnreadable", {
+  path: Schema.String,
+  /** Why, for people (the disk's error, or the file is too large). */
+  detail: Schema.String,
+  /** The disk's error, when there is one. */
+  cause: Schema.optional(Schema.Defect)
+}) {
   override get message(): string {
-    return `cannot read ${this.path}: ${this.reason}`
+    return `cannot read ${this.path}: ${this.detail}`
   }
 }
 

@@ -17,17 +17,17 @@ export const readConfigFileFromDisk: ReadConfigFile<Disk> = (path) =>
     const opened = yield* Effect.either(disk.open(path, { readOnly: true }))
     if (opened._tag === "Left") {
       if (opened.left.reason === "NotFound") return Option.none()
-      return yield* Effect.fail(new ConfigFileUnreadable({ path, reason: opened.left.message }))
+      return yield* Effect.fail(new ConfigFileUnreadable({ path, detail: opened.left.message, cause: opened.left }))
     }
     const handle = opened.right
     const content = yield* Effect.gen(function*() {
       const size = yield* handle.size
       if (size > MAX_CONFIG_FILE_BYTES) {
-        return yield* Effect.fail(new ConfigFileUnreadable({ path, reason: `${size} bytes is too large for a config file` }))
+        return yield* Effect.fail(new ConfigFileUnreadable({ path, detail: `${size} bytes is too large for a config file` }))
       }
       return (yield* handle.read(0, size)).toString("utf8").replace(/^\uFEFF/, "")
     }).pipe(
-      Effect.catchTag("DiskError", (error) => Effect.fail(new ConfigFileUnreadable({ path, reason: error.message }))),
+      Effect.catchTag("DiskError", (error) => Effect.fail(new ConfigFileUnreadable({ path, detail: error.message, cause: error }))),
       Effect.ensuring(Effect.ignore(handle.close))
     )
     return Option.some(content)

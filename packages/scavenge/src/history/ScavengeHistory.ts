@@ -8,7 +8,7 @@
  * the first time is not duplicated. A history write never stops a scavenge: callers get a typed
  * `ScavengeHistoryFailed` and decide whether to log it.
  */
-import { Data, Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { EventStore, ExpectedVersion, metastreamOf, randomUuid, EventTypes, SystemLinkAccess, type AppendError, type AppendResult, type ReadFailure } from "@vellum/storage"
 import {
   HistoryEventTypes, HistoryReadRole, ScavengesStream, chunksCompletedPayload, completedPayload, historyMetadataText,
@@ -18,14 +18,12 @@ import {
 import { HistoryIndexScan, NoTotals, addToTotals, type RunTotals } from "./scan.js"
 import { TicksPerMillisecond } from "./timeSpan.js"
 
-export class ScavengeHistoryFailed extends Data.TaggedError("ScavengeHistoryFailed")<{
-  readonly stream: string
-  readonly reason: string
-}> {
-  override get message() {
-    return `scavenge history: ${this.stream}: ${this.reason}`
-  }
-}
+export class ScavengeHistoryFailed extends Schema.TaggedError<ScavengeHistoryFailed>()("ScavengeHistoryFailed", {
+  stream: Schema.String,
+  message: Schema.String,
+  /** The store's error. */
+  cause: Schema.Defect
+}) {}
 
 export interface HistorySettings {
   /** `"<advertised http host>:<port>"` of this node. */
@@ -38,6 +36,9 @@ export const WriteRetries = 5
 const IndexScanPage = 20
 const RunScanPage = 50
 
+const historyFailed = (stream: string) => (error: AppendError | ReadFailure) =>
+  new ScavengeHistoryFailed({ stream, message: `scavenge history: ${stream}: ${error.message}`, cause: error })
+
 /** Failures that can go away on their own; the others (bad request, deleted stream) would fail again. */
 const mayPass = (error: AppendError): boolean =>
   error._tag !== "InvalidRequest" && error._tag !== "StreamDeleted" && error._tag !== "WrongExpectedVersion"
@@ -45,10 +46,9 @@ const mayPass = (error: AppendError): boolean =>
 const retried = <A>(stream: string, write: Effect.Effect<A, AppendError>): Effect.Effect<A, ScavengeHistoryFailed> =>
   write.pipe(
     Effect.retry({ times: WriteRetries, while: mayPass }),
-    Effect.mapError((error) => new ScavengeHistoryFailed({ stream, reason: error.message }))
+    Effect.mapError(historyFailed(stream))
   )
 
-const readFailed = (stream: string) => (error: ReadFailure) => new ScavengeHistoryFailed({ stream, reason: error.message })
 
 const appendOne = (stream: string, eventType: string, isJson: boolean, text: string): Effect.Effect<AppendResult, ScavengeHistoryFailed, EventStore> =>
   Effect.gen(function*() {
@@ -109,7 +109,7 @@ export const completed = (event: Completed): Effect.Effect<void, ScavengeHistory
 export const ensureIndexStreamMetadata = (historyMaxAgeDays: number): Effect.Effect<boolean, ScavengeHistoryFailed, EventStore> =>
   Effect.gen(function*() {
     const store = yield* EventStore
-    const current = yield* Effect.mapError(store.getStreamMetadata(ScavengesStream), readFailed(metastreamOf(ScavengesStream)))
+    const current = yield* Effect.mapError(store.getStreamMetadata(ScavengesStream), historyFailed(metastreamOf(ScavengesStream)))
     const maxAgeSeconds = Math.trunc(historyMaxAgeDays * 86_400)
     if (current.metadata.maxAge === maxAgeSeconds && current.metadata.acl?.read?.includes(HistoryReadRole) === true) return false
     yield* writeHistoryMetadata(ScavengesStream, historyMaxAgeDays)
@@ -122,7 +122,7 @@ const scanBackward = (stream: string, pageSize: number, visit: (eventType: strin
     const store = yield* EventStore
     let from = -1
     while (true) {
-      const page = yield* Effect.mapError(store.readStreamBackward(stream, from, pageSize, { resolveLinks: SystemLinkAccess }), readFailed(stream))
+      const page = yield* Effect.mapError(store.readStreamBackward(stream, from, pageSize, { resolveLinks: SystemLinkAccess }), historyFailed(stream))
       if (page._tag !== "Success") return
       // A link whose target is gone (expired by $maxAge, deleted) has no event and is skipped.
       for (const resolved of page.events) if (resolved.event !== undefined) visit(resolved.event.eventType, resolved.event.data)

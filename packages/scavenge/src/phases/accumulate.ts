@@ -48,7 +48,7 @@ const accumulateChunk = <E>(ctx: RunContext<E>, n: number, rest: { since: number
       while (yield* scan.nextPiece) {
         while (scan.next()) {
           if (scan.logPosition > ctx.sp.position) {
-            return yield* Effect.fail(new ScavengeFailed({ reason: "Accumulator expected to find the scavenge point before now" }))
+            return yield* Effect.fail(new ScavengeFailed({ message: "Accumulator expected to find the scavenge point before now" }))
           }
           const kind = scan.kind
           if (kind === RecordKind.Event) {
@@ -95,7 +95,7 @@ const metastreamEntries = <E>(ctx: RunContext<E>, metastream: string) =>
 const accumulateTombstone = <E>(ctx: RunContext<E>, record: EventRecord) =>
   Effect.gen(function*() {
     const stream = record.stream
-    if (isMetastream(stream)) return yield* Effect.fail(new ScavengeFailed({ reason: `Found Tombstone in metadata stream ${stream}` }))
+    if (isMetastream(stream)) return yield* Effect.fail(new ScavengeFailed({ message: `Found Tombstone in metadata stream ${stream}` }))
     const original = (yield* lookupOriginal(ctx.state, stream)) ?? emptyOriginal
     ctx.state.setOriginalStream(stream, { ...original, isTombstoned: true, status: "Active", calculatedLast: undefined, calculatedLastPosition: undefined })
     ctx.totals.indexWork = true

@@ -13,7 +13,7 @@ export const clean = <E>(ctx: RunContext<E>) =>
       ctx.state.deleteAllMetastreams()
       ctx.state.deleteSpentStreams(ctx.options.unsafeIgnoreHardDeletes)
     } else if (ctx.options.unsafeIgnoreHardDeletes) {
-      return yield* Effect.fail(new ScavengeFailed({ reason: "UnsafeIgnoreHardDeletes is true but not all chunks have been executed" }))
+      return yield* Effect.fail(new ScavengeFailed({ message: "UnsafeIgnoreHardDeletes is true but not all chunks have been executed" }))
     }
     yield* ctx.state.commit({ stage: "Cleaning", sp: ctx.sp })
   })

@@ -49,7 +49,7 @@ export const executeChunks = <E>(ctx: RunContext<E>, afterLogicalChunk: number |
     const from = afterLogicalChunk === undefined ? 0 : afterLogicalChunk + 1
     const targets = log.chunks().filter((c) => c.header.startNumber >= from && c.startPosition < ctx.sp.position)
     const open = targets.find((c) => c.footer === undefined)
-    if (open !== undefined) return yield* Effect.fail(new ScavengeFailed({ reason: "Reached open chunk before scavenge point" }))
+    if (open !== undefined) return yield* Effect.fail(new ScavengeFailed({ message: "Reached open chunk before scavenge point" }))
     const keep = keepRecord(ctx, discardContextOf(ctx))
     const threshold = ctx.sp.threshold
     const finished = new Set<number>()

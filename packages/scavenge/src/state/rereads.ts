@@ -26,7 +26,7 @@ export const readVerified = <T>(
       const bytes = yield* handle.read(offset, length)
       const parsed = parse(bytes)
       if (typeof parsed !== "string") return parsed
-      if (earlier.some((b) => b.equals(bytes))) return yield* new StateCorrupt({ path: handle.path, reason: `${what}: ${parsed}` })
+      if (earlier.some((b) => b.equals(bytes))) return yield* new StateCorrupt({ path: handle.path, detail: `${what}: ${parsed}` })
       earlier.push(bytes)
     }
     return yield* unstableReads(handle.path)

@@ -41,7 +41,7 @@ const readScan = (handle: FileHandle): Effect.Effect<{ readonly bytes: Buffer; r
 const decodeFrame = (path: string, frame: Frame): Effect.Effect<StateChange, StateCorrupt> =>
   Effect.try({
     try: () => decodeChange(frame.payload),
-    catch: (e) => new StateCorrupt({ path, reason: `transaction ${frame.seq}: ${e instanceof CodecError ? e.message : String(e)}` })
+    catch: (e) => new StateCorrupt({ path, detail: `transaction ${frame.seq}: ${e instanceof CodecError ? e.message : String(e)}` })
   })
 
 /** The snapshot opened for reading (its directory loaded), or an empty one when there is none. */
@@ -74,14 +74,14 @@ export const recoverJournal = (
   Effect.gen(function*() {
     const { bytes, scan } = yield* readScan(journal)
     if (scan.damagedInside) {
-      return yield* new StateCorrupt({ path: journal.path, reason: `damaged frame at byte ${scan.validEnd} before valid ones` })
+      return yield* new StateCorrupt({ path: journal.path, detail: `damaged frame at byte ${scan.validEnd} before valid ones` })
     }
     const changes: Array<StateChange> = []
     let lastSeq = snapshotSeq
     for (const frame of scan.frames) {
       if (frame.seq <= snapshotSeq) continue
       if (frame.seq !== lastSeq + 1) {
-        return yield* new StateCorrupt({ path: journal.path, reason: `transaction ${frame.seq} follows ${lastSeq}` })
+        return yield* new StateCorrupt({ path: journal.path, detail: `transaction ${frame.seq} follows ${lastSeq}` })
       }
       changes.push(yield* decodeFrame(journal.path, frame))
       lastSeq = frame.seq

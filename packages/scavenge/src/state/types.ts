@@ -2,7 +2,7 @@
  * The values the scavenge state holds, keyed by stream NAME: a name-keyed state
  * needs no hash-collision tables. Every value is immutable; a change replaces the whole value.
  */
-import { Data } from "effect"
+import { Schema } from "effect"
 
 /** Calculation status of an original stream: recalculate next time, tombstoned (skip, keep), or done. */
 export type CalculationStatus = "Active" | "Archived" | "Spent"
@@ -95,9 +95,13 @@ export type NotResident = typeof NotResident
 export type SpentDeletion = "none" | "spent" | "spentOrArchived"
 
 /** The state files hold bytes the state did not write: a damaged snapshot or a gap in the journal. */
-export class StateCorrupt extends Data.TaggedError("StateCorrupt")<{ readonly path: string; readonly reason: string }> {
+export class StateCorrupt extends Schema.TaggedError<StateCorrupt>()("StateCorrupt", {
+  path: Schema.String,
+  /** What is wrong where, for people. */
+  detail: Schema.String
+}) {
   override get message() {
-    return `Scavenge state is corrupt (${this.path}): ${this.reason}`
+    return `Scavenge state is corrupt (${this.path}): ${this.detail}`
   }
 }
 

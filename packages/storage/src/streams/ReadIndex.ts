@@ -56,7 +56,7 @@ const EmptyMeta: MetaInfo = { metadata: EmptyMetadata, metaLastEventNumber: -1, 
 const MetastreamMetadata: StreamMetadata = { maxCount: 1 }
 
 const fromIndexError = <A>(effect: Effect.Effect<A, IndexCorrupt | ReadError>): Effect.Effect<A, ReadError> =>
-  Effect.mapError(effect, (e) => e._tag === "IndexCorrupt" ? new StorageCorrupt({ message: `index damaged: ${e.message}`, path: e.path }) : e)
+  Effect.mapError(effect, (e) => e._tag === "IndexCorrupt" ? new StorageCorrupt({ message: `index damaged: ${e.message}`, path: e.path, cause: e }) : e)
 
 export interface ReadIndexConfig {
   readonly streamInfoCacheCapacity: number

@@ -94,10 +94,10 @@ const unwritable = (plan: Extract<Plan, { _tag: "Write" }>, maxUnitBytes: number
   for (const r of plan.records) {
     // The encoder refuses bodies past the record limit; reject here so it never throws in the writer.
     const body = bodyLength(r)
-    if (body > MAX_RECORD_BODY) return new InvalidRequest({ reason: `a record of ${body} bytes exceeds the record limit of ${MAX_RECORD_BODY} bytes` })
+    if (body > MAX_RECORD_BODY) return new InvalidRequest({ message: `a record of ${body} bytes exceeds the record limit of ${MAX_RECORD_BODY} bytes` })
     size += framedLength(r)
   }
-  return size > maxUnitBytes ? new InvalidRequest({ reason: `a write of ${size} bytes does not fit in a chunk of ${maxUnitBytes} bytes` }) : undefined
+  return size > maxUnitBytes ? new InvalidRequest({ message: `a write of ${size} bytes does not fit in a chunk of ${maxUnitBytes} bytes` }) : undefined
 }
 
 export const makeWriter = (

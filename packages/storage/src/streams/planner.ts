@@ -185,11 +185,11 @@ const sealUnit = (records: Array<PlannedRecord>): Array<PlannedRecord> => {
 const validate = (command: WriteCommand, limits: PlanLimits): InvalidRequest | undefined => {
   if (command._tag !== "Append") return undefined
   for (const e of command.events) {
-    if (e.eventType.length === 0) return new InvalidRequest({ reason: "an event type must not be empty" })
-    if (!isWellFormedText(e.eventType)) return new InvalidRequest({ reason: "an event type must be well-formed Unicode (it has a lone surrogate)" })
+    if (e.eventType.length === 0) return new InvalidRequest({ message: "an event type must not be empty" })
+    if (!isWellFormedText(e.eventType)) return new InvalidRequest({ message: "an event type must be well-formed Unicode (it has a lone surrogate)" })
     const size = e.data.length + e.metadata.length + 2 * e.eventType.length
     if (size > limits.maxEventSize) {
-      return new InvalidRequest({ reason: `event ${e.eventId} is ${size} bytes; the limit is ${limits.maxEventSize} bytes` })
+      return new InvalidRequest({ message: `event ${e.eventId} is ${size} bytes; the limit is ${limits.maxEventSize} bytes` })
     }
   }
   return undefined

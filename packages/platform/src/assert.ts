@@ -4,6 +4,7 @@
  * Assertions stay on in production and are cheap: callers pass a constant message (no string is built
  * unless the check fails), and nothing else is allocated on the passing path.
  */
+import { Cause } from "effect"
 
 /** A broken invariant: a defect of the code, never an expected error. Nothing catches it to carry on. */
 export class AssertionFailed extends Error {
@@ -25,3 +26,9 @@ export function unreachable(value: never): never {
 
 /** True when `error` (or an Effect defect squashed from a cause) is a failed assertion. */
 export const isAssertionFailed = (error: unknown): error is AssertionFailed => error instanceof AssertionFailed
+
+/** The failed assertion among the defects of an Effect cause, if there is one. */
+export const assertionFailureIn = (cause: Cause.Cause<unknown>): AssertionFailed | undefined => {
+  for (const defect of Cause.defects(cause)) if (defect instanceof AssertionFailed) return defect
+  return undefined
+}

@@ -4,14 +4,14 @@
  */
 import { describe, expect, it } from "vitest"
 import { Cause, Effect, Exit, Fiber, Scope } from "effect"
-import { Disk, MemoryDisk, isAssertionFailed } from "@vellum/platform"
+import { Disk, MemoryDisk, Prng, isAssertionFailed } from "@vellum/platform"
 import { EventIdCache } from "../src/cache/EventIdCache.js"
 import type { TransactionLog } from "../src/log/TransactionLog.js"
 import { openTransactionLog } from "../src/log/TransactionLog.js"
 import { ReadIndex } from "../src/streams/ReadIndex.js"
 import * as TableIndex from "../src/tableindex/TableIndex.js"
 import { makeWriter, type WriteCommand } from "../src/streams/Writer.js"
-import { chunkIds, logConfig } from "./log-support.js"
+import { chunkIds, eventOfSize, exitOn, logConfig, openLog } from "./log-support.js"
 import { evs } from "./streams-harness.js"
 
 /** The message of the failed assertion an exit died of (undefined when it did not die of one). */
@@ -102,4 +102,18 @@ describe("invariants: the writer", () => {
       expect(assertionOf(yield* Fiber.await(loop))).toBe("Writer: positions only grow")
       expect(readIndex.committed()).toBe(0)
     })))
+})
+
+describe("invariants: TransactionLog", () => {
+  it("fires when a batch prepared before another write is written after it (not at the end)", () => {
+    const disk = new MemoryDisk().service
+    const log = openLog(disk, logConfig({ chunkSize: 4096 }))
+    const prng = new Prng(7)
+    const stale = log.prepare([{ records: [eventOfSize(prng, 200)] }])
+    const fresh = log.prepare([{ records: [eventOfSize(prng, 200)] }])
+    expect(Exit.isSuccess(exitOn(disk, log.write(fresh)))).toBe(true)
+    const end = log.writerPosition()
+    expect(assertionOf(exitOn(disk, log.write(stale)))).toBe("TransactionLog: writes only at the end of the log")
+    expect(log.writerPosition()).toBe(end)
+  })
 })

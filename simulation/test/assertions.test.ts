@@ -1,6 +1,5 @@
 // A failed assertion inside the node fails the seed with its message and the seed (not a hang, not swallowed).
 import { describe, expect, it } from "vitest"
-import { execFileSync } from "node:child_process"
 import { AssertionFailed } from "@vellum/platform"
 import type { EventStoreService } from "@vellum/storage"
 import { runSeed } from "../src/runSeed.js"

@@ -184,6 +184,8 @@ export interface TransactionLog {
 const blockStart = (offset: number): number => offset - (offset % BLOCK_SIZE)
 /** How far a scan's disk read reaches past its span on a miss (the following spans are then cached). */
 const SCAN_READ_AHEAD = 256 * 1024
+// A read-ahead that ends inside a block would leave a partial block in the cache for every scan.
+assert(SCAN_READ_AHEAD % BLOCK_SIZE === 0, "TransactionLog: the scan read-ahead is a whole number of cache blocks")
 
 /** Opens (recovering) or creates the log in `config.dir`. `newChunkId` supplies chunk ids (from Random). */
 export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<string>) =>

@@ -6,11 +6,26 @@
  */
 import { Cause } from "effect"
 
+/**
+ * Called with every failed assertion as it is made, before it is thrown: the node's entry point stops the
+ * process here (a fiber that dies of it in the background would otherwise leave a node that only hangs).
+ * Unset in tests and the simulator, which see the defect itself.
+ */
+let onFailure: ((error: AssertionFailed) => void) | undefined
+
+/** Sets what a failed assertion does before it is thrown (undefined: nothing); returns the previous handler. */
+export const setAssertionFailedHandler = (handler: ((error: AssertionFailed) => void) | undefined) => {
+  const previous = onFailure
+  onFailure = handler
+  return previous
+}
+
 /** A broken invariant: a defect of the code, never an expected error. Nothing catches it to carry on. */
 export class AssertionFailed extends Error {
   constructor(message: string) {
     super(message)
     this.name = "AssertionFailed"
+    onFailure?.(this)
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { Cause, Effect, Exit } from "effect"
-import { AssertionFailed, assert, isAssertionFailed, unreachable } from "../src/assert.js"
+import { AssertionFailed, assert, isAssertionFailed, setAssertionFailedHandler, unreachable } from "../src/assert.js"
 
 describe("assert", () => {
   it("passes silently when the condition holds", () => {
@@ -61,5 +61,22 @@ describe("unreachable", () => {
   it("throws AssertionFailed naming the value when reached anyway", () => {
     expect(() => name({ kind: "c" } as unknown as Shape)).toThrow(AssertionFailed)
     expect(() => name({ kind: "c" } as unknown as Shape)).toThrow(/unreachable/)
+  })
+})
+
+describe("the assertion-failed handler", () => {
+  it("is told of a failed assertion before it is thrown, and of nothing else", () => {
+    const seen: Array<string> = []
+    const previous = setAssertionFailedHandler((error) => seen.push(error.message))
+    try {
+      assert(true, "holds")
+      expect(seen).toEqual([])
+      expect(() => assert(false as boolean, "the checkpoint is never ahead of synced data")).toThrow(AssertionFailed)
+      expect(seen).toEqual(["the checkpoint is never ahead of synced data"])
+    } finally {
+      setAssertionFailedHandler(previous)
+    }
+    expect(() => assert(false as boolean, "after")).toThrow(AssertionFailed)
+    expect(seen).toHaveLength(1)
   })
 })

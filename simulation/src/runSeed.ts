@@ -19,8 +19,9 @@
  * start that hit a transient read error; the checkers must see the truth), and run otherwise.
  */
 import { Effect, Exit, LogLevel, Logger, Scope } from "effect"
-import { MemoryDisk, Prng, SimWorld } from "@vellum/platform"
-import { defaultStorageConfig, type StorageConfig } from "@vellum/storage"
+import { MemoryDisk, Prng, SimWorld, assertionFailureIn } from "@vellum/platform"
+import { defaultStorageConfig, type EventStoreService, type StorageConfig } from "@vellum/storage"
+import { AssertionWatch, assertionFailure } from "./assertionWatch.js"
 import { Auditor, SimClient } from "./client.js"
 import { verifyAfterRestart, verifyStored } from "./checkers.js"
 import { StoreModel } from "./model.js"
@@ -56,6 +57,8 @@ export interface RunSeedOptions {
   readonly overrides?: Partial<SimOptions>
   /** How clients reach the node: its HTTP app (default) or the EventStore service directly. */
   readonly transport?: Transport
+  /** Called with the store of every lifetime once it is open (tests plant faults inside the node here). */
+  readonly onOpen?: (store: EventStoreService) => Effect.Effect<void, never, Scope.Scope>
 }
 
 const NODE = "node-1"
@@ -93,6 +96,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
 
   let clientsDone = 0
   let crashes = 0
+  // A failed assertion in any fiber of the node fails the seed with its message (and so stops the run).
+  const watch = new AssertionWatch((error) => auditor.fail(assertionFailure(error)))
   const lifetime = (ops: number, final: boolean) =>
     Effect.gen(function*() {
       disk.faulty = false
@@ -107,6 +112,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
         return auditor.fail(`a second node on the data directory of a running one was not refused: ${second._tag === "Left" ? second.left : "it opened"}`)
       }
       const { store, clients: node, scavenge } = opened.right
+      if (runOptions.onOpen !== undefined) yield* Scope.extend(runOptions.onOpen(store), scope)
       const checkFailed = (e: { readonly message: string }) => auditor.fail(`a check read failed with faults paused: ${e.message}`)
       const checked = yield* Effect.either(verifyAfterRestart(store, auditor, clients))
       if (checked._tag === "Left") return checkFailed(checked.left)
@@ -153,7 +159,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     probing.probing = false
     // The node's log lines (scavenge progress above all) would cost time and bury the trace; the trace
     // lines are the record of a run.
-    world.fork(NODE, Logger.withMinimumLogLevel(lifetime(options.opsPerIncarnation, final), LogLevel.None))
+    const root = world.fork(NODE, Effect.supervised(Logger.withMinimumLogLevel(lifetime(options.opsPerIncarnation, final), LogLevel.None), watch))
     const crashAt = final ? Number.POSITIVE_INFINITY : driver.int(options.crashAfterSteps[0], options.crashAfterSteps[1])
     const start = stepsAt()
     const result = world.run({
@@ -161,6 +167,9 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       until: () => auditor.failure !== undefined || (clientsDone === clients.length && !probing.probing) || stepsAt() - start >= crashAt,
       maxSteps: 5_000_000
     })
+    const rootExit = root.unsafePoll()
+    const broken = rootExit !== null && Exit.isFailure(rootExit) ? assertionFailureIn(rootExit.cause) : undefined
+    if (broken !== undefined) auditor.fail(assertionFailure(broken))
     if (result.reason === "quiescent" && clientsDone < clients.length && auditor.failure === undefined) {
       auditor.fail(`deadlock: the node went quiet with ${clients.length - clientsDone} clients unfinished`)
     }

@@ -12,7 +12,7 @@
 import * as crypto from "node:crypto"
 import * as path from "node:path"
 import { Cause, Effect, Exit, Layer, Random, Ref, Schema, Scope } from "effect"
-import { Disk, MemoryDisk, NodeDisk, layerMemory } from "@vellum/platform"
+import { Disk, MemoryDisk, NodeDisk, layerMemory, setAssertionFailedHandler } from "@vellum/platform"
 import { EventStore } from "@vellum/storage"
 import { Users } from "@vellum/security"
 import { NodeInfo, NodeMetrics, Shutdown, makeOffThreadParser, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
@@ -126,6 +126,13 @@ const program = Effect.gen(function*() {
   logFile?.close()
   if (Exit.isFailure(exit)) return yield* Effect.fail(new NodeFailed({ message: "the node stopped with an error" }))
 }).pipe(Effect.provide(osRandom))
+
+// A broken invariant stops the process at once with its message: carrying on could corrupt data, and a
+// background fiber that died of it would leave a node that only hangs.
+setAssertionFailedHandler((error) => {
+  process.stderr.write(`Vellum stopped: ${error.message}\n${error.stack ?? ""}\n`)
+  process.exit(70)
+})
 
 Effect.runPromiseExit(program.pipe(Effect.provideService(Disk, NodeDisk.make))).then((exit) => {
   if (Exit.isSuccess(exit)) process.exit(0)

@@ -1,4 +1,5 @@
 // @vellum/platform: the world as services (Disk, Clock, Random) with live and simulated layers.
+export * from "./assert.js"
 export * from "./Disk.js"
 export * from "./JsonLogger.js"
 export * from "./MemoryDisk.js"

@@ -6,6 +6,7 @@
  * and the next run resumes from the last checkpoint.
  */
 import { Clock, Effect } from "effect"
+import { assert, unreachable } from "@vellum/platform"
 import { RecordKind, ScavengePointsStream, type EventStoreService } from "@vellum/storage"
 import { accumulate } from "./phases/accumulate.js"
 import { calculate } from "./phases/calculate.js"
@@ -21,6 +22,9 @@ export interface BeginRequest {
   /** For a new scavenge point only. */
   readonly threshold: number
 }
+
+/** The stages of a run, in the order they run. */
+const StageOrder: ReadonlyArray<Checkpoint["stage"]> = ["Accumulating", "Calculating", "ExecutingChunks", "MergingChunks", "ExecutingIndex", "Cleaning", "Done"]
 
 /** The newest scavenge point in the log, if any. */
 export const latestScavengePoint = (store: EventStoreService) =>
@@ -80,6 +84,14 @@ export const runScavenge = <E>(
     yield* Effect.logInfo(`Scavenging to SP-${resume.sp.number}. Position: ${resume.sp.position}, EffectiveNow: ${resume.sp.effectiveNowMicros}, Threshold: ${resume.sp.threshold}; resuming at ${resume.stage}`)
     const sp = resume.sp
     const stages = ["Accumulating", "Calculating", "ExecutingChunks", "MergingChunks", "ExecutingIndex", "Cleaning"] as const
+    // A phase that ran out of order, or for another point, would work from a state it did not build.
+    let at: Checkpoint["stage"] = resume.stage
+    const enter = (next: Checkpoint) => {
+      assert(StageOrder.indexOf(next.stage) >= StageOrder.indexOf(at), "Scavenger: phases run in order")
+      assert(next.sp === sp, "Scavenger: one run works to one scavenge point")
+      at = next.stage
+      return state.commit(next)
+    }
     for (const stage of stages.slice(stages.indexOf(resume.stage as typeof stages[number]))) {
       const resuming = stage === resume.stage
       yield* Effect.logInfo(`SP-${sp.number}: ${stage}${resuming && stage !== "Accumulating" ? " (resumed)" : ""}`)
@@ -87,29 +99,31 @@ export const runScavenge = <E>(
         case "Accumulating": {
           const done = resuming && resume.stage === "Accumulating" ? resume.doneLogicalChunk : undefined
           yield* accumulate(ctx, done === undefined ? 0 : done + 1)
-          yield* state.commit({ stage: "Calculating", sp, doneStream: undefined })
+          yield* enter({ stage: "Calculating", sp, doneStream: undefined })
           break
         }
         case "Calculating":
           yield* calculate(ctx, resuming && resume.stage === "Calculating" ? resume.doneStream : undefined)
-          yield* state.commit({ stage: "ExecutingChunks", sp, doneLogicalChunk: undefined })
+          yield* enter({ stage: "ExecutingChunks", sp, doneLogicalChunk: undefined })
           break
         case "ExecutingChunks":
           yield* executeChunks(ctx, resuming && resume.stage === "ExecutingChunks" ? resume.doneLogicalChunk : undefined)
-          yield* state.commit({ stage: ctx.options.disableMerging ? "ExecutingIndex" : "MergingChunks", sp })
+          yield* enter({ stage: ctx.options.disableMerging ? "ExecutingIndex" : "MergingChunks", sp })
           break
         case "MergingChunks":
           if (!ctx.options.disableMerging) yield* mergeChunks(ctx)
-          yield* state.commit({ stage: "ExecutingIndex", sp })
+          yield* enter({ stage: "ExecutingIndex", sp })
           break
         case "ExecutingIndex":
           yield* executeIndex(ctx)
-          yield* state.commit({ stage: "Cleaning", sp })
+          yield* enter({ stage: "Cleaning", sp })
           break
         case "Cleaning":
           yield* clean(ctx)
-          yield* state.commit({ stage: "Done", sp })
+          yield* enter({ stage: "Done", sp })
           break
+        default:
+          unreachable(stage)
       }
     }
     yield* Effect.logInfo(`SP-${sp.number}: Done`)

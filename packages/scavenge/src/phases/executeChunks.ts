@@ -6,6 +6,7 @@
  * most the chunks that were in flight (rewriting a chunk twice gives the same chunk).
  */
 import { Clock, Effect } from "effect"
+import { assert } from "@vellum/platform"
 import { EventFlags, RecordKind, isMetastream, type ChunkFile, type KeepRecord } from "@vellum/storage"
 import { discardsMetastreamEvent, discardsOriginalEvent, type DiscardContext } from "../rules/discardRules.js"
 import type { RunContext } from "./RunContext.js"
@@ -63,6 +64,8 @@ export const executeChunks = <E>(ctx: RunContext<E>, afterLogicalChunk: number |
         const weight = weightOf(ctx, chunk)
         let executed = false
         if (weight > threshold || ctx.options.unsafeIgnoreHardDeletes) {
+          // Past the scavenge point the state knows nothing: a rewrite there would drop records blindly.
+          assert(chunk.startPosition < ctx.sp.position, "Scavenger: never past its scavenge point")
           yield* Effect.logInfo(`Scavenging physical chunk ${startNumber}-${endNumber} with weight ${weight}. The threshold is ${threshold}`)
           const started = yield* Clock.currentTimeMillis
           const replaced = yield* log.replaceChunks(startNumber, endNumber, keep, { pool: ctx.buffers })

@@ -41,7 +41,7 @@
  * checkpoint, and any chunk missing below it, is reported as corruption rather than guessed at.
  */
 import { type Context, Effect } from "effect"
-import { Disk, join, type DiskError } from "@vellum/platform"
+import { Disk, assert, join, type DiskError } from "@vellum/platform"
 import { ByteWriter } from "../codec/bytes.js"
 import { checksum, checksumUpdate } from "../codec/checksum.js"
 import { StorageCorrupt, StorageFailed, writesRefused, type ReadError } from "../errors.js"
@@ -184,6 +184,8 @@ export interface TransactionLog {
 const blockStart = (offset: number): number => offset - (offset % BLOCK_SIZE)
 /** How far a scan's disk read reaches past its span on a miss (the following spans are then cached). */
 const SCAN_READ_AHEAD = 256 * 1024
+// A read-ahead that ends inside a block would leave a partial block in the cache for every scan.
+assert(SCAN_READ_AHEAD % BLOCK_SIZE === 0, "TransactionLog: the scan read-ahead is a whole number of cache blocks")
 
 /** Opens (recovering) or creates the log in `config.dir`. `newChunkId` supplies chunk ids (from Random). */
 export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<string>) =>
@@ -411,9 +413,20 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     return { segments, positions, unitEnds, endPosition: chunkNumber * cs + dataEnd }
   }
 
+  /**
+   * Moves the writer checkpoint, which says what is durable: never past the synced data of the active chunk
+   * (its bytes are synced before the checkpoint moves), and backwards only while `recover` restores the
+   * state of the last acknowledged batch (`back`), which is the one time the log shrinks on purpose.
+   */
+  const moveCheckpoint = (to: number, back: boolean) => {
+    assert(to <= state.active.startPosition + state.active.dataSize, "TransactionLog: the checkpoint is never ahead of synced data")
+    assert(back || to >= state.checkpoint.value(), "TransactionLog: the checkpoint moves back only while recovering a failed write")
+    return state.checkpoint.write(to)
+  }
+
   const rollover = Effect.gen(function*() {
     const chunk = state.active
-    yield* state.checkpoint.write(chunk.startPosition + chunk.dataSize)
+    yield* moveCheckpoint(chunk.startPosition + chunk.dataSize, false)
     yield* completeChunkFile(chunk, state.runningCrc)
     const next = yield* createChunkFile({
       dir: config.dir,
@@ -425,16 +438,14 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     state.byNumber[next.header.startNumber] = next
     state.active = next
     state.runningCrc = headerChecksum(next)
-    yield* state.checkpoint.write(next.startPosition)
+    yield* moveCheckpoint(next.startPosition, false)
   })
 
   const writeSegments = (batch: PreparedBatch) =>
     Effect.gen(function*() {
       for (const segment of batch.segments) {
         const chunk = state.active
-        if (segment.chunkNumber !== chunk.header.startNumber || segment.dataOffset !== chunk.dataSize) {
-          return yield* Effect.die(new Error(`prepared segment ${segment.chunkNumber}@${segment.dataOffset} does not follow the log end ${chunk.header.startNumber}@${chunk.dataSize}`))
-        }
+        assert(segment.chunkNumber === chunk.header.startNumber && segment.dataOffset === chunk.dataSize, "TransactionLog: writes only at the end of the log")
         if (segment.bytes.length > 0) {
           yield* chunk.handle.write(HEADER_SIZE + segment.dataOffset, segment.bytes)
           if (state.runningCrc !== undefined) state.runningCrc = checksumUpdate(state.runningCrc, segment.bytes)
@@ -444,8 +455,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         if (segment.completeAfter) yield* rollover
       }
       const end = state.active.startPosition + state.active.dataSize
-      if (end !== batch.endPosition) return yield* Effect.die(new Error(`log end ${end} differs from the prepared end ${batch.endPosition}`))
-      if (state.checkpoint.value() !== end) yield* state.checkpoint.write(end)
+      assert(end === batch.endPosition, "TransactionLog: a write ends where it was prepared to end")
+      if (state.checkpoint.value() !== end) yield* moveCheckpoint(end, false)
     })
 
   const write = (batch: PreparedBatch): Effect.Effect<void, StorageFailed> =>
@@ -491,7 +502,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       if (removed) yield* disk.syncDir(config.dir)
       for (;;) {
         if (pendingCheckpoint !== undefined) {
-          yield* state.checkpoint.write(pendingCheckpoint)
+          yield* moveCheckpoint(pendingCheckpoint, true)
           pendingCheckpoint = undefined
         }
         const chunk = state.active
@@ -502,7 +513,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         // A chunk the failed batch created: back to its start (the previous chunk is still completed),
         // then it goes.
         const previous = state.byNumber[chunk.header.startNumber - 1]!
-        yield* state.checkpoint.write(chunk.startPosition)
+        yield* moveCheckpoint(chunk.startPosition, true)
         if (yield* disk.exists(chunk.path)) yield* disk.remove(chunk.path)
         yield* disk.syncDir(config.dir)
         cache.evictFile(chunk.fileId)
@@ -516,7 +527,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       }
       // Always written, even when the value looks unchanged: the failed write of the checkpoint may be on disk.
       const chunk = point.chunk
-      yield* state.checkpoint.write(chunk.startPosition + point.dataSize)
+      yield* moveCheckpoint(chunk.startPosition + point.dataSize, true)
       yield* chunk.handle.truncate(HEADER_SIZE + point.dataSize)
       if (config.preallocate) yield* chunk.handle.truncate(HEADER_SIZE + cs)
       yield* chunk.handle.sync

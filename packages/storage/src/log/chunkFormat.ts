@@ -23,12 +23,18 @@
  * File names: `chunk-SSSSSS.VVVVVV` (start number, version, each at least six digits); the highest
  * version of a start wins.
  */
+import { assert } from "@vellum/platform"
 import { checksum } from "../codec/checksum.js"
 import { readU64, uuidFromBytes, uuidToBytes, writeU64 } from "../codec/bytes.js"
 
 export const HEADER_SIZE = 128
 export const FOOTER_SIZE = 128
 export const POSMAP_ENTRY_SIZE = 12
+// The checksums of header and footer are their last word (124..128), after every field (the header's end
+// with the chunk id at 19..35, the footer's with the file checksum at 120..124).
+assert(HEADER_SIZE === 124 + 4, "chunkFormat: the header's fields and checksum fill HEADER_SIZE")
+assert(FOOTER_SIZE === 124 + 4, "chunkFormat: the footer's fields and checksums fill FOOTER_SIZE")
+assert(POSMAP_ENTRY_SIZE === 4 + 8, "chunkFormat: a position map entry is a u32 offset and a u64 position")
 const HEADER_MAGIC = 0x4b434c56 // "VLCK" little-endian
 const FOOTER_MAGIC = 0x46434c56 // "VLCF"
 /** 2: every checksum is CRC-32 (1 used CRC-32C). */

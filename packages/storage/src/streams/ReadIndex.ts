@@ -11,6 +11,7 @@
  * the writer calls for every durable batch, so the writer's expected-version checks rarely touch disk.
  */
 import { Effect } from "effect"
+import { assert } from "@vellum/platform"
 import { NotCached, type TransactionLog, type ReadError } from "../log/TransactionLog.js"
 import { GenerationalCache } from "../cache/GenerationalCache.js"
 import { EventFlags, RecordKind, type EventRecord, type LogRecord } from "../log/records.js"
@@ -85,6 +86,10 @@ export class ReadIndex {
 
   /** Indexes the records of a durable batch and makes them visible. Plain and synchronous. */
   applyCommitted(records: ReadonlyArray<LogRecord>, endPosition: number): void {
+    // Readers trust `committed()`: moving it back would hide acknowledged events, moving it past the
+    // durable log would show records a crash can still take away.
+    assert(endPosition >= this.committedPosition, "ReadIndex: the committed position only grows")
+    assert(endPosition <= this.log.writerPosition(), "ReadIndex: the committed position never passes the durable log")
     const entries: Array<{ stream: string; eventNumber: number; position: number }> = []
     for (const record of records) {
       const entry = indexEntryOf(record)

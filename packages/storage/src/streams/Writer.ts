@@ -15,6 +15,7 @@
  * full, recovery succeeds and the next write fails again — and that is what is logged, once each way.
  */
 import { Clock, Duration, Effect, Random, Schedule } from "effect"
+import { assert } from "@vellum/platform"
 import { InvalidRequest, WriteTimeout, type StorageFailed } from "../errors.js"
 import type { TransactionLog, WriteUnit } from "../log/TransactionLog.js"
 import { EventFlags, MAX_RECORD_BODY, RecordKind, bodyLength, framedLength, type LogRecord } from "../log/records.js"
@@ -43,6 +44,8 @@ interface Pending {
   readonly queuedAt: number
   /** Answered already (by its batch, or by the write timeout: the later answer is dropped). */
   settled: boolean
+  /** Its round has answered it (a round answers each of its commands exactly once). */
+  answeredByRound: boolean
 }
 
 const failed = (error: WriteError): WriteOutcome => ({ ok: false, error })
@@ -120,15 +123,20 @@ export const makeWriter = (
     /** Waits for at least one command, then takes up to `maxBatchCommands` of them. */
     const takeBatch = Effect.async<Array<Pending>>((resume) => {
       const take = () => {
+        assert(inFlight.length === 0, "Writer: one round at a time")
         const batch = queue.length <= config.maxBatchCommands ? queue : queue.slice(0, config.maxBatchCommands)
         queue = queue.length <= config.maxBatchCommands ? [] : queue.slice(config.maxBatchCommands)
         inFlight = batch
         resume(Effect.succeed(batch))
       }
       if (queue.length > 0) take()
-      else wake = () => {
-        wake = undefined
-        take()
+      else {
+        // A second waiting round would take commands while the first is still writing or answering them.
+        assert(wake === undefined, "Writer: one round at a time")
+        wake = () => {
+          wake = undefined
+          take()
+        }
       }
     })
     const stats: WriterStats = {
@@ -173,15 +181,15 @@ export const makeWriter = (
       let retries: Array<number> | undefined
       for (let i = 0; i < batch.length; i++) {
         const p = plans[i]!
-        if (p._tag === "Fail") batch[i]!.answer(failed(p.error))
-        else if (p._tag === "Write") batch[i]!.answer(succeeded(p.answer(positionsOf(i))))
+        if (p._tag === "Fail") answerFromRound(batch[i]!, failed(p.error))
+        else if (p._tag === "Write") answerFromRound(batch[i]!, succeeded(p.answer(positionsOf(i))))
         else (retries ??= []).push(i)
       }
       if (retries === undefined) return Effect.void
       return Effect.forEach(retries, (i) => {
         const p = plans[i] as Extract<Plan, { _tag: "Idempotent" }>
         return Effect.map(Effect.either(readIndex.eventAt(p.stream, p.last)), (original) =>
-          batch[i]!.answer(succeeded({
+          answerFromRound(batch[i]!, succeeded({
             _tag: "Appended",
             firstEventNumber: p.first,
             lastEventNumber: p.last,
@@ -189,6 +197,13 @@ export const makeWriter = (
             idempotent: true
           })))
       }, { discard: true })
+    }
+
+    /** A round's answer to one of its commands (a timeout may have answered it first: then this one is dropped). */
+    const answerFromRound = (pending: Pending, outcome: WriteOutcome): void => {
+      assert(!pending.answeredByRound, "Writer: each command is answered once")
+      pending.answeredByRound = true
+      pending.answer(outcome)
     }
 
     const noPositions: ReadonlyArray<number> = []
@@ -222,7 +237,7 @@ export const makeWriter = (
             if (p._tag !== "Write") continue
             for (const r of p.records) if (r.kind === RecordKind.Event && (r.flags & EventFlags.Tombstone) === 0) ids.forget(r.eventId)
           }
-          for (const pending of batch) pending.answer(failed(written.left))
+          for (const pending of batch) answerFromRound(pending, failed(written.left))
           return yield* refuseWrites(written.left)
         }
         if (refused !== undefined) {
@@ -230,15 +245,21 @@ export const makeWriter = (
           refused = undefined
         }
         const records: Array<LogRecord> = []
+        // Positions only grow: a record placed at or below the committed position would overwrite what
+        // readers already see in the index.
+        let lastPosition = readIndex.committed() - 1
         for (let u = 0; u < unitRecords.length; u++) {
           const placed = prepared.positions[u]!
           const unit = unitRecords[u]!
           for (let k = 0; k < unit.length; k++) {
+            assert(placed[k]! > lastPosition, "Writer: positions only grow")
+            lastPosition = placed[k]!
             ;(unit[k] as { logPosition: number }).logPosition = placed[k]!
             if (unit[k]!.kind === RecordKind.Event) stats.eventsWritten++
             records.push(unit[k]!)
           }
         }
+        assert(prepared.endPosition > lastPosition, "Writer: positions only grow")
         readIndex.applyCommitted(records, prepared.endPosition)
         yield* onCommitted(records, prepared.endPosition)
         // Backpressure: hold the writer while the index is behind writing memtables to tables. If the
@@ -290,6 +311,7 @@ export const makeWriter = (
       stats.rounds++
       stats.commands += batch.length
       yield* runRound(batch)
+      for (let i = 0; i < batch.length; i++) assert(batch[i]!.answeredByRound, "Writer: each command is answered once")
       // Answered: let the round's commands (and their event data) go.
       inFlight = []
     }).pipe(Effect.forever)
@@ -300,6 +322,7 @@ export const makeWriter = (
         command,
         queuedAt: clock.unsafeCurrentTimeMillis(),
         settled: false,
+        answeredByRound: false,
         answer: (outcome) => {
           if (pending.settled) return
           pending.settled = true

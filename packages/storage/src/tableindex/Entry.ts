@@ -8,6 +8,7 @@
  */
 import type { Effect } from "effect"
 import { Schema } from "effect"
+import { assert } from "@vellum/platform"
 import type { StreamHash } from "./StreamHash.js"
 
 /** What a lookup returns. `exact` is true for memtable hits (same stream name); table hits may collide. */
@@ -43,6 +44,7 @@ export class IndexCorrupt extends Schema.TaggedError<IndexCorrupt>()("IndexCorru
 export const ENTRY_BYTES = 24
 /** An entry is 6 little-endian u32 words: hashHi, hashLo, eventNumber lo/hi, position lo/hi. */
 export const ENTRY_WORDS = 6
+assert(ENTRY_BYTES === ENTRY_WORDS * 4, "Entry: an entry's bytes are its u32 words")
 
 /** Copies entry `from` of `src` to slot `to` of `dst`, word by word (no view allocated per entry). */
 export const copyEntry = (src: Uint32Array, from: number, dst: Uint32Array, to: number): void => {

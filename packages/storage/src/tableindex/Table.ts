@@ -33,7 +33,7 @@
  * Buffer.readUInt32LE costs about ten times more per field on Node 20.
  */
 import { Effect } from "effect"
-import { Disk, type DiskError, type FileHandle } from "@vellum/platform"
+import { Disk, assert, type DiskError, type FileHandle } from "@vellum/platform"
 import { checksum, checksumUpdate } from "../codec/checksum.js"
 import { bloomMayContain } from "./Bloom.js"
 import { BlockCache } from "./BlockCache.js"
@@ -46,6 +46,7 @@ export const HEADER_BYTES = 64
 export const FENCE_BYTES = 28
 const FENCE_WORDS = 7
 export const FOOTER_BYTES = 80
+assert(FENCE_BYTES === ENTRY_BYTES + 4 && FENCE_BYTES === FENCE_WORDS * 4, "Table: a fence is an entry and a CRC-32, in u32 words")
 export const FORMAT_VERSION = 1
 export const HEADER_MAGIC = "VELLUMIX"
 export const FOOTER_MAGIC = 0x46584956 // "VIXF"

@@ -26,7 +26,7 @@
  *   removes it). IndexCorrupt stops the work for good (retrying cannot mend a damaged table).
  */
 import { Cause, Clock, Deferred, Duration, Effect, Exit, FiberId, Queue, type Scope } from "effect"
-import type { Disk } from "@vellum/platform"
+import { assert, assertionFailureIn, type Disk } from "@vellum/platform"
 import { BlockCache } from "./BlockCache.js"
 import { compareAscending, compareLatest, type IndexEntry, type NewIndexEntry } from "./Entry.js"
 import { mergeSource } from "./Merge.js"
@@ -173,9 +173,20 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
 
     const flushOne = Effect.gen(function*() {
       const mem = frozen[0]!
-      const done = () => void frozen.shift()
+      // The manifest will say the tables cover the log up to mem.coveredUpTo, and the log below it is never
+      // indexed again: the table must hold every entry of the memtable, and flushes go forward in log order.
+      assert(mem.coveredUpTo >= set.manifest.coveredPosition, "TableIndex: memtables are flushed in log order")
+      let written = 0
+      const done = () => {
+        assert(written === mem.entryCount, "TableIndex: a memtable flush writes every entry it covers")
+        frozen.shift()
+      }
       if (mem.entryCount === 0) yield* set.commit([], undefined, mem.coveredUpTo, done)
-      else yield* set.buildAndCommit(0, mem.source(), [], mem.coveredUpTo, done)
+      else {
+        const source = mem.source()
+        const counted: typeof source = { pull: (out) => Effect.map(source.pull(out), (n) => (written += n, n)) }
+        yield* set.buildAndCommit(0, counted, [], mem.coveredUpTo, done)
+      }
       notify()
     })
 
@@ -257,6 +268,9 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
           continue
         } else failure = exit.cause
         notify()
+        // A broken invariant is not a failure of the index to report and carry on from: it stops the node.
+        const broken = failure === undefined ? undefined : assertionFailureIn(failure)
+        if (broken !== undefined) return yield* Effect.die(broken)
       }
     })
     // When the index's scope closes, waiters are released (interrupted) rather than left hanging.
@@ -374,7 +388,11 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
         }
       }
       const mem = active
-      for (const e of entries) mem.add(e.stream, e.eventNumber, e.position)
+      for (const e of entries) {
+        // The memtable claims to cover the log up to `coveredUpTo`; an entry at or past it is not covered.
+        assert(e.position < coveredUpTo, "TableIndex: a batch's entries lie below the position it covers")
+        mem.add(e.stream, e.eventNumber, e.position)
+      }
       if (coveredUpTo > covered) covered = coveredUpTo
       mem.coveredUpTo = covered
       if (mem.entryCount >= maxEntries) rotate()

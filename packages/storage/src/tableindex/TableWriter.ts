@@ -7,7 +7,7 @@
  * it lists the table in the manifest. An out-of-order source is a bug in the caller: it dies.
  */
 import { Effect } from "effect"
-import { Disk, type DiskError, type FileHandle } from "@vellum/platform"
+import { AssertionFailed, Disk, type DiskError, type FileHandle } from "@vellum/platform"
 import { checksum, checksumUpdate } from "../codec/checksum.js"
 import { BLOOM_PROBES, bloomAdd, bloomWordsFor } from "./Bloom.js"
 import { allocEntries, bytesOf, ENTRY_BYTES, ENTRY_WORDS, type EntrySource, MAX_SAFE_HI } from "./Entry.js"
@@ -137,7 +137,8 @@ const writeTo = <E>(handle: FileHandle, path: string, source: EntrySource<E>, op
       const n = yield* source.pull(w)
       if (n === 0) break
       const bad = scanner.scan(w, n)
-      if (bad !== undefined) return yield* Effect.die(new Error(`writeTable ${path}: ${bad}`))
+      // Tables stay sorted: every lookup binary-searches them. (The message is built only when it fails.)
+      if (bad !== undefined) throw new AssertionFailed(`TableWriter: the entries of ${path} are not sorted: ${bad}`)
       const bytes = bytesOf(w, n)
       scanner.blockCrcs(bytes, scanner.count - n, n)
       crcEntries = checksumUpdate(crcEntries, bytes)

@@ -8,7 +8,8 @@ import { connect, type Socket } from "node:net"
 import { Effect } from "effect"
 import { serveHttp, type Reply } from "../src/index.js"
 
-const port = 38_000 + (process.pid % 1000)
+// Below the ephemeral range (32768 on), so no server another test binds to port 0 can take it.
+const port = 23_000 + (process.pid % 1000)
 
 /** A keep-alive connection that has been answered once (so the server surely saw it). */
 const openConnection = (): Promise<Socket> =>

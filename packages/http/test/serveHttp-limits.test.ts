@@ -11,7 +11,8 @@ import { connect, type Socket } from "node:net"
 import { Effect } from "effect"
 import { serveHttp, type HttpRequest, type Reply, type ServeOptions } from "../src/index.js"
 
-const port = 41_000 + (process.pid % 1000)
+// Below the ephemeral range (32768 on), so no server another test binds to port 0 can take it.
+const port = 25_000 + (process.pid % 1000)
 
 interface Answer { readonly status: number; readonly reason: string; readonly body: string }
 

@@ -21,7 +21,8 @@ const send = (port: number, method: string, path: string, body?: string): Promis
     req.end()
   })
 
-const port = 39_000 + (process.pid % 1000)
+// Below the ephemeral range (32768 on), so no server another test binds to port 0 can take it.
+const port = 24_000 + (process.pid % 1000)
 
 describe("serveHttp (live adapter)", () => {
   it.scopedLive("serves the processor's replies with their reason phrases", () =>

@@ -25,13 +25,17 @@ const foldersPattern = (names) => `^(${names.map(workspaceFolder).join("|")})/`
 
 const directionRules = workspaces.flatMap((name) => {
   const refused = workspaces.filter((other) => other !== name && !allowedDependencies[name].includes(other))
-  return refused.length === 0 ? [] : [{
-    name: `${name}-imports-only-its-allowed-dependencies`,
-    comment: `${workspaceFolder(name)} may import ${allowedDependencies[name].join(", ") || "no other workspace"} (dependency-cruiser.config.js)`,
-    severity: "error",
-    from: { path: `^${workspaceFolder(name)}/` },
-    to: { path: foldersPattern(refused) }
-  }]
+  return refused.length === 0
+    ? []
+    : [
+        {
+          name: `${name}-imports-only-its-allowed-dependencies`,
+          comment: `${workspaceFolder(name)} may import ${allowedDependencies[name].join(", ") || "no other workspace"} (dependency-cruiser.config.js)`,
+          severity: "error",
+          from: { path: `^${workspaceFolder(name)}/` },
+          to: { path: foldersPattern(refused) }
+        }
+      ]
 })
 
 /** @type {import("dependency-cruiser").IConfiguration} */

@@ -7,13 +7,23 @@
 import js from "@eslint/js"
 import tseslint from "typescript-eslint"
 
-const why = "breaks determinism: use Effect's Clock/Random, the Disk service or Effect timers (see docs/architecture.md)"
+const why =
+  "breaks determinism: use Effect's Clock/Random, the Disk service or Effect timers (see docs/architecture.md)"
 
 export const determinismRules = {
   "no-restricted-globals": [
     "error",
-    ...["setTimeout", "setInterval", "setImmediate", "clearTimeout", "clearInterval", "clearImmediate",
-      "queueMicrotask", "fetch", "performance"].map((name) => ({ name, message: `${name} ${why}` }))
+    ...[
+      "setTimeout",
+      "setInterval",
+      "setImmediate",
+      "clearTimeout",
+      "clearInterval",
+      "clearImmediate",
+      "queueMicrotask",
+      "fetch",
+      "performance"
+    ].map((name) => ({ name, message: `${name} ${why}` }))
   ],
   "no-restricted-properties": [
     "error",
@@ -22,7 +32,11 @@ export const determinismRules = {
     { object: "crypto", property: "randomUUID", message: `crypto.randomUUID ${why}` },
     { object: "crypto", property: "getRandomValues", message: `crypto.getRandomValues ${why}` },
     { object: "process", property: "hrtime", message: `process.hrtime ${why}` },
-    { object: "process", property: "env", message: "configuration comes from the node's Config service, not process.env" },
+    {
+      object: "process",
+      property: "env",
+      message: "configuration comes from the node's Config service, not process.env"
+    },
     { object: "performance", property: "now", message: `performance.now ${why}` }
   ],
   "no-restricted-syntax": [
@@ -34,13 +48,37 @@ export const determinismRules = {
     "error",
     {
       paths: [
-        ...["fs", "node:fs", "fs/promises", "node:fs/promises", "net", "node:net", "dgram", "node:dgram",
-          "timers", "node:timers", "timers/promises", "node:timers/promises", "perf_hooks", "node:perf_hooks",
-          "child_process", "node:child_process", "worker_threads", "node:worker_threads"]
-          .map((name) => ({ name, message: `${name} ${why}` })),
+        ...[
+          "fs",
+          "node:fs",
+          "fs/promises",
+          "node:fs/promises",
+          "net",
+          "node:net",
+          "dgram",
+          "node:dgram",
+          "timers",
+          "node:timers",
+          "timers/promises",
+          "node:timers/promises",
+          "perf_hooks",
+          "node:perf_hooks",
+          "child_process",
+          "node:child_process",
+          "worker_threads",
+          "node:worker_threads"
+        ].map((name) => ({ name, message: `${name} ${why}` })),
         ...["crypto", "node:crypto"].map((name) => ({
           name,
-          importNames: ["randomUUID", "randomBytes", "randomInt", "randomFillSync", "randomFill", "getRandomValues", "webcrypto"],
+          importNames: [
+            "randomUUID",
+            "randomBytes",
+            "randomInt",
+            "randomFillSync",
+            "randomFill",
+            "getRandomValues",
+            "webcrypto"
+          ],
           message: `random sources from ${name} ${why}`
         }))
       ]
@@ -55,7 +93,10 @@ export default tseslint.config(
   {
     languageOptions: { globals: { console: "readonly", process: "readonly", Buffer: "readonly", URL: "readonly" } },
     rules: {
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }
+      ],
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/no-namespace": "off",
       "no-constant-condition": ["error", { checkLoops: false }]

@@ -5,7 +5,13 @@ import { defineConfig } from "vitest/config"
 // behind `npm run sim:soak`.
 export default defineConfig({
   test: {
-    include: ["packages/*/test/**/*.test.ts", "property-tests/test/**/*.test.ts", "simulation/test/**/*.test.ts", "bench/test/**/*.test.ts", "test/**/*.test.ts"],
+    include: [
+      "packages/*/test/**/*.test.ts",
+      "property-tests/test/**/*.test.ts",
+      "simulation/test/**/*.test.ts",
+      "bench/test/**/*.test.ts",
+      "test/**/*.test.ts"
+    ],
     testTimeout: 120_000,
     hookTimeout: 60_000,
     pool: "forks",

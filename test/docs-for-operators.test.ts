@@ -6,7 +6,12 @@ import { describe, expect, it } from "vitest"
 import { optionSpecs } from "../packages/node/src/config/options.js"
 
 const read = (path: string) => readFileSync(path, "utf8")
-const docs = () => ["README.md", ...readdirSync("docs").filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)]
+const docs = () => [
+  "README.md",
+  ...readdirSync("docs")
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`)
+]
 
 describe("docs for operators", () => {
   it("the README says how to change the port, in every source's spelling, and links the user guide", () => {
@@ -18,8 +23,13 @@ describe("docs for operators", () => {
   })
 
   it("the user guide covers getting started, configuration, users and ACLs, scavenging, backup and monitoring", () => {
-    const headings = read("docs/user-guide.md").split("\n").filter((l) => l.startsWith("## ")).join("\n").toLowerCase()
-    for (const topic of ["getting started", "configuration", "users", "scavenging", "backup", "monitoring"]) expect(headings).toContain(topic)
+    const headings = read("docs/user-guide.md")
+      .split("\n")
+      .filter((l) => l.startsWith("## "))
+      .join("\n")
+      .toLowerCase()
+    for (const topic of ["getting started", "configuration", "users", "scavenging", "backup", "monitoring"])
+      expect(headings).toContain(topic)
   })
 
   it("no doc shows `docker run` unless the repository has a Dockerfile", () => {

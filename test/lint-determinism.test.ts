@@ -20,8 +20,8 @@ describe("determinism lint", () => {
     ["new Date()", "export const t = new Date()\n"],
     ["Math.random", "export const r = Math.random()\n"],
     ["setTimeout", "setTimeout(() => {}, 1)\n"],
-    ["node:fs", "import * as fs from \"node:fs\"\nexport const f = fs\n"],
-    ["crypto.randomUUID", "import { randomUUID } from \"node:crypto\"\nexport const u = randomUUID()\n"],
+    ["node:fs", 'import * as fs from "node:fs"\nexport const f = fs\n'],
+    ["crypto.randomUUID", 'import { randomUUID } from "node:crypto"\nexport const u = randomUUID()\n'],
     ["process.env", "export const e = process.env\n"]
   ])("rejects %s in production code", async (_name, code) => {
     const messages = await lint(code, "packages/storage/src/leak.ts")
@@ -30,7 +30,7 @@ describe("determinism lint", () => {
 
   it("allows deterministic uses: new Date(ms) and hashing from node:crypto", async () => {
     const messages = await lint(
-      "import { createHash } from \"node:crypto\"\nexport const d = new Date(0)\nexport const h = createHash(\"sha1\")\n",
+      'import { createHash } from "node:crypto"\nexport const d = new Date(0)\nexport const h = createHash("sha1")\n',
       "packages/storage/src/ok.ts"
     )
     expect(messages).toEqual([])
@@ -46,12 +46,18 @@ describe("determinism lint", () => {
   })
 
   it("allows the real world inside live layers", async () => {
-    const messages = await lint("import * as fs from \"node:fs\"\nexport const t = Date.now() + fs.constants.O_RDONLY\n", "packages/platform/src/live/NodeDisk.ts")
+    const messages = await lint(
+      'import * as fs from "node:fs"\nexport const t = Date.now() + fs.constants.O_RDONLY\n',
+      "packages/platform/src/live/NodeDisk.ts"
+    )
     expect(messages).toEqual([])
   })
 
   it("allows the real world in the node's main.ts, the composition root that starts the process", async () => {
-    const messages = await lint("export const t = Date.now() + (process.env.HOME === undefined ? 0 : 1)\n", "packages/node/src/main.ts")
+    const messages = await lint(
+      "export const t = Date.now() + (process.env.HOME === undefined ? 0 : 1)\n",
+      "packages/node/src/main.ts"
+    )
     expect(messages).toEqual([])
   })
 })

@@ -25,7 +25,9 @@ const tracked = (): ReadonlyArray<string> =>
 
 /** `path:line: text` for every line that points outside the repository. */
 const pointersOutside = (path: string, text: string): Array<string> =>
-  text.split("\n").flatMap((line, i) => (outside.some((re) => re.test(line)) ? [`${path}:${i + 1}: ${line.trim()}`] : []))
+  text
+    .split("\n")
+    .flatMap((line, i) => (outside.some((re) => re.test(line)) ? [`${path}:${i + 1}: ${line.trim()}`] : []))
 
 describe("the repository stands alone", () => {
   it("finds a pointer outside the repository when there is one", () => {

@@ -111,16 +111,18 @@ const median = (lines: ReadonlyArray<{ wakeupsPerS: number }>) => {
   return xs[xs.length >> 1]
 }
 const bestEffect = best(effects)
-console.log(JSON.stringify({
-  bench: "clock",
-  case: "summary",
-  reps,
-  effectWakeupsPerSBest: bestEffect,
-  effectWakeupsPerSMedian: median(effects),
-  bareHeapWakeupsPerSBest: best(bares),
-  effectOverBare: Number((bestEffect / best(bares)).toFixed(4)),
-  simToRealBest: Math.max(...effects.map((l) => l.simToReal)),
-  sameTraceHashEveryRep: hashes.size === 1,
-  target: TARGET_WAKEUPS_PER_S,
-  meetsTarget: bestEffect >= TARGET_WAKEUPS_PER_S
-}))
+console.log(
+  JSON.stringify({
+    bench: "clock",
+    case: "summary",
+    reps,
+    effectWakeupsPerSBest: bestEffect,
+    effectWakeupsPerSMedian: median(effects),
+    bareHeapWakeupsPerSBest: best(bares),
+    effectOverBare: Number((bestEffect / best(bares)).toFixed(4)),
+    simToRealBest: Math.max(...effects.map((l) => l.simToReal)),
+    sameTraceHashEveryRep: hashes.size === 1,
+    target: TARGET_WAKEUPS_PER_S,
+    meetsTarget: bestEffect >= TARGET_WAKEUPS_PER_S
+  })
+)

@@ -9,7 +9,7 @@ import { Effect, Fiber } from "effect"
 import { now } from "./benchSupport.js"
 
 export const handOffCeiling = (appenders: number, appendsPerAppender: number, makeEvents: (i: number) => unknown) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let queue: Array<() => void> = []
     let wake: (() => void) | undefined
     const take = Effect.async<Array<() => void>>((resume) => {
@@ -19,30 +19,40 @@ export const handOffCeiling = (appenders: number, appendsPerAppender: number, ma
         resume(Effect.succeed(batch))
       }
       if (queue.length > 0) go()
-      else wake = () => {
-        wake = undefined
-        go()
-      }
+      else
+        wake = () => {
+          wake = undefined
+          go()
+        }
     })
     // One event-loop turn per round stands in for the durable write.
     const turn = Effect.async<void>((resume) => {
       setImmediate(() => resume(Effect.void))
     })
-    const batcher = yield* Effect.fork(Effect.forever(Effect.gen(function*() {
-      const batch = yield* take
-      yield* turn
-      for (const answer of batch) answer()
-    })))
+    const batcher = yield* Effect.fork(
+      Effect.forever(
+        Effect.gen(function* () {
+          const batch = yield* take
+          yield* turn
+          for (const answer of batch) answer()
+        })
+      )
+    )
     const handOff = (_stream: string, _events: unknown) =>
       Effect.async<number>((resume) => {
         queue.push(() => resume(Effect.succeed(0)))
         if (wake !== undefined) wake()
       })
     const start = now()
-    yield* Effect.forEach(Array.from({ length: appenders }, (_, a) => a), (a) =>
-      Effect.gen(function*() {
-        for (let k = 0; k < appendsPerAppender; k++) yield* handOff(`stream-${a}-${k % 100}`, makeEvents(a * appendsPerAppender + k))
-      }), { concurrency: "unbounded", discard: true })
+    yield* Effect.forEach(
+      Array.from({ length: appenders }, (_, a) => a),
+      (a) =>
+        Effect.gen(function* () {
+          for (let k = 0; k < appendsPerAppender; k++)
+            yield* handOff(`stream-${a}-${k % 100}`, makeEvents(a * appendsPerAppender + k))
+        }),
+      { concurrency: "unbounded", discard: true }
+    )
     const secs = now() - start
     yield* Fiber.interrupt(batcher)
     return (appenders * appendsPerAppender) / secs

@@ -34,7 +34,15 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { ALL_PAGE_SIZE, ATOM_JSON, PAGE_SIZE, basicAuth, round, type LoadPlan, type LoadResult } from "./httpPlan.js"
 import { allPagePaths, captureAppendReply, captureReadReply, prefillStreams, streamPagePaths } from "./httpPrefill.js"
-import { freePort, repoRoot, runLoadProcess, startBare, startVellum, type BareServer, type VellumNode } from "./httpProcesses.js"
+import {
+  freePort,
+  repoRoot,
+  runLoadProcess,
+  startBare,
+  startVellum,
+  type BareServer,
+  type VellumNode
+} from "./httpProcesses.js"
 
 const args = process.argv.slice(2)
 const quick = args.includes("--quick")
@@ -45,7 +53,10 @@ const argValue = (name: string) => {
 const durationSec = Number(argValue("--duration") ?? (quick ? 3 : 10))
 const warmupSec = Number(argValue("--warmup") ?? (quick ? 1 : 2))
 const dataDir = path.resolve(repoRoot, argValue("--dir") ?? ".bench-data/http")
-const only = argValue("--only")?.split(",").map((name) => name.trim()).filter((name) => name !== "")
+const only = argValue("--only")
+  ?.split(",")
+  .map((name) => name.trim())
+  .filter((name) => name !== "")
 const readStreams = quick ? 50 : 200
 const eventsPerReadStream = quick ? 200 : 500
 const maxAllPages = quick ? 300 : 2000
@@ -86,7 +97,13 @@ const scenarios = (streamPaths: ReadonlyArray<string>, allPaths: ReadonlyArray<s
     bench: `append-${eventsPerAppend}`,
     connections,
     eventsPerRequest: eventsPerAppend,
-    plan: (origin, pid) => ({ ...base(origin, pid, connections), kind: "append", eventsPerAppend, streamPrefix: `bench-append-${eventsPerAppend}`, streams: APPEND_STREAMS })
+    plan: (origin, pid) => ({
+      ...base(origin, pid, connections),
+      kind: "append",
+      eventsPerAppend,
+      streamPrefix: `bench-append-${eventsPerAppend}`,
+      streams: APPEND_STREAMS
+    })
   })
   const read = (bench: string, paths: ReadonlyArray<string>, eventsPerRequest: number): Scenario => ({
     bench,
@@ -94,10 +111,16 @@ const scenarios = (streamPaths: ReadonlyArray<string>, allPaths: ReadonlyArray<s
     eventsPerRequest,
     plan: (origin, pid) => ({ ...base(origin, pid, 64), kind: "read", paths, accept: ATOM_JSON })
   })
-  return [append(1, 64), append(100, 16), read("read-stream-embed-body", streamPaths, PAGE_SIZE), read("read-all-forward-100", allPaths, ALL_PAGE_SIZE)]
+  return [
+    append(1, 64),
+    append(100, 16),
+    read("read-stream-embed-body", streamPaths, PAGE_SIZE),
+    read("read-all-forward-100", allPaths, ALL_PAGE_SIZE)
+  ]
 }
 
-const problems = (r: LoadResult) => (r.errors > 0 || r.non2xx > 0 ? { statuses: r.statuses, firstError: r.firstError } : undefined)
+const problems = (r: LoadResult) =>
+  r.errors > 0 || r.non2xx > 0 ? { statuses: r.statuses, firstError: r.firstError } : undefined
 
 const runScenario = async (scenario: Scenario, node: VellumNode, bare: BareServer) => {
   const vellum = await runLoadProcess(scenario.plan(node.origin, node.pid))
@@ -123,7 +146,9 @@ const runScenario = async (scenario: Scenario, node: VellumNode, bare: BareServe
     serverCpuUsPerRequest: { vellum: vellum.serverCpuUsPerRequest, bare: ceiling.serverCpuUsPerRequest },
     serverSystemPercent: { vellum: vellum.serverSystemPercent, bare: ceiling.serverSystemPercent },
     cpuRatio:
-      vellum.serverCpuUsPerRequest !== undefined && ceiling.serverCpuUsPerRequest !== undefined && vellum.serverCpuUsPerRequest > 0
+      vellum.serverCpuUsPerRequest !== undefined &&
+      ceiling.serverCpuUsPerRequest !== undefined &&
+      vellum.serverCpuUsPerRequest > 0
         ? round(ceiling.serverCpuUsPerRequest / vellum.serverCpuUsPerRequest, 3)
         : undefined,
     valid,
@@ -157,7 +182,14 @@ const main = async () => {
     const streamPaths = streamPagePaths(readStreams, eventsPerReadStream)
     const allPaths = await allPagePaths(node.origin, authorization, maxAllPages)
     if (allPaths.length === 0) throw new Error("no full page in $all after the prefill")
-    print({ bench: "prefill", streams: readStreams, eventsPerStream: eventsPerReadStream, streamPages: streamPaths.length, allPages: allPaths.length, secs: round((Date.now() - started) / 1000, 1) })
+    print({
+      bench: "prefill",
+      streams: readStreams,
+      eventsPerStream: eventsPerReadStream,
+      streamPages: streamPaths.length,
+      allPages: allPaths.length,
+      secs: round((Date.now() - started) / 1000, 1)
+    })
     bare = await startBare({
       append: await captureAppendReply(node.origin, authorization, "bench-append-1-0"),
       streamPage: await captureReadReply(node.origin, authorization, streamPaths[Math.floor(streamPaths.length / 2)]),
@@ -165,7 +197,10 @@ const main = async () => {
     })
     const all = scenarios(streamPaths, allPaths)
     const unknown = only?.filter((name) => !all.some((scenario) => scenario.bench === name)) ?? []
-    if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(", ")}; known: ${all.map((scenario) => scenario.bench).join(", ")}`)
+    if (unknown.length > 0)
+      throw new Error(
+        `unknown scenario ${unknown.join(", ")}; known: ${all.map((scenario) => scenario.bench).join(", ")}`
+      )
     for (const scenario of all.filter((scenario) => only === undefined || only.includes(scenario.bench))) {
       allValid = (await runScenario(scenario, node, bare)) && allValid
     }
@@ -177,7 +212,12 @@ const main = async () => {
     await bare?.stop()
     const stoppedCleanly = await node.shutdown(authorization)
     removeDataDir()
-    print({ bench: "done", valid: allValid, nodeStoppedCleanly: stoppedCleanly, secs: round((Date.now() - started) / 1000, 1) })
+    print({
+      bench: "done",
+      valid: allValid,
+      nodeStoppedCleanly: stoppedCleanly,
+      secs: round((Date.now() - started) / 1000, 1)
+    })
   }
   if (!allValid) process.exitCode = 1
 }

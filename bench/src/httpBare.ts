@@ -20,7 +20,12 @@ interface Prepared {
 
 const prepare = (canned: CannedReply): Prepared => {
   const body = Buffer.from(canned.bodyBase64, "base64")
-  return { status: canned.status, reason: canned.reason, headers: { ...canned.headers, "content-length": String(body.length) }, body }
+  return {
+    status: canned.status,
+    reason: canned.reason,
+    headers: { ...canned.headers, "content-length": String(body.length) },
+    body
+  }
 }
 
 const isAll = (url: string) => url.startsWith("/streams/$all") || url.startsWith("/streams/%24all")

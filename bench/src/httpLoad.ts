@@ -23,7 +23,11 @@ const requestSource = (plan: LoadPlan): (() => Dispatcher.RequestOptions) => {
   }
   // Random per process, so two runs against the same database never repeat an id.
   const salt = crypto.randomBytes(4).toString("hex")
-  const headers = { authorization: plan.authorization, "content-type": EVENTS_CONTENT_TYPE, "kurrent-expectedversion": "-2" }
+  const headers = {
+    authorization: plan.authorization,
+    "content-type": EVENTS_CONTENT_TYPE,
+    "kurrent-expectedversion": "-2"
+  }
   let appends = 0
   return () => {
     const k = appends++
@@ -88,7 +92,12 @@ export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
   }
 
   const connection = async () => {
-    const client = new Client(plan.origin, { pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 })
+    const client = new Client(plan.origin, {
+      pipelining: 1,
+      keepAliveTimeout: 60_000,
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000
+    })
     try {
       while (!windowOver()) {
         const request = next()

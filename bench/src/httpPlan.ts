@@ -13,7 +13,8 @@ export const PAGE_SIZE = 20
 /** `$all` catch-up reads pages of 100 (the issue's scenario). */
 export const ALL_PAGE_SIZE = 100
 
-export const basicAuth = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
+export const basicAuth = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
 
 interface PlanBase {
   /** `http://127.0.0.1:port` of the server under load. */

@@ -4,15 +4,29 @@
  * replies the bare server will send (captured from the node, so both servers send the same bytes).
  */
 import * as crypto from "node:crypto"
-import { ALL_PAGE_SIZE, ALL_START, ATOM_JSON, EVENTS_CONTENT_TYPE, PAGE_SIZE, appendBody, type CannedReply } from "./httpPlan.js"
+import {
+  ALL_PAGE_SIZE,
+  ALL_START,
+  ATOM_JSON,
+  EVENTS_CONTENT_TYPE,
+  PAGE_SIZE,
+  appendBody,
+  type CannedReply
+} from "./httpPlan.js"
 
 const APPEND_SIZE = 100
 
-const appendHeaders = (authorization: string) => ({ authorization, "content-type": EVENTS_CONTENT_TYPE, "kurrent-expectedversion": "-2" })
+const appendHeaders = (authorization: string) => ({
+  authorization,
+  "content-type": EVENTS_CONTENT_TYPE,
+  "kurrent-expectedversion": "-2"
+})
 
 const expectStatus = async (response: Response, status: number, what: string) => {
   if (response.status !== status) {
-    throw new Error(`${what}: expected ${status}, got ${response.status} ${response.statusText} ${await response.text()}`)
+    throw new Error(
+      `${what}: expected ${status}, got ${response.status} ${response.statusText} ${await response.text()}`
+    )
   }
   return response
 }
@@ -20,7 +34,12 @@ const expectStatus = async (response: Response, status: number, what: string) =>
 export const readStreamName = (k: number) => `bench-read-${k}`
 
 /** Writes `eventsPerStream` events (a multiple of 100) to each of `streams` streams, 100 per append, 16 at a time. */
-export const prefillStreams = async (origin: string, authorization: string, streams: number, eventsPerStream: number) => {
+export const prefillStreams = async (
+  origin: string,
+  authorization: string,
+  streams: number,
+  eventsPerStream: number
+) => {
   const salt = crypto.randomBytes(4).toString("hex")
   const appendsPerStream = Math.ceil(eventsPerStream / APPEND_SIZE)
   const total = streams * appendsPerStream
@@ -48,7 +67,8 @@ export const prefillStreams = async (origin: string, authorization: string, stre
 export const streamPagePaths = (streams: number, eventsPerStream: number): Array<string> => {
   const paths: Array<string> = []
   for (let from = 0; from + PAGE_SIZE <= eventsPerStream; from += PAGE_SIZE) {
-    for (let k = 0; k < streams; k++) paths.push(`/streams/${readStreamName(k)}/${from}/forward/${PAGE_SIZE}?embed=body`)
+    for (let k = 0; k < streams; k++)
+      paths.push(`/streams/${readStreamName(k)}/${from}/forward/${PAGE_SIZE}?embed=body`)
   }
   return paths
 }
@@ -88,7 +108,11 @@ const PER_CONNECTION_HEADERS = new Set(["date", "connection", "keep-alive", "con
 
 /** Sends one request to the node and keeps its reply for the bare server. */
 export const captureReply = async (url: string, init: RequestInit, expected: number): Promise<CannedReply> => {
-  const response = await expectStatus(await fetch(url, { ...init, redirect: "manual" }), expected, `${init.method ?? "GET"} ${url}`)
+  const response = await expectStatus(
+    await fetch(url, { ...init, redirect: "manual" }),
+    expected,
+    `${init.method ?? "GET"} ${url}`
+  )
   const headers: Record<string, string> = {}
   response.headers.forEach((value, name) => {
     if (!PER_CONNECTION_HEADERS.has(name)) headers[name] = value
@@ -98,11 +122,15 @@ export const captureReply = async (url: string, init: RequestInit, expected: num
 }
 
 export const captureAppendReply = (origin: string, authorization: string, stream: string) =>
-  captureReply(`${origin}/streams/${stream}`, {
-    method: "POST",
-    headers: appendHeaders(authorization),
-    body: appendBody(crypto.randomBytes(4).toString("hex"), 0, 1)
-  }, 201)
+  captureReply(
+    `${origin}/streams/${stream}`,
+    {
+      method: "POST",
+      headers: appendHeaders(authorization),
+      body: appendBody(crypto.randomBytes(4).toString("hex"), 0, 1)
+    },
+    201
+  )
 
 export const captureReadReply = (origin: string, authorization: string, path: string) =>
   captureReply(origin + path, { headers: { authorization, accept: ATOM_JSON } }, 200)

@@ -68,13 +68,22 @@ export const startVellum = async (port: number, args: ReadonlyArray<string>): Pr
   // The node runs compiled (dist/main.mjs, built by `npm run build` before the benchmark) with the V8 flags
   // `npm start` gives it; BENCH_NODE_FLAGS replaces them (for A/B runs of the flags themselves).
   const flags = process.env["BENCH_NODE_FLAGS"]?.split(" ").filter((f) => f !== "") ?? NODE_START_FLAGS
-  const child = spawn(process.execPath, [...flags, path.join(repoRoot, "dist/main.mjs"), "--node-port", String(port), ...args], {
-    cwd: repoRoot,
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+  const child = spawn(
+    process.execPath,
+    [...flags, path.join(repoRoot, "dist/main.mjs"), "--node-port", String(port), ...args],
+    {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "pipe"]
+    }
+  )
   const tail: Array<string> = []
   const keep = (chunk: Buffer) => {
-    tail.push(...chunk.toString("utf8").split("\n").filter((line) => line !== ""))
+    tail.push(
+      ...chunk
+        .toString("utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+    )
     tail.splice(0, Math.max(0, tail.length - 30))
   }
   child.stdout!.on("data", keep)
@@ -83,8 +92,12 @@ export const startVellum = async (port: number, args: ReadonlyArray<string>): Pr
   const outputTail = () => tail.join("\n")
   const deadline = Date.now() + 120_000
   while (true) {
-    if (child.exitCode !== null) throw new Error(`the node exited with code ${child.exitCode} before it was live:\n${outputTail()}`)
-    const status = await fetch(`${origin}/health/live`).then((r) => r.status, () => 0)
+    if (child.exitCode !== null)
+      throw new Error(`the node exited with code ${child.exitCode} before it was live:\n${outputTail()}`)
+    const status = await fetch(`${origin}/health/live`).then(
+      (r) => r.status,
+      () => 0
+    )
     if (status === 204) break
     if (Date.now() > deadline) {
       child.kill("SIGKILL")
@@ -97,7 +110,10 @@ export const startVellum = async (port: number, args: ReadonlyArray<string>): Pr
     pid: child.pid,
     outputTail,
     shutdown: async (authorization) => {
-      const status = await fetch(`${origin}/admin/shutdown`, { method: "POST", headers: { authorization } }).then((r) => r.status, () => 0)
+      const status = await fetch(`${origin}/admin/shutdown`, { method: "POST", headers: { authorization } }).then(
+        (r) => r.status,
+        () => 0
+      )
       if (status !== 200) child.kill("SIGTERM")
       return (await exitWithin(child, 60_000)) && status === 200
     }

@@ -24,9 +24,21 @@ import * as v8 from "node:v8"
 import * as path from "node:path"
 import { Effect, Exit, Logger, LogLevel, Scope } from "effect"
 import { Disk, NodeDisk, join } from "@vellum/platform"
-import { EventStore, ExpectedVersion, defaultStorageConfig, make, type EventStoreService, type StorageConfig } from "@vellum/storage"
 import {
-  STATE_FOLDER, makeScavenger, openStateSession, type Checkpoint, type ScavengerService, type StartScavengeOptions
+  EventStore,
+  ExpectedVersion,
+  defaultStorageConfig,
+  make,
+  type EventStoreService,
+  type StorageConfig
+} from "@vellum/storage"
+import {
+  STATE_FOLDER,
+  makeScavenger,
+  openStateSession,
+  type Checkpoint,
+  type ScavengerService,
+  type StartScavengeOptions
 } from "@vellum/scavenge"
 import { freshDir as freshBenchDir, gc, now, print } from "./benchSupport.js"
 
@@ -71,16 +83,30 @@ const measureSequentialWrite = () => {
 type StreamRole = "capped" | "hard" | "soft" | "plain"
 
 /** Half the streams capped; 1% hard-deleted and 1% soft-deleted at the end; the rest kept whole. */
-const roleOf = (i: number): StreamRole => i % 100 === 1 ? "hard" : i % 100 === 3 ? "soft" : i % 2 === 0 ? "capped" : "plain"
+const roleOf = (i: number): StreamRole =>
+  i % 100 === 1 ? "hard" : i % 100 === 3 ? "soft" : i % 2 === 0 ? "capped" : "plain"
 const streamName = (i: number) => `account-${i}`
 
-const payload = Buffer.from(JSON.stringify({
-  orderId: "order-000123", customer: "customer-4711", amount: 42.5, currency: "EUR", lines: [1, 2, 3, 4],
-  note: "x".repeat(160)
-}))
+const payload = Buffer.from(
+  JSON.stringify({
+    orderId: "order-000123",
+    customer: "customer-4711",
+    amount: 42.5,
+    currency: "EUR",
+    lines: [1, 2, 3, 4],
+    note: "x".repeat(160)
+  })
+)
 let nextId = 0
 const uuid = () => `00000000-0000-4000-8000-${(nextId++).toString(16).padStart(12, "0")}`
-const events = (n: number) => Array.from({ length: n }, () => ({ eventId: uuid(), eventType: "OrderPlaced", isJson: true, data: payload, metadata: Buffer.alloc(0) }))
+const events = (n: number) =>
+  Array.from({ length: n }, () => ({
+    eventId: uuid(),
+    eventType: "OrderPlaced",
+    isJson: true,
+    data: payload,
+    metadata: Buffer.alloc(0)
+  }))
 const json = (value: unknown) => Buffer.from(JSON.stringify(value))
 
 interface Written {
@@ -95,24 +121,32 @@ const forAll = <A>(items: ReadonlyArray<A>, f: (a: A) => Effect.Effect<unknown, 
 
 /** Metadata first, then 100-event appends round-robin over the streams up to the log size, then the deletes. */
 const fill = (store: EventStoreService) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const written: Written = { records: 0, events: 0, streamsWithState: 0 }
     const all = Array.from({ length: streamCount }, (_, i) => i)
     const capped = all.filter((i) => roleOf(i) === "capped")
-    yield* forAll(capped, (i) => store.setStreamMetadata(streamName(i), ExpectedVersion.Any, json({ $maxCount: MAX_COUNT * 2 })))
+    yield* forAll(capped, (i) =>
+      store.setStreamMetadata(streamName(i), ExpectedVersion.Any, json({ $maxCount: MAX_COUNT * 2 }))
+    )
     written.records += capped.length
     let k = 0
-    yield* Effect.forEach(Array.from({ length: 64 }), () =>
-      Effect.gen(function*() {
-        while (store.stats().writerPosition < logBytes) {
-          yield* store.append(streamName(k++ % streamCount), ExpectedVersion.Any, events(100))
-          written.events += 100
-        }
-      }), { concurrency: "unbounded", discard: true })
+    yield* Effect.forEach(
+      Array.from({ length: 64 }),
+      () =>
+        Effect.gen(function* () {
+          while (store.stats().writerPosition < logBytes) {
+            yield* store.append(streamName(k++ % streamCount), ExpectedVersion.Any, events(100))
+            written.events += 100
+          }
+        }),
+      { concurrency: "unbounded", discard: true }
+    )
     written.records += written.events
     // A tenth of the caps are tightened: their first metadata record becomes removable too.
     const tightened = capped.filter((i) => i % 20 === 0)
-    yield* forAll(tightened, (i) => store.setStreamMetadata(streamName(i), ExpectedVersion.Any, json({ $maxCount: MAX_COUNT })))
+    yield* forAll(tightened, (i) =>
+      store.setStreamMetadata(streamName(i), ExpectedVersion.Any, json({ $maxCount: MAX_COUNT }))
+    )
     const hard = all.filter((i) => roleOf(i) === "hard")
     const soft = all.filter((i) => roleOf(i) === "soft")
     yield* forAll(hard, (i) => store.deleteStream(streamName(i), ExpectedVersion.Any, true))
@@ -124,8 +158,11 @@ const fill = (store: EventStoreService) =>
 
 /** Fills the log in `dir` (or copies the one `--log-cache` kept from an earlier run of the same sizes). */
 const filledLog = (dir: string, config: StorageConfig) =>
-  Effect.gen(function*() {
-    const cached = logCache === undefined ? undefined : path.resolve(logCache, `log-${logBytes / MiB}-${chunkSize / MiB}-${streamCount}`)
+  Effect.gen(function* () {
+    const cached =
+      logCache === undefined
+        ? undefined
+        : path.resolve(logCache, `log-${logBytes / MiB}-${chunkSize / MiB}-${streamCount}`)
     const cachedFacts = cached === undefined ? undefined : path.join(cached, "written.json")
     if (cachedFacts !== undefined && fs.existsSync(cachedFacts)) {
       fs.cpSync(path.join(cached!, "db"), dir, { recursive: true })
@@ -134,15 +171,23 @@ const filledLog = (dir: string, config: StorageConfig) =>
       return written
     }
     const fillStart = now()
-    const written = yield* Effect.scoped(Effect.gen(function*() {
-      const store = yield* make(config)
-      const written = yield* fill(store)
-      print({
-        bench: "fill", logMiB: round(store.stats().writerPosition / MiB), chunkMiB: chunkSize / MiB, chunks: store.engine.log.chunks().length,
-        records: written.records, events: written.events, streams: streamCount, secs: round(now() - fillStart, 1)
+    const written = yield* Effect.scoped(
+      Effect.gen(function* () {
+        const store = yield* make(config)
+        const written = yield* fill(store)
+        print({
+          bench: "fill",
+          logMiB: round(store.stats().writerPosition / MiB),
+          chunkMiB: chunkSize / MiB,
+          chunks: store.engine.log.chunks().length,
+          records: written.records,
+          events: written.events,
+          streams: streamCount,
+          secs: round(now() - fillStart, 1)
+        })
+        return written
       })
-      return written
-    }))
+    )
     if (cached !== undefined) {
       fs.rmSync(cached, { recursive: true, force: true })
       fs.cpSync(dir, path.join(cached, "db"), { recursive: true })
@@ -161,7 +206,12 @@ interface FileInfo {
 }
 
 const chunkFiles = (store: EventStoreService): ReadonlyArray<FileInfo> =>
-  store.engine.log.chunks().map((c) => ({ path: c.path, startNumber: c.header.startNumber, endNumber: c.header.endNumber, bytes: fs.statSync(c.path).size }))
+  store.engine.log.chunks().map((c) => ({
+    path: c.path,
+    startNumber: c.header.startNumber,
+    endNumber: c.header.endNumber,
+    bytes: fs.statSync(c.path).size
+  }))
 
 /** Bytes of the files one phase replaced (read) and of the files it wrote. */
 const replacedBytes = (before: ReadonlyArray<FileInfo>, after: ReadonlyArray<FileInfo>) => {
@@ -175,7 +225,11 @@ const replacedBytes = (before: ReadonlyArray<FileInfo>, after: ReadonlyArray<Fil
 
 /** When each stage began (the commit that entered it), the chunk files then, and the peak RSS. */
 interface Timeline {
-  readonly stages: Array<{ readonly stage: Checkpoint["stage"]; readonly at: number; readonly files: ReadonlyArray<FileInfo> }>
+  readonly stages: Array<{
+    readonly stage: Checkpoint["stage"]
+    readonly at: number
+    readonly files: ReadonlyArray<FileInfo>
+  }>
   peakRss: number
   /** Peak RSS seen while each stage ran, and the process's memory split at the overall peak. */
   peakByStage: Partial<Record<Checkpoint["stage"], number>>
@@ -197,7 +251,14 @@ const sample = (timeline: Timeline) => {
   }
 }
 
-const emptyTimeline = (): Timeline => ({ stages: [], peakRss: 0, peakByStage: {}, atPeak: undefined, spacesAtPeak: undefined, accumulatedChunks: 0 })
+const emptyTimeline = (): Timeline => ({
+  stages: [],
+  peakRss: 0,
+  peakByStage: {},
+  atPeak: undefined,
+  spacesAtPeak: undefined,
+  accumulatedChunks: 0
+})
 
 const heapSpaces = (): Record<string, number> =>
   Object.fromEntries(v8.getHeapSpaceStatistics().map((space) => [space.space_name, round(space.space_size / MiB)]))
@@ -208,11 +269,17 @@ const stageSpan = (t: Timeline, stage: Checkpoint["stage"]) => {
   return { secs: t.stages[i + 1]!.at - t.stages[i]!.at, before: t.stages[i]!.files, after: t.stages[i + 1]!.files }
 }
 
-const defaults: StartScavengeOptions = { threads, threshold: 0, throttlePercent: 100, syncOnly: false, startFromChunk: 0 }
+const defaults: StartScavengeOptions = {
+  threads,
+  threshold: 0,
+  throttlePercent: 100,
+  syncOnly: false,
+  startFromChunk: 0
+}
 
 /** Starts a run and waits for it, sampling RSS meanwhile; answers its wall time. */
 const runScavenge = (scavenger: ScavengerService, timeline: Timeline) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const start = now()
     yield* scavenger.start(defaults)
     while (true) {
@@ -226,7 +293,7 @@ const runScavenge = (scavenger: ScavengerService, timeline: Timeline) =>
     }
   })
 
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   fs.rmSync(baseDir, { recursive: true, force: true })
   const ceiling = measureSequentialWrite()
   print({ bench: "ceiling", sequentialWriteMiBPerSec: round(ceiling), note: "4 MiB writes then one fdatasync" })
@@ -238,19 +305,25 @@ const main = Effect.gen(function*() {
   const store = yield* make(config).pipe(Scope.extend(scope))
 
   let timeline: Timeline = emptyTimeline()
-  const session = yield* openStateSession(join(dir, STATE_FOLDER), { pageSize: 16 * 1024, cacheBytes }).pipe(Scope.extend(scope))
+  const session = yield* openStateSession(join(dir, STATE_FOLDER), { pageSize: 16 * 1024, cacheBytes }).pipe(
+    Scope.extend(scope)
+  )
   const observed = {
     ...session,
     commit: (checkpoint: Checkpoint) =>
       Effect.map(session.commit(checkpoint), () => {
         sample(timeline)
         const last = timeline.stages[timeline.stages.length - 1]
-        if (last?.stage !== checkpoint.stage) timeline.stages.push({ stage: checkpoint.stage, at: now(), files: chunkFiles(store) })
-        if (checkpoint.stage === "Accumulating" && checkpoint.doneLogicalChunk !== undefined) timeline.accumulatedChunks = checkpoint.doneLogicalChunk + 1
+        if (last?.stage !== checkpoint.stage)
+          timeline.stages.push({ stage: checkpoint.stage, at: now(), files: chunkFiles(store) })
+        if (checkpoint.stage === "Accumulating" && checkpoint.doneLogicalChunk !== undefined)
+          timeline.accumulatedChunks = checkpoint.doneLogicalChunk + 1
       })
   }
-  const scavenger = yield* makeScavenger({ nodeEndpoint: "127.0.0.1:2113", historyMaxAgeDays: 30, disableMerging: false, unsafeIgnoreHardDeletes: false }, observed)
-    .pipe(Effect.provideService(EventStore, store), Scope.extend(scope))
+  const scavenger = yield* makeScavenger(
+    { nodeEndpoint: "127.0.0.1:2113", historyMaxAgeDays: 30, disableMerging: false, unsafeIgnoreHardDeletes: false },
+    observed
+  ).pipe(Effect.provideService(EventStore, store), Scope.extend(scope))
 
   gc()
   const usageBefore = process.memoryUsage()
@@ -261,58 +334,112 @@ const main = Effect.gen(function*() {
   const span = (stage: Checkpoint["stage"]) => stageSpan(timeline, stage)
   const accumulation = span("Accumulating")
   if (accumulation !== undefined) {
-    print({ bench: "accumulation", records: written.records, chunks: timeline.accumulatedChunks, secs: round(accumulation.secs, 2), recordsPerSec: round(written.records / accumulation.secs), target: 1_000_000 })
+    print({
+      bench: "accumulation",
+      records: written.records,
+      chunks: timeline.accumulatedChunks,
+      secs: round(accumulation.secs, 2),
+      recordsPerSec: round(written.records / accumulation.secs),
+      target: 1_000_000
+    })
   }
   const calculation = span("Calculating")
   if (calculation !== undefined) {
-    print({ bench: "calculation", streams: written.streamsWithState, secs: round(calculation.secs, 2), streamsPerSec: round(written.streamsWithState / calculation.secs) })
+    print({
+      bench: "calculation",
+      streams: written.streamsWithState,
+      secs: round(calculation.secs, 2),
+      streamsPerSec: round(written.streamsWithState / calculation.secs)
+    })
   }
   const execution = span("ExecutingChunks")
   if (execution !== undefined) {
     const bytes = replacedBytes(execution.before, execution.after)
     const rate = (bytes.read + bytes.written) / MiB / execution.secs
     print({
-      bench: "execution", chunksRewritten: bytes.files, readMiB: round(bytes.read / MiB), writtenMiB: round(bytes.written / MiB), secs: round(execution.secs, 2),
-      miBPerSec: round(rate), ceilingRatio: round(rate / ceiling, 2), target: 0.5
+      bench: "execution",
+      chunksRewritten: bytes.files,
+      readMiB: round(bytes.read / MiB),
+      writtenMiB: round(bytes.written / MiB),
+      secs: round(execution.secs, 2),
+      miBPerSec: round(rate),
+      ceilingRatio: round(rate / ceiling, 2),
+      target: 0.5
     })
   }
   const merge = span("MergingChunks")
   if (merge !== undefined) {
     const bytes = replacedBytes(merge.before, merge.after)
     print({
-      bench: "merge", filesMerged: bytes.files, filesWritten: bytes.outputs, readMiB: round(bytes.read / MiB), writtenMiB: round(bytes.written / MiB),
-      secs: round(merge.secs, 2), miBPerSec: round((bytes.read + bytes.written) / MiB / Math.max(merge.secs, 1e-6))
+      bench: "merge",
+      filesMerged: bytes.files,
+      filesWritten: bytes.outputs,
+      readMiB: round(bytes.read / MiB),
+      writtenMiB: round(bytes.written / MiB),
+      secs: round(merge.secs, 2),
+      miBPerSec: round((bytes.read + bytes.written) / MiB / Math.max(merge.secs, 1e-6))
     })
   }
   const index = span("ExecutingIndex")
   if (index !== undefined) print({ bench: "index", secs: round(index.secs, 2) })
   const growth = timeline.peakRss - rssBefore
   print({
-    bench: "memory", peakRssGrowthMiB: round(growth / MiB), configuredCacheMiB: cacheBytes / MiB, limitMiB: cacheBytes / MiB + 64,
-    withinLimit: growth <= cacheBytes + 64 * MiB, runSecs: round(firstSecs, 1),
-    peakGrowthByStageMiB: Object.fromEntries(Object.entries(timeline.peakByStage).map(([stage, peak]) => [stage, round((peak - rssBefore) / MiB)])),
+    bench: "memory",
+    peakRssGrowthMiB: round(growth / MiB),
+    configuredCacheMiB: cacheBytes / MiB,
+    limitMiB: cacheBytes / MiB + 64,
+    withinLimit: growth <= cacheBytes + 64 * MiB,
+    runSecs: round(firstSecs, 1),
+    peakGrowthByStageMiB: Object.fromEntries(
+      Object.entries(timeline.peakByStage).map(([stage, peak]) => [stage, round((peak - rssBefore) / MiB)])
+    ),
     beforeMiB: {
-      rss: round(usageBefore.rss / MiB), heapUsed: round(usageBefore.heapUsed / MiB), heapTotal: round(usageBefore.heapTotal / MiB),
-      external: round(usageBefore.external / MiB), arrayBuffers: round(usageBefore.arrayBuffers / MiB), spaces: spacesBefore
+      rss: round(usageBefore.rss / MiB),
+      heapUsed: round(usageBefore.heapUsed / MiB),
+      heapTotal: round(usageBefore.heapTotal / MiB),
+      external: round(usageBefore.external / MiB),
+      arrayBuffers: round(usageBefore.arrayBuffers / MiB),
+      spaces: spacesBefore
     },
-    atPeakMiB: timeline.atPeak === undefined ? undefined : {
-      heapUsed: round(timeline.atPeak.heapUsed / MiB), heapTotal: round(timeline.atPeak.heapTotal / MiB),
-      external: round(timeline.atPeak.external / MiB), arrayBuffers: round(timeline.atPeak.arrayBuffers / MiB), spaces: timeline.spacesAtPeak
-    }
+    atPeakMiB:
+      timeline.atPeak === undefined
+        ? undefined
+        : {
+            heapUsed: round(timeline.atPeak.heapUsed / MiB),
+            heapTotal: round(timeline.atPeak.heapTotal / MiB),
+            external: round(timeline.atPeak.external / MiB),
+            arrayBuffers: round(timeline.atPeak.arrayBuffers / MiB),
+            spaces: timeline.spacesAtPeak
+          }
   })
 
   // A second run finds nothing to remove: a new point, the new chunk accumulated, streams recalculated.
   const chunksAccumulated = timeline.accumulatedChunks
   timeline = emptyTimeline()
   const second = yield* runScavenge(scavenger, timeline)
-  const stageSecs = Object.fromEntries(timeline.stages.slice(0, -1).map((s) => [s.stage, round(stageSpan(timeline, s.stage)?.secs ?? 0, 3)]))
-  print({ bench: "noop-scavenge", chunksAccumulated, secs: round(second, 3), secsPer1000Chunks: round(second / chunksAccumulated * 1000, 2), target: 1, stageSecs, rewritten: (() => { const e = stageSpan(timeline, "ExecutingChunks"); return e === undefined ? undefined : replacedBytes(e.before, e.after) })() })
+  const stageSecs = Object.fromEntries(
+    timeline.stages.slice(0, -1).map((s) => [s.stage, round(stageSpan(timeline, s.stage)?.secs ?? 0, 3)])
+  )
+  print({
+    bench: "noop-scavenge",
+    chunksAccumulated,
+    secs: round(second, 3),
+    secsPer1000Chunks: round((second / chunksAccumulated) * 1000, 2),
+    target: 1,
+    stageSecs,
+    rewritten: (() => {
+      const e = stageSpan(timeline, "ExecutingChunks")
+      return e === undefined ? undefined : replacedBytes(e.before, e.after)
+    })()
+  })
 
   yield* Scope.close(scope, Exit.void)
   fs.rmSync(baseDir, { recursive: true, force: true })
 })
 
-Effect.runPromise(main.pipe(Effect.provideService(Disk, NodeDisk.make), Logger.withMinimumLogLevel(LogLevel.Warning))).catch((e) => {
+Effect.runPromise(
+  main.pipe(Effect.provideService(Disk, NodeDisk.make), Logger.withMinimumLogLevel(LogLevel.Warning))
+).catch((e) => {
   console.error(e)
   process.exit(1)
 })

@@ -30,7 +30,6 @@ const baseDir = path.resolve(argValue("--dir") ?? ".bench-data")
 const bigCount = Number(argValue("--big") ?? (quick ? 200_000 : 10_000_000))
 const midCount = quick ? 100_000 : 1_000_000
 
-
 const freshDir = (name: string) => freshBenchDir(baseDir, name)
 
 /** The ceiling: how many write+fdatasync pairs (the shape of one durable batch's data sync) the disk does. */
@@ -54,12 +53,21 @@ const uuid = (i: number, salt: number) =>
   `${(salt >>> 0).toString(16).padStart(8, "0")}-0000-4000-8000-${i.toString(16).padStart(12, "0")}`
 
 const payload = Buffer.from(JSON.stringify({ orderId: "order-123", amount: 42.5, currency: "EUR", lines: [1, 2, 3] }))
-const proposed = (i: number, salt: number) => ({ eventId: uuid(i, salt), eventType: "OrderPlaced", isJson: true, data: payload, metadata: Buffer.alloc(0) })
+const proposed = (i: number, salt: number) => ({
+  eventId: uuid(i, salt),
+  eventType: "OrderPlaced",
+  isJson: true,
+  data: payload,
+  metadata: Buffer.alloc(0)
+})
 
-const config = (dir: string, overrides: Partial<StorageConfig> = {}): StorageConfig => ({ ...defaultStorageConfig(dir), ...overrides })
+const config = (dir: string, overrides: Partial<StorageConfig> = {}): StorageConfig => ({
+  ...defaultStorageConfig(dir),
+  ...overrides
+})
 
 const withStore = <A>(cfg: StorageConfig, f: (store: EventStoreService) => Effect.Effect<A, unknown>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const scope = yield* Scope.make()
     const store = yield* make(cfg).pipe(Scope.extend(scope))
     const result = yield* f(store)
@@ -71,44 +79,53 @@ let salt = 1
 
 const appendRate = (eventsPerAppend: number, appenders: number, totalEvents: number) =>
   withStore(config(freshDir(`append-${eventsPerAppend}x${appenders}`)), (store) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const appendsPerAppender = Math.max(1, Math.floor(totalEvents / eventsPerAppend / appenders))
       const s = salt++
       const start = now()
-      yield* Effect.forEach(Array.from({ length: appenders }, (_, a) => a), (a) =>
-        Effect.gen(function*() {
-          for (let k = 0; k < appendsPerAppender; k++) {
-            const base = (a * appendsPerAppender + k) * eventsPerAppend
-            const events = Array.from({ length: eventsPerAppend }, (_, j) => proposed(base + j, s))
-            yield* store.append(`stream-${a}-${k % 100}`, -2, events)
-          }
-        }), { concurrency: "unbounded", discard: true })
+      yield* Effect.forEach(
+        Array.from({ length: appenders }, (_, a) => a),
+        (a) =>
+          Effect.gen(function* () {
+            for (let k = 0; k < appendsPerAppender; k++) {
+              const base = (a * appendsPerAppender + k) * eventsPerAppend
+              const events = Array.from({ length: eventsPerAppend }, (_, j) => proposed(base + j, s))
+              yield* store.append(`stream-${a}-${k % 100}`, -2, events)
+            }
+          }),
+        { concurrency: "unbounded", discard: true }
+      )
       const secs = now() - start
       const events = appendsPerAppender * appenders * eventsPerAppend
       return { events, secs, eventsPerSec: events / secs, appendsPerSec: events / eventsPerAppend / secs }
-    }))
+    })
+  )
 
 /** Fills a store with `count` events over `streams` streams in 100-event appends (64 appenders). */
 const fill = (store: EventStoreService, count: number, streams: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const s = salt++
     const appenders = 64
     const perAppend = 100
     const appends = Math.ceil(count / perAppend)
     let next = 0
-    yield* Effect.forEach(Array.from({ length: appenders }, (_, a) => a), () =>
-      Effect.gen(function*() {
-        while (true) {
-          const k = next++
-          if (k >= appends) return
-          const events = Array.from({ length: perAppend }, (_, j) => proposed(k * perAppend + j, s))
-          yield* store.append(`stream-${k % streams}`, -2, events)
-        }
-      }), { concurrency: "unbounded", discard: true })
+    yield* Effect.forEach(
+      Array.from({ length: appenders }, (_, a) => a),
+      () =>
+        Effect.gen(function* () {
+          while (true) {
+            const k = next++
+            if (k >= appends) return
+            const events = Array.from({ length: perAppend }, (_, j) => proposed(k * perAppend + j, s))
+            yield* store.append(`stream-${k % streams}`, -2, events)
+          }
+        }),
+      { concurrency: "unbounded", discard: true }
+    )
   })
 
 const readForwardRate = (store: EventStoreService, streams: number, eventsToRead: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let read = 0
     const start = now()
     for (let s = 0; read < eventsToRead && s < streams; s++) {
@@ -125,7 +142,7 @@ const readForwardRate = (store: EventStoreService, streams: number, eventsToRead
   })
 
 const readAllRate = (store: EventStoreService, eventsToRead: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let read = 0
     let position = 0
     const start = now()
@@ -140,13 +157,13 @@ const readAllRate = (store: EventStoreService, eventsToRead: number) =>
 
 /** Resident memory of the index (the store's own estimate and the process's measured growth). */
 const indexFigures = (count: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const dir = freshDir(`index-${count}`)
     const streams = Math.max(1, Math.floor(count / 100))
     gc()
     const before = process.memoryUsage()
     yield* withStore(config(dir), (store) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const start = now()
         yield* fill(store, count, streams)
         print({ bench: "fill", events: count, streams, secs: +(now() - start).toFixed(2) })
@@ -160,19 +177,29 @@ const indexFigures = (count: number) =>
           indexBytesPerEvent: +(stats.index.residentBytes / count).toFixed(2),
           memtableEntries: stats.index.memtableEntries,
           tables: stats.index.tables,
-          processGrowthBytesPerEvent: +(((after.heapUsed + after.arrayBuffers) - (before.heapUsed + before.arrayBuffers)) / count).toFixed(2),
+          processGrowthBytesPerEvent: +(
+            (after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers)) /
+            count
+          ).toFixed(2),
           readCacheBytes: stats.readCache.residentBytes
         })
         const fwd = yield* readForwardRate(store, streams, Math.min(count, 2_000_000))
         const all = yield* readAllRate(store, Math.min(count, 2_000_000))
-        print({ bench: "read", events: count, forwardByStreamEventsPerSec: Math.round(fwd), allForwardEventsPerSec: Math.round(all) })
-      }))
+        print({
+          bench: "read",
+          events: count,
+          forwardByStreamEventsPerSec: Math.round(fwd),
+          allForwardEventsPerSec: Math.round(all)
+        })
+      })
+    )
     // Restart without flushing the index (as after a crash): the open replays the log the index's tables
     // do not cover yet — up to one memtable of events.
     const timeToFirstRead = () => {
       const start = now()
       return withStore(config(dir), (store) =>
-        Effect.map(store.readStreamBackward("stream-1", -1, 1), () => ({ secs: now() - start, store })))
+        Effect.map(store.readStreamBackward("stream-1", -1, 1), () => ({ secs: now() - start, store }))
+      )
     }
     const replayed = yield* timeToFirstRead()
     print({ bench: "open-to-first-read", events: count, afterCrash: true, secs: +replayed.secs.toFixed(3) })
@@ -182,16 +209,34 @@ const indexFigures = (count: number) =>
     print({ bench: "open-to-first-read", events: count, afterCleanStop: true, secs: +clean.secs.toFixed(3) })
   })
 
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   const fsyncs = measureFsync()
-  print({ bench: "ceiling", fdatasyncPerSec: Math.round(fsyncs), note: "each durable batch costs a data sync and a checkpoint sync" })
+  print({
+    bench: "ceiling",
+    fdatasyncPerSec: Math.round(fsyncs),
+    note: "each durable batch costs a data sync and a checkpoint sync"
+  })
   const total = quick ? 20_000 : 200_000
   // Run twice: the first run is the JIT's warm-up (the storage runs below come after warmed-up code too).
   yield* handOffCeiling(64, Math.floor(total / 64), (i) => [proposed(i, 0)])
   const handOff = yield* handOffCeiling(64, Math.floor(total / 64), (i) => [proposed(i, 0)])
-  print({ bench: "ceiling", handOffPerSec: Math.round(handOff), note: "64 fibers building one event and handing it to a batching fiber answered once per event-loop turn: no storage at all" })
-  for (const [perAppend, appenders] of [[1, 1], [1, 64], [100, 1], [100, 64]] as const) {
-    const n = perAppend === 1 && appenders === 1 ? Math.min(total, quick ? 2000 : 10_000) : perAppend === 100 ? total * 5 : total
+  print({
+    bench: "ceiling",
+    handOffPerSec: Math.round(handOff),
+    note: "64 fibers building one event and handing it to a batching fiber answered once per event-loop turn: no storage at all"
+  })
+  for (const [perAppend, appenders] of [
+    [1, 1],
+    [1, 64],
+    [100, 1],
+    [100, 64]
+  ] as const) {
+    const n =
+      perAppend === 1 && appenders === 1
+        ? Math.min(total, quick ? 2000 : 10_000)
+        : perAppend === 100
+          ? total * 5
+          : total
     const r = yield* appendRate(perAppend, appenders, n)
     print({
       bench: "append",

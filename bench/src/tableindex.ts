@@ -60,7 +60,9 @@ const memtableFigures = async (entries: number, streams: number) => {
   const addMs = now() - t0
   const measured = (await settle()) - before
   print({
-    bench: "memtable", entries, streams,
+    bench: "memtable",
+    entries,
+    streams,
     measuredBytesPerEntry: +(measured / entries).toFixed(2),
     estimatedBytesPerEntry: +(m.byteSize() / entries).toFixed(2),
     addsPerS: Math.round(entries / (addMs / 1000))
@@ -68,7 +70,7 @@ const memtableFigures = async (entries: number, streams: number) => {
   return m.entryCount // keep `m` alive until measured
 }
 
-const indexFigures = Effect.gen(function*() {
+const indexFigures = Effect.gen(function* () {
   const dir = path.join(baseDir, "tableindex")
   fs.rmSync(dir, { recursive: true, force: true })
   const before = yield* Effect.promise(settle)
@@ -96,13 +98,20 @@ const indexFigures = Effect.gen(function*() {
   const after = yield* Effect.promise(settle)
   const s = index.stats()
   print({
-    bench: "index-build", events, streams: indexStreams,
-    addAndBackgroundS: +(idleMs / 1000).toFixed(2), addLoopS: +(addMs / 1000).toFixed(2),
-    tables: s.tables, levels: s.levels, memtableEntries: s.memtableEntries
+    bench: "index-build",
+    events,
+    streams: indexStreams,
+    addAndBackgroundS: +(idleMs / 1000).toFixed(2),
+    addLoopS: +(addMs / 1000).toFixed(2),
+    tables: s.tables,
+    levels: s.levels,
+    memtableEntries: s.memtableEntries
   })
   print({
-    bench: "index-memory", events,
-    residentBytes: s.residentBytes, residentBytesPerEvent: +(s.residentBytes / events).toFixed(3),
+    bench: "index-memory",
+    events,
+    residentBytes: s.residentBytes,
+    residentBytesPerEvent: +(s.residentBytes / events).toFixed(3),
     peakResidentBytesPerEvent: +(peakResident / events).toFixed(3),
     measuredHeapBytesPerEvent: +((after - before) / events).toFixed(3),
     note: "measured includes the bench's own stream-name array and counters"
@@ -117,10 +126,16 @@ const indexFigures = Effect.gen(function*() {
   for (const label of ["latest-cold", "latest-warm"]) {
     const t = now()
     const c = cpu()
-    yield* Effect.gen(function*() {
+    yield* Effect.gen(function* () {
       for (let i = 0; i < lookups; i++) yield* index.latest(names[rnd() % indexStreams]!, 1)
     })
-    print({ bench: "index-lookup", case: label, lookups, perS: Math.round(lookups / ((now() - t) / 1000)), cpuMicrosEach: +((cpu() - c) * 1000 / lookups).toFixed(2) })
+    print({
+      bench: "index-lookup",
+      case: label,
+      lookups,
+      perS: Math.round(lookups / ((now() - t) / 1000)),
+      cpuMicrosEach: +(((cpu() - c) * 1000) / lookups).toFixed(2)
+    })
   }
   {
     // A hot set that fits the block cache: lookups served without a disk read.
@@ -128,16 +143,22 @@ const indexFigures = Effect.gen(function*() {
     for (let i = 0; i < hot; i++) yield* index.latest(names[i]!, 1)
     const t = now()
     const c = cpu()
-    yield* Effect.gen(function*() {
+    yield* Effect.gen(function* () {
       for (let i = 0; i < lookups; i++) yield* index.latest(names[rnd() % hot]!, 1)
     })
-    print({ bench: "index-lookup", case: "latest-hot200-cached", lookups, perS: Math.round(lookups / ((now() - t) / 1000)), cpuMicrosEach: +((cpu() - c) * 1000 / lookups).toFixed(2) })
+    print({
+      bench: "index-lookup",
+      case: "latest-hot200-cached",
+      lookups,
+      perS: Math.round(lookups / ((now() - t) / 1000)),
+      cpuMicrosEach: +(((cpu() - c) * 1000) / lookups).toFixed(2)
+    })
   }
   for (const label of ["range20-cold", "range20-warm"]) {
     const t = now()
     const c = cpu()
     let found = 0
-    yield* Effect.gen(function*() {
+    yield* Effect.gen(function* () {
       for (let i = 0; i < lookups; i++) {
         const s = rnd() % indexStreams
         const from = rnd() % Math.max(1, next[s]! - 20)
@@ -145,8 +166,12 @@ const indexFigures = Effect.gen(function*() {
       }
     })
     print({
-      bench: "index-lookup", case: label, lookups, entriesPerLookup: +(found / lookups).toFixed(1),
-      perS: Math.round(lookups / ((now() - t) / 1000)), cpuMicrosEach: +((cpu() - c) * 1000 / lookups).toFixed(2)
+      bench: "index-lookup",
+      case: label,
+      lookups,
+      entriesPerLookup: +(found / lookups).toFixed(1),
+      perS: Math.round(lookups / ((now() - t) / 1000)),
+      cpuMicrosEach: +(((cpu() - c) * 1000) / lookups).toFixed(2)
     })
   }
   const tm = now()

@@ -18,7 +18,17 @@ import { DeletedStreamNumber } from "@vellum/storage"
 import * as M from "../../simulation/src/model.js"
 import assert from "node:assert/strict"
 import { Effect } from "effect"
-import { RealStore, World, checkEverything, coverage, mark, storeConfig, syncAll, type ProposedEvent, type StoreOptions } from "./storeHarness.js"
+import {
+  RealStore,
+  World,
+  checkEverything,
+  coverage,
+  mark,
+  storeConfig,
+  syncAll,
+  type ProposedEvent,
+  type StoreOptions
+} from "./storeHarness.js"
 import { ConcurrentCmd, commandArbs, runCommands, type AppendSpec, type Payload } from "./commands.js"
 
 // ---------------------------------------------------------------------------------------------------
@@ -30,7 +40,11 @@ const envInt = (name: string): number | undefined => {
 }
 
 /** Runs a property; on failure the error says how to replay it. */
-const assertProperty = async <T>(name: string, property: fc.IAsyncPropertyWithHooks<T>, numRuns: number): Promise<void> => {
+const assertProperty = async <T>(
+  name: string,
+  property: fc.IAsyncPropertyWithHooks<T>,
+  numRuns: number
+): Promise<void> => {
   const seed = envInt("FC_SEED")
   const path = process.env["FC_PATH"]
   const details = await fc.check(property, {
@@ -63,7 +77,11 @@ const storeProperty = (options: fc.Arbitrary<StoreOptions>) =>
   fc.asyncProperty(
     options,
     fc.integer(),
-    fc.commands(commandArbs, { maxCommands: 40, size: "max", ...(process.env["FC_REPLAY"] ? { replayPath: process.env["FC_REPLAY"] } : {}) }),
+    fc.commands(commandArbs, {
+      maxCommands: 40,
+      size: "max",
+      ...(process.env["FC_REPLAY"] ? { replayPath: process.env["FC_REPLAY"] } : {})
+    }),
     async (opts, seed, cmds) => {
       await breathe()
       mark("run")
@@ -75,7 +93,9 @@ const storeProperty = (options: fc.Arbitrary<StoreOptions>) =>
         await fc.asyncModelRun(() => ({ model: world, real }), cmds)
         await checkEverything(world, real, "end of run", 3)
         const stats = real.store.stats()
-        mark(`end: log ${Math.min(Math.ceil(stats.writerPosition / 4096), 4)}${stats.writerPosition > 4 * 4096 ? "+" : ""} chunk(s) long, index levels ${stats.index.levels.length}`)
+        mark(
+          `end: log ${Math.min(Math.ceil(stats.writerPosition / 4096), 4)}${stats.writerPosition > 4 * 4096 ? "+" : ""} chunk(s) long, index levels ${stats.index.levels.length}`
+        )
       } finally {
         await real.dispose().catch(() => undefined)
       }
@@ -87,24 +107,54 @@ const TEST_TIMEOUT_MS = (envInt("FC_TIME_LIMIT_MS") ?? 90_000) + 60_000
 
 describe("EventStore against the reference model", () => {
   afterAll(() => {
-    if (process.env["FC_COVERAGE"]) console.log([...coverage.entries()].sort().map(([k, v]) => `${String(v).padStart(6)}  ${k}`).join("\n"))
+    if (process.env["FC_COVERAGE"])
+      console.log(
+        [...coverage.entries()]
+          .sort()
+          .map(([k, v]) => `${String(v).padStart(6)}  ${k}`)
+          .join("\n")
+      )
   })
 
   it("uses the model's long.MaxValue representation", () => {
     assert.strictEqual(DeletedStreamNumber, M.LongMax)
   })
 
-  it("model-based: appends, deletes, metadata, reads, restarts and crashes", async () => {
-    await assertProperty("model-based: appends", storeProperty(fc.record({
-      memtableMaxEntries: fc.integer({ min: 4, max: 16 }), verifyOnOpen: fc.boolean(), collide: fc.constant(false)
-    })), 150)
-  }, TEST_TIMEOUT_MS)
+  it(
+    "model-based: appends, deletes, metadata, reads, restarts and crashes",
+    async () => {
+      await assertProperty(
+        "model-based: appends",
+        storeProperty(
+          fc.record({
+            memtableMaxEntries: fc.integer({ min: 4, max: 16 }),
+            verifyOnOpen: fc.boolean(),
+            collide: fc.constant(false)
+          })
+        ),
+        150
+      )
+    },
+    TEST_TIMEOUT_MS
+  )
 
-  it("model-based with every stream hash colliding (streamHash = length % 2)", async () => {
-    await assertProperty("model-based with every stream hash colliding", storeProperty(fc.record({
-      memtableMaxEntries: fc.integer({ min: 4, max: 16 }), verifyOnOpen: fc.boolean(), collide: fc.constant(true)
-    })), 75)
-  }, TEST_TIMEOUT_MS)
+  it(
+    "model-based with every stream hash colliding (streamHash = length % 2)",
+    async () => {
+      await assertProperty(
+        "model-based with every stream hash colliding",
+        storeProperty(
+          fc.record({
+            memtableMaxEntries: fc.integer({ min: 4, max: 16 }),
+            verifyOnOpen: fc.boolean(),
+            collide: fc.constant(true)
+          })
+        ),
+        75
+      )
+    },
+    TEST_TIMEOUT_MS
+  )
 })
 
 // ---------------------------------------------------------------------------------------------------
@@ -112,7 +162,13 @@ describe("EventStore against the reference model", () => {
 // spec rule, the expected answer and what the implementation answered when it was found.
 
 describe("regressions", () => {
-  const json = (eventId: string): ProposedEvent => ({ eventId, eventType: "T", isJson: true, data: Buffer.from("{}"), metadata: new Uint8Array(0) })
+  const json = (eventId: string): ProposedEvent => ({
+    eventId,
+    eventType: "T",
+    isJson: true,
+    data: Buffer.from("{}"),
+    metadata: new Uint8Array(0)
+  })
   const x = "00000000-0000-4000-8000-000000000001"
 
   const blocker = "00000000-0000-4000-8000-0000000000ff"
@@ -126,9 +182,18 @@ describe("regressions", () => {
     const r = new RealStore(storeConfig({ memtableMaxEntries: 16, verifyOnOpen: false, collide: false }), 1)
     await r.open()
     try {
-      const all: ReadonlyArray<readonly [string, number, ReadonlyArray<string>]> = [["c", M.ExpectedAny, [blocker]], ...appends]
-      const [first, ...answers] = await r.run(Effect.all(all.map(([stream, expected, ids]) =>
-        Effect.promise(() => r.write(r.store.append(stream, expected, ids.map(json))))), { concurrency: "unbounded" }))
+      const all: ReadonlyArray<readonly [string, number, ReadonlyArray<string>]> = [
+        ["c", M.ExpectedAny, [blocker]],
+        ...appends
+      ]
+      const [first, ...answers] = await r.run(
+        Effect.all(
+          all.map(([stream, expected, ids]) =>
+            Effect.promise(() => r.write(r.store.append(stream, expected, ids.map(json))))
+          ),
+          { concurrency: "unbounded" }
+        )
+      )
       assert.strictEqual(first!._tag, "Ok")
       return answers
     } finally {
@@ -143,31 +208,59 @@ describe("regressions", () => {
   // far as the test can see: the comparison falls back to the read index, which does not yet hold the round's
   // earlier records, once the committed-event-id cache no longer maps the id to that (stream, number).
   it("an explicit-version retry of events written earlier in the same writer round is idempotent", async () => {
-    const [first, retry] = await inOneRound([["a", M.ExpectedNoStream, [x, x]], ["a", M.ExpectedNoStream, [x]]])
+    const [first, retry] = await inOneRound([
+      ["a", M.ExpectedNoStream, [x, x]],
+      ["a", M.ExpectedNoStream, [x]]
+    ])
     assert.ok(first!._tag === "Ok")
-    assert.deepStrictEqual([first.value.firstEventNumber, first.value.lastEventNumber, first.value.idempotent], [0, 1, false])
+    assert.deepStrictEqual(
+      [first.value.firstEventNumber, first.value.lastEventNumber, first.value.idempotent],
+      [0, 1, false]
+    )
     assert.ok(retry!._tag === "Ok", `the retry got ${JSON.stringify(retry)}, expected Idempotent(0..0)`)
-    assert.deepStrictEqual([retry.value.firstEventNumber, retry.value.lastEventNumber, retry.value.idempotent], [0, 0, true])
+    assert.deepStrictEqual(
+      [retry.value.firstEventNumber, retry.value.lastEventNumber, retry.value.idempotent],
+      [0, 0, true]
+    )
   })
 
   it("…also when the id was written to another stream in between (the first counterexample, at 0fb7a5c)", async () => {
-    const answers = await inOneRound([["a", M.ExpectedAny, [x]], ["bb", M.ExpectedNoStream, [x]], ["a", M.ExpectedNoStream, [x]]])
+    const answers = await inOneRound([
+      ["a", M.ExpectedAny, [x]],
+      ["bb", M.ExpectedNoStream, [x]],
+      ["a", M.ExpectedNoStream, [x]]
+    ])
     const retry = answers[2]!
     assert.ok(retry._tag === "Ok", `the retry got ${JSON.stringify(retry)}, expected Idempotent(0..0)`)
-    assert.deepStrictEqual([retry.value.firstEventNumber, retry.value.lastEventNumber, retry.value.idempotent], [0, 0, true])
+    assert.deepStrictEqual(
+      [retry.value.firstEventNumber, retry.value.lastEventNumber, retry.value.idempotent],
+      [0, 0, true]
+    )
   })
 
   it("…as the shrunk command list of the model-based property (colliding hashes)", async () => {
-    const payload: Payload = { eventType: "Created", isJson: true, data: Buffer.from("{}"), metadata: new Uint8Array(0) }
-    const spec = (stream: string, ev: AppendSpec["ev"], ids: AppendSpec["ids"]): AppendSpec => ({ stream, ev, ids, payloads: [payload, payload, payload] })
+    const payload: Payload = {
+      eventType: "Created",
+      isJson: true,
+      data: Buffer.from("{}"),
+      metadata: new Uint8Array(0)
+    }
+    const spec = (stream: string, ev: AppendSpec["ev"], ids: AppendSpec["ids"]): AppendSpec => ({
+      stream,
+      ev,
+      ids,
+      payloads: [payload, payload, payload]
+    })
     // concurrent[append($$a, ev=noStream, [fresh]); append(a, ev=noStream, 2×fresh); append(a, ev=noStream, [sent[3]]);
     //            append(a, ev=any, 0 fresh)] — found with seed -1309000818 at commit 4d83643:
     // "concurrent #2 append(a, -1, [0002]): expected Appended(0..0, idempotent), got WEV(current 1)"
-    await runCommands({ memtableMaxEntries: 4, verifyOnOpen: false, collide: true }, 0, [new ConcurrentCmd([
-      spec("$$a", { kind: "noStream" }, { kind: "mixed", picks: [null] }),
-      spec("a", { kind: "noStream" }, { kind: "repeat", pick: null, n: 2 }),
-      spec("a", { kind: "noStream" }, { kind: "mixed", picks: [3] }),
-      spec("a", { kind: "any" }, { kind: "fresh", n: 0 })
-    ])])
+    await runCommands({ memtableMaxEntries: 4, verifyOnOpen: false, collide: true }, 0, [
+      new ConcurrentCmd([
+        spec("$$a", { kind: "noStream" }, { kind: "mixed", picks: [null] }),
+        spec("a", { kind: "noStream" }, { kind: "repeat", pick: null, n: 2 }),
+        spec("a", { kind: "noStream" }, { kind: "mixed", picks: [3] }),
+        spec("a", { kind: "any" }, { kind: "fresh", n: 0 })
+      ])
+    ])
   })
 })

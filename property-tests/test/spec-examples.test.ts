@@ -7,9 +7,25 @@ import { describe, it } from "vitest"
 import assert from "node:assert/strict"
 import type { AppendResult } from "@vellum/storage"
 import * as M from "../../simulation/src/model.js"
-import { RealStore, World, storeConfig, judgeAppend, judgeDelete, syncAll, tick, type WriteAnswer, type ProposedEvent } from "./storeHarness.js"
+import {
+  RealStore,
+  World,
+  storeConfig,
+  judgeAppend,
+  judgeDelete,
+  syncAll,
+  tick,
+  type WriteAnswer,
+  type ProposedEvent
+} from "./storeHarness.js"
 
-const event = (eventId: string): ProposedEvent => ({ eventId, eventType: "T", isJson: true, data: Buffer.from("{}"), metadata: new Uint8Array(0) })
+const event = (eventId: string): ProposedEvent => ({
+  eventId,
+  eventType: "T",
+  isJson: true,
+  data: Buffer.from("{}"),
+  metadata: new Uint8Array(0)
+})
 
 /** A store and the model side by side; every write is judged against the model as in the property. */
 const setup = async () => {
@@ -17,7 +33,11 @@ const setup = async () => {
   await r.open()
   const w = new World()
   await syncAll(w, r, "open")
-  const append = async (stream: string, expected: number, ids: ReadonlyArray<string>): Promise<WriteAnswer<AppendResult>> => {
+  const append = async (
+    stream: string,
+    expected: number,
+    ids: ReadonlyArray<string>
+  ): Promise<WriteAnswer<AppendResult>> => {
     const now = tick(w, r)
     const events = ids.map(event)
     const answer = await r.write(r.store.append(stream, expected, events))
@@ -29,8 +49,12 @@ const setup = async () => {
   const setMetadata = async (stream: string, body: string, isJson = true): Promise<WriteAnswer<AppendResult>> => {
     const now = tick(w, r)
     const eventId = w.freshId()
-    const events: Array<ProposedEvent> = [{ eventId, eventType: M.MetadataEventType, isJson, data: Buffer.from(body), metadata: new Uint8Array(0) }]
-    const answer = await r.write(r.store.setStreamMetadata(stream, M.ExpectedAny, Buffer.from(body), { eventId, isJson }))
+    const events: Array<ProposedEvent> = [
+      { eventId, eventType: M.MetadataEventType, isJson, data: Buffer.from(body), metadata: new Uint8Array(0) }
+    ]
+    const answer = await r.write(
+      r.store.setStreamMetadata(stream, M.ExpectedAny, Buffer.from(body), { eventId, isJson })
+    )
     const check = judgeAppend(w, `setMetadata(${stream})`, M.metastreamOf(stream), M.ExpectedAny, events, answer, now)
     await syncAll(w, r, "setMetadata")
     check.afterSync()
@@ -50,7 +74,9 @@ const setup = async () => {
 
 const appended = (answer: WriteAnswer<AppendResult>) => {
   assert.strictEqual(answer._tag, "Ok", JSON.stringify(answer))
-  return answer._tag === "Ok" ? [answer.value.firstEventNumber, answer.value.lastEventNumber, answer.value.idempotent] : []
+  return answer._tag === "Ok"
+    ? [answer.value.firstEventNumber, answer.value.lastEventNumber, answer.value.idempotent]
+    : []
 }
 
 describe("expected-version worked examples, on the store", () => {
@@ -82,7 +108,10 @@ describe("expected-version worked examples, on the store", () => {
     assert.deepStrictEqual(appended(await append("a", M.ExpectedNoStream, [e0])), [0, 0, true])
     assert.deepStrictEqual(appended(await append("a", 0, [e1])), [1, 1, true])
     assert.deepStrictEqual(appended(await append("a", M.ExpectedAny, [e0])), [0, 0, true])
-    assert.deepStrictEqual(await append("a", M.ExpectedNoStream, [e0, e1, e2]), { _tag: "WrongExpectedVersion", currentVersion: 1 })
+    assert.deepStrictEqual(await append("a", M.ExpectedNoStream, [e0, e1, e2]), {
+      _tag: "WrongExpectedVersion",
+      currentVersion: 1
+    })
     await r.dispose()
   })
 })
@@ -96,13 +125,19 @@ describe("delete worked examples, on the store", () => {
     assert.deepStrictEqual(appended(await append("a", M.ExpectedNoStream, ids(3))), [2, 4, false])
     const read = await r.run(r.store.readStreamForward("a", 0, 10))
     assert.ok(read._tag === "Success")
-    assert.deepStrictEqual(read.events.map((e) => e.event!.eventNumber), [2, 3, 4])
+    assert.deepStrictEqual(
+      read.events.map((e) => e.event!.eventNumber),
+      [2, 3, 4]
+    )
     assert.strictEqual(read.lastEventNumber, 4)
     const meta = await r.run(r.store.getStreamMetadata("a"))
     assert.strictEqual(meta.metadata.truncateBefore, 2)
     assert.strictEqual(meta.metaLastEventNumber, 1)
     // After recreation another NoStream append is WEV; Any keeps appending.
-    assert.deepStrictEqual(await append("a", M.ExpectedNoStream, ids(1)), { _tag: "WrongExpectedVersion", currentVersion: 4 })
+    assert.deepStrictEqual(await append("a", M.ExpectedNoStream, ids(1)), {
+      _tag: "WrongExpectedVersion",
+      currentVersion: 4
+    })
     assert.deepStrictEqual(appended(await append("a", M.ExpectedAny, ids(1))), [5, 5, false])
     assert.deepStrictEqual(w.model.readMetadata("a").metadata, { truncateBefore: 2 })
     await r.dispose()
@@ -142,7 +177,10 @@ describe("delete worked examples, on the store", () => {
     assert.strictEqual(meta.metaLastEventNumber, 1)
     const read = await r.run(r.store.readStreamForward("a", 0, 10))
     assert.ok(read._tag === "Success")
-    assert.deepStrictEqual(read.events.map((e) => e.event!.eventNumber), [0, 1])
+    assert.deepStrictEqual(
+      read.events.map((e) => e.event!.eventNumber),
+      [0, 1]
+    )
     await r.dispose()
   })
 
@@ -153,9 +191,16 @@ describe("delete worked examples, on the store", () => {
     const answer = await r.write(r.store.deleteStream("a", M.ExpectedAny, true))
     assert.strictEqual(answer._tag, "Ok")
     const all = await r.run(r.store.readAllBackward(-1, 1))
-    assert.deepStrictEqual([all.events[0]!.event!.stream, all.events[0]!.event!.eventNumber, all.events[0]!.event!.eventType], ["a", M.LongMax, "$streamDeleted"])
-    assert.deepStrictEqual(await r.write(r.store.append("a", M.ExpectedAny, [event(w.freshId())])), { _tag: "StreamDeleted" })
-    assert.deepStrictEqual(await r.write(r.store.append("$$a", M.ExpectedAny, [event(w.freshId())])), { _tag: "StreamDeleted" })
+    assert.deepStrictEqual(
+      [all.events[0]!.event!.stream, all.events[0]!.event!.eventNumber, all.events[0]!.event!.eventType],
+      ["a", M.LongMax, "$streamDeleted"]
+    )
+    assert.deepStrictEqual(await r.write(r.store.append("a", M.ExpectedAny, [event(w.freshId())])), {
+      _tag: "StreamDeleted"
+    })
+    assert.deepStrictEqual(await r.write(r.store.append("$$a", M.ExpectedAny, [event(w.freshId())])), {
+      _tag: "StreamDeleted"
+    })
     assert.deepStrictEqual(await r.write(r.store.deleteStream("a", M.ExpectedAny, true)), { _tag: "StreamDeleted" })
     assert.deepStrictEqual(await r.run(r.store.readStreamForward("$$a", 0, 1)), { _tag: "StreamDeleted" })
     await r.dispose()

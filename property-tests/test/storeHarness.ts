@@ -13,8 +13,18 @@ import assert from "node:assert/strict"
 import { Clock, Effect, Exit, Random, Scheduler, Scope, type Duration } from "effect"
 import { Disk, MemoryDisk, Prng } from "@vellum/platform"
 import {
-  EventFlags, defaultStorageConfig, make, type EventRecord, type EventStoreService, type HashFn, type StorageConfig, type StreamRead,
-  type EventRead, type MetadataRead, type AppendResult, type ProposedEvent
+  EventFlags,
+  defaultStorageConfig,
+  make,
+  type EventRecord,
+  type EventStoreService,
+  type HashFn,
+  type StorageConfig,
+  type StreamRead,
+  type EventRead,
+  type MetadataRead,
+  type AppendResult,
+  type ProposedEvent
 } from "@vellum/storage"
 import * as M from "../../simulation/src/model.js"
 
@@ -106,7 +116,10 @@ export class RealStore {
   allNext = 0
   readonly trace: Array<string> = []
 
-  constructor(readonly config: StorageConfig, readonly seed: number) {}
+  constructor(
+    readonly config: StorageConfig,
+    readonly seed: number
+  ) {}
 
   get store(): EventStoreService {
     if (this.node === undefined) throw new Error("the store is not open")
@@ -115,22 +128,33 @@ export class RealStore {
 
   /** Runs an effect of the store with the test clock, failing the test after 10 s of real time (a hang). */
   run<A, E>(effect: Effect.Effect<A, E>): Promise<A> {
-    return Effect.runPromise(effect.pipe(
-      Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the store did not answer within 10 s (hang)") }),
-      Effect.withClock(this.clock)
-    ) as Effect.Effect<A, unknown>)
+    return Effect.runPromise(
+      effect.pipe(
+        Effect.timeoutFail({
+          duration: "10 seconds",
+          onTimeout: () => new Error("the store did not answer within 10 s (hang)")
+        }),
+        Effect.withClock(this.clock)
+      ) as Effect.Effect<A, unknown>
+    )
   }
 
   /** Runs a write and maps its expected failures; anything else fails the test. */
   async write<A>(effect: Effect.Effect<A, { readonly _tag: string }>): Promise<WriteAnswer<A>> {
-    return this.run(Effect.match(effect, {
-      onSuccess: (value): WriteAnswer<A> => ({ _tag: "Ok", value }),
-      onFailure: (e): WriteAnswer<A> => {
-        if (e._tag === "WrongExpectedVersion") return { _tag: "WrongExpectedVersion", currentVersion: (e as unknown as { currentVersion: number }).currentVersion }
-        if (e._tag === "StreamDeleted") return { _tag: "StreamDeleted" }
-        throw new Error(`unexpected write failure ${e._tag}: ${JSON.stringify(e)}`)
-      }
-    }))
+    return this.run(
+      Effect.match(effect, {
+        onSuccess: (value): WriteAnswer<A> => ({ _tag: "Ok", value }),
+        onFailure: (e): WriteAnswer<A> => {
+          if (e._tag === "WrongExpectedVersion")
+            return {
+              _tag: "WrongExpectedVersion",
+              currentVersion: (e as unknown as { currentVersion: number }).currentVersion
+            }
+          if (e._tag === "StreamDeleted") return { _tag: "StreamDeleted" }
+          throw new Error(`unexpected write failure ${e._tag}: ${JSON.stringify(e)}`)
+        }
+      })
+    )
   }
 
   async open(): Promise<void> {
@@ -138,16 +162,18 @@ export class RealStore {
     const mem = this.mem
     const config = this.config
     const random = Random.make(`${this.seed}/${this.incarnation++}`)
-    this.node = await this.run(Effect.gen(function*() {
-      const scope = yield* Scope.make()
-      const store = yield* make(config).pipe(
-        Effect.provideService(Disk, mem.service),
-        Scope.extend(scope),
-        Effect.withScheduler(scheduler),
-        Effect.withRandom(random)
-      )
-      return { store, scope, scheduler }
-    }))
+    this.node = await this.run(
+      Effect.gen(function* () {
+        const scope = yield* Scope.make()
+        const store = yield* make(config).pipe(
+          Effect.provideService(Disk, mem.service),
+          Scope.extend(scope),
+          Effect.withScheduler(scheduler),
+          Effect.withRandom(random)
+        )
+        return { store, scope, scheduler }
+      })
+    )
   }
 
   /** Graceful restart: finalizers run, then the store is reopened on the same disk. */
@@ -188,7 +214,8 @@ export class World {
   /** Every event id a client has sent, in order (for reuse). */
   readonly sentIds: Array<string> = []
   private fresh = 0
-  lastAppend: { readonly stream: string; readonly expected: number; readonly events: ReadonlyArray<ProposedEvent> } | undefined
+  lastAppend:
+    { readonly stream: string; readonly expected: number; readonly events: ReadonlyArray<ProposedEvent> } | undefined
 
   freshId(): string {
     this.fresh++
@@ -208,12 +235,23 @@ export const tick = (w: World, r: RealStore): number => {
 }
 
 const describeOutcome = (o: M.WriteOutcome): string =>
-  o._tag === "Appended" ? `Appended(${o.first}..${o.last}${o.idempotent ? ", idempotent" : ""})`
-    : o._tag === "WrongExpectedVersion" ? `WEV(current ${o.current})` : "StreamDeleted"
+  o._tag === "Appended"
+    ? `Appended(${o.first}..${o.last}${o.idempotent ? ", idempotent" : ""})`
+    : o._tag === "WrongExpectedVersion"
+      ? `WEV(current ${o.current})`
+      : "StreamDeleted"
 
 const observedAppend = (answer: WriteAnswer<AppendResult>): M.WriteOutcome =>
-  answer._tag === "Ok" ? { _tag: "Appended", first: answer.value.firstEventNumber, last: answer.value.lastEventNumber, idempotent: answer.value.idempotent }
-    : answer._tag === "WrongExpectedVersion" ? { _tag: "WrongExpectedVersion", current: answer.currentVersion } : { _tag: "StreamDeleted" }
+  answer._tag === "Ok"
+    ? {
+        _tag: "Appended",
+        first: answer.value.firstEventNumber,
+        last: answer.value.lastEventNumber,
+        idempotent: answer.value.idempotent
+      }
+    : answer._tag === "WrongExpectedVersion"
+      ? { _tag: "WrongExpectedVersion", current: answer.currentVersion }
+      : { _tag: "StreamDeleted" }
 
 export interface PendingCheck {
   /** Runs once `$all` has been matched (positions learned). */
@@ -225,51 +263,90 @@ export interface PendingCheck {
  * returns the position check to run after the `$all` sync.
  */
 export const judgeAppend = (
-  w: World, label: string, stream: string, expected: number, events: ReadonlyArray<ProposedEvent>, answer: WriteAnswer<AppendResult>, nowMicros: number
+  w: World,
+  label: string,
+  stream: string,
+  expected: number,
+  events: ReadonlyArray<ProposedEvent>,
+  answer: WriteAnswer<AppendResult>,
+  nowMicros: number
 ): PendingCheck => {
   const ids = events.map((e) => e.eventId)
   const possible = w.model.possibleDecisions(stream, expected, ids)
   const actual = observedAppend(answer)
   const consistent = possible.filter((p) => M.sameOutcome(M.outcomeOf(p.decision, events.length), actual))
   if (consistent.length === 0) {
-    const allowed = [...new Set(possible.map((p) => describeOutcome(M.outcomeOf(p.decision, events.length))))].join(" or ")
+    const allowed = [...new Set(possible.map((p) => describeOutcome(M.outcomeOf(p.decision, events.length))))].join(
+      " or "
+    )
     assert.fail(`${label}: expected ${allowed}, got ${describeOutcome(actual)}`)
   }
   w.model.learnCache(consistent)
   const decision = consistent[0]!.decision
-  if (possible.length > 1) mark(`append: cache uncertain after restart (${new Set(possible.map((p) => p.decision._tag)).size > 1 ? "outcomes differ" : "same outcome"})`)
+  if (possible.length > 1)
+    mark(
+      `append: cache uncertain after restart (${new Set(possible.map((p) => p.decision._tag)).size > 1 ? "outcomes differ" : "same outcome"})`
+    )
   markDecision(w, stream, expected, decision, events.length)
   const written = w.model.applyAppend(stream, decision, events, nowMicros)
-  if (written.some((e) => e.origin === "recreate")) mark(`recreate via ${M.isMetastream(stream) ? "metadata" : "append"}`)
+  if (written.some((e) => e.origin === "recreate"))
+    mark(`recreate via ${M.isMetastream(stream) ? "metadata" : "append"}`)
   return {
     afterSync: () => {
       if (answer._tag !== "Ok" || events.length === 0) return
-      const target = decision._tag === "Idempotent" ? w.model.eventsOf(stream)[decision.last] : written[events.length - 1]
+      const target =
+        decision._tag === "Idempotent" ? w.model.eventsOf(stream)[decision.last] : written[events.length - 1]
       assert.ok(target !== undefined, `${label}: the model has no event to take the position from`)
-      assert.strictEqual(answer.value.position, target.position, `${label}: the position returned is not the last event's position`)
+      assert.strictEqual(
+        answer.value.position,
+        target.position,
+        `${label}: the position returned is not the last event's position`
+      )
     }
   }
 }
 
 const markDecision = (w: World, stream: string, expected: number, d: M.Decision, n: number): void => {
-  const ev = expected === M.ExpectedAny ? "Any" : expected === M.ExpectedStreamExists ? "StreamExists" : expected === M.ExpectedNoStream ? "NoStream" : "N"
-  const state = w.model.isHardDeleted(stream) ? "hard-deleted" : w.model.isSoftDeleted(stream) ? "soft-deleted" : w.model.lastEventNumber(stream) < 0 ? "empty" : "existing"
-  mark(`append ${ev} on ${state}${M.isMetastream(stream) ? " metastream" : ""} → ${d._tag}${n === 0 ? " (empty batch)" : n > 1 ? " (multi)" : ""}`)
+  const ev =
+    expected === M.ExpectedAny
+      ? "Any"
+      : expected === M.ExpectedStreamExists
+        ? "StreamExists"
+        : expected === M.ExpectedNoStream
+          ? "NoStream"
+          : "N"
+  const state = w.model.isHardDeleted(stream)
+    ? "hard-deleted"
+    : w.model.isSoftDeleted(stream)
+      ? "soft-deleted"
+      : w.model.lastEventNumber(stream) < 0
+        ? "empty"
+        : "existing"
+  mark(
+    `append ${ev} on ${state}${M.isMetastream(stream) ? " metastream" : ""} → ${d._tag}${n === 0 ? " (empty batch)" : n > 1 ? " (multi)" : ""}`
+  )
 }
 
 export const judgeDelete = (
-  label: string, expected: { outcome: M.WriteOutcome; written: Array<M.ModelEvent> }, answer: WriteAnswer<{ readonly position: number }>
+  label: string,
+  expected: { outcome: M.WriteOutcome; written: Array<M.ModelEvent> },
+  answer: WriteAnswer<{ readonly position: number }>
 ): PendingCheck => {
   const actualTag = answer._tag === "Ok" ? "Appended" : answer._tag
   mark(`${label.split("(")[0]} → ${actualTag}`)
   const expectedText = describeOutcome(expected.outcome)
-  assert.strictEqual(actualTag, expected.outcome._tag, `${label}: expected ${expectedText}, got ${JSON.stringify(answer)}`)
+  assert.strictEqual(
+    actualTag,
+    expected.outcome._tag,
+    `${label}: expected ${expectedText}, got ${JSON.stringify(answer)}`
+  )
   if (answer._tag === "WrongExpectedVersion" && expected.outcome._tag === "WrongExpectedVersion") {
     assert.strictEqual(answer.currentVersion, expected.outcome.current, `${label}: WEV current version`)
   }
   return {
     afterSync: () => {
-      if (answer._tag === "Ok") assert.strictEqual(answer.value.position, expected.written[0]!.position, `${label}: delete position`)
+      if (answer._tag === "Ok")
+        assert.strictEqual(answer.value.position, expected.written[0]!.position, `${label}: delete position`)
     }
   }
 }
@@ -280,7 +357,7 @@ export const judgeDelete = (
 const LONG_MAX_RE = /(?<![\d.])9223372036854775807(?![\d.])/g
 /** JSON with long.MaxValue kept apart from its rounded neighbours. */
 const normalizeJson = (bytes: Uint8Array): unknown => {
-  const text = Buffer.from(bytes).toString("utf8").replace(LONG_MAX_RE, "\"<long.MaxValue>\"")
+  const text = Buffer.from(bytes).toString("utf8").replace(LONG_MAX_RE, '"<long.MaxValue>"')
   try {
     return JSON.parse(text)
   } catch {
@@ -291,7 +368,13 @@ const normalizeJson = (bytes: Uint8Array): unknown => {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** Checks one event the store returned against the model's; learns server-chosen ids and positions. */
-export const checkEvent = (m: M.StoreModel, actual: EventRecord | undefined, expected: M.ModelEvent, label: string, learn = false): void => {
+export const checkEvent = (
+  m: M.StoreModel,
+  actual: EventRecord | undefined,
+  expected: M.ModelEvent,
+  label: string,
+  learn = false
+): void => {
   assert.ok(actual !== undefined, `${label}: missing event (expected ${expected.stream}#${expected.eventNumber})`)
   const at = `${label}: ${expected.stream}#${expected.eventNumber}`
   assert.strictEqual(actual.stream, expected.stream, `${at}: stream`)
@@ -301,7 +384,11 @@ export const checkEvent = (m: M.StoreModel, actual: EventRecord | undefined, exp
   assert.strictEqual(actual.createdMicros, expected.createdMicros, `${at}: created time`)
   assert.deepStrictEqual(Buffer.from(actual.metadata), Buffer.from(expected.metadata), `${at}: event metadata`)
   if (expected.origin === "softDelete" || expected.origin === "recreate") {
-    assert.deepStrictEqual(normalizeJson(actual.data), normalizeJson(expected.data), `${at}: ${expected.origin} metadata body`)
+    assert.deepStrictEqual(
+      normalizeJson(actual.data),
+      normalizeJson(expected.data),
+      `${at}: ${expected.origin} metadata body`
+    )
   } else {
     assert.deepStrictEqual(Buffer.from(actual.data), Buffer.from(expected.data), `${at}: data`)
   }
@@ -340,27 +427,56 @@ export const syncAll = async (w: World, r: RealStore, label: string): Promise<vo
     if (read.isEnd) break
   }
   const lastKnown = w.model.log.filter((e) => e.position !== undefined).at(-1)?.position ?? -1
-  assert.strictEqual(found.length, pending.length,
-    `${label}: $all gained ${found.length} events [${found.map((e) => `${e.stream}#${e.eventNumber}`).join(", ")}], the model wrote ${pending.length} [${pending.map((e) => `${e.stream}#${e.eventNumber}`).join(", ")}]`)
+  assert.strictEqual(
+    found.length,
+    pending.length,
+    `${label}: $all gained ${found.length} events [${found.map((e) => `${e.stream}#${e.eventNumber}`).join(", ")}], the model wrote ${pending.length} [${pending.map((e) => `${e.stream}#${e.eventNumber}`).join(", ")}]`
+  )
   pending.forEach((expected, i) => {
     checkEvent(w.model, found[i], expected, `${label} ($all)`, true)
-    assert.ok(expected.position! > (i === 0 ? lastKnown : pending[i - 1]!.position!), `${label}: $all positions must increase`)
+    assert.ok(
+      expected.position! > (i === 0 ? lastKnown : pending[i - 1]!.position!),
+      `${label}: $all positions must increase`
+    )
   })
   r.allNext = next
 }
 
-export const checkStreamRead = (m: M.StoreModel, actual: StreamRead, expected: M.StreamReadModel, label: string): void => {
-  assert.strictEqual(actual._tag, expected._tag, `${label}: read result ${JSON.stringify(actual._tag === "Success" ? { ...actual, events: actual.events.length } : actual)}, expected ${JSON.stringify(expected._tag === "Success" ? { ...expected, events: expected.events.length } : expected)}`)
+export const checkStreamRead = (
+  m: M.StoreModel,
+  actual: StreamRead,
+  expected: M.StreamReadModel,
+  label: string
+): void => {
+  assert.strictEqual(
+    actual._tag,
+    expected._tag,
+    `${label}: read result ${JSON.stringify(actual._tag === "Success" ? { ...actual, events: actual.events.length } : actual)}, expected ${JSON.stringify(expected._tag === "Success" ? { ...expected, events: expected.events.length } : expected)}`
+  )
   if (actual._tag === "NoStream" && expected._tag === "NoStream") {
     assert.strictEqual(actual.lastEventNumber, expected.lastEventNumber, `${label}: NoStream lastEventNumber`)
   }
   if (actual._tag === "Success" && expected._tag === "Success") {
-    const page = (p: { nextEventNumber: number; lastEventNumber: number; isEndOfStream: boolean }, events: ReadonlyArray<number>) =>
-      ({ events, nextEventNumber: p.nextEventNumber, lastEventNumber: p.lastEventNumber, isEndOfStream: p.isEndOfStream })
+    const page = (
+      p: { nextEventNumber: number; lastEventNumber: number; isEndOfStream: boolean },
+      events: ReadonlyArray<number>
+    ) => ({
+      events,
+      nextEventNumber: p.nextEventNumber,
+      lastEventNumber: p.lastEventNumber,
+      isEndOfStream: p.isEndOfStream
+    })
     assert.deepStrictEqual(
-      page(actual, actual.events.map((e) => e.event!.eventNumber)),
-      page(expected, expected.events.map((e) => e.eventNumber)),
-      `${label}: page`)
+      page(
+        actual,
+        actual.events.map((e) => e.event!.eventNumber)
+      ),
+      page(
+        expected,
+        expected.events.map((e) => e.eventNumber)
+      ),
+      `${label}: page`
+    )
     expected.events.forEach((e, i) => checkEvent(m, actual.events[i]!.event, e, label))
   }
 }
@@ -374,20 +490,48 @@ export const checkMetadataRead = (actual: MetadataRead, expected: M.MetadataRead
   assert.strictEqual(actual._tag, expected._tag, `${label}: metadata read`)
   if (expected._tag === "StreamDeleted") return
   assert.deepStrictEqual(
-    { metaLastEventNumber: actual.metaLastEventNumber, maxCount: actual.metadata.maxCount, truncateBefore: actual.metadata.truncateBefore },
-    { metaLastEventNumber: expected.metaLastEventNumber, maxCount: expected.metadata.maxCount, truncateBefore: expected.metadata.truncateBefore },
-    `${label}: metadata`)
+    {
+      metaLastEventNumber: actual.metaLastEventNumber,
+      maxCount: actual.metadata.maxCount,
+      truncateBefore: actual.metadata.truncateBefore
+    },
+    {
+      metaLastEventNumber: expected.metaLastEventNumber,
+      maxCount: expected.metadata.maxCount,
+      truncateBefore: expected.metadata.truncateBefore
+    },
+    `${label}: metadata`
+  )
 }
 
 /** Reads every stream both ways and `$all` both ways with the given page size, comparing with the model. */
 export const checkEverything = async (w: World, r: RealStore, label: string, page = 4096): Promise<void> => {
   for (const stream of READ_STREAMS) {
-    checkStreamRead(w.model, await r.run(r.store.readStreamForward(stream, 0, 4096)), w.model.readForward(stream, 0, 4096), `${label}: ${stream} forward`)
-    checkStreamRead(w.model, await r.run(r.store.readStreamBackward(stream, -1, 4096)), w.model.readBackward(stream, -1, 4096), `${label}: ${stream} backward`)
-    checkEventRead(w.model, await r.run(r.store.readEvent(stream, -1)), w.model.readEvent(stream, -1), `${label}: ${stream} last event`)
+    checkStreamRead(
+      w.model,
+      await r.run(r.store.readStreamForward(stream, 0, 4096)),
+      w.model.readForward(stream, 0, 4096),
+      `${label}: ${stream} forward`
+    )
+    checkStreamRead(
+      w.model,
+      await r.run(r.store.readStreamBackward(stream, -1, 4096)),
+      w.model.readBackward(stream, -1, 4096),
+      `${label}: ${stream} backward`
+    )
+    checkEventRead(
+      w.model,
+      await r.run(r.store.readEvent(stream, -1)),
+      w.model.readEvent(stream, -1),
+      `${label}: ${stream} last event`
+    )
   }
   for (const stream of BASE_STREAMS) {
-    checkMetadataRead(await r.run(r.store.getStreamMetadata(stream)), w.model.readMetadata(stream), `${label}: ${stream} metadata`)
+    checkMetadataRead(
+      await r.run(r.store.getStreamMetadata(stream)),
+      w.model.readMetadata(stream),
+      `${label}: ${stream} metadata`
+    )
   }
   await checkAll(w, r, label, page)
 }
@@ -416,7 +560,8 @@ export const checkAll = async (w: World, r: RealStore, label: string, page: numb
     assert.ok(position === -1 || read.nextPosition < position, `${label}: $all backward paging is stuck at ${position}`)
     position = read.nextPosition
   }
-  const describe = (events: ReadonlyArray<{ stream: string; eventNumber: number }>) => events.map((e) => `${e.stream}#${e.eventNumber}`)
+  const describe = (events: ReadonlyArray<{ stream: string; eventNumber: number }>) =>
+    events.map((e) => `${e.stream}#${e.eventNumber}`)
   assert.deepStrictEqual(describe(forward), describe(w.model.log), `${label}: $all forward`)
   assert.deepStrictEqual(describe(backward), describe([...w.model.log].reverse()), `${label}: $all backward`)
   w.model.log.forEach((e, i) => checkEvent(w.model, forward[i], e, `${label}: $all forward`))

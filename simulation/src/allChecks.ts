@@ -41,15 +41,18 @@ export class AllScan {
 
   /** One record of the pass; the problem, if any. */
   event(event: EventRecord): string | undefined {
-    if (event.logPosition <= this.lastPosition) return `$all goes back from ${this.lastPosition} to ${event.logPosition} (${event.stream}#${event.eventNumber})`
+    if (event.logPosition <= this.lastPosition)
+      return `$all goes back from ${this.lastPosition} to ${event.logPosition} (${event.stream}#${event.eventNumber})`
     this.lastPosition = event.logPosition
     const key = keyOf(event.stream, event.eventNumber)
     const before = this.seen.get(key)
-    if (before !== undefined) return `$all shows ${key} twice: at ${before.position} (id ${before.eventId}) and at ${event.logPosition} (id ${event.eventId})`
+    if (before !== undefined)
+      return `$all shows ${key} twice: at ${before.position} (id ${before.eventId}) and at ${event.logPosition} (id ${event.eventId})`
     this.seen.set(key, { eventId: event.eventId, position: event.logPosition })
     if (event.eventNumber !== DeletedStreamNumber) {
       const prev = this.lastNumber.get(event.stream)
-      if (prev !== undefined && event.eventNumber <= prev) return `$all shows ${event.stream}#${event.eventNumber} after #${prev}`
+      if (prev !== undefined && event.eventNumber <= prev)
+        return `$all shows ${event.stream}#${event.eventNumber} after #${prev}`
       this.lastNumber.set(event.stream, event.eventNumber)
     }
     return this.strict ? this.strictAppend(event) : this.relaxedAppend(event)
@@ -57,7 +60,8 @@ export class AllScan {
 
   /** At the end of the pass. */
   end(): string | undefined {
-    if (this.strict && this.open !== undefined) return `$all ends inside append ${this.open.key} (${this.open.next} of ${this.open.n})`
+    if (this.strict && this.open !== undefined)
+      return `$all ends inside append ${this.open.key} (${this.open.next} of ${this.open.n})`
     return undefined
   }
 
@@ -69,7 +73,8 @@ export class AllScan {
         if (model.isDiscardable(event)) continue
         return `$all lacks ${event.stream}#${event.eventNumber}, which no scavenge may remove`
       }
-      if (event.eventId !== undefined && shown.eventId !== event.eventId) return `$all shows ${event.stream}#${event.eventNumber} with id ${shown.eventId}, the model ${event.eventId}`
+      if (event.eventId !== undefined && shown.eventId !== event.eventId)
+        return `$all shows ${event.stream}#${event.eventNumber} with id ${shown.eventId}, the model ${event.eventId}`
     }
     return undefined
   }

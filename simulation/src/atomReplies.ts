@@ -23,7 +23,11 @@ export const replyText = (reply: Reply): string =>
   reply.body === undefined ? "" : typeof reply.body === "string" ? reply.body : Buffer.from(reply.body).toString("utf8")
 
 export const replyBytes = (reply: Reply): Uint8Array =>
-  reply.body === undefined ? new Uint8Array(0) : typeof reply.body === "string" ? Buffer.from(reply.body, "utf8") : reply.body
+  reply.body === undefined
+    ? new Uint8Array(0)
+    : typeof reply.body === "string"
+      ? Buffer.from(reply.body, "utf8")
+      : reply.body
 
 /** One line describing a reply, for failure messages. */
 export const describeReply = (reply: Reply): string => {
@@ -51,7 +55,9 @@ export const currentVersion = (reply: Reply): number | Unexpected => {
   const current = replyHeader(reply, "Kurrent-CurrentVersion")
   const legacy = replyHeader(reply, "ES-CurrentVersion")
   const n = current === undefined || current !== legacy ? undefined : wireNumber(current)
-  return n === undefined ? new Unexpected(`wrong expected version with CurrentVersion ${String(current)} / ${String(legacy)}`) : n
+  return n === undefined
+    ? new Unexpected(`wrong expected version with CurrentVersion ${String(current)} / ${String(legacy)}`)
+    : n
 }
 
 /** An entry of a feed or a single-event document at `embed=body`. */
@@ -71,7 +77,8 @@ export interface AtomFeed {
   readonly links: ReadonlyArray<{ readonly relation: string; readonly uri: string }>
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const parseJson = (text: string, what: string): unknown | Unexpected => {
   try {
@@ -84,8 +91,13 @@ const parseJson = (text: string, what: string): unknown | Unexpected => {
 const entryOf = (value: unknown): AtomEntry | Unexpected => {
   if (!isRecord(value)) return new Unexpected(`an entry is not an object: ${JSON.stringify(value)}`)
   const { eventNumber, eventId, eventType, data, isJson } = value
-  if (typeof eventNumber !== "number" || typeof eventId !== "string" || typeof eventType !== "string" ||
-    typeof isJson !== "boolean" || (data !== null && typeof data !== "string")) {
+  if (
+    typeof eventNumber !== "number" ||
+    typeof eventId !== "string" ||
+    typeof eventType !== "string" ||
+    typeof isJson !== "boolean" ||
+    (data !== null && typeof data !== "string")
+  ) {
     return new Unexpected(`an entry lacks the embed=body fields: ${JSON.stringify(value).slice(0, 300)}`)
   }
   return { eventNumber, eventId, eventType, data, isJson }
@@ -101,7 +113,12 @@ export const parseEntry = (text: string): AtomEntry | Unexpected => {
 export const parseFeed = (text: string): AtomFeed | Unexpected => {
   const json = parseJson(text, "the feed")
   if (json instanceof Unexpected) return json
-  if (!isRecord(json) || !Array.isArray(json.entries) || !Array.isArray(json.links) || typeof json.headOfStream !== "boolean") {
+  if (
+    !isRecord(json) ||
+    !Array.isArray(json.entries) ||
+    !Array.isArray(json.links) ||
+    typeof json.headOfStream !== "boolean"
+  ) {
     return new Unexpected(`not an Atom feed: ${text.slice(0, 300)}`)
   }
   const entries: Array<AtomEntry> = []
@@ -112,7 +129,8 @@ export const parseFeed = (text: string): AtomFeed | Unexpected => {
   }
   const links: Array<{ relation: string; uri: string }> = []
   for (const link of json.links) {
-    if (!isRecord(link) || typeof link.relation !== "string" || typeof link.uri !== "string") return new Unexpected(`a bad feed link: ${JSON.stringify(link)}`)
+    if (!isRecord(link) || typeof link.relation !== "string" || typeof link.uri !== "string")
+      return new Unexpected(`a bad feed link: ${JSON.stringify(link)}`)
     links.push({ relation: link.relation, uri: link.uri })
   }
   return { entries, headOfStream: json.headOfStream, links }

@@ -24,7 +24,7 @@ import { observeStoreRead } from "./simStore.js"
  * operation whose outcome is settled (after a restart, or once a later write was acknowledged).
  */
 const reconcileOp = (store: EventStoreService, auditor: Auditor, client: SimClient, op: PendingOp) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const model = auditor.model
     if (op.kind === "append") {
       const before = model.lastEventNumber(op.stream)
@@ -33,28 +33,37 @@ const reconcileOp = (store: EventStoreService, auditor: Auditor, client: SimClie
         auditor.trace(`reconcile c${client.id} append ${op.stream}: not written`)
         return
       }
-      const ok = model.possibleDecisions(op.stream, op.expected, op.events.map((e) => e.eventId)).filter((p) => p.decision._tag === "Ok")
-      if (ok.length === 0) return auditor.fail(`reconcile: ${op.stream} grew from ${before} to ${actual} but the model allows no write`)
+      const ok = model
+        .possibleDecisions(
+          op.stream,
+          op.expected,
+          op.events.map((e) => e.eventId)
+        )
+        .filter((p) => p.decision._tag === "Ok")
+      if (ok.length === 0)
+        return auditor.fail(`reconcile: ${op.stream} grew from ${before} to ${actual} but the model allows no write`)
       model.learnCache(ok)
       model.applyAppend(op.stream, ok[0]!.decision, op.events, 0)
       auditor.trace(`reconcile c${client.id} append ${op.stream}: written`)
     } else if (op.kind === "hardDelete") {
       if ((yield* store.lastEventNumber(op.stream)) !== DeletedStreamNumber || model.isHardDeleted(op.stream)) return
       const { outcome } = model.hardDelete(op.stream, op.expected, 0)
-      if (outcome._tag !== "Appended") auditor.fail(`reconcile: ${op.stream} is hard-deleted but the model would not delete it`)
+      if (outcome._tag !== "Appended")
+        auditor.fail(`reconcile: ${op.stream} is hard-deleted but the model would not delete it`)
     } else {
       // A soft delete of a hard-deleted stream writes nothing (the store answers StreamDeleted).
       if (model.isHardDeleted(op.stream)) return
       const meta = yield* store.getStreamMetadata(op.stream)
       if (meta.metaLastEventNumber === model.eventsOf(metastreamOf(op.stream)).length - 1) return
       const { outcome } = model.softDelete(op.stream, op.expected, 0)
-      if (outcome._tag !== "Appended") auditor.fail(`reconcile: ${op.stream} gained metadata but the model would not soft-delete it`)
+      if (outcome._tag !== "Appended")
+        auditor.fail(`reconcile: ${op.stream} gained metadata but the model would not soft-delete it`)
     }
   })
 
 /** Every indeterminate operation of a client (after a restart: all are settled). */
 const reconcile = (store: EventStoreService, auditor: Auditor, client: SimClient) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (const [key, { op }] of [...client.pending]) {
       client.pending.delete(key)
       yield* reconcileOp(store, auditor, client, op)
@@ -66,8 +75,13 @@ const reconcile = (store: EventStoreService, auditor: Auditor, client: SimClient
  * queued after them, so the writer has settled them: written, or rolled back for good). A read that fails
  * (disk faults run) leaves the operation pending for later.
  */
-export const reconcileSettled = (store: EventStoreService, auditor: Auditor, clients: ReadonlyArray<SimClient>, settledBefore: number) =>
-  Effect.gen(function*() {
+export const reconcileSettled = (
+  store: EventStoreService,
+  auditor: Auditor,
+  clients: ReadonlyArray<SimClient>,
+  settledBefore: number
+) =>
+  Effect.gen(function* () {
     for (const client of clients) {
       for (const [key, pending] of [...client.pending]) {
         if (pending.settledBy >= settledBefore) continue
@@ -75,15 +89,21 @@ export const reconcileSettled = (store: EventStoreService, auditor: Auditor, cli
         if (done._tag === "Right") {
           client.pending.delete(key)
           auditor.settledInRun++
-        } else auditor.trace(`reconcile c${client.id} ${pending.op.kind} ${pending.op.stream} postponed: ${done.left._tag}`)
+        } else
+          auditor.trace(`reconcile c${client.id} ${pending.op.kind} ${pending.op.stream} postponed: ${done.left._tag}`)
       }
     }
   })
 
 const verifyStream = (store: EventStoreService, auditor: Auditor, stream: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const model = auditor.model
-    const whole = (direction: "forward" | "backward") => ({ stream, direction, from: direction === "forward" ? 0 : -1, count: 4096 })
+    const whole = (direction: "forward" | "backward") => ({
+      stream,
+      direction,
+      from: direction === "forward" ? 0 : -1,
+      count: 4096
+    })
     const forwardRead = observeStoreRead(yield* store.readStreamForward(stream, 0, 4096))
     const forward = compareStreamRead(model, whole("forward"), forwardRead, model.readForward(stream, 0, 4096))
     if (forward !== undefined) return auditor.fail(`after restart, ${stream} forward: ${forward}`)
@@ -94,8 +114,13 @@ const verifyStream = (store: EventStoreService, auditor: Auditor, stream: string
       const meta = yield* store.getStreamMetadata(stream)
       const expected = model.readMetadata(stream)
       // For a hard-deleted stream only the verdict matters (its metastream counts as deleted too).
-      if (meta._tag !== expected._tag || (meta._tag !== "StreamDeleted" && meta.metaLastEventNumber !== expected.metaLastEventNumber)) {
-        return auditor.fail(`after restart, metadata of ${stream}: ${meta._tag}@${meta.metaLastEventNumber}, the model ${expected._tag}@${expected.metaLastEventNumber}`)
+      if (
+        meta._tag !== expected._tag ||
+        (meta._tag !== "StreamDeleted" && meta.metaLastEventNumber !== expected.metaLastEventNumber)
+      ) {
+        return auditor.fail(
+          `after restart, metadata of ${stream}: ${meta._tag}@${meta.metaLastEventNumber}, the model ${expected._tag}@${expected.metaLastEventNumber}`
+        )
       }
     }
   })
@@ -104,8 +129,13 @@ const verifyStream = (store: EventStoreService, auditor: Auditor, stream: string
  * One pass over `$all` from the start, `pageSize` records a page, running `pause` between pages (the
  * scanner lets scavenges rewrite chunks under it). The problem found, if any; a read failure fails.
  */
-export const scanAll = (store: EventStoreService, scan: AllScan, pageSize: number, pause: Effect.Effect<void> = Effect.void) =>
-  Effect.gen(function*() {
+export const scanAll = (
+  store: EventStoreService,
+  scan: AllScan,
+  pageSize: number,
+  pause: Effect.Effect<void> = Effect.void
+) =>
+  Effect.gen(function* () {
     let position = 0
     while (true) {
       const page = yield* store.readAllForward(position, pageSize)
@@ -121,7 +151,7 @@ export const scanAll = (store: EventStoreService, scan: AllScan, pageSize: numbe
   })
 
 const verifyAll = (store: EventStoreService, auditor: Auditor) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const scan = new AllScan(!auditor.model.mayHaveScavenged)
     const problem = (yield* scanAll(store, scan, 512)) ?? scan.missingFrom(auditor.model, auditor.model.log)
     if (problem !== undefined) auditor.fail(`after restart, ${problem}`)
@@ -129,7 +159,7 @@ const verifyAll = (store: EventStoreService, auditor: Auditor) =>
 
 /** Every stream the clients own, its metastream and `$all` read exactly as the model says. */
 export const verifyStored = (store: EventStoreService, auditor: Auditor, clients: ReadonlyArray<SimClient>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (const client of clients) {
       for (const stream of client.streams) {
         yield* verifyStream(store, auditor, stream)
@@ -140,7 +170,7 @@ export const verifyStored = (store: EventStoreService, auditor: Auditor, clients
   })
 
 export const verifyAfterRestart = (store: EventStoreService, auditor: Auditor, clients: ReadonlyArray<SimClient>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (const client of clients) yield* reconcile(store, auditor, client)
     auditor.model.restart()
     yield* verifyStored(store, auditor, clients)

@@ -20,15 +20,32 @@ const transport = args.includes("--direct") ? "direct" : "http"
 const single = value("--seed")
 
 const report = (r: SeedResult) =>
-  console.log(JSON.stringify({
-    seed: r.seed, ok: r.ok, traceHash: r.traceHash, crashes: r.crashes, acknowledged: r.acknowledged,
-    indeterminate: r.indeterminate, healed: r.healed, settledInRun: r.settledInRun, scavenges: r.scavenges, steps: r.steps, simMs: r.simMs, chunkSize: r.options.chunkSize,
-    memtable: r.options.memtableMaxEntries, weakHash: r.options.weakHash, clients: r.options.clients,
-    faults: r.options.faults !== undefined, capacity: r.options.capacityBytes ?? null
-  }))
+  console.log(
+    JSON.stringify({
+      seed: r.seed,
+      ok: r.ok,
+      traceHash: r.traceHash,
+      crashes: r.crashes,
+      acknowledged: r.acknowledged,
+      indeterminate: r.indeterminate,
+      healed: r.healed,
+      settledInRun: r.settledInRun,
+      scavenges: r.scavenges,
+      steps: r.steps,
+      simMs: r.simMs,
+      chunkSize: r.options.chunkSize,
+      memtable: r.options.memtableMaxEntries,
+      weakHash: r.options.weakHash,
+      clients: r.options.clients,
+      faults: r.options.faults !== undefined,
+      capacity: r.options.capacityBytes ?? null
+    })
+  )
 
 const fail = (r: SeedResult, why: string) => {
-  console.error(`\nSIMULATOR FAILURE  seed=${r.seed}\n${why}\nlast trace lines:\n  ${r.lastTrace.join("\n  ")}\nreplay: npm run sim -- --seed ${r.seed}`)
+  console.error(
+    `\nSIMULATOR FAILURE  seed=${r.seed}\n${why}\nlast trace lines:\n  ${r.lastTrace.join("\n  ")}\nreplay: npm run sim -- --seed ${r.seed}`
+  )
   process.exit(1)
 }
 
@@ -66,7 +83,10 @@ if (single !== undefined) {
     healed += r.healed
     settledInRun += r.settledInRun
     if (verbose) report(r)
-    if (soak && passed % 100 === 0) console.log(`${passed} seeds passed (from ${from}), ${crashes} crashes, ${acknowledged} acknowledged operations`)
+    if (soak && passed % 100 === 0)
+      console.log(`${passed} seeds passed (from ${from}), ${crashes} crashes, ${acknowledged} acknowledged operations`)
   }
-  console.log(`${passed} passed, 0 failed (${transport}): seeds ${from}..${from + passed - 1}, ${crashes} crashes, ${acknowledged} acknowledged operations checked, ${indeterminate} indeterminate (${settledInRun} settled during the run), ${healed} disk-full periods healed without a restart, ${scavenges} scavenges started, ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  console.log(
+    `${passed} passed, 0 failed (${transport}): seeds ${from}..${from + passed - 1}, ${crashes} crashes, ${acknowledged} acknowledged operations checked, ${indeterminate} indeterminate (${settledInRun} settled during the run), ${healed} disk-full periods healed without a restart, ${scavenges} scavenges started, ${((Date.now() - started) / 1000).toFixed(1)} s`
+  )
 }

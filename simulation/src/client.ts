@@ -15,14 +15,37 @@ import { Duration, Effect } from "effect"
 import type { Prng } from "@vellum/platform"
 import type { ProposedEvent } from "@vellum/storage"
 import {
-  ExpectedAny, ExpectedNoStream, ExpectedStreamExists, LongMax, decideCommit, isMetastream, metastreamOf, originalStreamOf, outcomeOf,
-  type StoreModel, type StreamReadModel, type EventReadModel, type WriteOutcome
+  ExpectedAny,
+  ExpectedNoStream,
+  ExpectedStreamExists,
+  LongMax,
+  decideCommit,
+  isMetastream,
+  metastreamOf,
+  originalStreamOf,
+  outcomeOf,
+  type StoreModel,
+  type StreamReadModel,
+  type EventReadModel,
+  type WriteOutcome
 } from "./model.js"
 import { compareEventRead, compareStreamRead, writeMatches } from "./readChecks.js"
-import type { ObservedEventRead, ObservedStreamRead, ObservedWrite, ReadRequest, SimStore, StoreFailure } from "./simStore.js"
+import type {
+  ObservedEventRead,
+  ObservedStreamRead,
+  ObservedWrite,
+  ReadRequest,
+  SimStore,
+  StoreFailure
+} from "./simStore.js"
 
 export type PendingOp =
-  | { readonly kind: "append"; readonly stream: string; readonly expected: number; readonly events: ReadonlyArray<ProposedEvent> }
+  | {
+      readonly kind: "append"
+      readonly stream: string
+      readonly expected: number
+      readonly events: ReadonlyArray<ProposedEvent>
+    }
   | { readonly kind: "hardDelete" | "softDelete"; readonly stream: string; readonly expected: number }
 
 /**
@@ -47,7 +70,10 @@ export class Auditor {
   settledInRun = 0
   /** Scavenges the operator started. */
   scavenges = 0
-  constructor(readonly model: StoreModel, readonly trace: (line: string) => void) {}
+  constructor(
+    readonly model: StoreModel,
+    readonly trace: (line: string) => void
+  ) {}
 
   fail(message: string): void {
     if (this.failure === undefined) this.failure = message
@@ -61,9 +87,15 @@ export class SimClient {
   /** Indeterminate operations, by the client stream they touch (a metadata write counts for its stream). */
   readonly pending = new Map<string, Pending>()
   private seq = 0
-  private lastAppend: { readonly stream: string; readonly expected: number; readonly events: ReadonlyArray<ProposedEvent> } | undefined
+  private lastAppend:
+    { readonly stream: string; readonly expected: number; readonly events: ReadonlyArray<ProposedEvent> } | undefined
 
-  constructor(readonly id: number, readonly prng: Prng, streamCount: number, private readonly maxDataBytes: number) {
+  constructor(
+    readonly id: number,
+    readonly prng: Prng,
+    streamCount: number,
+    private readonly maxDataBytes: number
+  ) {
     this.streams = Array.from({ length: streamCount }, (_, i) => `c${id}-s${i}`)
   }
 
@@ -75,7 +107,13 @@ export class SimClient {
   private newEvents(count: number): Array<ProposedEvent> {
     const seq = this.seq++
     return Array.from({ length: count }, (_, i) => {
-      const body = indentedJson({ c: this.id, s: seq, i, n: count, pad: "x".repeat(this.prng.int(0, this.maxDataBytes)) })
+      const body = indentedJson({
+        c: this.id,
+        s: seq,
+        i,
+        n: count,
+        pad: "x".repeat(this.prng.int(0, this.maxDataBytes))
+      })
       return { eventId: this.uuid(), eventType: "E", isJson: true, data: Buffer.from(body), metadata: Buffer.alloc(0) }
     })
   }
@@ -96,7 +134,8 @@ export class SimClient {
     const r = this.prng.next()
     if (r < 0.35) return { data: Buffer.from(indentedJson({ $maxCount: this.prng.int(1, 6) })), isJson: true }
     if (r < 0.65) return { data: Buffer.from(indentedJson({ $tb: this.prng.int(0, 8) })), isJson: true }
-    if (r < 0.85) return { data: Buffer.from(indentedJson({ owner: `c${this.id}`, note: this.prng.int(0, 99) })), isJson: true }
+    if (r < 0.85)
+      return { data: Buffer.from(indentedJson({ owner: `c${this.id}`, note: this.prng.int(0, 99) })), isJson: true }
     if (r < 0.93) return { data: Buffer.from("{not json"), isJson: true }
     return { data: Buffer.from("raw bytes"), isJson: false }
   }
@@ -117,13 +156,16 @@ export class SimClient {
       expect: () => ReadonlyArray<WriteOutcome>,
       apply: (outcome: ObservedWrite) => void
     ) =>
-      Effect.gen(this, function*() {
+      Effect.gen(this, function* () {
         const key = isMetastream(op.stream) ? originalStreamOf(op.stream) : op.stream
         this.pending.set(key, { op, settledBy: Number.POSITIVE_INFINITY })
         const result = yield* Effect.either(run)
         if (result._tag === "Left") {
           const failure = result.left
-          if (failure._tag === "Unexpected") return auditor.fail(`${tag} ${op.kind} to ${op.stream} with expected version ${op.expected}: ${failure.description}`)
+          if (failure._tag === "Unexpected")
+            return auditor.fail(
+              `${tag} ${op.kind} to ${op.stream} with expected version ${op.expected}: ${failure.description}`
+            )
           auditor.indeterminate++
           this.pending.set(key, { op, settledBy: auditor.answered++ })
           auditor.trace(`${tag} ${op.kind} ${op.stream} indeterminate ${failure.reason}`)
@@ -134,22 +176,36 @@ export class SimClient {
         auditor.trace(`${tag} ${op.kind} ${op.stream} exp=${op.expected} -> ${JSON.stringify(outcome)}`)
         const allowed = expect()
         if (!allowed.some((o) => writeMatches(o, outcome))) {
-          auditor.fail(`${tag} ${op.kind} to ${op.stream} with expected version ${op.expected}: got ${JSON.stringify(outcome)}, the model allows ${JSON.stringify(allowed)}`)
+          auditor.fail(
+            `${tag} ${op.kind} to ${op.stream} with expected version ${op.expected}: got ${JSON.stringify(outcome)}, the model allows ${JSON.stringify(allowed)}`
+          )
           return
         }
         auditor.acknowledged++
         apply(outcome)
       })
 
-    const appendOp = (target: string, expected: number, events: ReadonlyArray<ProposedEvent>, run: Effect.Effect<ObservedWrite, StoreFailure>) => {
-      const possible = model.possibleDecisions(target, expected, events.map((e) => e.eventId))
-      return write({ kind: "append", stream: target, expected, events }, run,
+    const appendOp = (
+      target: string,
+      expected: number,
+      events: ReadonlyArray<ProposedEvent>,
+      run: Effect.Effect<ObservedWrite, StoreFailure>
+    ) => {
+      const possible = model.possibleDecisions(
+        target,
+        expected,
+        events.map((e) => e.eventId)
+      )
+      return write(
+        { kind: "append", stream: target, expected, events },
+        run,
         () => possible.map((p) => outcomeOf(p.decision, events.length)),
         (outcome) => {
           const consistent = possible.filter((p) => writeMatches(outcomeOf(p.decision, events.length), outcome))
           model.learnCache(consistent)
           model.applyAppend(target, consistent[0]!.decision, events, 0)
-        })
+        }
+      )
     }
 
     if (r < 0.42) {
@@ -166,21 +222,30 @@ export class SimClient {
       const meta = metastreamOf(stream)
       const expected = this.prng.chance(0.7) ? model.lastEventNumber(meta) : ExpectedAny
       const body = this.metadataBody()
-      const event = { eventId: this.uuid(), eventType: "$metadata", isJson: body.isJson, data: body.data, metadata: Buffer.alloc(0) }
+      const event = {
+        eventId: this.uuid(),
+        eventType: "$metadata",
+        isJson: body.isJson,
+        data: body.data,
+        metadata: Buffer.alloc(0)
+      }
       return appendOp(meta, expected, [event], store.setMetadata(stream, expected, event))
     }
     if (r < 0.61) {
       const hard = this.prng.chance(0.25)
       const expected = this.prng.chance(0.7) ? model.lastEventNumber(stream) : ExpectedAny
       const kind = hard ? "hardDelete" : "softDelete"
-      return write({ kind, stream, expected }, store.deleteStream(stream, expected, hard),
+      return write(
+        { kind, stream, expected },
+        store.deleteStream(stream, expected, hard),
         // Peek at the model's answer without applying it (applied below once the store agreed).
         () => [peekDelete(model, stream, expected, hard)],
         (outcome) => {
           if (outcome._tag !== "Appended") return
           if (hard) model.hardDelete(stream, expected, 0)
           else model.softDelete(stream, expected, 0)
-        })
+        }
+      )
     }
     return this.read(store, auditor, stream, r)
   }
@@ -190,14 +255,26 @@ export class SimClient {
     const last = Math.max(0, Math.min(model.lastEventNumber(stream), 50))
     const count = this.prng.int(1, 6)
     if (r < 0.9) {
-      const request: ReadRequest = r < 0.8
-        ? { stream, direction: "forward", from: this.prng.int(0, last + 2), count }
-        : { stream, direction: "backward", from: this.prng.chance(0.3) ? -1 : this.prng.int(0, last + 2), count }
-      const expected = () => request.direction === "forward" ? model.readForward(stream, request.from, count) : model.readBackward(stream, request.from, count)
-      return checkRead(auditor, `c${this.id} read${request.direction === "forward" ? "Forward" : "Backward"} ${stream} ${request.from} ${count}`, request, store.readStream(request), expected)
+      const request: ReadRequest =
+        r < 0.8
+          ? { stream, direction: "forward", from: this.prng.int(0, last + 2), count }
+          : { stream, direction: "backward", from: this.prng.chance(0.3) ? -1 : this.prng.int(0, last + 2), count }
+      const expected = () =>
+        request.direction === "forward"
+          ? model.readForward(stream, request.from, count)
+          : model.readBackward(stream, request.from, count)
+      return checkRead(
+        auditor,
+        `c${this.id} read${request.direction === "forward" ? "Forward" : "Backward"} ${stream} ${request.from} ${count}`,
+        request,
+        store.readStream(request),
+        expected
+      )
     }
     const n = this.prng.chance(0.2) ? -1 : this.prng.int(0, last + 1)
-    return checkEventRead(auditor, `c${this.id} readEvent ${stream} ${n}`, store.readEvent(stream, n), () => model.readEvent(stream, n))
+    return checkEventRead(auditor, `c${this.id} readEvent ${stream} ${n}`, store.readEvent(stream, n), () =>
+      model.readEvent(stream, n)
+    )
   }
 }
 
@@ -223,19 +300,35 @@ const peekDelete = (model: StoreModel, stream: string, expected: number, hard: b
 }
 
 /** A read whose failure is traced, not checked; an unexpected reply fails the run. */
-const checked = <A extends { readonly _tag: string }>(auditor: Auditor, what: string, read: Effect.Effect<A, StoreFailure>, compare: (actual: A) => string | undefined) =>
-  Effect.flatMap(Effect.either(read), (result) => Effect.sync(() => {
-    if (result._tag === "Left") {
-      if (result.left._tag === "Unexpected") return auditor.fail(`${what}: ${result.left.description}`)
-      return auditor.trace(`${what} failed`)
-    }
-    const problem = compare(result.right)
-    auditor.trace(`${what} -> ${result.right._tag}`)
-    if (problem !== undefined) auditor.fail(`${what}: ${problem}`)
-  }))
+const checked = <A extends { readonly _tag: string }>(
+  auditor: Auditor,
+  what: string,
+  read: Effect.Effect<A, StoreFailure>,
+  compare: (actual: A) => string | undefined
+) =>
+  Effect.flatMap(Effect.either(read), (result) =>
+    Effect.sync(() => {
+      if (result._tag === "Left") {
+        if (result.left._tag === "Unexpected") return auditor.fail(`${what}: ${result.left.description}`)
+        return auditor.trace(`${what} failed`)
+      }
+      const problem = compare(result.right)
+      auditor.trace(`${what} -> ${result.right._tag}`)
+      if (problem !== undefined) auditor.fail(`${what}: ${problem}`)
+    })
+  )
 
-const checkRead = (auditor: Auditor, what: string, request: ReadRequest, read: Effect.Effect<ObservedStreamRead, StoreFailure>, expected: () => StreamReadModel) =>
-  checked(auditor, what, read, (actual) => compareStreamRead(auditor.model, request, actual, expected()))
+const checkRead = (
+  auditor: Auditor,
+  what: string,
+  request: ReadRequest,
+  read: Effect.Effect<ObservedStreamRead, StoreFailure>,
+  expected: () => StreamReadModel
+) => checked(auditor, what, read, (actual) => compareStreamRead(auditor.model, request, actual, expected()))
 
-const checkEventRead = (auditor: Auditor, what: string, read: Effect.Effect<ObservedEventRead, StoreFailure>, expected: () => EventReadModel) =>
-  checked(auditor, what, read, (actual) => compareEventRead(auditor.model, actual, expected()))
+const checkEventRead = (
+  auditor: Auditor,
+  what: string,
+  read: Effect.Effect<ObservedEventRead, StoreFailure>,
+  expected: () => EventReadModel
+) => checked(auditor, what, read, (actual) => compareEventRead(auditor.model, actual, expected()))

@@ -21,12 +21,27 @@ import { Effect } from "effect"
 import type { HttpRequest, Reply } from "@vellum/http"
 import type { ProposedEvent } from "@vellum/storage"
 import {
-  currentVersion, describeReply, linkStart, locationEventNumber, parseEntry, parseFeed, replyBytes, replyText,
+  currentVersion,
+  describeReply,
+  linkStart,
+  locationEventNumber,
+  parseEntry,
+  parseFeed,
+  replyBytes,
+  replyText,
   type AtomEntry
 } from "./atomReplies.js"
 import {
-  Indeterminate, Unexpected, deleted, type ObservedEvent, type ObservedEventRead, type ObservedStreamRead, type ObservedWrite,
-  type ReadRequest, type SimStore, type StoreFailure
+  Indeterminate,
+  Unexpected,
+  deleted,
+  type ObservedEvent,
+  type ObservedEventRead,
+  type ObservedStreamRead,
+  type ObservedWrite,
+  type ReadRequest,
+  type SimStore,
+  type StoreFailure
 } from "./simStore.js"
 
 /** The node's request handler with the node's services provided. */
@@ -59,9 +74,16 @@ const orFail = <A>(value: A | Unexpected): Effect.Effect<A, StoreFailure> =>
   value instanceof Unexpected ? Effect.fail(value) : Effect.succeed(value)
 
 /** The answer to a write: a rule failure or success. */
-const writeReply = (reply: Reply, what: string, success: () => ObservedWrite | Unexpected): Effect.Effect<ObservedWrite, StoreFailure> => {
+const writeReply = (
+  reply: Reply,
+  what: string,
+  success: () => ObservedWrite | Unexpected
+): Effect.Effect<ObservedWrite, StoreFailure> => {
   if (reply.status === 400 && reply.reason === "Wrong expected EventNumber") {
-    return Effect.map(orFail(currentVersion(reply)), (current): ObservedWrite => ({ _tag: "WrongExpectedVersion", current }))
+    return Effect.map(orFail(currentVersion(reply)), (current): ObservedWrite => ({
+      _tag: "WrongExpectedVersion",
+      current
+    }))
   }
   if (reply.status === 410) return Effect.succeed({ _tag: "StreamDeleted" })
   if (reply.status === 201 || reply.status === 204) return orFail(success())
@@ -77,88 +99,146 @@ const appendedAt = (reply: Reply, stream: string) => (): ObservedWrite | Unexpec
 
 /** The events+json body: ids, types and data; JSON data goes in as JSON, other data as a string. */
 const eventsBody = (events: ReadonlyArray<ProposedEvent>): string =>
-  "[" + events.map((e) => {
-    const text = Buffer.from(e.data).toString("utf8")
-    return `{"eventId":${JSON.stringify(e.eventId)},"eventType":${JSON.stringify(e.eventType)},"data":${e.isJson ? text : JSON.stringify(text)}}`
-  }).join(",") + "]"
+  "[" +
+  events
+    .map((e) => {
+      const text = Buffer.from(e.data).toString("utf8")
+      return `{"eventId":${JSON.stringify(e.eventId)},"eventType":${JSON.stringify(e.eventType)},"data":${e.isJson ? text : JSON.stringify(text)}}`
+    })
+    .join(",") +
+  "]"
 
 /** A request to the node as the admin (what every simulated client and the operator send). */
-export type AdminRequest = (method: string, url: string, headers: Record<string, string>, body?: Uint8Array) => Effect.Effect<Reply>
+export type AdminRequest = (
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: Uint8Array
+) => Effect.Effect<Reply>
 
-export const asAdmin = (handle: NodeHandler): AdminRequest => (method, url, headers, body) =>
-  handle({ method, url, headers: { host: Host, authorization: AdminAuthorization, ...headers }, body })
+export const asAdmin =
+  (handle: NodeHandler): AdminRequest =>
+  (method, url, headers, body) =>
+    handle({ method, url, headers: { host: Host, authorization: AdminAuthorization, ...headers }, body })
 
 export const httpStore = (handle: NodeHandler): SimStore => {
   const request = asAdmin(handle)
 
   /** The stored bytes of an event the feed shows no text for (a non-JSON event). */
   const rawData = (stream: string, entry: AtomEntry): Effect.Effect<ObservedEvent, StoreFailure> => {
-    const event = (data: Uint8Array): ObservedEvent => ({ eventNumber: entry.eventNumber, eventId: entry.eventId, eventType: entry.eventType, data })
+    const event = (data: Uint8Array): ObservedEvent => ({
+      eventNumber: entry.eventNumber,
+      eventId: entry.eventId,
+      eventType: entry.eventType,
+      data
+    })
     if (entry.data !== null) return Effect.succeed(event(Buffer.from(entry.data, "utf8")))
-    return Effect.flatMap(request("GET", `${streamPath(stream)}/${entry.eventNumber}`, { accept: "application/octet-stream" }), (reply) =>
-      reply.status === 200 ? Effect.succeed(event(replyBytes(reply))) : Effect.fail(failureOf(reply, `raw data of ${stream}#${entry.eventNumber}`)))
+    return Effect.flatMap(
+      request("GET", `${streamPath(stream)}/${entry.eventNumber}`, { accept: "application/octet-stream" }),
+      (reply) =>
+        reply.status === 200
+          ? Effect.succeed(event(replyBytes(reply)))
+          : Effect.fail(failureOf(reply, `raw data of ${stream}#${entry.eventNumber}`))
+    )
   }
 
-  const feedRead = (stream: string, direction: ReadRequest["direction"], reply: Reply): Effect.Effect<ObservedStreamRead, StoreFailure> =>
-    Effect.gen(function*() {
+  const feedRead = (
+    stream: string,
+    direction: ReadRequest["direction"],
+    reply: Reply
+  ): Effect.Effect<ObservedStreamRead, StoreFailure> =>
+    Effect.gen(function* () {
       const feed = yield* orFail(parseFeed(replyText(reply)))
       const next = yield* orFail(linkStart(feed, "next"))
       const previous = yield* orFail(linkStart(feed, "previous"))
       // Feeds list newest first; forward reads are compared oldest first, as the store returns them.
       const entries = direction === "forward" ? [...feed.entries].reverse() : feed.entries
       const events = yield* Effect.forEach(entries, (entry) => rawData(stream, entry))
-      return { _tag: "Success", events, paging: { via: "feed", headOfStream: feed.headOfStream, next, previous } } as const
+      return {
+        _tag: "Success",
+        events,
+        paging: { via: "feed", headOfStream: feed.headOfStream, next, previous }
+      } as const
     })
 
   return {
     append: (stream, expected, events) =>
       Effect.flatMap(
-        request("POST", streamPath(stream), { "content-type": EventsJson, "es-expectedversion": String(expected) }, Buffer.from(eventsBody(events), "utf8")),
-        (reply) => writeReply(reply, `append to ${stream}`, appendedAt(reply, stream))),
+        request(
+          "POST",
+          streamPath(stream),
+          { "content-type": EventsJson, "es-expectedversion": String(expected) },
+          Buffer.from(eventsBody(events), "utf8")
+        ),
+        (reply) => writeReply(reply, `append to ${stream}`, appendedAt(reply, stream))
+      ),
 
     setMetadata: (stream, expected, event) =>
       Effect.flatMap(
-        request("POST", `${streamPath(stream)}/metadata`, {
-          "content-type": event.isJson ? "application/json" : "application/octet-stream",
-          "es-expectedversion": String(expected),
-          "es-eventid": event.eventId
-        }, event.data),
-        (reply) => writeReply(reply, `metadata of ${stream}`, appendedAt(reply, `$$${stream}`))),
+        request(
+          "POST",
+          `${streamPath(stream)}/metadata`,
+          {
+            "content-type": event.isJson ? "application/json" : "application/octet-stream",
+            "es-expectedversion": String(expected),
+            "es-eventid": event.eventId
+          },
+          event.data
+        ),
+        (reply) => writeReply(reply, `metadata of ${stream}`, appendedAt(reply, `$$${stream}`))
+      ),
 
     deleteStream: (stream, expected, hard) =>
       Effect.flatMap(
-        request("DELETE", streamPath(stream), { "es-expectedversion": String(expected), "es-harddelete": hard ? "True" : "False" }),
-        (reply) => writeReply(reply, `delete of ${stream}`, () => reply.status === 204 ? deleted : new Unexpected(`a delete answered ${describeReply(reply)}`))),
+        request("DELETE", streamPath(stream), {
+          "es-expectedversion": String(expected),
+          "es-harddelete": hard ? "True" : "False"
+        }),
+        (reply) =>
+          writeReply(reply, `delete of ${stream}`, () =>
+            reply.status === 204 ? deleted : new Unexpected(`a delete answered ${describeReply(reply)}`)
+          )
+      ),
 
     readStream: ({ stream, direction, from, count }) => {
       const start = from < 0 ? "head" : String(from)
-      return Effect.flatMap(request("GET", `${streamPath(stream)}/${start}/${direction}/${count}?embed=body`, { accept: AtomJson }), (reply) => {
-        switch (reply.status) {
-          case 200:
-            return feedRead(stream, direction, reply)
-          case 404:
-            return Effect.succeed<ObservedStreamRead>({ _tag: "NoStream", lastEventNumber: undefined })
-          case 410:
-            return Effect.succeed<ObservedStreamRead>({ _tag: "StreamDeleted" })
-          default:
-            return Effect.fail(failureOf(reply, `read of ${stream}`))
+      return Effect.flatMap(
+        request("GET", `${streamPath(stream)}/${start}/${direction}/${count}?embed=body`, { accept: AtomJson }),
+        (reply) => {
+          switch (reply.status) {
+            case 200:
+              return feedRead(stream, direction, reply)
+            case 404:
+              return Effect.succeed<ObservedStreamRead>({ _tag: "NoStream", lastEventNumber: undefined })
+            case 410:
+              return Effect.succeed<ObservedStreamRead>({ _tag: "StreamDeleted" })
+            default:
+              return Effect.fail(failureOf(reply, `read of ${stream}`))
+          }
         }
-      })
+      )
     },
 
     readEvent: (stream, eventNumber) =>
-      Effect.flatMap(request("GET", `${streamPath(stream)}/${eventNumber < 0 ? "head" : eventNumber}?embed=body`, { accept: AtomJson }), (reply) => {
-        switch (reply.status) {
-          case 200:
-            return Effect.map(Effect.flatMap(orFail(parseEntry(replyText(reply))), (entry) => rawData(stream, entry)),
-              (event): ObservedEventRead => ({ _tag: "Success", event }))
-          case 404:
-            return Effect.succeed<ObservedEventRead>({ _tag: "Missing" })
-          case 410:
-            return Effect.succeed<ObservedEventRead>({ _tag: "StreamDeleted" })
-          default:
-            return Effect.fail(failureOf(reply, `read of ${stream}#${eventNumber}`))
+      Effect.flatMap(
+        request("GET", `${streamPath(stream)}/${eventNumber < 0 ? "head" : eventNumber}?embed=body`, {
+          accept: AtomJson
+        }),
+        (reply) => {
+          switch (reply.status) {
+            case 200:
+              return Effect.map(
+                Effect.flatMap(orFail(parseEntry(replyText(reply))), (entry) => rawData(stream, entry)),
+                (event): ObservedEventRead => ({ _tag: "Success", event })
+              )
+            case 404:
+              return Effect.succeed<ObservedEventRead>({ _tag: "Missing" })
+            case 410:
+              return Effect.succeed<ObservedEventRead>({ _tag: "StreamDeleted" })
+            default:
+              return Effect.fail(failureOf(reply, `read of ${stream}#${eventNumber}`))
+          }
         }
-      })
+      )
   }
 }

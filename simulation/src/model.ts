@@ -112,7 +112,12 @@ const wev = (current: number): Decision => ({ _tag: "WrongExpectedVersion", curr
 const deleted: Decision = { _tag: "StreamDeleted" }
 
 /** The expected-version "order of checks", step by step. */
-export const decideCommit = (view: CommitView, stream: string, expected: number, eventIds: ReadonlyArray<string>): Decision => {
+export const decideCommit = (
+  view: CommitView,
+  stream: string,
+  expected: number,
+  eventIds: ReadonlyArray<string>
+): Decision => {
   const cur = view.lastEventNumber(stream)
   // 2. hard-deleted: StreamDeleted, whatever the expected version.
   if (cur === LongMax) return deleted
@@ -169,7 +174,9 @@ export const parseJsonObject = (bytes: Uint8Array): Record<string, unknown> | un
   } catch {
     return undefined
   }
-  return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined
+  return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)
+    ? (parsed as Record<string, unknown>)
+    : undefined
 }
 
 export const parseModelMetadata = (isJson: boolean, bytes: Uint8Array): ModelMetadata => {
@@ -256,13 +263,20 @@ export const outcomeOf = (decision: Decision, batchSize: number): WriteOutcome =
 
 export const sameOutcome = (a: WriteOutcome, b: WriteOutcome): boolean => {
   if (a._tag !== b._tag) return false
-  if (a._tag === "Appended" && b._tag === "Appended") return a.first === b.first && a.last === b.last && a.idempotent === b.idempotent
+  if (a._tag === "Appended" && b._tag === "Appended")
+    return a.first === b.first && a.last === b.last && a.idempotent === b.idempotent
   if (a._tag === "WrongExpectedVersion" && b._tag === "WrongExpectedVersion") return a.current === b.current
   return true
 }
 
 export type StreamReadModel =
-  | { readonly _tag: "Success"; readonly events: ReadonlyArray<ModelEvent>; readonly nextEventNumber: number; readonly lastEventNumber: number; readonly isEndOfStream: boolean }
+  | {
+      readonly _tag: "Success"
+      readonly events: ReadonlyArray<ModelEvent>
+      readonly nextEventNumber: number
+      readonly lastEventNumber: number
+      readonly isEndOfStream: boolean
+    }
   | { readonly _tag: "NoStream"; readonly lastEventNumber: number }
   | { readonly _tag: "StreamDeleted" }
 
@@ -368,7 +382,15 @@ export class StoreModel {
     const out: Array<PossibleDecision> = []
     for (let mask = 0; mask < 1 << maybes.length; mask++) {
       const present = new Map(maybes.map((id, i) => [id, (mask & (1 << i)) !== 0]))
-      out.push({ decision: decideCommit(this.view((id) => present.get(id) === true), stream, expected, eventIds), present })
+      out.push({
+        decision: decideCommit(
+          this.view((id) => present.get(id) === true),
+          stream,
+          expected,
+          eventIds
+        ),
+        present
+      })
     }
     return out
   }
@@ -428,10 +450,12 @@ export class StoreModel {
       return
     }
     let events = this.streams.get(event.stream)
-    if (events === undefined) this.streams.set(event.stream, events = [])
-    if (event.eventNumber !== events.length) throw new Error(`model: ${event.stream} would get #${event.eventNumber} after ${events.length} events`)
+    if (events === undefined) this.streams.set(event.stream, (events = []))
+    if (event.eventNumber !== events.length)
+      throw new Error(`model: ${event.stream} would get #${event.eventNumber} after ${events.length} events`)
     events.push(event)
-    if (event.eventId !== undefined) this.cache.set(event.eventId, { stream: event.stream, eventNumber: event.eventNumber, status: "known" })
+    if (event.eventId !== undefined)
+      this.cache.set(event.eventId, { stream: event.stream, eventNumber: event.eventNumber, status: "known" })
   }
 
   /** Learns the id the server chose for one of its own events (and caches it, as the writer does). */
@@ -440,15 +464,24 @@ export class StoreModel {
     event.eventId = eventId
     if (event.origin !== "tombstone") {
       const latest = this.eventsOf(event.stream)[event.eventNumber]
-      if (latest === event) this.cache.set(eventId, { stream: event.stream, eventNumber: event.eventNumber, status: "known" })
+      if (latest === event)
+        this.cache.set(eventId, { stream: event.stream, eventNumber: event.eventNumber, status: "known" })
     }
   }
 
   private serverMetadataEvent(stream: string, origin: EventOrigin, data: Uint8Array, nowMicros: number): ModelEvent {
     const meta = metastreamOf(stream)
     return {
-      stream: meta, eventNumber: this.eventsOf(meta).length, eventId: undefined, eventType: MetadataEventType, isJson: true,
-      data, metadata: new Uint8Array(0), createdMicros: nowMicros, origin, position: undefined
+      stream: meta,
+      eventNumber: this.eventsOf(meta).length,
+      eventId: undefined,
+      eventType: MetadataEventType,
+      isJson: true,
+      data,
+      metadata: new Uint8Array(0),
+      createdMicros: nowMicros,
+      origin,
+      position: undefined
     }
   }
 
@@ -456,15 +489,28 @@ export class StoreModel {
    * Applies an append with the given decision (one of `possibleDecisions`). Returns the events written
    * (the client's, then a recreating `$metadata` event if any).
    */
-  applyAppend(stream: string, decision: Decision, events: ReadonlyArray<ProposedModelEvent>, nowMicros: number): Array<ModelEvent> {
+  applyAppend(
+    stream: string,
+    decision: Decision,
+    events: ReadonlyArray<ProposedModelEvent>,
+    nowMicros: number
+  ): Array<ModelEvent> {
     if (decision._tag !== "Ok") return []
     const written: Array<ModelEvent> = []
     const metaOfSoftDeleted = isMetastream(stream) && this.isSoftDeleted(originalStreamOf(stream))
     const rawMetaBefore = isMetastream(stream) ? undefined : this.eventsOf(metastreamOf(stream)).at(-1)
     events.forEach((e, i) => {
       const event: ModelEvent = {
-        stream, eventNumber: decision.current + 1 + i, eventId: e.eventId, eventType: e.eventType, isJson: e.isJson,
-        data: e.data, metadata: e.metadata, createdMicros: nowMicros, origin: "client", position: undefined
+        stream,
+        eventNumber: decision.current + 1 + i,
+        eventId: e.eventId,
+        eventType: e.eventType,
+        isJson: e.isJson,
+        data: e.data,
+        metadata: e.metadata,
+        createdMicros: nowMicros,
+        origin: "client",
+        position: undefined
       }
       this.push(event)
       written.push(event)
@@ -484,7 +530,12 @@ export class StoreModel {
       const object = parseJsonObject(lastNew.data)
       if (object !== undefined) {
         const original = originalStreamOf(stream)
-        const event = this.serverMetadataEvent(original, "recreate", withTb(object, this.lastEventNumber(original) + 1), nowMicros)
+        const event = this.serverMetadataEvent(
+          original,
+          "recreate",
+          withTb(object, this.lastEventNumber(original) + 1),
+          nowMicros
+        )
         this.push(event)
         written.push(event)
       }
@@ -494,12 +545,24 @@ export class StoreModel {
   }
 
   /** Hard delete: the expected version is checked as for an append with a fresh id. */
-  hardDelete(stream: string, expected: number, nowMicros: number): { outcome: WriteOutcome; written: Array<ModelEvent> } {
+  hardDelete(
+    stream: string,
+    expected: number,
+    nowMicros: number
+  ): { outcome: WriteOutcome; written: Array<ModelEvent> } {
     const decision = decideCommit(this.view(), stream, expected, [freshSentinel])
     if (decision._tag !== "Ok") return { outcome: failureOutcome(decision, this.lastEventNumber(stream)), written: [] }
     const tombstone: ModelEvent = {
-      stream, eventNumber: LongMax, eventId: undefined, eventType: StreamDeletedEventType, isJson: false,
-      data: new Uint8Array(0), metadata: new Uint8Array(0), createdMicros: nowMicros, origin: "tombstone", position: undefined
+      stream,
+      eventNumber: LongMax,
+      eventId: undefined,
+      eventType: StreamDeletedEventType,
+      isJson: false,
+      data: new Uint8Array(0),
+      metadata: new Uint8Array(0),
+      createdMicros: nowMicros,
+      origin: "tombstone",
+      position: undefined
     }
     this.push(tombstone)
     this.noteHidden(stream)
@@ -507,7 +570,11 @@ export class StoreModel {
   }
 
   /** Soft delete. */
-  softDelete(stream: string, expected: number, nowMicros: number): { outcome: WriteOutcome; written: Array<ModelEvent> } {
+  softDelete(
+    stream: string,
+    expected: number,
+    nowMicros: number
+  ): { outcome: WriteOutcome; written: Array<ModelEvent> } {
     if (this.lastEventNumber(stream) === -1 && this.lastEventNumber(metastreamOf(stream)) === -1) {
       return { outcome: { _tag: "WrongExpectedVersion", current: -1 }, written: [] }
     }
@@ -516,7 +583,10 @@ export class StoreModel {
     const event = this.serverMetadataEvent(stream, "softDelete", softDeleteBody(), nowMicros)
     this.push(event)
     this.noteHidden(stream)
-    return { outcome: { _tag: "Appended", first: event.eventNumber, last: event.eventNumber, idempotent: false }, written: [event] }
+    return {
+      outcome: { _tag: "Appended", first: event.eventNumber, last: event.eventNumber, idempotent: false },
+      written: [event]
+    }
   }
 
   /**
@@ -564,7 +634,8 @@ export class StoreModel {
     const last = this.lastEventNumber(stream)
     const min = this.readBound(stream, last)
     const end = from + count - 1
-    if (end < min) return { _tag: "Success", events: [], nextEventNumber: min, lastEventNumber: last, isEndOfStream: false }
+    if (end < min)
+      return { _tag: "Success", events: [], nextEventNumber: min, lastEventNumber: last, isEndOfStream: false }
     const events = this.range(stream, Math.max(from, min), end)
     const nextEventNumber = events.length > 0 ? events[events.length - 1]!.eventNumber + 1 : Math.min(end + 1, last + 1)
     return { _tag: "Success", events, nextEventNumber, lastEventNumber: last, isEndOfStream: end >= last }
@@ -577,7 +648,8 @@ export class StoreModel {
     const min = this.readBound(stream, last)
     const end = from < 0 ? last : from
     let start = Math.max(0, end - count + 1)
-    if (end < min) return { _tag: "Success", events: [], nextEventNumber: -1, lastEventNumber: last, isEndOfStream: true }
+    if (end < min)
+      return { _tag: "Success", events: [], nextEventNumber: -1, lastEventNumber: last, isEndOfStream: true }
     let isEndOfStream = false
     if (start <= min) {
       isEndOfStream = true
@@ -585,7 +657,13 @@ export class StoreModel {
     }
     const events = this.range(stream, start, end).reverse()
     isEndOfStream = isEndOfStream || start === 0
-    return { _tag: "Success", events, nextEventNumber: isEndOfStream ? -1 : Math.min(start - 1, last), lastEventNumber: last, isEndOfStream }
+    return {
+      _tag: "Success",
+      events,
+      nextEventNumber: isEndOfStream ? -1 : Math.min(start - 1, last),
+      lastEventNumber: last,
+      isEndOfStream
+    }
   }
 
   readEvent(stream: string, eventNumber: number): EventReadModel {
@@ -615,5 +693,6 @@ const storedSlot = (eventNumber: number): string => `${StoredSlotPrefix}${eventN
 const freshSentinel = "fresh-event-id-of-a-delete"
 
 const failureOutcome = (decision: Decision, current: number): WriteOutcome =>
-  decision._tag === "StreamDeleted" ? { _tag: "StreamDeleted" }
+  decision._tag === "StreamDeleted"
+    ? { _tag: "StreamDeleted" }
     : { _tag: "WrongExpectedVersion", current: decision._tag === "WrongExpectedVersion" ? decision.current : current }

@@ -44,11 +44,12 @@ export const randomStart = (prng: Prng): StartScavengeOptions => {
   }
 }
 
-const describe = (o: StartScavengeOptions) => `threads=${o.threads} threshold=${o.threshold} throttle=${o.throttlePercent} syncOnly=${o.syncOnly}`
+const describe = (o: StartScavengeOptions) =>
+  `threads=${o.threads} threshold=${o.threshold} throttle=${o.throttlePercent} syncOnly=${o.syncOnly}`
 
 /** One start, traced; the model first learns that a scavenge may run. */
 const start = (ctx: OperatorContext, options: StartScavengeOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     ctx.auditor.model.beginScavenging()
     ctx.auditor.scavenges++
     const answer = yield* ctx.control.start(options)
@@ -57,7 +58,7 @@ const start = (ctx: OperatorContext, options: StartScavengeOptions) =>
 
 /** A pass over `$all` while the clients and scavenges run; checks what it saw. */
 const scan = (ctx: OperatorContext, ticker: OpsTicker) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { auditor } = ctx
     const model = auditor.model
     // Events acknowledged before the pass began are durable and below the end the pass reads to.
@@ -67,7 +68,8 @@ const scan = (ctx: OperatorContext, ticker: OpsTicker) =>
     const outcome = yield* Effect.either(scanAll(ctx.store, pass, pageSize, ticker.wait(1)))
     if (outcome._tag === "Left") {
       const why = `${outcome.left._tag}: ${outcome.left.message}`
-      if (ctx.readsReliable) return auditor.fail(`$all scan during the run: a read failed with no read faults configured: ${why}`)
+      if (ctx.readsReliable)
+        return auditor.fail(`$all scan during the run: a read failed with no read faults configured: ${why}`)
       return auditor.trace(`operator $all scan failed: ${why}`)
     }
     // A pass cut short by the end of the clients' work saw only part of the log.
@@ -77,7 +79,7 @@ const scan = (ctx: OperatorContext, ticker: OpsTicker) =>
   })
 
 const act = (ctx: OperatorContext, ticker: OpsTicker): Effect.Effect<void, Unexpected> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const r = ctx.prng.next()
     if (r < 0.35) return yield* start(ctx, randomStart(ctx.prng))
     if (r < 0.6) {
@@ -93,7 +95,7 @@ const act = (ctx: OperatorContext, ticker: OpsTicker): Effect.Effect<void, Unexp
 
 /** The operator of one lifetime: acts every few client operations until the clients are done. */
 export const runOperator = (ctx: OperatorContext, ticker: OpsTicker): Effect.Effect<void> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const [low, high] = ctx.options.opsBetween
     const { auditor } = ctx
     while (!ticker.finished && auditor.failure === undefined) {
@@ -109,11 +111,12 @@ export const runOperator = (ctx: OperatorContext, ticker: OpsTicker): Effect.Eff
  * well unless the disk is still full.
  */
 export const finalScavenge = (ctx: OperatorContext, diskFull: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { auditor, control } = ctx
     yield* start(ctx, { ...randomStart(ctx.prng), syncOnly: false })
     while (yield* control.running) yield* Effect.sleep(1)
     const result = yield* control.lastResult
     auditor.trace(`final scavenge -> ${result}`)
-    if (result !== "Success" && !(result === "Errored" && diskFull)) auditor.fail(`the final scavenge, faults paused, ended ${result}`)
+    if (result !== "Success" && !(result === "Errored" && diskFull))
+      auditor.fail(`the final scavenge, faults paused, ended ${result}`)
   }).pipe(Effect.catchAll((e) => Effect.sync(() => ctx.auditor.fail(`final scavenge: ${e.description}`))))

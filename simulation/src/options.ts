@@ -61,13 +61,13 @@ export const chooseOptions = (prng: Prng): SimOptions => {
     thinkTimeMs: prng.pick([0, 1, 5, 20]),
     faults: faulty
       ? {
-        readError: prng.pick([0, 0.001, 0.01]),
-        writeError: prng.pick([0, 0.001, 0.005]),
-        syncError: prng.pick([0, 0.001, 0.005]),
-        bitFlipOnRead: prng.pick([0, 0.001, 0.01]),
-        latencyMs: { min: 0, max: prng.pick([1, 5, 20]) },
-        latencyChance: prng.pick([0, 0.1, 0.5])
-      }
+          readError: prng.pick([0, 0.001, 0.01]),
+          writeError: prng.pick([0, 0.001, 0.005]),
+          syncError: prng.pick([0, 0.001, 0.005]),
+          bitFlipOnRead: prng.pick([0, 0.001, 0.01]),
+          latencyMs: { min: 0, max: prng.pick([1, 5, 20]) },
+          latencyChance: prng.pick([0, 0.1, 0.5])
+        }
       : undefined,
     capacityBytes: prng.chance(0.1) ? prng.int(20_000, 200_000) : undefined,
     maxEventSize: 4000,

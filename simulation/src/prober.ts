@@ -44,14 +44,20 @@ const hasSettledPending = (clients: ReadonlyArray<SimClient>): boolean =>
 
 /** Appends until acknowledged or past the deadline; then reconciles what the acknowledgement settled. */
 const probe = (ctx: ProberContext, state: ProberState, freedSpace: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { auditor } = ctx
     const why = freedSpace ? "after space was freed" : "to settle indeterminate operations"
     state.probing = true
     const settledBefore = auditor.answered
     const start = yield* Clock.currentTimeMillis
     for (;;) {
-      const event = { eventId: yield* randomUuid, eventType: "probe", isJson: false, data: Buffer.from("probe"), metadata: Buffer.alloc(0) }
+      const event = {
+        eventId: yield* randomUuid,
+        eventType: "probe",
+        isJson: false,
+        data: Buffer.from("probe"),
+        metadata: Buffer.alloc(0)
+      }
       const answer = yield* Effect.either(ctx.store.append("probe", -2, [event]))
       const waited = (yield* Clock.currentTimeMillis) - start
       if (answer._tag === "Right") {
@@ -61,7 +67,9 @@ const probe = (ctx: ProberContext, state: ProberState, freedSpace: boolean) =>
       }
       if (waited > LivenessDeadlineMillis) {
         state.probing = false
-        return auditor.fail(`liveness: no append was acknowledged within ${LivenessDeadlineMillis / 1000} s (simulated) ${why}; the last answer: ${answer.left._tag} ${answer.left.message}`)
+        return auditor.fail(
+          `liveness: no append was acknowledged within ${LivenessDeadlineMillis / 1000} s (simulated) ${why}; the last answer: ${answer.left._tag} ${answer.left.message}`
+        )
       }
       yield* Effect.sleep(Duration.millis(250))
     }
@@ -71,7 +79,7 @@ const probe = (ctx: ProberContext, state: ProberState, freedSpace: boolean) =>
 
 /** The prober of one lifetime: acts every few client operations until the clients are done. */
 export const runProber = (ctx: ProberContext, ticker: OpsTicker, state: ProberState): Effect.Effect<void> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { auditor, disk, prng } = ctx
     /** Checks left before an operator frees space on a full disk (undefined: not full yet). */
     let fullFor: number | undefined

@@ -75,12 +75,15 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   const operatorPrng = root.fork("operator")
   const proberPrng = root.fork("prober")
   const probing: ProberState = { probing: false }
-  const readsReliable = options.faults === undefined || (options.faults.readError === 0 && options.faults.bitFlipOnRead === 0)
+  const readsReliable =
+    options.faults === undefined || (options.faults.readError === 0 && options.faults.bitFlipOnRead === 0)
   // The store's event-id cache (capacity 10,000 below) keeps up to 9,999 ids over a restart; the model counts
   // on half of that, leaving room for the events it does not track (users, scavenge history).
   const auditor = new Auditor(new StoreModel(5_000), (line) => world.trace(line))
-  const clients = Array.from({ length: options.clients }, (_, c) =>
-    new SimClient(c, root.fork(`client-${c}`), options.streamsPerClient, options.chunkSize >= 4096 ? 200 : 20))
+  const clients = Array.from(
+    { length: options.clients },
+    (_, c) => new SimClient(c, root.fork(`client-${c}`), options.streamsPerClient, options.chunkSize >= 4096 ? 200 : 20)
+  )
 
   const config: StorageConfig = {
     ...defaultStorageConfig("/db"),
@@ -99,7 +102,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   // A failed assertion in any fiber of the node fails the seed with its message (and so stops the run).
   const watch = new AssertionWatch((error) => auditor.fail(assertionFailure(error)))
   const lifetime = (ops: number, final: boolean) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       disk.faulty = false
       const scope = yield* Scope.make()
       const opened = yield* Effect.either(openNode(transport, config, disk.service, scope))
@@ -109,16 +112,21 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       const second = yield* Effect.either(openNode(transport, config, disk.service, secondScope))
       yield* Scope.close(secondScope, Exit.void)
       if (second._tag === "Right" || !second.left.includes("in use by another node")) {
-        return auditor.fail(`a second node on the data directory of a running one was not refused: ${second._tag === "Left" ? second.left : "it opened"}`)
+        return auditor.fail(
+          `a second node on the data directory of a running one was not refused: ${second._tag === "Left" ? second.left : "it opened"}`
+        )
       }
       const { store, clients: node, scavenge } = opened.right
       if (runOptions.onOpen !== undefined) yield* Scope.extend(runOptions.onOpen(store), scope)
-      const checkFailed = (e: { readonly message: string }) => auditor.fail(`a check read failed with faults paused: ${e.message}`)
+      const checkFailed = (e: { readonly message: string }) =>
+        auditor.fail(`a check read failed with faults paused: ${e.message}`)
       const checked = yield* Effect.either(verifyAfterRestart(store, auditor, clients))
       if (checked._tag === "Left") return checkFailed(checked.left)
       world.trace(`lifetime verified at ${store.stats().committedPosition}`)
-      const operator = options.scavenge === undefined ? undefined
-        : { control: scavenge, store, auditor, prng: operatorPrng, options: options.scavenge, readsReliable }
+      const operator =
+        options.scavenge === undefined
+          ? undefined
+          : { control: scavenge, store, auditor, prng: operatorPrng, options: options.scavenge, readsReliable }
       if (final && operator !== undefined && auditor.failure === undefined) {
         yield* finalScavenge(operator, disk.capacityBytes !== undefined)
         const again = yield* Effect.either(verifyStored(store, auditor, clients))
@@ -132,20 +140,33 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       }
       disk.faulty = faultsWanted
       const ticker = new OpsTicker()
-      const prober = faultsWanted ? runProber({ store, disk, auditor, clients, prng: proberPrng }, ticker, probing) : Effect.void
-      const work = Effect.forEach(clients, (client) =>
-        Effect.gen(function*() {
-          for (let k = 0; k < ops && auditor.failure === undefined; k++) {
-            if (options.thinkTimeMs > 0) yield* Effect.sleep(client.prng.int(0, options.thinkTimeMs))
-            yield* client.step(node, auditor)
-            yield* ticker.tick
-          }
-          clientsDone++
-        }), { concurrency: "unbounded", discard: true })
-      yield* Effect.all([Effect.ensuring(work, ticker.finish), operator === undefined ? Effect.void : runOperator(operator, ticker), prober], {
-        concurrency: "unbounded",
-        discard: true
-      })
+      const prober = faultsWanted
+        ? runProber({ store, disk, auditor, clients, prng: proberPrng }, ticker, probing)
+        : Effect.void
+      const work = Effect.forEach(
+        clients,
+        (client) =>
+          Effect.gen(function* () {
+            for (let k = 0; k < ops && auditor.failure === undefined; k++) {
+              if (options.thinkTimeMs > 0) yield* Effect.sleep(client.prng.int(0, options.thinkTimeMs))
+              yield* client.step(node, auditor)
+              yield* ticker.tick
+            }
+            clientsDone++
+          }),
+        { concurrency: "unbounded", discard: true }
+      )
+      yield* Effect.all(
+        [
+          Effect.ensuring(work, ticker.finish),
+          operator === undefined ? Effect.void : runOperator(operator, ticker),
+          prober
+        ],
+        {
+          concurrency: "unbounded",
+          discard: true
+        }
+      )
       disk.faulty = false
       yield* Scope.close(scope, Exit.void)
     })
@@ -159,12 +180,20 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     probing.probing = false
     // The node's log lines (scavenge progress above all) would cost time and bury the trace; the trace
     // lines are the record of a run.
-    const root = world.fork(NODE, Effect.supervised(Logger.withMinimumLogLevel(lifetime(options.opsPerIncarnation, final), LogLevel.None), watch))
-    const crashAt = final ? Number.POSITIVE_INFINITY : driver.int(options.crashAfterSteps[0], options.crashAfterSteps[1])
+    const root = world.fork(
+      NODE,
+      Effect.supervised(Logger.withMinimumLogLevel(lifetime(options.opsPerIncarnation, final), LogLevel.None), watch)
+    )
+    const crashAt = final
+      ? Number.POSITIVE_INFINITY
+      : driver.int(options.crashAfterSteps[0], options.crashAfterSteps[1])
     const start = stepsAt()
     const result = world.run({
       // A probe running when the clients are done gets its verdict first (liveness after a disk error).
-      until: () => auditor.failure !== undefined || (clientsDone === clients.length && !probing.probing) || stepsAt() - start >= crashAt,
+      until: () =>
+        auditor.failure !== undefined ||
+        (clientsDone === clients.length && !probing.probing) ||
+        stepsAt() - start >= crashAt,
       maxSteps: 5_000_000
     })
     const rootExit = root.unsafePoll()

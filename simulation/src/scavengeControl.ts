@@ -27,8 +27,15 @@ export interface ScavengeControl {
 }
 
 export const directScavengeControl = (scavenger: ScavengerService): ScavengeControl => ({
-  start: (options) => Effect.match(scavenger.start(options), { onFailure: (): StartAnswer => "AlreadyRunning", onSuccess: (): StartAnswer => "Started" }),
-  stop: Effect.match(scavenger.stop("current"), { onFailure: (): StopAnswer => "NotRunning", onSuccess: (): StopAnswer => "Stopped" }),
+  start: (options) =>
+    Effect.match(scavenger.start(options), {
+      onFailure: (): StartAnswer => "AlreadyRunning",
+      onSuccess: (): StartAnswer => "Started"
+    }),
+  stop: Effect.match(scavenger.stop("current"), {
+    onFailure: (): StopAnswer => "NotRunning",
+    onSuccess: (): StopAnswer => "Stopped"
+  }),
   running: Effect.map(scavenger.current, (current) => current !== undefined),
   lastResult: Effect.map(scavenger.last, (last) => last.result)
 })
@@ -48,7 +55,11 @@ const jsonField = (reply: Reply, field: string, what: string): Effect.Effect<unk
 }
 
 /** Only the listed answers are expected; anything else (a 5xx above all) fails the run. */
-const answer = <A>(reply: Reply, what: string, expected: (reply: Reply) => Effect.Effect<A, Unexpected> | undefined): Effect.Effect<A, Unexpected> =>
+const answer = <A>(
+  reply: Reply,
+  what: string,
+  expected: (reply: Reply) => Effect.Effect<A, Unexpected> | undefined
+): Effect.Effect<A, Unexpected> =>
   expected(reply) ?? Effect.fail(new Unexpected(`${what} answered ${describeReply(reply)}`))
 
 export const httpScavengeControl = (request: AdminRequest): ScavengeControl => ({
@@ -60,18 +71,28 @@ export const httpScavengeControl = (request: AdminRequest): ScavengeControl => (
         if (r.status === 200) return Effect.as(jsonField(r, "scavengeId", what), "Started" as const)
         if (r.status === 400 && replyText(r) === AlreadyRunning) return Effect.succeed("AlreadyRunning" as const)
         return undefined
-      }))
+      })
+    )
   },
   stop: Effect.flatMap(request("DELETE", "/admin/scavenge/current", Json), (reply) =>
     answer(reply, "DELETE /admin/scavenge/current", (r) => {
       if (r.status === 200) return Effect.succeed("Stopped" as const)
       if (r.status === 404 && replyText(r) === NoSuchScavenge) return Effect.succeed("NotRunning" as const)
       return undefined
-    })),
+    })
+  ),
   running: Effect.flatMap(request("GET", "/admin/scavenge/current", Json), (reply) =>
     answer(reply, "GET /admin/scavenge/current", (r) =>
-      r.status === 200 ? Effect.map(jsonField(r, "scavengeId", "GET /admin/scavenge/current"), (id) => id !== "") : undefined)),
+      r.status === 200
+        ? Effect.map(jsonField(r, "scavengeId", "GET /admin/scavenge/current"), (id) => id !== "")
+        : undefined
+    )
+  ),
   lastResult: Effect.flatMap(request("GET", "/admin/scavenge/last", Json), (reply) =>
     answer(reply, "GET /admin/scavenge/last", (r) =>
-      r.status === 200 ? Effect.map(jsonField(r, "scavengeResult", "GET /admin/scavenge/last"), (result) => result as LastResult) : undefined))
+      r.status === 200
+        ? Effect.map(jsonField(r, "scavengeResult", "GET /admin/scavenge/last"), (result) => result as LastResult)
+        : undefined
+    )
+  )
 })

@@ -36,31 +36,63 @@ export interface OpenedNode {
 const SimInstanceId = "00000000-0000-4000-8000-000000000001"
 
 /** The node's configuration in the sim: defaults, except a password hash that costs microseconds. */
-export const simNodeConfig: LoadedConfig = Effect.runSync(Effect.flatMap(
-  loadConfig({ argv: ["--password-hash-cost", "4"], env: {}, readFile: () => Effect.succeed(Option.none()), version: VELLUM_VERSION }),
-  (outcome) => outcome._tag === "Start" ? Effect.succeed(outcome.loaded) : Effect.die(new Error(`the sim's node configuration did not load: ${outcome._tag}`))
-))
+export const simNodeConfig: LoadedConfig = Effect.runSync(
+  Effect.flatMap(
+    loadConfig({
+      argv: ["--password-hash-cost", "4"],
+      env: {},
+      readFile: () => Effect.succeed(Option.none()),
+      version: VELLUM_VERSION
+    }),
+    (outcome) =>
+      outcome._tag === "Start"
+        ? Effect.succeed(outcome.loaded)
+        : Effect.die(new Error(`the sim's node configuration did not load: ${outcome._tag}`))
+  )
+)
 
 const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope) =>
-  Effect.gen(function*() {
-    const layer = Layer.provide(nodeAppLayerWithStorage(simNodeConfig, storage, { instanceId: SimInstanceId }), Layer.succeed(Disk, disk))
+  Effect.gen(function* () {
+    const layer = Layer.provide(
+      nodeAppLayerWithStorage(simNodeConfig, storage, { instanceId: SimInstanceId }),
+      Layer.succeed(Disk, disk)
+    )
     const context = yield* Layer.buildWithScope(layer, scope)
     const handle = yield* Effect.provide(makeNodeHandler(simNodeConfig), context)
     const handler = (request: HttpRequest) => Effect.provide(handle(request), context)
-    const opened: OpenedNode = { store: Context.get(context, EventStore), clients: httpStore(handler), scavenge: httpScavengeControl(asAdmin(handler)) }
+    const opened: OpenedNode = {
+      store: Context.get(context, EventStore),
+      clients: httpStore(handler),
+      scavenge: httpScavengeControl(asAdmin(handler))
+    }
     return opened
   })
 
 /** The bare store, and the node's Scavenger over it (as NodeApp composes it). */
 const openDirect = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope) =>
-  Effect.gen(function*() {
-    const layer = Layer.provideMerge(scavengerLayer(toScavengerSettings(simNodeConfig.config, storage.dir)), Layer.scoped(EventStore, make(storage)))
+  Effect.gen(function* () {
+    const layer = Layer.provideMerge(
+      scavengerLayer(toScavengerSettings(simNodeConfig.config, storage.dir)),
+      Layer.scoped(EventStore, make(storage))
+    )
     const context = yield* Layer.buildWithScope(Layer.provide(layer, Layer.succeed(Disk, disk)), scope)
     const store = Context.get(context, EventStore)
-    const opened: OpenedNode = { store, clients: directStore(store), scavenge: directScavengeControl(Context.get(context, Scavenger)) }
+    const opened: OpenedNode = {
+      store,
+      clients: directStore(store),
+      scavenge: directScavengeControl(Context.get(context, Scavenger))
+    }
     return opened
   })
 
 /** Opens the node; fails with the reason it did not open. */
-export const openNode = (transport: Transport, storage: StorageConfig, disk: DiskService, scope: Scope.Scope): Effect.Effect<OpenedNode, string> =>
-  Effect.mapError(transport === "http" ? openHttp(storage, disk, scope) : openDirect(storage, disk, scope), (e) => e.message)
+export const openNode = (
+  transport: Transport,
+  storage: StorageConfig,
+  disk: DiskService,
+  scope: Scope.Scope
+): Effect.Effect<OpenedNode, string> =>
+  Effect.mapError(
+    transport === "http" ? openHttp(storage, disk, scope) : openDirect(storage, disk, scope),
+    (e) => e.message
+  )

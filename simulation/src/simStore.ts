@@ -13,7 +13,14 @@
  * such as a 500 from a defect or a 401 for the admin: the run fails).
  */
 import { Effect } from "effect"
-import type { AppendError, EventStoreService, ProposedEvent, ResolvedEvent, StreamRead, EventRead } from "@vellum/storage"
+import type {
+  AppendError,
+  EventStoreService,
+  ProposedEvent,
+  ResolvedEvent,
+  StreamRead,
+  EventRead
+} from "@vellum/storage"
 
 /** An event as a read shows it. */
 export interface ObservedEvent {
@@ -25,15 +32,30 @@ export interface ObservedEvent {
 
 /** A write's answer; `last` and `idempotent` are undefined when the transport does not show them. */
 export type ObservedWrite =
-  | { readonly _tag: "Appended"; readonly first: number; readonly last: number | undefined; readonly idempotent: boolean | undefined }
+  | {
+      readonly _tag: "Appended"
+      readonly first: number
+      readonly last: number | undefined
+      readonly idempotent: boolean | undefined
+    }
   | { readonly _tag: "WrongExpectedVersion"; readonly current: number }
   | { readonly _tag: "StreamDeleted" }
 
 /** The paging facts of a stream page, as the store API or an Atom feed gives them. */
 export type Paging =
-  | { readonly via: "store"; readonly nextEventNumber: number; readonly lastEventNumber: number; readonly isEndOfStream: boolean }
+  | {
+      readonly via: "store"
+      readonly nextEventNumber: number
+      readonly lastEventNumber: number
+      readonly isEndOfStream: boolean
+    }
   /** `next` / `previous`: the event number the link starts from, undefined when the feed has no such link. */
-  | { readonly via: "feed"; readonly headOfStream: boolean; readonly next: number | undefined; readonly previous: number | undefined }
+  | {
+      readonly via: "feed"
+      readonly headOfStream: boolean
+      readonly next: number | undefined
+      readonly previous: number | undefined
+    }
 
 export type ObservedStreamRead =
   /** Events in the order the model lists them: ascending for forward reads, newest first for backward. */
@@ -70,9 +92,17 @@ export interface ReadRequest {
 
 /** The operations of the simulated clients. */
 export interface SimStore {
-  readonly append: (stream: string, expected: number, events: ReadonlyArray<ProposedEvent>) => Effect.Effect<ObservedWrite, StoreFailure>
+  readonly append: (
+    stream: string,
+    expected: number,
+    events: ReadonlyArray<ProposedEvent>
+  ) => Effect.Effect<ObservedWrite, StoreFailure>
   /** One `$metadata` event to `$$stream`, its bytes stored as given. */
-  readonly setMetadata: (stream: string, expected: number, event: ProposedEvent) => Effect.Effect<ObservedWrite, StoreFailure>
+  readonly setMetadata: (
+    stream: string,
+    expected: number,
+    event: ProposedEvent
+  ) => Effect.Effect<ObservedWrite, StoreFailure>
   readonly deleteStream: (stream: string, expected: number, hard: boolean) => Effect.Effect<ObservedWrite, StoreFailure>
   readonly readStream: (request: ReadRequest) => Effect.Effect<ObservedStreamRead, StoreFailure>
   /** `eventNumber` -1: the last event. */
@@ -90,7 +120,12 @@ export const observeStoreRead = (read: StreamRead): ObservedStreamRead => {
   return {
     _tag: "Success",
     events: read.events.map(eventOf),
-    paging: { via: "store", nextEventNumber: read.nextEventNumber, lastEventNumber: read.lastEventNumber, isEndOfStream: read.isEndOfStream }
+    paging: {
+      via: "store",
+      nextEventNumber: read.nextEventNumber,
+      lastEventNumber: read.lastEventNumber,
+      isEndOfStream: read.isEndOfStream
+    }
   }
 }
 
@@ -98,7 +133,9 @@ const observeEventRead = (read: EventRead): ObservedEventRead =>
   read._tag === "Success" ? { _tag: "Success", event: eventOf(read.event) } : { _tag: read._tag }
 
 /** Rule failures are answers; every other error leaves the operation indeterminate (as before HTTP). */
-const asObservedWrite = (effect: Effect.Effect<ObservedWrite, AppendError>): Effect.Effect<ObservedWrite, StoreFailure> =>
+const asObservedWrite = (
+  effect: Effect.Effect<ObservedWrite, AppendError>
+): Effect.Effect<ObservedWrite, StoreFailure> =>
   Effect.catchAll(effect, (e): Effect.Effect<ObservedWrite, StoreFailure> => {
     switch (e._tag) {
       case "WrongExpectedVersion":
@@ -112,8 +149,16 @@ const asObservedWrite = (effect: Effect.Effect<ObservedWrite, AppendError>): Eff
 
 const readFailure = (e: { readonly _tag: string }): StoreFailure => new Indeterminate(e._tag)
 
-const appended = (r: { readonly firstEventNumber: number; readonly lastEventNumber: number; readonly idempotent: boolean }): ObservedWrite =>
-  ({ _tag: "Appended", first: r.firstEventNumber, last: r.lastEventNumber, idempotent: r.idempotent })
+const appended = (r: {
+  readonly firstEventNumber: number
+  readonly lastEventNumber: number
+  readonly idempotent: boolean
+}): ObservedWrite => ({
+  _tag: "Appended",
+  first: r.firstEventNumber,
+  last: r.lastEventNumber,
+  idempotent: r.idempotent
+})
 
 /** Deletes have no event numbers to report; every transport reports a success the same way. */
 export const deleted: ObservedWrite = { _tag: "Appended", first: 0, last: 0, idempotent: undefined }
@@ -121,12 +166,24 @@ export const deleted: ObservedWrite = { _tag: "Appended", first: 0, last: 0, ide
 export const directStore = (store: EventStoreService): SimStore => ({
   append: (stream, expected, events) => asObservedWrite(Effect.map(store.append(stream, expected, events), appended)),
   setMetadata: (stream, expected, event) =>
-    asObservedWrite(Effect.map(store.setStreamMetadata(stream, expected, event.data, { eventId: event.eventId, isJson: event.isJson }), appended)),
-  deleteStream: (stream, expected, hard) => asObservedWrite(Effect.as(store.deleteStream(stream, expected, hard), deleted)),
+    asObservedWrite(
+      Effect.map(
+        store.setStreamMetadata(stream, expected, event.data, { eventId: event.eventId, isJson: event.isJson }),
+        appended
+      )
+    ),
+  deleteStream: (stream, expected, hard) =>
+    asObservedWrite(Effect.as(store.deleteStream(stream, expected, hard), deleted)),
   readStream: ({ stream, direction, from, count }) =>
-    Effect.mapBoth(direction === "forward" ? store.readStreamForward(stream, from, count) : store.readStreamBackward(stream, from, count), {
-      onFailure: readFailure,
-      onSuccess: observeStoreRead
-    }),
-  readEvent: (stream, eventNumber) => Effect.mapBoth(store.readEvent(stream, eventNumber), { onFailure: readFailure, onSuccess: observeEventRead })
+    Effect.mapBoth(
+      direction === "forward"
+        ? store.readStreamForward(stream, from, count)
+        : store.readStreamBackward(stream, from, count),
+      {
+        onFailure: readFailure,
+        onSuccess: observeStoreRead
+      }
+    ),
+  readEvent: (stream, eventNumber) =>
+    Effect.mapBoth(store.readEvent(stream, eventNumber), { onFailure: readFailure, onSuccess: observeEventRead })
 })

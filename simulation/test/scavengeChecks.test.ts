@@ -8,16 +8,35 @@ import { compareEventRead, compareStreamRead } from "../src/readChecks.js"
 import type { ObservedEvent, ObservedStreamRead } from "../src/simStore.js"
 
 let ids = 0
-const proposed = (data: string, eventType = "E"): ProposedModelEvent =>
-  ({ eventId: `id-${++ids}`, eventType, isJson: true, data: Buffer.from(data), metadata: new Uint8Array(0) })
+const proposed = (data: string, eventType = "E"): ProposedModelEvent => ({
+  eventId: `id-${++ids}`,
+  eventType,
+  isJson: true,
+  data: Buffer.from(data),
+  metadata: new Uint8Array(0)
+})
 
 const append = (model: StoreModel, stream: string, data = "{}") =>
-  model.applyAppend(stream, { _tag: "Ok", current: model.eventsOf(stream).length - 1, softDeleted: false }, [proposed(data)], 0)
+  model.applyAppend(
+    stream,
+    { _tag: "Ok", current: model.eventsOf(stream).length - 1, softDeleted: false },
+    [proposed(data)],
+    0
+  )
 
 const setMetadata = (model: StoreModel, stream: string, json: string) =>
-  model.applyAppend(`$$${stream}`, { _tag: "Ok", current: model.eventsOf(`$$${stream}`).length - 1, softDeleted: false }, [proposed(json, "$metadata")], 0)
+  model.applyAppend(
+    `$$${stream}`,
+    { _tag: "Ok", current: model.eventsOf(`$$${stream}`).length - 1, softDeleted: false },
+    [proposed(json, "$metadata")],
+    0
+  )
 
-const discardable = (model: StoreModel, stream: string) => model.eventsOf(stream).filter((e) => model.isDiscardable(e)).map((e) => e.eventNumber)
+const discardable = (model: StoreModel, stream: string) =>
+  model
+    .eventsOf(stream)
+    .filter((e) => model.isDiscardable(e))
+    .map((e) => e.eventNumber)
 
 const observed = (model: StoreModel, stream: string, numbers: ReadonlyArray<number>): Array<ObservedEvent> =>
   numbers.map((n) => {
@@ -62,7 +81,10 @@ describe("the model under scavenging", () => {
     append(model, "r")
     append(model, "r")
     setMetadata(model, "r", '{"$maxCount":1}')
-    const tags = model.possibleDecisions("r", -1, [batch.eventId]).map((p) => p.decision._tag).sort()
+    const tags = model
+      .possibleDecisions("r", -1, [batch.eventId])
+      .map((p) => p.decision._tag)
+      .sort()
     expect(tags).toEqual(["Idempotent", "WrongExpectedVersion"])
   })
 })
@@ -87,17 +109,36 @@ describe("reads of events a scavenge may have removed", () => {
   })
 
   it("never lacks an event no scavenge may remove, nor shows one out of order", () => {
-    expect(compareStreamRead(model, request, page([0, 1, 2, 4, 5]), model.readForward("s", 0, 10))).toMatch(/s#3 is missing/)
-    expect(compareStreamRead(model, request, page([1, 0, 3, 4, 5]), model.readForward("s", 0, 10))).toMatch(/s#3 is missing/)
-    expect(compareStreamRead(model, request, page([0, 1, 2, 3, 4, 5, 5]), model.readForward("s", 0, 10))).toMatch(/#5 is shown out of place/)
+    expect(compareStreamRead(model, request, page([0, 1, 2, 4, 5]), model.readForward("s", 0, 10))).toMatch(
+      /s#3 is missing/
+    )
+    expect(compareStreamRead(model, request, page([1, 0, 3, 4, 5]), model.readForward("s", 0, 10))).toMatch(
+      /s#3 is missing/
+    )
+    expect(compareStreamRead(model, request, page([0, 1, 2, 3, 4, 5, 5]), model.readForward("s", 0, 10))).toMatch(
+      /#5 is shown out of place/
+    )
     expect(compareEventRead(model, { _tag: "NotFound" }, model.readEvent("s", 4))).toMatch(/NotFound/)
   })
 })
 
 describe("a pass over $all", () => {
-  const record = (stream: string, eventNumber: number, logPosition: number, payload?: { c: number; s: number; i: number; n: number }): EventRecord => ({
-    kind: 1, logPosition, flags: 0, eventNumber, createdMicros: 0, eventId: `${stream}-${eventNumber}-${logPosition}`, stream,
-    eventType: payload === undefined ? "other" : "E", data: Buffer.from(JSON.stringify(payload ?? {})), metadata: Buffer.alloc(0)
+  const record = (
+    stream: string,
+    eventNumber: number,
+    logPosition: number,
+    payload?: { c: number; s: number; i: number; n: number }
+  ): EventRecord => ({
+    kind: 1,
+    logPosition,
+    flags: 0,
+    eventNumber,
+    createdMicros: 0,
+    eventId: `${stream}-${eventNumber}-${logPosition}`,
+    stream,
+    eventType: payload === undefined ? "other" : "E",
+    data: Buffer.from(JSON.stringify(payload ?? {})),
+    metadata: Buffer.alloc(0)
   })
   const run = (strict: boolean, records: ReadonlyArray<EventRecord>) => {
     const scan = new AllScan(strict)
@@ -119,7 +160,9 @@ describe("a pass over $all", () => {
     expect(run(false, [record("a", 1, 10, p(1)), record("a", 2, 20, p(2))])).toBeUndefined()
     expect(run(true, [record("a", 1, 10, p(1)), record("a", 2, 20, p(2))])).toMatch(/starts at its event 1/)
     expect(run(false, [record("a", 0, 10, p(0)), record("x", 0, 20), record("a", 2, 30, p(2))])).toMatch(/resumes/)
-    expect(run(false, [record("a", 0, 10, p(0)), record("x", 0, 20), record("a", 3, 30, p(0)), record("a", 4, 40, p(1))])).toBeUndefined()
+    expect(
+      run(false, [record("a", 0, 10, p(0)), record("x", 0, 20), record("a", 3, 30, p(0)), record("a", 4, 40, p(1))])
+    ).toBeUndefined()
   })
 
   it("lacks only events a scavenge may remove", () => {

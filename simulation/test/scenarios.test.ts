@@ -12,7 +12,9 @@ interface Scenario {
 }
 
 const dir = join(__dirname, "..", "..", "scenarios")
-const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort()
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith(".json"))
+  .sort()
 
 describe("scenarios", () => {
   it("there is at least one scenario", () => expect(files.length).toBeGreaterThan(0))

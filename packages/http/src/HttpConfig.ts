@@ -14,7 +14,12 @@ import type { BodyResult } from "./streams/appendBody.js"
  */
 export interface AppendBodyParser {
   readonly minBodyBytes: number
-  readonly parse: (body: Uint8Array, requestType: string, headerId: string | undefined, headerType: string | undefined) => Effect.Effect<BodyResult>
+  readonly parse: (
+    body: Uint8Array,
+    requestType: string,
+    headerId: string | undefined,
+    headerType: string | undefined
+  ) => Effect.Effect<BodyResult>
 }
 
 export interface HttpSettings {
@@ -57,4 +62,3 @@ export const defaultHttpSettings: HttpSettings = {
   ready: Effect.succeed(true),
   health: Effect.succeed({ status: "healthy", reason: "", sinceMillis: undefined })
 }
-

@@ -19,7 +19,14 @@ export interface Reply {
   readonly bare?: boolean
 }
 
-export const reply = (status: number, options: { reason?: string; headers?: Record<string, string | ReadonlyArray<string>>; body?: string | Uint8Array } = {}): Reply => ({
+export const reply = (
+  status: number,
+  options: {
+    reason?: string
+    headers?: Record<string, string | ReadonlyArray<string>>
+    body?: string | Uint8Array
+  } = {}
+): Reply => ({
   status,
   ...(options.reason !== undefined ? { reason: options.reason } : {}),
   headers: options.headers ?? {},

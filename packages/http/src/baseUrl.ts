@@ -70,20 +70,29 @@ const hostAuthority = (headers: NormalizedHeaders, scheme: string): string => {
 
 /** `scheme://host[:port][/prefix]`, without a trailing slash. */
 export const buildBaseUrl = (headers: NormalizedHeaders, connectionScheme: string, advertise: AdvertiseAs): string => {
-  const advertisedHost = advertise.advertiseHost !== undefined && advertise.advertiseHost !== "" ? advertise.advertiseHost : undefined
-  const advertisedPort = advertise.advertisePort !== undefined && advertise.advertisePort > 0 ? advertise.advertisePort : undefined
+  const advertisedHost =
+    advertise.advertiseHost !== undefined && advertise.advertiseHost !== "" ? advertise.advertiseHost : undefined
+  const advertisedPort =
+    advertise.advertisePort !== undefined && advertise.advertisePort > 0 ? advertise.advertisePort : undefined
   const forwardedPort = headers["x-forwarded-port"]
   const forwardedProto = headers["x-forwarded-proto"]
   const forwardedHost = headers["x-forwarded-host"]
-  if (advertisedHost === undefined && advertisedPort === undefined && forwardedPort === undefined && forwardedProto === undefined &&
-    forwardedHost === undefined && headers["x-forwarded-prefix"] === undefined) {
+  if (
+    advertisedHost === undefined &&
+    advertisedPort === undefined &&
+    forwardedPort === undefined &&
+    forwardedProto === undefined &&
+    forwardedHost === undefined &&
+    headers["x-forwarded-prefix"] === undefined
+  ) {
     return hostAuthority(headers, connectionScheme)
   }
   let { scheme, host, port } = fromHostHeader(headers, connectionScheme)
   if (advertisedHost !== undefined) host = advertisedHost
   if (advertisedPort !== undefined) port = advertisedPort
   if (forwardedPort !== undefined) port = parsePort(firstItem(forwardedPort)) ?? port
-  if (forwardedProto !== undefined && /^[a-zA-Z][a-zA-Z0-9+.-]*$/.test(firstItem(forwardedProto))) scheme = firstItem(forwardedProto)
+  if (forwardedProto !== undefined && /^[a-zA-Z][a-zA-Z0-9+.-]*$/.test(firstItem(forwardedProto)))
+    scheme = firstItem(forwardedProto)
   if (forwardedHost !== undefined && firstItem(forwardedHost) !== "") {
     const split = splitHostPort(firstItem(forwardedHost))
     host = split.host
@@ -105,5 +114,9 @@ const forwardedPrefix = (headers: NormalizedHeaders): string => {
 const firstItem = (value: string): string => value.split(",")[0]!.trim()
 
 /** The request URL as the client addressed it (Host header only): for the incoming and trailing-slash 307s. */
-export const rawRequestUrl = (headers: NormalizedHeaders, connectionScheme: string, rawPath: string, rawQuery: string): string =>
-  hostAuthority(headers, connectionScheme) + rawPath + (rawQuery === "" ? "" : `?${rawQuery}`)
+export const rawRequestUrl = (
+  headers: NormalizedHeaders,
+  connectionScheme: string,
+  rawPath: string,
+  rawQuery: string
+): string => hostAuthority(headers, connectionScheme) + rawPath + (rawQuery === "" ? "" : `?${rawQuery}`)

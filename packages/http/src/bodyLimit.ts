@@ -8,8 +8,11 @@
 import type { Reply } from "./Reply.js"
 import { emptyReply } from "./replies.js"
 
-export const maxAppendSizeExceeded = (limit: number): Reply => emptyReply(413, `Maximum Append Size of ${limit} Exceeded.`)
+export const maxAppendSizeExceeded = (limit: number): Reply =>
+  emptyReply(413, `Maximum Append Size of ${limit} Exceeded.`)
 
 /** The 413 for a body over `limit`, by the first decoded path segment of the request. */
 export const bodyTooLargeReply = (firstSegment: string | undefined, limit: number): Reply =>
-  firstSegment === "streams" ? maxAppendSizeExceeded(limit) : emptyReply(413, `Request body too large. Limit is ${limit} bytes.`)
+  firstSegment === "streams"
+    ? maxAppendSizeExceeded(limit)
+    : emptyReply(413, `Request body too large. Limit is ${limit} bytes.`)

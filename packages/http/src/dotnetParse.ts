@@ -44,8 +44,16 @@ export const tryParseInt32 = (text: string): number | undefined => {
 
 /** `char.IsWhiteSpace`: the Unicode separators (Zs, Zl, Zp) plus U+0009..U+000D, U+0085 and U+00A0. */
 const isCharWhiteSpace = (code: number): boolean =>
-  code === 0x20 || (code >= 0x09 && code <= 0x0d) || code === 0x85 || code === 0xa0 || code === 0x1680 ||
-  (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f ||
+  code === 0x20 ||
+  (code >= 0x09 && code <= 0x0d) ||
+  code === 0x85 ||
+  code === 0xa0 ||
+  code === 0x1680 ||
+  (code >= 0x2000 && code <= 0x200a) ||
+  code === 0x2028 ||
+  code === 0x2029 ||
+  code === 0x202f ||
+  code === 0x205f ||
   code === 0x3000
 
 const isBoolTrimmed = (code: number): boolean => code === 0 || isCharWhiteSpace(code)

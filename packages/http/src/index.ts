@@ -13,8 +13,23 @@ export { ListenFailed } from "./ListenFailed.js"
 export { loggedPath, withClientAddress, withRequestLog } from "./requestLog.js"
 export { badRequest, documentReply, emptyReply, statusReply, unauthorizedBare, TextPlainUtf8 } from "./replies.js"
 export { storageErrorReply, wireEventNumber, wrongExpectedVersionReply } from "./storageErrors.js"
-export { parseLenientJson, tryParseLenientJson, stringifyIndented, quoteJson, memberIgnoreCase, JsonSyntaxError, type JsonValue } from "./lenientJson.js"
-export { selectResponseType, selectRequestType, parseMediaType, parseAccept, type MediaRange, type ResponseChoice } from "./mediaType.js"
+export {
+  parseLenientJson,
+  tryParseLenientJson,
+  stringifyIndented,
+  quoteJson,
+  memberIgnoreCase,
+  JsonSyntaxError,
+  type JsonValue
+} from "./lenientJson.js"
+export {
+  selectResponseType,
+  selectRequestType,
+  parseMediaType,
+  parseAccept,
+  type MediaRange,
+  type ResponseChoice
+} from "./mediaType.js"
 export { buildBaseUrl, rawRequestUrl } from "./baseUrl.js"
 export { makeRouter, type Router, type RouteMatch } from "./router.js"
 export { parseTarget, type RequestTarget, type InvalidTarget } from "./requestTarget.js"

@@ -59,7 +59,9 @@ class TreeBuilder implements JsonEmitter {
     this.add({ kind: "string", value })
   }
   literal(text: string, kind: "number" | "boolean" | "null"): void {
-    this.add(kind === "number" ? { kind, text } : kind === "boolean" ? { kind, value: text === "true" } : { kind: "null" })
+    this.add(
+      kind === "number" ? { kind, text } : kind === "boolean" ? { kind, value: text === "true" } : { kind: "null" }
+    )
   }
 }
 

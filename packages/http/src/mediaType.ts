@@ -51,7 +51,10 @@ const sameText = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
 export const suitableForResponse = (range: MediaRange, codecType: string): boolean => {
   if (range.type === "*") return true
   const slash = codecType.indexOf("/")
-  return sameText(range.type, codecType.slice(0, slash)) && (range.subtype === "*" || sameText(range.subtype, codecType.slice(slash + 1)))
+  return (
+    sameText(range.type, codecType.slice(0, slash)) &&
+    (range.subtype === "*" || sameText(range.subtype, codecType.slice(slash + 1)))
+  )
 }
 
 /** `?format=` values (case-insensitive) and the type each stands for. */
@@ -74,7 +77,11 @@ export type ResponseChoice =
  * The response codec: `?format=` wins over Accept; no Accept → the route's first codec; otherwise each
  * range in q order takes the first suitable codec, and the first range with one wins.
  */
-export const selectResponseType = (codecs: ReadonlyArray<string>, format: string | null, accept: string | undefined): ResponseChoice => {
+export const selectResponseType = (
+  codecs: ReadonlyArray<string>,
+  format: string | null,
+  accept: string | undefined
+): ResponseChoice => {
   if (format !== null && format !== "") {
     const type = FormatTypes[format.toLowerCase()]
     if (type === undefined) return { _tag: "UnknownFormat", format }
@@ -103,7 +110,10 @@ const BinaryTypes = new Set(["application/octet-stream"])
  * The request codec for a Content-Type: its `type/subtype` must equal one of the route's types exactly
  * (case-sensitive); a charset is allowed only when it is UTF-8 and the type is textual. Undefined → 415.
  */
-export const selectRequestType = (codecs: ReadonlyArray<string>, contentType: string | undefined): string | undefined => {
+export const selectRequestType = (
+  codecs: ReadonlyArray<string>,
+  contentType: string | undefined
+): string | undefined => {
   if (contentType === undefined || contentType.trim() === "") return undefined
   const parsed = parseMediaType(contentType)
   if (parsed === undefined) return undefined

@@ -27,7 +27,10 @@ export const notBuiltRoutes: ReadonlyArray<NotBuiltRoute> = [
   { path: "/sys/subsystems", feature: "The subsystems list is" }
 ]
 
-const compiled = notBuiltRoutes.map((row) => ({ segments: row.path === "/" ? [""] : row.path.slice(1).split("/"), row }))
+const compiled = notBuiltRoutes.map((row) => ({
+  segments: row.path === "/" ? [""] : row.path.slice(1).split("/"),
+  row
+}))
 
 /** The 501 for a path under a family not built yet (decoded segments, as routed), or undefined. */
 export const notBuiltReply = (segments: ReadonlyArray<string>): Reply | undefined => {

@@ -33,8 +33,12 @@ export type RequestHandler<R> = (request: HttpRequest) => Effect.Effect<Reply, n
 /** Applies the cross-cutting response rules to a reply (`methods`: the route's, for `Allow`). */
 type Finish = (reply: Reply, methods?: ReadonlyArray<string>) => Reply
 
-const bare = (status: number, reason: string, headers: Record<string, string> = {}): Reply =>
-  ({ status, reason, headers, bare: true })
+const bare = (status: number, reason: string, headers: Record<string, string> = {}): Reply => ({
+  status,
+  reason,
+  headers,
+  bare: true
+})
 
 /** A true CORS pre-flight (policy: any origin, methods GET/OPTIONS, any header), answered before auth. */
 const isPreflight = (method: string, headers: NormalizedHeaders) =>
@@ -46,7 +50,8 @@ const preflight = (headers: NormalizedHeaders): Reply => {
   if (requested === "GET" || requested === "OPTIONS") {
     out["Access-Control-Allow-Methods"] = requested
     const requestedHeaders = headers["access-control-request-headers"]
-    if (requestedHeaders !== undefined && requestedHeaders.trim() !== "") out["Access-Control-Allow-Headers"] = requestedHeaders.trim()
+    if (requestedHeaders !== undefined && requestedHeaders.trim() !== "")
+      out["Access-Control-Allow-Headers"] = requestedHeaders.trim()
   }
   return bare(204, "No Content", out)
 }
@@ -76,14 +81,22 @@ const longPollSeconds = (headers: NormalizedHeaders): number => {
 const internalError = (cause: Cause.Cause<unknown>): Reply => {
   const defect = Cause.squash(cause)
   const message = defect instanceof Error ? defect.message : String(defect)
-  return { status: 500, reason: safeReason(`Internal Server Error: ${message}`), headers: { "Content-Type": "text/plain; charset=utf-8" }, body: "" }
+  return {
+    status: 500,
+    reason: safeReason(`Internal Server Error: ${message}`),
+    headers: { "Content-Type": "text/plain; charset=utf-8" },
+    body: ""
+  }
 }
 
 /**
  * Builds the request processor for a route list. Handlers get the settings in their input; what else
  * they need (EventStore, StreamAccess, …) stays in the returned effect's requirements.
  */
-export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: HttpSettings): RequestHandler<R | Authenticator> => {
+export const makeHandler = <R>(
+  routes: ReadonlyArray<RouteDef<R>>,
+  settings: HttpSettings
+): RequestHandler<R | Authenticator> => {
   const router = makeRouter(routes)
 
   /**
@@ -91,9 +104,17 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
    * rather than a generator, and with no Effect step it can do without: each step is about a microsecond,
    * a fifth of a single-event append's CPU was the Effect runtime, and this runs for every request.
    */
-  const afterAuthentication = (request: HttpRequest, method: string, headers: NormalizedHeaders, target: RequestTarget, principal: Principal, finish: Finish): Effect.Effect<Reply, never, R> => {
+  const afterAuthentication = (
+    request: HttpRequest,
+    method: string,
+    headers: NormalizedHeaders,
+    target: RequestTarget,
+    principal: Principal,
+    finish: Finish
+  ): Effect.Effect<Reply, never, R> => {
     const match = router.match(target.segments)
-    if (match._tag === "NotFound") return Effect.succeed(finish(notBuiltReply(target.segments) ?? emptyReply(404, "Not Found")))
+    if (match._tag === "NotFound")
+      return Effect.succeed(finish(notBuiltReply(target.segments) ?? emptyReply(404, "Not Found")))
     if (method === "OPTIONS") return Effect.succeed(finish(emptyReply(200, "OK"), match.allowed))
     const bound = match.forMethod(method)
     if (bound === undefined) return Effect.succeed(finish(emptyReply(405, "Method Not Allowed"), match.allowed))
@@ -105,8 +126,10 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
       if (requestType === undefined) return Effect.succeed(finish(emptyReply(415, "Invalid or missing Content-Type")))
     }
     const choice = selectResponseType(route.responseCodecs, target.query.get("format"), headers["accept"])
-    if (choice._tag === "UnknownFormat") return Effect.succeed(finish(emptyReply(400, `Unknown format requested: ${choice.format}`)))
-    if (choice._tag === "NotAcceptable") return Effect.succeed(finish(emptyReply(406, "Requested URI is not available in requested format")))
+    if (choice._tag === "UnknownFormat")
+      return Effect.succeed(finish(emptyReply(400, `Unknown format requested: ${choice.format}`)))
+    if (choice._tag === "NotAcceptable")
+      return Effect.succeed(finish(emptyReply(406, "Requested URI is not available in requested format")))
 
     if (!authorized(route.access, principal, settings)) return Effect.succeed(finish(unauthorizedBare))
 
@@ -130,7 +153,9 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
     } catch (defect) {
       started = Effect.die(defect)
     }
-    const handled = Effect.catchAllDefect(started, (defect) => Effect.as(Effect.logError("HTTP handler failed", defect), internalError(Cause.die(defect))))
+    const handled = Effect.catchAllDefect(started, (defect) =>
+      Effect.as(Effect.logError("HTTP handler failed", defect), internalError(Cause.die(defect)))
+    )
     // The 408 deadline: handlers do not suspend except on the writer, whose own write timeout
     // answers 408 (storageErrors.ts), and in long polls. A timeout here races the handler against a timer in
     // forked fibers, which costs more than a whole cached read (~70 µs per request under load), so only
@@ -148,12 +173,16 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
       const method = request.method.toUpperCase()
       const headers = normalizeHeaders(request.headers)
       const target = parseTarget(request.url)
-      const finish: Finish = (reply, methods) => finishReply(reply, { methods, acceptEncoding: headers["accept-encoding"] })
+      const finish: Finish = (reply, methods) =>
+        finishReply(reply, { methods, acceptEncoding: headers["accept-encoding"] })
       if (target._tag === "Invalid") return Effect.succeed(finish(badRequest(target.reason)))
 
-      if (target.rawPath === HEALTH_LIVE_PATH) return Effect.map(settings.ready, (ready) => finish(healthLive(method, target.query, ready)))
+      if (target.rawPath === HEALTH_LIVE_PATH)
+        return Effect.map(settings.ready, (ready) => finish(healthLive(method, target.query, ready)))
       if (target.rawPath === HEALTH_READY_PATH) {
-        return Effect.zipWith(settings.ready, settings.health, (ready, health) => finish(healthReady(method, ready, health)))
+        return Effect.zipWith(settings.ready, settings.health, (ready, health) =>
+          finish(healthReady(method, ready, health))
+        )
       }
       if (isPreflight(method, headers)) return Effect.succeed(finish(preflight(headers)))
       if (request.bodyTooLarge === true || (request.body?.byteLength ?? 0) > settings.maxRequestBodyBytes) {
@@ -176,13 +205,15 @@ export const makeHandler = <R>(routes: ReadonlyArray<RouteDef<R>>, settings: Htt
             const reply = afterAuthentication(request, method, headers, target, principal, finish)
             return principal.anonymous ? Effect.map(reply, (r) => challengeAnonymous(r, headers)) : reply
           }
-        }))
+        })
+      )
     })
 
   // Whatever escapes (a defect in the authenticator, in this code) is still an answer, never a crash.
   const answered = (request: HttpRequest) =>
     Effect.catchAllDefect(process(request), (defect) =>
-      Effect.succeed(finishReply(internalError(Cause.die(defect)), { methods: undefined, acceptEncoding: undefined })))
+      Effect.succeed(finishReply(internalError(Cause.die(defect)), { methods: undefined, acceptEncoding: undefined }))
+    )
 
   const observe = settings.observeRequest
   if (observe === undefined) return answered

@@ -28,13 +28,23 @@ export const badRequest = (message: string): Reply => ({
 })
 
 /** A reply with no Content-Type and no body (route miss, 405, 406, 415, 408, 413). */
-export const emptyReply = (status: number, reason: string, headers: Headers = {}): Reply => ({ status, reason, headers })
+export const emptyReply = (status: number, reason: string, headers: Headers = {}): Reply => ({
+  status,
+  reason,
+  headers
+})
 
 /** First-level authorization denial: 401 with no body, no challenge, no CORS headers. */
 export const unauthorizedBare: Reply = { status: 401, reason: "Unauthorized", headers: {}, bare: true }
 
 /** A document in the negotiated type; text types get `; charset=utf-8`. */
-export const documentReply = (status: number, reason: string, type: string, body: string | Uint8Array, headers: Headers = {}): Reply => ({
+export const documentReply = (
+  status: number,
+  reason: string,
+  type: string,
+  body: string | Uint8Array,
+  headers: Headers = {}
+): Reply => ({
   status,
   reason,
   headers: { "Content-Type": type === "application/octet-stream" ? type : `${type}; charset=utf-8`, ...headers },

@@ -26,18 +26,22 @@ export const loggedPath = (url: string): string => {
   }
 }
 
-export const withClientAddress = <R>(handle: Handler<R>): Handler<R> => (request) =>
-  Effect.annotateLogs(handle(request), "client", request.remote ?? "unknown")
+export const withClientAddress =
+  <R>(handle: Handler<R>): Handler<R> =>
+  (request) =>
+    Effect.annotateLogs(handle(request), "client", request.remote ?? "unknown")
 
-export const withRequestLog = <R>(handle: Handler<R>): Handler<R> => (request) =>
-  Effect.clockWith((clock) => {
-    const start = clock.unsafeCurrentTimeMillis()
-    return Effect.tap(handle(request), (reply) => {
-      const method = request.method.toUpperCase()
-      const path = loggedPath(request.url)
-      const durationMs = clock.unsafeCurrentTimeMillis() - start
-      return Effect.logInfo(`HTTP ${method} ${path} ${reply.status} ${durationMs} ms`).pipe(
-        Effect.annotateLogs({ method, path, status: reply.status, durationMs })
-      )
+export const withRequestLog =
+  <R>(handle: Handler<R>): Handler<R> =>
+  (request) =>
+    Effect.clockWith((clock) => {
+      const start = clock.unsafeCurrentTimeMillis()
+      return Effect.tap(handle(request), (reply) => {
+        const method = request.method.toUpperCase()
+        const path = loggedPath(request.url)
+        const durationMs = clock.unsafeCurrentTimeMillis() - start
+        return Effect.logInfo(`HTTP ${method} ${path} ${reply.status} ${durationMs} ms`).pipe(
+          Effect.annotateLogs({ method, path, status: reply.status, durationMs })
+        )
+      })
     })
-  })

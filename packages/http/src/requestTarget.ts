@@ -46,8 +46,10 @@ export const parseTarget = (url: string): RequestTarget | InvalidTarget => {
   const segments: Array<string> = []
   for (const raw of rawPath.slice(1).split("/")) {
     const segment = decodeSegment(raw)
-    if (segment === undefined) return invalid(`Invalid request target: the path segment '${raw}' has percent-escapes that are not UTF-8`)
-    if (segment === "." || segment === "..") return invalid(`Invalid request target: the dot segment '${raw}' cannot name a resource`)
+    if (segment === undefined)
+      return invalid(`Invalid request target: the path segment '${raw}' has percent-escapes that are not UTF-8`)
+    if (segment === "." || segment === "..")
+      return invalid(`Invalid request target: the dot segment '${raw}' cannot name a resource`)
     segments.push(segment)
   }
   return { _tag: "Target", rawPath, rawQuery, segments, query: new URLSearchParams(rawQuery) }

@@ -7,10 +7,27 @@ import { deflateSync, gzipSync } from "node:zlib"
 import type { Reply } from "./Reply.js"
 
 const AllowHeaders = [
-  "Content-Type", "X-Requested-With", "X-Forwarded-Host", "X-Forwarded-Prefix", "X-PINGOTHER", "Authorization",
-  "Kurrent-LongPoll", "Kurrent-ExpectedVersion", "Kurrent-EventId", "Kurrent-EventType", "Kurrent-RequireLeader",
-  "Kurrent-HardDelete", "Kurrent-ResolveLinkTos", "ES-LongPoll", "ES-ExpectedVersion", "ES-EventId", "ES-EventType",
-  "ES-RequireMaster", "ES-RequireLeader", "ES-HardDelete", "ES-ResolveLinkTos"
+  "Content-Type",
+  "X-Requested-With",
+  "X-Forwarded-Host",
+  "X-Forwarded-Prefix",
+  "X-PINGOTHER",
+  "Authorization",
+  "Kurrent-LongPoll",
+  "Kurrent-ExpectedVersion",
+  "Kurrent-EventId",
+  "Kurrent-EventType",
+  "Kurrent-RequireLeader",
+  "Kurrent-HardDelete",
+  "Kurrent-ResolveLinkTos",
+  "ES-LongPoll",
+  "ES-ExpectedVersion",
+  "ES-EventId",
+  "ES-EventType",
+  "ES-RequireMaster",
+  "ES-RequireLeader",
+  "ES-HardDelete",
+  "ES-ResolveLinkTos"
 ].join(", ")
 
 // The trailing ", " is the reference's (sic).
@@ -27,11 +44,28 @@ export const corsHeaders = (methods: ReadonlyArray<string>): Record<string, stri
 const BasicCustomChallenge = ['BasicCustom realm="Kurrent"', 'BasicCustom realm="ES"']
 
 const Reasons: Readonly<Record<number, string>> = {
-  200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 301: "Moved Permanently", 302: "Found",
-  304: "Not Modified", 307: "Temporary Redirect", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
-  404: "Not Found", 405: "Method Not Allowed", 406: "Not Acceptable", 408: "Request Timeout", 409: "Conflict",
-  410: "Gone", 413: "Payload Too Large", 415: "Unsupported Media Type", 500: "Internal Server Error",
-  501: "Not Implemented", 503: "Service Unavailable"
+  200: "OK",
+  201: "Created",
+  202: "Accepted",
+  204: "No Content",
+  301: "Moved Permanently",
+  302: "Found",
+  304: "Not Modified",
+  307: "Temporary Redirect",
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  406: "Not Acceptable",
+  408: "Request Timeout",
+  409: "Conflict",
+  410: "Gone",
+  413: "Payload Too Large",
+  415: "Unsupported Media Type",
+  500: "Internal Server Error",
+  501: "Not Implemented",
+  503: "Service Unavailable"
 }
 
 /** The standard reason phrase of a status. */
@@ -39,11 +73,14 @@ export const standardReason = (status: number): string => Reasons[status] ?? "Un
 
 /** A reason phrase HTTP/1.1 can carry: visible ASCII and spaces only, one line, bounded. */
 export const safeReason = (text: string): string => {
-  const cleaned = text.replace(/[\r\n\t]+/g, " ").replace(/[^\x20-\x7e]/g, "?").trim()
+  const cleaned = text
+    .replace(/[\r\n\t]+/g, " ")
+    .replace(/[^\x20-\x7e]/g, "?")
+    .trim()
   return cleaned.length > 512 ? `${cleaned.slice(0, 509)}...` : cleaned
 }
 
-const byteLength = (body: Uint8Array | undefined): number => body === undefined ? 0 : body.byteLength
+const byteLength = (body: Uint8Array | undefined): number => (body === undefined ? 0 : body.byteLength)
 
 const hasHeader = (headers: Readonly<Record<string, unknown>>, name: string): boolean =>
   Object.keys(headers).some((k) => k.toLowerCase() === name)
@@ -60,7 +97,8 @@ export const finishReply = (reply: Reply, options: FinishOptions): Reply => {
   const headers: Record<string, string | ReadonlyArray<string>> = {}
   if (reply.bare !== true) {
     Object.assign(headers, corsHeaders(options.methods ?? []))
-    if (reply.status === 401 && !hasHeader(reply.headers, "www-authenticate")) headers["WWW-Authenticate"] = BasicCustomChallenge
+    if (reply.status === 401 && !hasHeader(reply.headers, "www-authenticate"))
+      headers["WWW-Authenticate"] = BasicCustomChallenge
   }
   Object.assign(headers, reply.headers)
   // A text body is encoded here, once: its length needs the UTF-8 bytes anyway (measuring a feed built by

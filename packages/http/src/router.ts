@@ -29,12 +29,12 @@ export interface Bound<R> {
 export type RouteMatch<R> =
   | { readonly _tag: "NotFound" }
   | {
-    readonly _tag: "Found"
-    /** Methods of every matching template, least specific first, without duplicates. */
-    readonly allowed: ReadonlyArray<Method>
-    /** The most specific matching route for the method, if any. */
-    readonly forMethod: (method: string) => Bound<R> | undefined
-  }
+      readonly _tag: "Found"
+      /** Methods of every matching template, least specific first, without duplicates. */
+      readonly allowed: ReadonlyArray<Method>
+      /** The most specific matching route for the method, if any. */
+      readonly forMethod: (method: string) => Bound<R> | undefined
+    }
 
 const compileSegment = (text: string): Segment => {
   const placeholder = /^\{(\*?)([^{}]+)\}$/.exec(text)
@@ -113,8 +113,9 @@ export const makeRouter = <R>(routes: ReadonlyArray<RouteDef<R>>): Router<R> => 
     const shape = `${segments.length}:${segments[0] ?? ""}`
     let list = candidatesByShape.get(shape)
     if (list === undefined) {
-      list = [...(byShape.get(shape) ?? []), ...(byShape.get(`${segments.length}:*`) ?? []), ...greedy]
-        .sort((a, b) => compareSpecificity(b.segments, a.segments) || b.order - a.order)
+      list = [...(byShape.get(shape) ?? []), ...(byShape.get(`${segments.length}:*`) ?? []), ...greedy].sort(
+        (a, b) => compareSpecificity(b.segments, a.segments) || b.order - a.order
+      )
       // Shapes come from request paths: keep the memo bounded (first literals are client-chosen text).
       if (candidatesByShape.size < 1024) candidatesByShape.set(shape, list)
     }
@@ -132,7 +133,8 @@ export const makeRouter = <R>(routes: ReadonlyArray<RouteDef<R>>): Router<R> => 
       const found = hits
       // `allowed` lists methods least specific first, as before.
       const allowed: Array<Method> = []
-      for (let i = found.length - 1; i >= 0; i--) if (!allowed.includes(found[i]!.route.method)) allowed.push(found[i]!.route.method)
+      for (let i = found.length - 1; i >= 0; i--)
+        if (!allowed.includes(found[i]!.route.method)) allowed.push(found[i]!.route.method)
       return {
         _tag: "Found",
         allowed,

@@ -9,7 +9,13 @@
  * WriteTimeout (the disk stalled past the write timeout) → 408 as the reference's request deadline answers
  * (the write may still happen).
  */
-import { DeletedStreamNumber, LongMaxValueText, type AppendError, type ReadFailure, type StorageFailed } from "@vellum/storage"
+import {
+  DeletedStreamNumber,
+  LongMaxValueText,
+  type AppendError,
+  type ReadFailure,
+  type StorageFailed
+} from "@vellum/storage"
 import type { Reply } from "./Reply.js"
 import { badRequest, statusReply } from "./replies.js"
 

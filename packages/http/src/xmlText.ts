@@ -14,20 +14,30 @@
 export const XML_DECLARATION = `<?xml version="1.0" encoding="utf-8"?>`
 
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
-const TEXT_SPECIAL = /[&<>\r\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+const TEXT_SPECIAL =
+  /[&<>\r\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
-const ATTR_SPECIAL = /[&<>"\t\n\r\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+const ATTR_SPECIAL =
+  /[&<>"\t\n\r\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
 
 const replacement = (c: string): string => {
   switch (c) {
-    case "&": return "&amp;"
-    case "<": return "&lt;"
-    case ">": return "&gt;"
-    case "\"": return "&quot;"
-    case "\t": return "&#x9;"
-    case "\n": return "&#xA;"
-    case "\r": return "&#xD;"
-    default: return "\uFFFD"
+    case "&":
+      return "&amp;"
+    case "<":
+      return "&lt;"
+    case ">":
+      return "&gt;"
+    case '"':
+      return "&quot;"
+    case "\t":
+      return "&#x9;"
+    case "\n":
+      return "&#xA;"
+    case "\r":
+      return "&#xD;"
+    default:
+      return "\uFFFD"
   }
 }
 
@@ -45,8 +55,10 @@ export const escapeXmlAttribute = (s: string): string => {
 
 // XML 1.0 (fifth edition) NameStartChar and NameChar within the BMP; `:` is left out (names carry no prefix).
 const SIMPLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/
-const NAME_START = /[A-Za-z_\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd]/
-const NAME_CHAR = /[A-Za-z0-9_.\-\u00b7\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u037d\u037f-\u1fff\u203f\u2040\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd]/
+const NAME_START =
+  /[A-Za-z_\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd]/
+const NAME_CHAR =
+  /[A-Za-z0-9_.\-\u00b7\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u037d\u037f-\u1fff\u203f\u2040\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd]/
 
 // Joiners are name characters too; kept out of the classes above (lint: joined sequences in a class).
 const ZWNJ = "\u200c"
@@ -55,7 +67,13 @@ const ZWJ = "\u200d"
 const ESCAPED_UNDERSCORE = /^_x[0-9A-Fa-f]{4}_/
 
 /** `_xHHHH_`, or `_xHHHHHHHH_` for a code point past the BMP, as XmlConvert writes them. */
-const hexEscape = (code: number): string => "_x" + code.toString(16).toUpperCase().padStart(code > 0xffff ? 8 : 4, "0") + "_"
+const hexEscape = (code: number): string =>
+  "_x" +
+  code
+    .toString(16)
+    .toUpperCase()
+    .padStart(code > 0xffff ? 8 : 4, "0") +
+  "_"
 
 /**
  * A name for any string, as XmlConvert.EncodeLocalName makes it: valid names unchanged, every other character

@@ -25,8 +25,25 @@ describe("int.TryParse (NumberStyles.Integer, invariant signs)", () => {
   })
 
   it.each([
-    "", " ", "+", "-", "+-5", "-+5", "+ 5", "- 5", "5 5", "5-", "5+", "5.0", "5,0", "1e3", "0x10", "1_000",
-    "2147483648", "-2147483649", "99999999999999999999999",
+    "",
+    " ",
+    "+",
+    "-",
+    "+-5",
+    "-+5",
+    "+ 5",
+    "- 5",
+    "5 5",
+    "5-",
+    "5+",
+    "5.0",
+    "5,0",
+    "1e3",
+    "0x10",
+    "1_000",
+    "2147483648",
+    "-2147483649",
+    "99999999999999999999999",
     "\u00a05", // NBSP is not white space to the number parser
     "5\u2028", // nor is a line separator
     "\ufeff5", // nor a BOM
@@ -43,9 +60,19 @@ describe("int.TryParse (NumberStyles.Integer, invariant signs)", () => {
 
 describe("bool.TryParse", () => {
   it.each([
-    ["true", true], ["True", true], ["TRUE", true], ["tRuE", true], ["false", false], ["FALSE", false],
-    [" true ", true], ["\ttrue\n", true], ["\u00a0false\u2028", false], ["\u3000true\u0085", true],
-    ["true\0", true], ["\0\0false", false], ["\0 true \0", true]
+    ["true", true],
+    ["True", true],
+    ["TRUE", true],
+    ["tRuE", true],
+    ["false", false],
+    ["FALSE", false],
+    [" true ", true],
+    ["\ttrue\n", true],
+    ["\u00a0false\u2028", false],
+    ["\u3000true\u0085", true],
+    ["true\0", true],
+    ["\0\0false", false],
+    ["\0 true \0", true]
   ])("accepts %j as %s", (text, value) => {
     expect(tryParseBoolean(text)).toBe(value)
   })
@@ -87,7 +114,10 @@ describe("POST /admin/scavenge parameters", () => {
     expect(MAX_SCAVENGE_THREADS).toBe(4)
     expect(parse("threads=4")).toMatchObject({ options: { threads: 4 }, requestedThreads: 4 })
     expect(parse("threads=5")).toMatchObject({ options: { threads: 4 }, requestedThreads: 5 })
-    expect(parse("threads=2147483647&throttlePercent=100")).toMatchObject({ options: { threads: 4 }, requestedThreads: 2147483647 })
+    expect(parse("threads=2147483647&throttlePercent=100")).toMatchObject({
+      options: { threads: 4 },
+      requestedThreads: 2147483647
+    })
   })
 
   it.each([
@@ -118,13 +148,20 @@ describe("POST /admin/scavenge parameters", () => {
     expect(messageOf(allBad)).toBe("startFromChunk must be a positive integer")
     expect(messageOf(allBad.replace("startFromChunk=-1", "startFromChunk=0"))).toBe("threads must be a 1 or above")
     expect(messageOf("syncOnly=maybe&throttlePercent=0&threshold=x&threads=1")).toBe("threshold must be an integer")
-    expect(messageOf("syncOnly=maybe&throttlePercent=0&threshold=1")).toBe("throttlePercent must be between 1 and 100 inclusive")
-    expect(messageOf("syncOnly=maybe&throttlePercent=50&threads=2")).toBe("throttlePercent must be 100 for a multi-threaded scavenge")
+    expect(messageOf("syncOnly=maybe&throttlePercent=0&threshold=1")).toBe(
+      "throttlePercent must be between 1 and 100 inclusive"
+    )
+    expect(messageOf("syncOnly=maybe&throttlePercent=50&threads=2")).toBe(
+      "throttlePercent must be 100 for a multi-threaded scavenge"
+    )
     expect(messageOf("syncOnly=maybe&throttlePercent=50&threads=1")).toBe("syncOnly must be a boolean")
   })
 
   it("allows a throttle below 100 only single-threaded, and 100 with any thread count", () => {
     expect(parse("throttlePercent=1")).toMatchObject({ ok: true, options: { throttlePercent: 1 } })
-    expect(parse("throttlePercent=100&threads=4")).toMatchObject({ ok: true, options: { throttlePercent: 100, threads: 4 } })
+    expect(parse("throttlePercent=100&threads=4")).toMatchObject({
+      ok: true,
+      options: { throttlePercent: 100, threads: 4 }
+    })
   })
 })

@@ -4,8 +4,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Option, Ref } from "effect"
 import { XMLValidator } from "fast-xml-parser"
 import {
-  ScavengeAlreadyRunning, ScavengeNotFound, Scavenger,
-  type LastScavenge, type ScavengeProgress, type ScavengerService, type StartScavengeOptions
+  ScavengeAlreadyRunning,
+  ScavengeNotFound,
+  Scavenger,
+  type LastScavenge,
+  type ScavengeProgress,
+  type ScavengerService,
+  type StartScavengeOptions
 } from "@vellum/scavenge"
 import { AuthenticationFailed, Authenticator, anonymousPrincipal, type Principal } from "@vellum/security"
 import { defaultHttpSettings } from "../src/HttpConfig.js"
@@ -29,27 +34,39 @@ interface FakeState {
   readonly merges: number
 }
 
-const initial: FakeState = { running: undefined, last: { scavengeId: NO_RUN, result: "Unknown" }, started: [], stopRequests: [], merges: 0 }
+const initial: FakeState = {
+  running: undefined,
+  last: { scavengeId: NO_RUN, result: "Unknown" },
+  started: [],
+  stopRequests: [],
+  merges: 0
+}
 
 /** A Scavenger whose runs never progress on their own; `stopGate`, when given, holds every stop until opened. */
 const makeFake = (stopGate?: Deferred.Deferred<void>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const state = yield* Ref.make(initial)
     const service: ScavengerService = {
       start: (options) =>
-        Effect.flatten(Ref.modify(state, (s): [Effect.Effect<{ scavengeId: string }, ScavengeAlreadyRunning>, FakeState] =>
-          s.running !== undefined
-            ? [Effect.fail(new ScavengeAlreadyRunning({ scavengeId: s.running.scavengeId })), s]
-            : [Effect.succeed({ scavengeId: ID_1 }), {
-              ...s,
-              started: [...s.started, options],
-              running: { scavengeId: ID_1, progress: { phase: "Accumulating", done: 3, total: 10 } },
-              last: { scavengeId: ID_1, result: "InProgress" }
-            }])),
+        Effect.flatten(
+          Ref.modify(state, (s): [Effect.Effect<{ scavengeId: string }, ScavengeAlreadyRunning>, FakeState] =>
+            s.running !== undefined
+              ? [Effect.fail(new ScavengeAlreadyRunning({ scavengeId: s.running.scavengeId })), s]
+              : [
+                  Effect.succeed({ scavengeId: ID_1 }),
+                  {
+                    ...s,
+                    started: [...s.started, options],
+                    running: { scavengeId: ID_1, progress: { phase: "Accumulating", done: 3, total: 10 } },
+                    last: { scavengeId: ID_1, result: "InProgress" }
+                  }
+                ]
+          )
+        ),
       current: Effect.map(Ref.get(state), (s) => s.running),
       last: Effect.map(Ref.get(state), (s) => s.last),
       stop: (scavengeId) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* Ref.update(state, (s) => ({ ...s, stopRequests: [...s.stopRequests, scavengeId] }))
           const s = yield* Ref.get(state)
           if (s.running === undefined || (scavengeId !== "current" && scavengeId !== s.running.scavengeId)) {
@@ -57,10 +74,17 @@ const makeFake = (stopGate?: Deferred.Deferred<void>) =>
           }
           if (stopGate !== undefined) yield* Deferred.await(stopGate)
           const stopped = s.running.scavengeId
-          yield* Ref.update(state, (t): FakeState => ({ ...t, running: undefined, last: { scavengeId: stopped, result: "Stopped" } }))
+          yield* Ref.update(state, (t): FakeState => ({
+            ...t,
+            running: undefined,
+            last: { scavengeId: stopped, result: "Stopped" }
+          }))
           return { scavengeId: stopped }
         }),
-      mergeIndexes: Effect.as(Ref.update(state, (s) => ({ ...s, merges: s.merges + 1 })), { mergeIndexesId: MERGE_ID })
+      mergeIndexes: Effect.as(
+        Ref.update(state, (s) => ({ ...s, merges: s.merges + 1 })),
+        { mergeIndexesId: MERGE_ID }
+      )
     }
     return { service, state }
   })
@@ -82,7 +106,9 @@ const authenticatorLayer = Layer.succeed(Authenticator, {
     const auth = headers["authorization"]
     if (auth === undefined) return Effect.succeed(anonymousPrincipal)
     const login = Object.keys(principals).find((name) => basic(name) === auth)
-    return login !== undefined ? Effect.succeed(principals[login]!) : Effect.fail(new AuthenticationFailed({ message: "bad credentials" }))
+    return login !== undefined
+      ? Effect.succeed(principals[login]!)
+      : Effect.fail(new AuthenticationFailed({ message: "bad credentials" }))
   }
 })
 
@@ -90,7 +116,7 @@ const handle = makeHandler(scavengeRoutes, defaultHttpSettings)
 
 /** Builds a fake and a `send` over the pipeline with it provided. */
 const setup = (stopGate?: Deferred.Deferred<void>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fake = yield* makeFake(stopGate)
     const send = (method: string, url: string, headers: Record<string, string> = { authorization: ADMIN }) =>
       handle({ method, url, headers: { host: "127.0.0.1:2113", ...headers }, body: undefined }).pipe(
@@ -121,36 +147,43 @@ describe("scavenge admin routes table", () => {
 
 describe("authorization", () => {
   const calls: ReadonlyArray<[string, string]> = [
-    ["POST", "/admin/scavenge"], ["GET", "/admin/scavenge/current"], ["GET", "/admin/scavenge/last"],
-    ["DELETE", "/admin/scavenge/current"], ["POST", "/admin/mergeindexes"]
+    ["POST", "/admin/scavenge"],
+    ["GET", "/admin/scavenge/current"],
+    ["GET", "/admin/scavenge/last"],
+    ["DELETE", "/admin/scavenge/current"],
+    ["POST", "/admin/mergeindexes"]
   ]
 
   it.effect("anonymous callers and users outside $ops/$admins get the bare 401, and nothing happens", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send, state } = yield* setup()
       for (const [method, url] of calls) {
         for (const headers of [{}, { authorization: READER }] as ReadonlyArray<Record<string, string>>) {
           const r = yield* send(method, url, headers)
           expect([method, url, r.status, r.reason, r.body ?? ""]).toEqual([method, url, 401, "Unauthorized", ""])
           // Without credentials the 401 challenges for Basic (docs/decisions.md); a user who lacks the role gets none.
-          expect(r.headers["WWW-Authenticate"]).toEqual(headers.authorization === undefined ? BasicChallenge : undefined)
+          expect(r.headers["WWW-Authenticate"]).toEqual(
+            headers.authorization === undefined ? BasicChallenge : undefined
+          )
         }
       }
       expect(yield* Ref.get(state)).toEqual(initial)
-    }))
+    })
+  )
 
   it.effect("$admins, the $ops group and the ops login pass", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send } = yield* setup()
       for (const login of ["admin", "ops", "jo"]) {
         expect((yield* send("GET", "/admin/scavenge/last", { authorization: basic(login) })).status).toBe(200)
       }
-    }))
+    })
+  )
 })
 
 describe("POST /admin/scavenge", () => {
   it.effect("starts with the defaults and answers 200 ScavengeId in text by default, with no Location", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send, state } = yield* setup()
       const r = yield* send("POST", "/admin/scavenge")
       expect(r.status).toBe(200)
@@ -158,11 +191,14 @@ describe("POST /admin/scavenge", () => {
       expect(r.headers["Content-Type"]).toBe("text/plain; charset=utf-8")
       expect(r.headers["Location"]).toBeUndefined()
       expect(text(r)).toBe(`ScavengeId: ${ID_1}`)
-      expect((yield* Ref.get(state)).started).toEqual([{ threads: 1, threshold: undefined, throttlePercent: 100, syncOnly: false, startFromChunk: 0 }])
-    }))
+      expect((yield* Ref.get(state)).started).toEqual([
+        { threads: 1, threshold: undefined, throttlePercent: 100, syncOnly: false, startFromChunk: 0 }
+      ])
+    })
+  )
 
   it.effect("answers in JSON for ?format=json or Accept: application/json, and text for */*", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send, state } = yield* setup()
       const viaFormat = yield* send("POST", "/admin/scavenge?format=json")
       expect(viaFormat.headers["Content-Type"]).toBe("application/json; charset=utf-8")
@@ -172,134 +208,197 @@ describe("POST /admin/scavenge", () => {
       expect(json(viaAccept)).toEqual({ scavengeId: ID_1 })
       yield* Ref.update(state, (s) => ({ ...s, running: undefined }))
       expect(text(yield* send("POST", "/admin/scavenge", as("*/*")))).toBe(`ScavengeId: ${ID_1}`)
-    }))
+    })
+  )
 
   it.effect("answers in XML as XmlSerializer writes ScavengeResultDto (text/xml and application/xml)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send, state } = yield* setup()
       for (const type of ["text/xml", "application/xml"]) {
         yield* Ref.update(state, (s) => ({ ...s, running: undefined }))
         const r = yield* send("POST", "/admin/scavenge", as(type))
         expect(r.headers["Content-Type"]).toBe(`${type}; charset=utf-8`)
-        expect(text(r)).toBe(`<?xml version="1.0" encoding="utf-8"?><ScavengeResultDto ${XML_NS}><ScavengeId>${ID_1}</ScavengeId></ScavengeResultDto>`)
+        expect(text(r)).toBe(
+          `<?xml version="1.0" encoding="utf-8"?><ScavengeResultDto ${XML_NS}><ScavengeId>${ID_1}</ScavengeId></ScavengeResultDto>`
+        )
         expect(XMLValidator.validate(text(r))).toBe(true)
       }
-    }))
+    })
+  )
 
   it.effect("passes the parsed, clamped options to the scavenger", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send, state } = yield* setup()
-      expect((yield* send("POST", "/admin/scavenge?threads=10&threshold=-1&syncOnly=True&startFromChunk=%2B3")).status).toBe(200)
-      expect((yield* Ref.get(state)).started).toEqual([{ threads: 4, threshold: -1, throttlePercent: 100, syncOnly: true, startFromChunk: 3 }])
-    }))
+      expect(
+        (yield* send("POST", "/admin/scavenge?threads=10&threshold=-1&syncOnly=True&startFromChunk=%2B3")).status
+      ).toBe(200)
+      expect((yield* Ref.get(state)).started).toEqual([
+        { threads: 4, threshold: -1, throttlePercent: 100, syncOnly: true, startFromChunk: 3 }
+      ])
+    })
+  )
 
-  it.effect("refuses bad parameters with the reference's message (text/plain, no charset) before starting anything", () =>
-    Effect.gen(function*() {
-      const { send, state } = yield* setup()
-      const cases: ReadonlyArray<[string, string]> = [
-        ["startFromChunk=-1&threads=0", "startFromChunk must be a positive integer"],
-        ["threads=0&threshold=x", "threads must be a 1 or above"],
-        ["threshold=x&throttlePercent=0", "threshold must be an integer"],
-        ["throttlePercent=101&syncOnly=x", "throttlePercent must be between 1 and 100 inclusive"],
-        ["throttlePercent=50&threads=2&syncOnly=x", "throttlePercent must be 100 for a multi-threaded scavenge"],
-        ["syncOnly=yes", "syncOnly must be a boolean"]
-      ]
-      for (const [query, message] of cases) {
-        const r = yield* send("POST", `/admin/scavenge?${query}&format=json`)
-        expect([query, r.status, r.reason, r.headers["Content-Type"], text(r)]).toEqual([query, 400, "Bad Request", "text/plain", message])
-      }
-      expect((yield* Ref.get(state)).started).toEqual([])
-    }))
+  it.effect(
+    "refuses bad parameters with the reference's message (text/plain, no charset) before starting anything",
+    () =>
+      Effect.gen(function* () {
+        const { send, state } = yield* setup()
+        const cases: ReadonlyArray<[string, string]> = [
+          ["startFromChunk=-1&threads=0", "startFromChunk must be a positive integer"],
+          ["threads=0&threshold=x", "threads must be a 1 or above"],
+          ["threshold=x&throttlePercent=0", "threshold must be an integer"],
+          ["throttlePercent=101&syncOnly=x", "throttlePercent must be between 1 and 100 inclusive"],
+          ["throttlePercent=50&threads=2&syncOnly=x", "throttlePercent must be 100 for a multi-threaded scavenge"],
+          ["syncOnly=yes", "syncOnly must be a boolean"]
+        ]
+        for (const [query, message] of cases) {
+          const r = yield* send("POST", `/admin/scavenge?${query}&format=json`)
+          expect([query, r.status, r.reason, r.headers["Content-Type"], text(r)]).toEqual([
+            query,
+            400,
+            "Bad Request",
+            "text/plain",
+            message
+          ])
+        }
+        expect((yield* Ref.get(state)).started).toEqual([])
+      })
+  )
 
   it.effect("while a scavenge runs: 400 `Scavenge is already running` in text/plain whatever was asked", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send } = yield* setup()
       expect((yield* send("POST", "/admin/scavenge")).status).toBe(200)
       const r = yield* send("POST", "/admin/scavenge?format=json")
-      expect([r.status, r.reason, r.headers["Content-Type"], text(r)]).toEqual([400, "Bad Request", "text/plain; charset=utf-8", "Scavenge is already running"])
-    }))
+      expect([r.status, r.reason, r.headers["Content-Type"], text(r)]).toEqual([
+        400,
+        "Bad Request",
+        "text/plain; charset=utf-8",
+        "Scavenge is already running"
+      ])
+    })
+  )
 })
 
 describe("GET /admin/scavenge/current", () => {
   it.effect("idle: empty id and link in every format", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send } = yield* setup()
       expect(text(yield* send("GET", "/admin/scavenge/current"))).toBe("ScavengeId: , ScavengeLink: ")
-      expect(text(yield* send("GET", "/admin/scavenge/current?format=json"))).toBe(`{\n  "scavengeId": "",\n  "scavengeLink": ""\n}`)
+      expect(text(yield* send("GET", "/admin/scavenge/current?format=json"))).toBe(
+        `{\n  "scavengeId": "",\n  "scavengeLink": ""\n}`
+      )
       expect(text(yield* send("GET", "/admin/scavenge/current?format=xml"))).toBe(
         `<?xml version="1.0" encoding="utf-8"?><ScavengeGetCurrentResultDto ${XML_NS}><ScavengeId /><ScavengeLink /></ScavengeGetCurrentResultDto>`
       )
-    }))
+    })
+  )
 
   it.effect("running: id and link, plus phase and progress in JSON and XML (text keeps the reference's form)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send } = yield* setup()
       yield* send("POST", "/admin/scavenge")
       const r = yield* send("GET", "/admin/scavenge/current", as("application/json"))
       expect(r.status).toBe(200)
-      expect(json(r)).toEqual({ scavengeId: ID_1, scavengeLink: `/admin/scavenge/${ID_1}`, phase: "Accumulating", progress: { done: 3, total: 10 } })
+      expect(json(r)).toEqual({
+        scavengeId: ID_1,
+        scavengeLink: `/admin/scavenge/${ID_1}`,
+        phase: "Accumulating",
+        progress: { done: 3, total: 10 }
+      })
       expect(Object.keys(json(r))).toEqual(["scavengeId", "scavengeLink", "phase", "progress"])
-      expect(text(yield* send("GET", "/admin/scavenge/current"))).toBe(`ScavengeId: ${ID_1}, ScavengeLink: /admin/scavenge/${ID_1}`)
+      expect(text(yield* send("GET", "/admin/scavenge/current"))).toBe(
+        `ScavengeId: ${ID_1}, ScavengeLink: /admin/scavenge/${ID_1}`
+      )
       const xml = text(yield* send("GET", "/admin/scavenge/current", as("application/xml")))
       expect(xml).toBe(
         `<?xml version="1.0" encoding="utf-8"?><ScavengeGetCurrentResultDto ${XML_NS}><ScavengeId>${ID_1}</ScavengeId>` +
-        `<ScavengeLink>/admin/scavenge/${ID_1}</ScavengeLink><Phase>Accumulating</Phase>` +
-        `<Progress><Done>3</Done><Total>10</Total></Progress></ScavengeGetCurrentResultDto>`
+          `<ScavengeLink>/admin/scavenge/${ID_1}</ScavengeLink><Phase>Accumulating</Phase>` +
+          `<Progress><Done>3</Done><Total>10</Total></Progress></ScavengeGetCurrentResultDto>`
       )
-    }))
+    })
+  )
 })
 
 describe("GET /admin/scavenge/last", () => {
   it.effect("before any run: the all-zero id, no link, Unknown", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send } = yield* setup()
-      expect(json(yield* send("GET", "/admin/scavenge/last?format=json"))).toEqual({ scavengeId: NO_RUN, scavengeLink: "", scavengeResult: "Unknown" })
-      expect(text(yield* send("GET", "/admin/scavenge/last"))).toBe(`ScavengeId: ${NO_RUN}, ScavengeLink: , ScavengeResult: Unknown`)
+      expect(json(yield* send("GET", "/admin/scavenge/last?format=json"))).toEqual({
+        scavengeId: NO_RUN,
+        scavengeLink: "",
+        scavengeResult: "Unknown"
+      })
+      expect(text(yield* send("GET", "/admin/scavenge/last"))).toBe(
+        `ScavengeId: ${NO_RUN}, ScavengeLink: , ScavengeResult: Unknown`
+      )
       expect(text(yield* send("GET", "/admin/scavenge/last", as("text/xml")))).toBe(
         `<?xml version="1.0" encoding="utf-8"?><ScavengeGetLastResultDto ${XML_NS}><ScavengeId>${NO_RUN}</ScavengeId>` +
-        `<ScavengeLink /><ScavengeResult>Unknown</ScavengeResult></ScavengeGetLastResultDto>`
+          `<ScavengeLink /><ScavengeResult>Unknown</ScavengeResult></ScavengeGetLastResultDto>`
       )
-    }))
+    })
+  )
 
   it.effect("after a run: its id, link and result", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send } = yield* setup()
       yield* send("POST", "/admin/scavenge")
-      expect(json(yield* send("GET", "/admin/scavenge/last?format=json"))).toEqual({ scavengeId: ID_1, scavengeLink: `/admin/scavenge/${ID_1}`, scavengeResult: "InProgress" })
+      expect(json(yield* send("GET", "/admin/scavenge/last?format=json"))).toEqual({
+        scavengeId: ID_1,
+        scavengeLink: `/admin/scavenge/${ID_1}`,
+        scavengeResult: "InProgress"
+      })
       yield* send("DELETE", "/admin/scavenge/current")
-      expect(text(yield* send("GET", "/admin/scavenge/last"))).toBe(`ScavengeId: ${ID_1}, ScavengeLink: /admin/scavenge/${ID_1}, ScavengeResult: Stopped`)
-    }))
+      expect(text(yield* send("GET", "/admin/scavenge/last"))).toBe(
+        `ScavengeId: ${ID_1}, ScavengeLink: /admin/scavenge/${ID_1}, ScavengeResult: Stopped`
+      )
+    })
+  )
 })
 
 describe("DELETE /admin/scavenge/{scavengeId}", () => {
   it.effect("`current` stops the running scavenge; the id comes back as raw text, a JSON string or <string>", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send, state } = yield* setup()
       yield* send("POST", "/admin/scavenge")
       const r = yield* send("DELETE", "/admin/scavenge/current")
-      expect([r.status, r.reason, r.headers["Content-Type"], text(r)]).toEqual([200, "OK", "text/plain; charset=utf-8", ID_1])
+      expect([r.status, r.reason, r.headers["Content-Type"], text(r)]).toEqual([
+        200,
+        "OK",
+        "text/plain; charset=utf-8",
+        ID_1
+      ])
       expect((yield* Ref.get(state)).running).toBeUndefined()
       yield* send("POST", "/admin/scavenge")
       expect(text(yield* send("DELETE", "/admin/scavenge/current?format=json"))).toBe(`"${ID_1}"`)
       yield* send("POST", "/admin/scavenge")
-      expect(text(yield* send("DELETE", "/admin/scavenge/current?format=xml"))).toBe(`<?xml version="1.0" encoding="utf-8"?><string>${ID_1}</string>`)
-    }))
+      expect(text(yield* send("DELETE", "/admin/scavenge/current?format=xml"))).toBe(
+        `<?xml version="1.0" encoding="utf-8"?><string>${ID_1}</string>`
+      )
+    })
+  )
 
   it.effect("stops by id; an unknown id or nothing running is 404 `Scavenge Id does not exist`", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send, state } = yield* setup()
       const idle = yield* send("DELETE", "/admin/scavenge/current", as("application/json"))
-      expect([idle.status, idle.reason, idle.headers["Content-Type"], text(idle)]).toEqual([404, "Not Found", "text/plain; charset=utf-8", "Scavenge Id does not exist"])
+      expect([idle.status, idle.reason, idle.headers["Content-Type"], text(idle)]).toEqual([
+        404,
+        "Not Found",
+        "text/plain; charset=utf-8",
+        "Scavenge Id does not exist"
+      ])
       yield* send("POST", "/admin/scavenge")
       const other = yield* send("DELETE", "/admin/scavenge/11111111-2222-4333-8444-555555555555")
       expect([other.status, text(other)]).toEqual([404, "Scavenge Id does not exist"])
       expect((yield* Ref.get(state)).running?.scavengeId).toBe(ID_1)
       expect(text(yield* send("DELETE", `/admin/scavenge/${ID_1}`))).toBe(ID_1)
       expect((yield* Ref.get(state)).stopRequests).toEqual(["current", "11111111-2222-4333-8444-555555555555", ID_1])
-    }))
+    })
+  )
 
   it.effect("answers only after the scavenger reports the run stopped", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const gate = yield* Deferred.make<void>()
       const { send, state } = yield* setup(gate)
       yield* send("POST", "/admin/scavenge")
@@ -312,27 +411,35 @@ describe("DELETE /admin/scavenge/{scavengeId}", () => {
       yield* Deferred.succeed(gate, undefined)
       const r = yield* Fiber.join(pending)
       expect([r.status, text(r)]).toEqual([200, ID_1])
-    }))
+    })
+  )
 
   it.effect("GET /admin/scavenge/{id} is not a route upstream: 405, DELETE allowed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send } = yield* setup()
       const r = yield* send("GET", `/admin/scavenge/${ID_1}`)
       expect(r.status).toBe(405)
       expect(r.headers["Access-Control-Allow-Methods"]).toBe("DELETE, OPTIONS")
-    }))
+    })
+  )
 })
 
 describe("POST /admin/mergeindexes", () => {
   it.effect("starts a merge and answers its id in text, JSON and XML", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { send, state } = yield* setup()
       const r = yield* send("POST", "/admin/mergeindexes")
-      expect([r.status, r.reason, r.headers["Content-Type"], text(r)]).toEqual([200, "OK", "text/plain; charset=utf-8", `MergeIndexesId: ${MERGE_ID}`])
+      expect([r.status, r.reason, r.headers["Content-Type"], text(r)]).toEqual([
+        200,
+        "OK",
+        "text/plain; charset=utf-8",
+        `MergeIndexesId: ${MERGE_ID}`
+      ])
       expect(json(yield* send("POST", "/admin/mergeindexes?format=json"))).toEqual({ mergeIndexesId: MERGE_ID })
       expect(text(yield* send("POST", "/admin/mergeindexes", as("text/xml")))).toBe(
         `<?xml version="1.0" encoding="utf-8"?><MergeIndexesResultDto ${XML_NS}><MergeIndexesId>${MERGE_ID}</MergeIndexesId></MergeIndexesResultDto>`
       )
       expect((yield* Ref.get(state)).merges).toBe(3)
-    }))
+    })
+  )
 })

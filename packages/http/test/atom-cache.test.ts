@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest"
 import {
-  ImmutableCacheControl, NoCacheControl, allFeedCache, cacheHeaders, contentTypeHash, ifNoneMatchPosition, positionETag,
-  singleEventCache, streamFeedCache
+  ImmutableCacheControl,
+  NoCacheControl,
+  allFeedCache,
+  cacheHeaders,
+  contentTypeHash,
+  ifNoneMatchPosition,
+  positionETag,
+  singleEventCache,
+  streamFeedCache
 } from "../src/atom/index.js"
 
 const Json = "application/vnd.kurrent.atom+json"
@@ -64,7 +71,7 @@ describe("cache headers", () => {
   it("immutable: a year, private, no ETag", () => {
     expect(cacheHeaders({ immutable: true, eTagPosition: undefined }, { contentType: Json })).toEqual({
       "Cache-Control": "max-age=31536000, private",
-      "Vary": "Accept"
+      Vary: "Accept"
     })
     expect(ImmutableCacheControl).toBe("max-age=31536000, private")
   })
@@ -73,15 +80,26 @@ describe("cache headers", () => {
     const decision = { immutable: false, eTagPosition: 24 }
     expect(cacheHeaders(decision, { contentType: Json })).toEqual({
       "Cache-Control": "max-age=0, no-cache, must-revalidate",
-      "Vary": "Accept",
-      "ETag": `"24;${contentTypeHash(Json)}"`
+      Vary: "Accept",
+      ETag: `"24;${contentTypeHash(Json)}"`
     })
-    expect(cacheHeaders(decision, { contentType: Json, cacheControlSeconds: 30 })["Cache-Control"]).toBe("max-age=30, private")
+    expect(cacheHeaders(decision, { contentType: Json, cacheControlSeconds: 30 })["Cache-Control"]).toBe(
+      "max-age=30, private"
+    )
     expect(cacheHeaders({ immutable: false, eTagPosition: undefined }, { contentType: Json })["ETag"]).toBeUndefined()
   })
 
   it("DisableHttpCaching forces no-cache everywhere", () => {
-    expect(cacheHeaders({ immutable: true, eTagPosition: undefined }, { contentType: Json, disableHttpCaching: true })["Cache-Control"]).toBe(NoCacheControl)
-    expect(cacheHeaders({ immutable: false, eTagPosition: 1 }, { contentType: Json, cacheControlSeconds: 30, disableHttpCaching: true })["Cache-Control"]).toBe(NoCacheControl)
+    expect(
+      cacheHeaders({ immutable: true, eTagPosition: undefined }, { contentType: Json, disableHttpCaching: true })[
+        "Cache-Control"
+      ]
+    ).toBe(NoCacheControl)
+    expect(
+      cacheHeaders(
+        { immutable: false, eTagPosition: 1 },
+        { contentType: Json, cacheControlSeconds: 30, disableHttpCaching: true }
+      )["Cache-Control"]
+    ).toBe(NoCacheControl)
   })
 })

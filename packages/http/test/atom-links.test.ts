@@ -1,19 +1,41 @@
 import type { ResolvedEvent } from "@vellum/storage"
 import { describe, expect, it } from "vitest"
-import { StartPosition, allFeedLinks, formatAllPosition, streamFeedLinks, type AllFeedContext, type StreamFeedContext } from "../src/atom/index.js"
+import {
+  StartPosition,
+  allFeedLinks,
+  formatAllPosition,
+  streamFeedLinks,
+  type AllFeedContext,
+  type StreamFeedContext
+} from "../src/atom/index.js"
 
 const Base = "https://host:2113"
 const S = `${Base}/streams/orders-1`
 
 /** Link math depends on how many entries a page has, not what they are. */
-const entries = (n: number): ReadonlyArray<ResolvedEvent> => Array.from({ length: n }, () => ({ event: undefined, link: undefined }))
+const entries = (n: number): ReadonlyArray<ResolvedEvent> =>
+  Array.from({ length: n }, () => ({ event: undefined, link: undefined }))
 
-const stream = (direction: "forward" | "backward", from: number, count: number, last: number, returned: number, isEndOfStream: boolean): StreamFeedContext => ({
-  baseUrl: Base, stream: "orders-1", direction, from, count, embed: "None", contentType: "application/json",
+const stream = (
+  direction: "forward" | "backward",
+  from: number,
+  count: number,
+  last: number,
+  returned: number,
+  isEndOfStream: boolean
+): StreamFeedContext => ({
+  baseUrl: Base,
+  stream: "orders-1",
+  direction,
+  from,
+  count,
+  embed: "None",
+  contentType: "application/json",
   page: { events: entries(returned), lastEventNumber: last, isEndOfStream }
 })
 
-const rels = (links: ReadonlyArray<{ relation: string; uri: string }>) => Object.fromEntries(links.map((l) => [l.relation, l.uri]))
+const rels = (links: ReadonlyArray<{ relation: string; uri: string }>) =>
+  Object.fromEntries(links.map((l) => [l.relation, l.uri]))
 const order = (links: ReadonlyArray<{ relation: string }>) => links.map((l) => l.relation)
 
 describe("stream backward page links", () => {
@@ -57,7 +79,11 @@ describe("stream forward page links", () => {
   it("a middle page has last and next (from − 1, backward)", () => {
     const links = streamFeedLinks(stream("forward", 5, 10, 24, 10, false))
     expect(order(links)).toEqual(["self", "first", "last", "next", "previous", "metadata"])
-    expect(rels(links)).toMatchObject({ last: `${S}/0/forward/10`, next: `${S}/4/backward/10`, previous: `${S}/15/forward/10` })
+    expect(rels(links)).toMatchObject({
+      last: `${S}/0/forward/10`,
+      next: `${S}/4/backward/10`,
+      previous: `${S}/15/forward/10`
+    })
   })
 
   it("the page reaching the end: previous just after the last event", () => {
@@ -80,8 +106,20 @@ describe("stream forward page links", () => {
   })
 })
 
-const all = (direction: "forward" | "backward", from: number, returned: number, nextPosition: number, isEnd: boolean, filtered = false): AllFeedContext => ({
-  baseUrl: Base, direction, from, count: 20, embed: "None", filtered,
+const all = (
+  direction: "forward" | "backward",
+  from: number,
+  returned: number,
+  nextPosition: number,
+  isEnd: boolean,
+  filtered = false
+): AllFeedContext => ({
+  baseUrl: Base,
+  direction,
+  from,
+  count: 20,
+  embed: "None",
+  filtered,
   page: { events: entries(returned), nextPosition, isEnd }
 })
 const A = `${Base}/streams/%24all`
@@ -112,12 +150,21 @@ describe("$all page links", () => {
 
   it("forward from elsewhere: last, and next going back from the page's start", () => {
     const links = allFeedLinks(all("forward", 2400, 1, 2500, true))
-    expect(rels(links)).toMatchObject({ last: `${A}/${StartPosition}/forward/20`, next: `${A}/${formatAllPosition(2400)}/backward/20` })
+    expect(rels(links)).toMatchObject({
+      last: `${A}/${StartPosition}/forward/20`,
+      next: `${A}/${formatAllPosition(2400)}/backward/20`
+    })
     expect(order(links)).toContain("previous")
   })
 
   it("forward at the end of the log with nothing new: no previous", () => {
-    expect(order(allFeedLinks(all("forward", 2500, 0, 2500, true)))).toEqual(["self", "first", "last", "next", "metadata"])
+    expect(order(allFeedLinks(all("forward", 2500, 0, 2500, true)))).toEqual([
+      "self",
+      "first",
+      "last",
+      "next",
+      "metadata"
+    ])
   })
 
   it("filtered feeds use their own URL, drop the filter query and have no metadata link", () => {

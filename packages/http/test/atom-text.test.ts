@@ -1,7 +1,15 @@
 import { XMLValidator } from "fast-xml-parser"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { NoEventsDate, StartPosition, escapeDataString, formatAllPosition, formatAtomDate, parseAllPosition, parseEmbed } from "../src/atom/index.js"
+import {
+  NoEventsDate,
+  StartPosition,
+  escapeDataString,
+  formatAllPosition,
+  formatAtomDate,
+  parseAllPosition,
+  parseEmbed
+} from "../src/atom/index.js"
 import { jsonValueOrString, prettyJsonObject, reindentJson } from "../src/atom/jsonIndent.js"
 import { dotnetDouble, dotnetDoubleFromExponent, quoteJson } from "../src/atom/jsonText.js"
 import { jsonToXml } from "../src/atom/xml.js"
@@ -76,7 +84,10 @@ describe("$all positions", () => {
   })
 
   it("clamps positions past 2^53 to the largest safe integer (past any log end)", () => {
-    expect(parseAllPosition("7FFFFFFFFFFFFFFF7FFFFFFFFFFFFFFF")).toEqual({ commit: Number.MAX_SAFE_INTEGER, prepare: Number.MAX_SAFE_INTEGER })
+    expect(parseAllPosition("7FFFFFFFFFFFFFFF7FFFFFFFFFFFFFFF")).toEqual({
+      commit: Number.MAX_SAFE_INTEGER,
+      prepare: Number.MAX_SAFE_INTEGER
+    })
   })
 })
 
@@ -100,17 +111,17 @@ describe("parseEmbed", () => {
 
 describe("JSON text as Newtonsoft prints it", () => {
   it("quotes strings escaping quotes, backslashes, controls and U+0085/2028/2029", () => {
-    expect(quoteJson("plain é")).toBe("\"plain é\"")
-    expect(quoteJson("a\"b\\c\n\t\u0001")).toBe("\"a\\\"b\\\\c\\n\\t\\u0001\"")
-    expect(quoteJson("x\u2028y\u0085")).toBe("\"x\\u2028y\\u0085\"")
+    expect(quoteJson("plain é")).toBe('"plain é"')
+    expect(quoteJson('a"b\\c\n\t\u0001')).toBe('"a\\"b\\\\c\\n\\t\\u0001"')
+    expect(quoteJson("x\u2028y\u0085")).toBe('"x\\u2028y\\u0085"')
   })
 
   it("re-indents with two spaces, `: ` separators and empty containers inline", () => {
-    expect(reindentJson("{\"a\":1,\"b\":[true,null,{}],\"c\":[]}", 0)).toBe(
-      "{\n  \"a\": 1,\n  \"b\": [\n    true,\n    null,\n    {}\n  ],\n  \"c\": []\n}"
+    expect(reindentJson('{"a":1,"b":[true,null,{}],"c":[]}', 0)).toBe(
+      '{\n  "a": 1,\n  "b": [\n    true,\n    null,\n    {}\n  ],\n  "c": []\n}'
     )
-    expect(reindentJson("{\"a\":{\"b\":\"c\"}}", 2)).toBe("{\n      \"a\": {\n        \"b\": \"c\"\n      }\n    }")
-    expect(reindentJson("  \"text\"  ", 0)).toBe("\"text\"")
+    expect(reindentJson('{"a":{"b":"c"}}', 2)).toBe('{\n      "a": {\n        "b": "c"\n      }\n    }')
+    expect(reindentJson('  "text"  ', 0)).toBe('"text"')
   })
 
   it("keeps integer literals exact (no rounding past 2^53)", () => {
@@ -132,16 +143,33 @@ describe("JSON text as Newtonsoft prints it", () => {
   it("prints plain-range doubles exactly as the general (exponent-form) path does", () => {
     // The fast path (JavaScript's own number-to-string between 1e-4 and 1e15) must agree with the general one
     // everywhere, the range's edges and the rounding of long fractions included.
-    const edges = [1e-4, -1e-4, 0.00010000000000000002, 1e15 - 0.125, 999999999999999.9, 0.1 + 0.2, 123.456, 5e-4, 42, 1e14]
+    const edges = [
+      1e-4,
+      -1e-4,
+      0.00010000000000000002,
+      1e15 - 0.125,
+      999999999999999.9,
+      0.1 + 0.2,
+      123.456,
+      5e-4,
+      42,
+      1e14
+    ]
     for (const v of edges) expect(dotnetDouble(String(v))).toBe(dotnetDoubleFromExponent(v))
-    fc.assert(fc.property(fc.double({ min: -1e15, max: 1e15, noNaN: true, noDefaultInfinity: true }), (v) => {
-      fc.pre(v !== 0 && Math.abs(v) < 1e15)
-      expect(dotnetDouble(String(v))).toBe(dotnetDoubleFromExponent(v))
-    }), { numRuns: 2000 })
-    fc.assert(fc.property(fc.integer({ min: 1, max: 10 ** 9 }), fc.integer({ min: 0, max: 12 }), (n, scale) => {
-      const v = n / 10 ** scale
-      expect(dotnetDouble(String(v))).toBe(dotnetDoubleFromExponent(v))
-    }), { numRuns: 2000 })
+    fc.assert(
+      fc.property(fc.double({ min: -1e15, max: 1e15, noNaN: true, noDefaultInfinity: true }), (v) => {
+        fc.pre(v !== 0 && Math.abs(v) < 1e15)
+        expect(dotnetDouble(String(v))).toBe(dotnetDoubleFromExponent(v))
+      }),
+      { numRuns: 2000 }
+    )
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 10 ** 9 }), fc.integer({ min: 0, max: 12 }), (n, scale) => {
+        const v = n / 10 ** scale
+        expect(dotnetDouble(String(v))).toBe(dotnetDoubleFromExponent(v))
+      }),
+      { numRuns: 2000 }
+    )
   })
 
   it("passes through decimal texts that are already their shortest form, and only those", () => {
@@ -150,36 +178,67 @@ describe("JSON text as Newtonsoft prints it", () => {
       const v = Number(t)
       return v === 0 ? (Object.is(v, -0) ? "-0.0" : "0.0") : dotnetDoubleFromExponent(v)
     }
-    const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max })
-    const token = fc.tuple(fc.boolean(), digits(1, 18), digits(1, 18)).map(([negative, int, frac]) => `${negative ? "-" : ""}${int}.${frac}`)
-    fc.assert(fc.property(token, (t) => {
-      expect(dotnetDouble(t)).toBe(expected(t))
-    }), { numRuns: 5000 })
+    const digits = (min: number, max: number) =>
+      fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max })
+    const token = fc
+      .tuple(fc.boolean(), digits(1, 18), digits(1, 18))
+      .map(([negative, int, frac]) => `${negative ? "-" : ""}${int}.${frac}`)
+    fc.assert(
+      fc.property(token, (t) => {
+        expect(dotnetDouble(t)).toBe(expected(t))
+      }),
+      { numRuns: 5000 }
+    )
     // 16+ significant digits, a trailing zero, a leading zero, below 10^-4, negative zero: not passed through.
-    for (const t of ["0.1000000000000000055511151231257827", "1.10", "01.5", "0.00005", "-0.0", "1234567890123.4567", "0.1234567890123456"]) {
+    for (const t of [
+      "0.1000000000000000055511151231257827",
+      "1.10",
+      "01.5",
+      "0.00005",
+      "-0.0",
+      "1234567890123.4567",
+      "0.1234567890123456"
+    ]) {
       expect(dotnetDouble(t)).toBe(expected(t))
     }
   })
 
   it("reads leniently: single quotes, unquoted names, comments, raw control characters", () => {
-    expect(reindentJson("{a : '1', $b_2: 'it\\'s' /* note */}", 0)).toBe("{\n  \"a\": \"1\",\n  \"$b_2\": \"it's\"\n}")
+    expect(reindentJson("{a : '1', $b_2: 'it\\'s' /* note */}", 0)).toBe('{\n  "a": "1",\n  "$b_2": "it\'s"\n}')
     expect(reindentJson("// lead\n[1]", 0)).toBe("[\n  1\n]")
-    expect(reindentJson("[\"a\nb\"]", 0)).toBe("[\n  \"a\\nb\"\n]")
+    expect(reindentJson('["a\nb"]', 0)).toBe('[\n  "a\\nb"\n]')
   })
 
   it("decodes escapes and re-escapes only what must be", () => {
-    expect(reindentJson("[\"\\u0041\\/\\n\"]", 0)).toBe("[\n  \"A/\\n\"\n]")
-    expect(reindentJson("{\"q\":\"say \\\"hi\\\"\",\"r\":\"x\"}", 0)).toBe("{\n  \"q\": \"say \\\"hi\\\"\",\n  \"r\": \"x\"\n}")
+    expect(reindentJson('["\\u0041\\/\\n"]', 0)).toBe('[\n  "A/\\n"\n]')
+    expect(reindentJson('{"q":"say \\"hi\\"","r":"x"}', 0)).toBe('{\n  "q": "say \\"hi\\"",\n  "r": "x"\n}')
   })
 
   it("rejects what is not one JSON value", () => {
-    for (const text of ["", "   ", "{", "[1,]", "{\"a\":1,}", "01", "1.", "NaN", "nul", "nullx", "{} {}", "'open", "[1 2]", "{\"a\" 1}", "\"\\x\"", "/* open"]) {
+    for (const text of [
+      "",
+      "   ",
+      "{",
+      "[1,]",
+      '{"a":1,}',
+      "01",
+      "1.",
+      "NaN",
+      "nul",
+      "nullx",
+      "{} {}",
+      "'open",
+      "[1 2]",
+      '{"a" 1}',
+      '"\\x"',
+      "/* open"
+    ]) {
       expect(reindentJson(text, 0), text).toBeUndefined()
     }
   })
 
   it("pretty-prints objects only; other text is left alone", () => {
-    expect(prettyJsonObject("{\"a\":\"1\"}")).toBe("{\n  \"a\": \"1\"\n}")
+    expect(prettyJsonObject('{"a":"1"}')).toBe('{\n  "a": "1"\n}')
     expect(prettyJsonObject("[1,2]")).toBeUndefined()
     expect(prettyJsonObject("5")).toBeUndefined()
     expect(prettyJsonObject("{bad")).toBeUndefined()
@@ -187,11 +246,11 @@ describe("JSON text as Newtonsoft prints it", () => {
   })
 
   it("shows payloads parsed when they are JSON (not null), else as strings", () => {
-    expect(jsonValueOrString("{\"a\":\"1\"}", 0)).toBe("{\n  \"a\": \"1\"\n}")
+    expect(jsonValueOrString('{"a":"1"}', 0)).toBe('{\n  "a": "1"\n}')
     expect(jsonValueOrString("42", 0)).toBe("42")
-    expect(jsonValueOrString("", 0)).toBe("\"\"")
-    expect(jsonValueOrString("null", 0)).toBe("\"null\"")
-    expect(jsonValueOrString("not json", 0)).toBe("\"not json\"")
+    expect(jsonValueOrString("", 0)).toBe('""')
+    expect(jsonValueOrString("null", 0)).toBe('"null"')
+    expect(jsonValueOrString("not json", 0)).toBe('"not json"')
   })
 })
 
@@ -199,7 +258,7 @@ describe("XML text", () => {
   it("escapes markup, keeps \\r, and replaces characters XML cannot carry", () => {
     expect(escapeXmlText("a<b>&c")).toBe("a&lt;b&gt;&amp;c")
     expect(escapeXmlText("x\r\ny\u0001")).toBe("x&#xD;\ny\uFFFD")
-    expect(escapeXmlAttribute("\"q\"\t\n")).toBe("&quot;q&quot;&#x9;&#xA;")
+    expect(escapeXmlAttribute('"q"\t\n')).toBe("&quot;q&quot;&#x9;&#xA;")
     expect(escapeXmlText("a\udc00b")).toBe("a\uFFFDb")
   })
 
@@ -215,19 +274,27 @@ describe("XML text", () => {
   })
 
   it("converts JSON as Newtonsoft's XmlNodeConverter does", () => {
-    expect(jsonToXml("{\"a\":\"1\",\"b\":{\"c\":true},\"n\":null,\"e\":\"\",\"o\":{}}", "data")).toBe(
+    expect(jsonToXml('{"a":"1","b":{"c":true},"n":null,"e":"","o":{}}', "data")).toBe(
       "<data><a>1</a><b><c>true</c></b><n /><e /><o /></data>"
     )
-    expect(jsonToXml("{\"list\":[1,{\"x\":2}],\"none\":[]}", "data")).toBe("<data><list>1</list><list><x>2</x></list></data>")
-    expect(jsonToXml("{\"@id\":\"7\",\"#text\":\"hi\",\"@late\":\"x\"}", "data")).toBe("<data id=\"7\">hi<_x0040_late>x</_x0040_late></data>")
+    expect(jsonToXml('{"list":[1,{"x":2}],"none":[]}', "data")).toBe("<data><list>1</list><list><x>2</x></list></data>")
+    expect(jsonToXml('{"@id":"7","#text":"hi","@late":"x"}', "data")).toBe(
+      '<data id="7">hi<_x0040_late>x</_x0040_late></data>'
+    )
     expect(jsonToXml("[1,[2,3]]", "data")).toBe("<data><item>1</item><item><item>2</item><item>3</item></item></data>")
-    expect(jsonToXml("[1,2]", "data", " xmlns=\"\"", true)).toBe("<data xmlns=\"\">1</data><data xmlns=\"\">2</data>")
-    expect(jsonToXml("\"a&b\"", "data")).toBe("<data>a&amp;b</data>")
+    expect(jsonToXml("[1,2]", "data", ' xmlns=""', true)).toBe('<data xmlns="">1</data><data xmlns="">2</data>')
+    expect(jsonToXml('"a&b"', "data")).toBe("<data>a&amp;b</data>")
     expect(jsonToXml("{oops", "data")).toBeUndefined()
   })
 
   it("always yields well-formed XML", () => {
-    const samples = ["{\"a b\":{\"1\":[\"<&>\",{\"@q\":\"\\\"\"}]}}", "[[[]]]", "{\"@a\":1,\"@a\":2,\"@xmlns\":\"u\"}", "{\"$type\":\"x\",\"#text\":\"\\u0001\"}", "{\"ü\":\"\\ud800\"}"]
+    const samples = [
+      '{"a b":{"1":["<&>",{"@q":"\\""}]}}',
+      "[[[]]]",
+      '{"@a":1,"@a":2,"@xmlns":"u"}',
+      '{"$type":"x","#text":"\\u0001"}',
+      '{"ü":"\\ud800"}'
+    ]
     for (const text of samples) {
       const xml = jsonToXml(text, "data")!
       expect(XMLValidator.validate(xml), xml).toBe(true)

@@ -15,33 +15,42 @@ const BasicChallenge = /^Basic realm="Vellum"/
 
 describe("the Basic challenge", () => {
   it.scoped("a 401 to a request without credentials challenges for Basic", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const node = yield* makeTestNode({ settings: { allowAnonymousStreamAccess: false } })
       const anonymous = yield* node.request("GET", "/streams/s", { headers: { Accept: "application/json" } })
       assert.strictEqual(anonymous.status, 401)
       assert.match(header(anonymous, "WWW-Authenticate") ?? "", BasicChallenge)
       // A scheme Vellum does not know is no credentials either: the challenge says which one it takes.
-      const bearer = yield* node.request("GET", "/streams/s", { headers: { Accept: "application/json", Authorization: "Bearer abc" } })
+      const bearer = yield* node.request("GET", "/streams/s", {
+        headers: { Accept: "application/json", Authorization: "Bearer abc" }
+      })
       assert.match(header(bearer, "WWW-Authenticate") ?? "", BasicChallenge)
-    }))
+    })
+  )
 
   it.scoped("no Basic challenge to XMLHttpRequest callers (no browser prompt), nor when credentials were sent", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const node = yield* makeTestNode({ settings: { allowAnonymousStreamAccess: false } })
-      const xhr = yield* node.request("GET", "/streams/s", { headers: { Accept: "application/json", "X-Requested-With": "XMLHttpRequest" } })
+      const xhr = yield* node.request("GET", "/streams/s", {
+        headers: { Accept: "application/json", "X-Requested-With": "XMLHttpRequest" }
+      })
       assert.strictEqual(xhr.status, 401)
       assert.strictEqual(header(xhr, "WWW-Authenticate"), undefined)
       const wrong = yield* node.request("GET", "/streams/s", { auth: basic("admin", "nope") })
       assert.deepStrictEqual([wrong.status, header(wrong, "WWW-Authenticate")], [401, 'X-Basic realm="ESDB"'])
       node.deny.add("user|s|$r")
-      const denied = yield* node.request("GET", "/streams/s", { headers: { Accept: "application/json" }, auth: UserAuth })
+      const denied = yield* node.request("GET", "/streams/s", {
+        headers: { Accept: "application/json" },
+        auth: UserAuth
+      })
       assert.deepStrictEqual([denied.status, header(denied, "WWW-Authenticate")], [401, undefined])
-    }))
+    })
+  )
 })
 
 describe("route families not built yet", () => {
   it.scoped("answer 501 with a reason naming the family, for any method, after authentication", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const node = yield* makeTestNode()
       const cases: ReadonlyArray<[string, string, RegExp]> = [
         ["GET", "/subscriptions", /Persistent subscriptions/],
@@ -64,7 +73,8 @@ describe("route families not built yet", () => {
       assert.strictEqual((yield* node.request("GET", "/subscriptions", { auth: basic("admin", "nope") })).status, 401)
       assert.strictEqual((yield* node.request("GET", "/nothing/here")).status, 404)
       assert.strictEqual((yield* node.request("GET", "/subscriptionsx")).status, 404)
-    }))
+    })
+  )
 
   it("no row of the table shadows a stream route", () => {
     const router = makeRouter(streamRoutes)

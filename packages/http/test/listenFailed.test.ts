@@ -10,7 +10,12 @@ const holdPort = Effect.acquireRelease(
     const server = createServer()
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      resume(Effect.succeed({ port: typeof address === "object" && address !== null ? address.port : 0, close: () => server.close() }))
+      resume(
+        Effect.succeed({
+          port: typeof address === "object" && address !== null ? address.port : 0,
+          close: () => server.close()
+        })
+      )
     })
   }),
   (held) => Effect.sync(held.close)
@@ -18,7 +23,7 @@ const holdPort = Effect.acquireRelease(
 
 describe("serveHttp on a taken port", () => {
   it.scopedLive("fails with ListenFailed (EADDRINUSE) and a message saying what to do", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const held = yield* holdPort
       const handle = () => Effect.succeed<Reply>({ status: 200, headers: {} })
       const result = yield* Effect.either(serveHttp({ host: "127.0.0.1", port: held.port, handle }))
@@ -30,5 +35,6 @@ describe("serveHttp on a taken port", () => {
         error.message,
         `cannot listen on 127.0.0.1:${held.port}: the port is already in use (another process listens on it; pick another with --node-port) [EADDRINUSE]`
       )
-    }))
+    })
+  )
 })

@@ -55,7 +55,10 @@ describe("response codec selection", () => {
   })
 
   it("parseAccept sorts stably by q and drops ranges without a slash", () => {
-    assert.deepStrictEqual(parseAccept("a/b;q=0.1, c/d, nonsense, e/f;q=0.5, g/h").map((r) => r.range), ["c/d", "g/h", "e/f", "a/b"])
+    assert.deepStrictEqual(
+      parseAccept("a/b;q=0.1, c/d, nonsense, e/f;q=0.5, g/h").map((r) => r.range),
+      ["c/d", "g/h", "e/f", "a/b"]
+    )
   })
 
   it("the description-document rule: no Accept, or the literal any-type range", () => {
@@ -106,7 +109,11 @@ describe("request targets", () => {
 
 describe("route matching", () => {
   const route = (method: RouteDef["method"], path: string): RouteDef => ({
-    method, path, access: "anonymous", responseCodecs: [], handle: () => Effect.succeed({ status: 200, headers: {} })
+    method,
+    path,
+    access: "anonymous",
+    responseCodecs: [],
+    handle: () => Effect.succeed({ status: 200, headers: {} })
   })
   const router = makeRouter([
     route("GET", "/streams/{stream}/{event}"),
@@ -125,18 +132,18 @@ describe("route matching", () => {
   }
 
   it("literal segments beat placeholders, per method", () => {
-    assert.strictEqual(bound("GET", ["streams", "s", "metadata"]), "/streams/{stream}/metadata {\"stream\":\"s\"}")
-    assert.strictEqual(bound("GET", ["streams", "s", "7"]), "/streams/{stream}/{event} {\"stream\":\"s\",\"event\":\"7\"}")
+    assert.strictEqual(bound("GET", ["streams", "s", "metadata"]), '/streams/{stream}/metadata {"stream":"s"}')
+    assert.strictEqual(bound("GET", ["streams", "s", "7"]), '/streams/{stream}/{event} {"stream":"s","event":"7"}')
     assert.strictEqual(bound("GET", ["streams", "$all"]), "/streams/$all {}")
-    assert.strictEqual(bound("POST", ["streams", "$all"]), "/streams/{stream} {\"stream\":\"$all\"}")
+    assert.strictEqual(bound("POST", ["streams", "$all"]), '/streams/{stream} {"stream":"$all"}')
     assert.strictEqual(bound("DELETE", ["streams", "s"]), "405")
     assert.strictEqual(bound("GET", ["streams", ""]), "NotFound")
     assert.strictEqual(bound("GET", ["nothing"]), "NotFound")
   })
 
   it("greedy placeholders take one or more trailing segments", () => {
-    assert.strictEqual(bound("GET", ["stats", "proc", "mem"]), "/stats/{*path} {\"path\":\"proc/mem\"}")
-    assert.strictEqual(bound("GET", ["stats", ""]), "/stats/{*path} {\"path\":\"\"}")
+    assert.strictEqual(bound("GET", ["stats", "proc", "mem"]), '/stats/{*path} {"path":"proc/mem"}')
+    assert.strictEqual(bound("GET", ["stats", ""]), '/stats/{*path} {"path":""}')
     assert.strictEqual(bound("GET", ["stats"]), "NotFound")
   })
 

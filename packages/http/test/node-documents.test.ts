@@ -3,7 +3,15 @@
 import { describe, expect, it } from "vitest"
 import { XMLParser, XMLValidator } from "fast-xml-parser"
 import {
-  clusterInfo, gossipBody, gossipReply, infoDocument, infoReply, pingReply, singleNodeIdentity, type GossipInput, type NodeIdentity
+  clusterInfo,
+  gossipBody,
+  gossipReply,
+  infoDocument,
+  infoReply,
+  pingReply,
+  singleNodeIdentity,
+  type GossipInput,
+  type NodeIdentity
 } from "../src/endpoints/index.js"
 import { tryParseBoolean } from "../src/dotnetParse.js"
 import { jsonDate, roundTripDate, shortDate, timeSpanGeneral } from "../src/endpoints/dotnet.js"
@@ -15,7 +23,8 @@ const parseXml = (xml: string) => {
   expect(xml.startsWith(`<?xml version="1.0" encoding="utf-8"?>`)).toBe(true)
   return parser.parse(xml) as Record<string, unknown>
 }
-const bodyText = (body: string | Uint8Array | undefined): string => (typeof body === "string" ? body : Buffer.from(body ?? []).toString("utf8"))
+const bodyText = (body: string | Uint8Array | undefined): string =>
+  typeof body === "string" ? body : Buffer.from(body ?? []).toString("utf8")
 
 const identity: NodeIdentity = singleNodeIdentity({
   version: "25.0.0",
@@ -82,10 +91,29 @@ const gossipInput: GossipInput = {
 }
 
 const MemberFields = [
-  "instanceId", "timeStamp", "state", "isAlive", "internalTcpIp", "internalTcpPort", "internalSecureTcpPort",
-  "externalTcpIp", "externalTcpPort", "externalSecureTcpPort", "internalHttpEndPointIp", "internalHttpEndPointPort",
-  "httpEndPointIp", "httpEndPointPort", "lastCommitPosition", "writerCheckpoint", "chaserCheckpoint",
-  "epochPosition", "epochNumber", "epochId", "nodePriority", "isReadOnlyReplica", "esVersion"
+  "instanceId",
+  "timeStamp",
+  "state",
+  "isAlive",
+  "internalTcpIp",
+  "internalTcpPort",
+  "internalSecureTcpPort",
+  "externalTcpIp",
+  "externalTcpPort",
+  "externalSecureTcpPort",
+  "internalHttpEndPointIp",
+  "internalHttpEndPointPort",
+  "httpEndPointIp",
+  "httpEndPointPort",
+  "lastCommitPosition",
+  "writerCheckpoint",
+  "chaserCheckpoint",
+  "epochPosition",
+  "epochNumber",
+  "epochId",
+  "nodePriority",
+  "isReadOnlyReplica",
+  "esVersion"
 ]
 
 describe("/gossip", () => {
@@ -116,11 +144,15 @@ describe("/gossip", () => {
       isReadOnlyReplica: false,
       esVersion: "25.0.0"
     })
-    for (const port of ["internalTcpPort", "internalSecureTcpPort", "externalTcpPort", "externalSecureTcpPort"]) expect(m[port]).toBe(0)
+    for (const port of ["internalTcpPort", "internalSecureTcpPort", "externalTcpPort", "externalSecureTcpPort"])
+      expect(m[port]).toBe(0)
   })
 
   it("advertises the advertise-as host and port to clients, keeps the internal endpoint", () => {
-    const advertised = clusterInfo({ ...gossipInput, identity: { ...identity, advertiseHost: "db.example.com", advertisePort: 443 } })
+    const advertised = clusterInfo({
+      ...gossipInput,
+      identity: { ...identity, advertiseHost: "db.example.com", advertisePort: 443 }
+    })
     const m = advertised.members[0]!
     expect([m.httpEndPointIp, m.httpEndPointPort, m.externalTcpIp]).toEqual(["db.example.com", 443, "db.example.com"])
     expect([m.internalHttpEndPointIp, m.internalHttpEndPointPort]).toEqual(["127.0.0.1", 2113])
@@ -143,7 +175,9 @@ describe("/gossip", () => {
 
   it("text: the reference's ToString form", () => {
     const text = gossipBody("text/plain", clusterInfo(gossipInput))
-    expect(text.startsWith("Server: 127.0.0.1:2113, Members: [InstanceId: {11111111-2222-4333-8444-555555555555}, ")).toBe(true)
+    expect(
+      text.startsWith("Server: 127.0.0.1:2113, Members: [InstanceId: {11111111-2222-4333-8444-555555555555}, ")
+    ).toBe(true)
     expect(text).toContain("TimeStamp: 2025-03-28 16:00:00.120, State: Leader, IsAlive: True")
     expect(text).toContain("EpochId: {aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee}")
     expect(text.endsWith("IsReadOnlyReplica: False, DBVersion: $25.0.0]")).toBe(true)
@@ -166,14 +200,20 @@ describe(".NET formats", () => {
     expect(jsonDate(Date.UTC(2017, 11, 15, 12, 19, 32, 500))).toBe("2017-12-15T12:19:32.5Z")
     expect(shortDate(t)).toBe("2017-12-15 12:19:32.021")
   })
-  it("TimeSpan \"G\"", () => {
+  it('TimeSpan "G"', () => {
     expect(timeSpanGeneral(0)).toBe("0:00:00:00.0000000")
     expect(timeSpanGeneral(1500)).toBe("0:00:00:01.5000000")
     expect(timeSpanGeneral(90_061_001)).toBe("1:01:01:01.0010000")
   })
   it("bool.TryParse", () => {
-    expect([tryParseBoolean("true"), tryParseBoolean(" TRUE "), tryParseBoolean("False"), tryParseBoolean("1"), tryParseBoolean(""), tryParseBoolean(null)])
-      .toEqual([true, true, false, undefined, undefined, undefined])
+    expect([
+      tryParseBoolean("true"),
+      tryParseBoolean(" TRUE "),
+      tryParseBoolean("False"),
+      tryParseBoolean("1"),
+      tryParseBoolean(""),
+      tryParseBoolean(null)
+    ]).toEqual([true, true, false, undefined, undefined, undefined])
   })
 })
 

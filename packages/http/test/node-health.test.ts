@@ -5,7 +5,15 @@ import { Effect, Fiber, Layer, Ref } from "effect"
 import type { RouteInput } from "../src/Route.js"
 import { defaultHttpSettings } from "../src/HttpConfig.js"
 import {
-  NodeInfo, NodeStates, Shutdown, handleHealthLive, healthLive, isLive, nodeIsLive, shutdownRoute, singleNodeIdentity
+  NodeInfo,
+  NodeStates,
+  Shutdown,
+  handleHealthLive,
+  healthLive,
+  isLive,
+  nodeIsLive,
+  shutdownRoute,
+  singleNodeIdentity
 } from "../src/endpoints/index.js"
 
 const q = (text = "") => new URLSearchParams(text)
@@ -25,7 +33,8 @@ describe("healthLive", () => {
   })
 
   it("ignores a liveCode that is not an HTTP status", () => {
-    for (const code of ["abc", "99", "600", "2000", "", "-200"]) expect(healthLive("GET", q(`liveCode=${code}`), true).status).toBe(204)
+    for (const code of ["abc", "99", "600", "2000", "", "-200"])
+      expect(healthLive("GET", q(`liveCode=${code}`), true).status).toBe(204)
   })
 
   it("503 when not live, whatever liveCode says", () => {
@@ -44,7 +53,11 @@ describe("healthLive", () => {
   })
 })
 
-const identity = singleNodeIdentity({ version: "0.1.0", instanceId: "11111111-2222-4333-8444-555555555555", httpEndpoint: { host: "127.0.0.1", port: 2113 } })
+const identity = singleNodeIdentity({
+  version: "0.1.0",
+  instanceId: "11111111-2222-4333-8444-555555555555",
+  httpEndpoint: { host: "127.0.0.1", port: 2113 }
+})
 
 const input: RouteInput = {
   principal: { name: "admin", groups: ["$admins"], anonymous: false },
@@ -63,13 +76,14 @@ const layer = Layer.merge(NodeInfo.layer(identity), Shutdown.layer)
 
 describe("handleHealthLive reads the node state", () => {
   it.effect("204 while leading, 503 while initializing", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       expect((yield* handleHealthLive("GET", q())).status).toBe(204)
       const info = yield* NodeInfo
       yield* Ref.set(info.state, "Initializing")
       expect((yield* handleHealthLive("GET", q())).status).toBe(503)
       expect(yield* nodeIsLive).toBe(false)
-    }).pipe(Effect.provide(NodeInfo.layer(identity))))
+    }).pipe(Effect.provide(NodeInfo.layer(identity)))
+  )
 })
 
 describe("POST /admin/shutdown", () => {
@@ -81,7 +95,7 @@ describe("POST /admin/shutdown", () => {
   })
 
   it.effect("answers 200 OK with no body and no Content-Type, then signals Shutdown", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const shutdown = yield* Shutdown
       const waiter = yield* Effect.fork(shutdown.requested)
       expect(yield* shutdown.isRequested).toBe(false)
@@ -92,22 +106,25 @@ describe("POST /admin/shutdown", () => {
       expect(r.headers["Content-Type"]).toBeUndefined()
       expect(yield* Fiber.join(waiter)).toMatch(/admin\/shutdown/)
       expect(yield* shutdown.isRequested).toBe(true)
-    }).pipe(Effect.provide(layer)))
+    }).pipe(Effect.provide(layer))
+  )
 
   it.effect("turns the node ShuttingDown, so /health/live answers 503 and /info says so", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* shutdownRoute.handle(input)
       const info = yield* NodeInfo
       expect(yield* Ref.get(info.state)).toBe("ShuttingDown")
       expect((yield* handleHealthLive("GET", q())).status).toBe(503)
-    }).pipe(Effect.provide(layer)))
+    }).pipe(Effect.provide(layer))
+  )
 
   it.effect("a second request changes nothing (the first reason stays)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const shutdown = yield* Shutdown
       yield* shutdown.request("first")
       const r = yield* shutdownRoute.handle(input)
       expect(r.status).toBe(200)
       expect(yield* shutdown.requested).toBe("first")
-    }).pipe(Effect.provide(layer)))
+    }).pipe(Effect.provide(layer))
+  )
 })

@@ -4,14 +4,36 @@ import { describe, expect, it } from "@effect/vitest"
 import * as os from "node:os"
 import { Effect } from "effect"
 import type { EventStoreStats } from "@vellum/storage"
-import { NodeMetrics, ProcessStats, buildStats, groupStats, nodeMetricsLive, processStatsLive, statsJson } from "../src/endpoints/index.js"
+import {
+  NodeMetrics,
+  ProcessStats,
+  buildStats,
+  groupStats,
+  nodeMetricsLive,
+  processStatsLive,
+  statsJson
+} from "../src/endpoints/index.js"
 
 const storage: EventStoreStats = {
-  writerPosition: 0, committedPosition: 0, chunks: 1,
+  writerPosition: 0,
+  committedPosition: 0,
+  chunks: 1,
   index: { tables: 0, levels: [], memtableEntries: 0, memtables: 1, tableEntries: 0, residentBytes: 0 },
   readCache: { hits: 0, misses: 0, residentBytes: 0 },
   reads: { events: 0, bytes: 0 },
-  writer: { rounds: 0, commands: 0, eventsWritten: 0, lastFlushSize: 0, lastFlushDelayMs: 0, maxFlushSize: 0, maxFlushDelayMs: 0, totalFlushSize: 0, totalFlushDelayMs: 0, flushes: 0, queued: 0 }
+  writer: {
+    rounds: 0,
+    commands: 0,
+    eventsWritten: 0,
+    lastFlushSize: 0,
+    lastFlushDelayMs: 0,
+    maxFlushSize: 0,
+    maxFlushDelayMs: 0,
+    totalFlushSize: 0,
+    totalFlushDelayMs: 0,
+    flushes: 0,
+    queued: 0
+  }
 }
 
 /** Enough short-lived garbage to make V8 scavenge several times. */
@@ -37,7 +59,7 @@ const leavesAreSane = (node: unknown, path: string): void => {
 
 describe("processStatsLive", () => {
   it.scoped("snapshots this process and sees it work", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const stats = yield* ProcessStats
       const a = yield* stats.snapshot
       expect(a.pid).toBe(process.pid)
@@ -62,27 +84,36 @@ describe("processStatsLive", () => {
       expect(b.eventLoop.utilization).toBeGreaterThanOrEqual(0)
       expect(b.eventLoop.utilization).toBeLessThanOrEqual(1)
 
-      const first = buildStats({ nowMillis: Date.now(), process: b, storage, traffic: { requests: 0, receivedBytes: 0, sentBytes: 0, openConnections: 0 }, previous: undefined })
+      const first = buildStats({
+        nowMillis: Date.now(),
+        process: b,
+        storage,
+        traffic: { requests: 0, receivedBytes: 0, sentBytes: 0, openConnections: 0 },
+        previous: undefined
+      })
       const doc = JSON.parse(statsJson(groupStats(first.stats), false))
       leavesAreSane(doc, "stats")
       expect(doc.proc.id).toBe(process.pid)
       expect(doc.proc.gc.gen0ItemsCount).toBe(b.gc.minorCount)
-    }).pipe(Effect.provide(processStatsLive({ dbPath: os.tmpdir() }))))
+    }).pipe(Effect.provide(processStatsLive({ dbPath: os.tmpdir() })))
+  )
 
   it.scoped("leaves the drive out without a database path", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const snapshot = yield* Effect.flatMap(ProcessStats, (s) => s.snapshot)
       expect(snapshot.drive).toBeUndefined()
-    }).pipe(Effect.provide(processStatsLive())))
+    }).pipe(Effect.provide(processStatsLive()))
+  )
 })
 
 describe("nodeMetricsLive", () => {
   it.effect("adds prom-client's default process metrics to the node's registry", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const metrics = yield* NodeMetrics
       const text = yield* metrics.render(storage)
       expect(text).toMatch(/^process_cpu_user_seconds_total \S+$/m)
       expect(text).toMatch(/^nodejs_heap_size_used_bytes \S+$/m)
       expect(text).toMatch(/^vellum_writer_commands_total 0$/m)
-    }).pipe(Effect.provide(nodeMetricsLive)))
+    }).pipe(Effect.provide(nodeMetricsLive))
+  )
 })

@@ -10,9 +10,16 @@ const storage = storageStats({ totalFlushDelayMs: 2500, flushes: 90, queued: 7 }
 
 describe("metrics exposition", () => {
   it.effect("counts requests and durations by family, method and status", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const metrics = makeNodeMetrics()
-      metrics.observeRequest({ family: "streams", method: "POST", status: 201, durationMillis: 12, requestBytes: 100, responseBytes: 0 })
+      metrics.observeRequest({
+        family: "streams",
+        method: "POST",
+        status: 201,
+        durationMillis: 12,
+        requestBytes: 100,
+        responseBytes: 0
+      })
       metrics.observeRequest({ family: "streams", method: "POST", status: 201, durationMillis: 3 })
       metrics.observeRequest({ family: "streams", method: "GET", status: 404, durationMillis: 1, responseBytes: 50 })
       const { types, samples } = parseExposition(yield* metrics.render(storage))
@@ -23,14 +30,21 @@ describe("metrics exposition", () => {
       expect(value(samples, "vellum_http_request_duration_seconds_bucket", { ...created, le: "0.005" })).toBe(1)
       expect(value(samples, "vellum_http_request_duration_seconds_bucket", { ...created, le: "0.025" })).toBe(2)
       expect(value(samples, "vellum_http_request_duration_seconds_bucket", { ...created, le: "+Inf" })).toBe(2)
-      expect(value(samples, "vellum_http_request_duration_seconds_count", { family: "streams", method: "GET", status: "404" })).toBe(1)
+      expect(
+        value(samples, "vellum_http_request_duration_seconds_count", {
+          family: "streams",
+          method: "GET",
+          status: "404"
+        })
+      ).toBe(1)
       expect(value(samples, "vellum_http_received_bytes_total")).toBe(100)
       expect(value(samples, "vellum_http_sent_bytes_total")).toBe(50)
       expect(metrics.traffic()).toEqual({ requests: 3, receivedBytes: 100, sentBytes: 50, openConnections: 0 })
-    }))
+    })
+  )
 
   it.effect("copies the storage figures at each scrape", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const metrics = makeNodeMetrics()
       const { types, samples } = parseExposition(yield* metrics.render(storage))
       expect(types.get("vellum_writer_commands_total")).toBe("counter")
@@ -52,10 +66,11 @@ describe("metrics exposition", () => {
       const again = parseExposition(yield* metrics.render(later)).samples
       expect(value(again, "vellum_writer_commands_total")).toBe(650)
       expect(value(again, "vellum_writer_queue_length")).toBe(0)
-    }))
+    })
+  )
 
   it.effect("each node has its own registry; the global default registry is untouched", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const a = makeNodeMetrics()
       const b = makeNodeMetrics()
       a.observeRequest({ family: "ping", method: "GET", status: 200, durationMillis: 1 })
@@ -68,7 +83,8 @@ describe("metrics exposition", () => {
       expect(value(sb, "vellum_http_open_connections")).toBe(0)
       const global = yield* Effect.promise(() => globalRegistry.metrics())
       expect(global).not.toContain("vellum_")
-    }))
+    })
+  )
 
   it("uses prom-client's Prometheus text content type", () => {
     expect(makeNodeMetrics().contentType).toBe("text/plain; version=0.0.4; charset=utf-8")

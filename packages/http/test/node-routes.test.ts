@@ -12,10 +12,20 @@ import { makeHandler } from "../src/pipeline.js"
 import { BasicChallenge } from "../src/challenge.js"
 import type { Reply } from "../src/Reply.js"
 import {
-  NodeInfo, NodeMetrics, Shutdown, livenessOf, nodeRoutes, nodeServicesLayer, singleNodeIdentity
+  NodeInfo,
+  NodeMetrics,
+  Shutdown,
+  livenessOf,
+  nodeRoutes,
+  nodeServicesLayer,
+  singleNodeIdentity
 } from "../src/endpoints/index.js"
 
-const identity = singleNodeIdentity({ version: "0.1.0", instanceId: "11111111-2222-4333-8444-555555555555", httpEndpoint: { host: "127.0.0.1", port: 2113 } })
+const identity = singleNodeIdentity({
+  version: "0.1.0",
+  instanceId: "11111111-2222-4333-8444-555555555555",
+  httpEndpoint: { host: "127.0.0.1", port: 2113 }
+})
 
 const admin: Principal = { name: "admin", groups: ["$admins"], anonymous: false }
 const user: Principal = { name: "reader", groups: [], anonymous: false }
@@ -32,19 +42,28 @@ const authenticatorLayer = Layer.succeed(Authenticator, {
   }
 })
 
-const storeLayer = storageLayer({ ...defaultStorageConfig("/db"), chunkSize: 64 * 1024, preallocateChunks: false }).pipe(
-  Layer.provide(layerMemory()),
-  Layer.orDie
-)
+const storeLayer = storageLayer({
+  ...defaultStorageConfig("/db"),
+  chunkSize: 64 * 1024,
+  preallocateChunks: false
+}).pipe(Layer.provide(layerMemory()), Layer.orDie)
 
 const testLayer = nodeServicesLayer(identity).pipe(Layer.provideMerge(storeLayer), Layer.merge(authenticatorLayer))
 
 /** The pipeline over the node routes, wired as the node wires it (readiness and the metrics hook). */
-const handler = Effect.gen(function*() {
+const handler = Effect.gen(function* () {
   const info = yield* NodeInfo
   const metrics = yield* NodeMetrics
-  const handle = makeHandler(nodeRoutes, { ...defaultHttpSettings, ready: livenessOf(info), observeRequest: metrics.observeRequest })
-  return (method: string, url: string, headers: Record<string, string> = {}): Effect.Effect<Reply, never, Effect.Effect.Context<ReturnType<typeof handle>>> => {
+  const handle = makeHandler(nodeRoutes, {
+    ...defaultHttpSettings,
+    ready: livenessOf(info),
+    observeRequest: metrics.observeRequest
+  })
+  return (
+    method: string,
+    url: string,
+    headers: Record<string, string> = {}
+  ): Effect.Effect<Reply, never, Effect.Effect.Context<ReturnType<typeof handle>>> => {
     const request: HttpRequest = { method, url, headers: { host: "127.0.0.1:2113", ...headers }, body: undefined }
     return handle(request)
   }
@@ -72,7 +91,7 @@ describe("node routes table", () => {
 
 describe("node routes through the pipeline", () => {
   it.effect("/ping and /info answer anyone, in the negotiated type", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const send = yield* handler
       const ping = yield* send("GET", "/ping")
       expect(ping.status).toBe(200)
@@ -84,13 +103,22 @@ describe("node routes through the pipeline", () => {
       expect(text(plain)).toBe("Text: Ping request successfully handled")
       const info = yield* send("GET", "/info")
       expect(json(info)).toMatchObject({ dbVersion: "0.1.0", state: "leader", features: { atomPub: true } })
-    }).pipe(Effect.provide(testLayer)))
+    }).pipe(Effect.provide(testLayer))
+  )
 
   it.effect("/gossip: this node, its store positions and the epoch it wrote on start", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const send = yield* handler
       const store = yield* EventStore
-      yield* store.append("orders-1", -2, [{ eventId: "00000000-0000-4000-8000-000000000001", eventType: "T", isJson: true, data: Buffer.from("{}"), metadata: Buffer.alloc(0) }])
+      yield* store.append("orders-1", -2, [
+        {
+          eventId: "00000000-0000-4000-8000-000000000001",
+          eventType: "T",
+          isJson: true,
+          data: Buffer.from("{}"),
+          metadata: Buffer.alloc(0)
+        }
+      ])
       const r = yield* send("GET", "/gossip")
       expect(r.status).toBe(200)
       expect(r.headers["Cache-Control"]).toBe("max-age=0, no-cache, must-revalidate")
@@ -105,14 +133,23 @@ describe("node routes through the pipeline", () => {
       expect(m.epochPosition).toBe(0)
       expect(m.epochId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
       expect(XMLValidator.validate(text(yield* send("GET", "/gossip", { accept: "application/xml" })))).toBe(true)
-    }).pipe(Effect.provide(testLayer)))
+    }).pipe(Effect.provide(testLayer))
+  )
 
   it.effect("/stats needs an authenticated user (bare 401 otherwise) and reflects the store", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const send = yield* handler
       const store = yield* EventStore
       for (let i = 1; i <= 3; i++) {
-        yield* store.append("orders-1", -2, [{ eventId: `00000000-0000-4000-8000-00000000000${i}`, eventType: "T", isJson: true, data: Buffer.from("{}"), metadata: Buffer.alloc(0) }])
+        yield* store.append("orders-1", -2, [
+          {
+            eventId: `00000000-0000-4000-8000-00000000000${i}`,
+            eventType: "T",
+            isJson: true,
+            data: Buffer.from("{}"),
+            metadata: Buffer.alloc(0)
+          }
+        ])
       }
       const denied = yield* send("GET", "/stats")
       expect(denied.status).toBe(401)
@@ -132,35 +169,41 @@ describe("node routes through the pipeline", () => {
       const xml = yield* send("GET", "/stats/es", { authorization: USER, accept: "application/xml" })
       expect(xml.headers["Content-Type"]).toBe("application/xml; charset=utf-8")
       expect(XMLValidator.validate(text(xml))).toBe(true)
-    }).pipe(Effect.provide(testLayer)))
+    }).pipe(Effect.provide(testLayer))
+  )
 
   it.effect("/stats/replication and /stats/tcp are empty lists on a single node", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const send = yield* handler
       expect(json(yield* send("GET", "/stats/replication", { authorization: USER }))).toEqual([])
       expect(json(yield* send("GET", "/stats/tcp", { authorization: USER }))).toEqual([])
       const xml = yield* send("GET", "/stats/tcp?format=xml", { authorization: USER })
       expect(XMLValidator.validate(text(xml))).toBe(true)
       expect(text(xml)).toContain("<ArrayOfTcpConnectionStats")
-    }).pipe(Effect.provide(testLayer)))
+    }).pipe(Effect.provide(testLayer))
+  )
 
   it.effect("/metrics: Prometheus text with storage figures and the requests seen so far", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const send = yield* handler
       yield* send("GET", "/ping")
       yield* send("GET", "/ping")
       expect((yield* send("GET", "/metrics")).status).toBe(401)
-      const r = yield* send("GET", "/metrics", { authorization: USER, accept: "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1" })
+      const r = yield* send("GET", "/metrics", {
+        authorization: USER,
+        accept: "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+      })
       expect(r.status).toBe(200)
       expect(r.headers["Content-Type"]).toBe("text/plain; version=0.0.4; charset=utf-8")
       const body = text(r)
       expect(body).toMatch(/^vellum_writer_commands_total \d+$/m)
       expect(body).toContain(`vellum_http_request_duration_seconds_count{family="ping",method="GET",status="200"} 2`)
       expect(body).toContain(`vellum_http_request_duration_seconds_count{family="metrics",method="GET",status="401"} 1`)
-    }).pipe(Effect.provide(testLayer)))
+    }).pipe(Effect.provide(testLayer))
+  )
 
   it.effect("/admin/shutdown: ops only; then the node stops being live", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const send = yield* handler
       const shutdown = yield* Shutdown
       expect((yield* send("GET", "/health/live")).status).toBe(204)
@@ -174,5 +217,6 @@ describe("node routes through the pipeline", () => {
       expect(yield* shutdown.isRequested).toBe(true)
       expect((yield* send("GET", "/health/live")).status).toBe(503)
       expect(json(yield* send("GET", "/info")).state).toBe("shuttingdown")
-    }).pipe(Effect.provide(testLayer)))
+    }).pipe(Effect.provide(testLayer))
+  )
 })

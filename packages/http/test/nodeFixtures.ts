@@ -15,7 +15,13 @@ export const processSnapshot = (startMillis: number, over: Partial<ProcessSnapsh
   gc: { minorCount: 7, incrementalCount: 2, majorCount: 1, pauseMicros: 100_000, allocatedBytes: 1_000_000 },
   eventLoop: { delayMeanMs: 10.5, delayMaxMs: 30, delayP99Ms: 25, utilization: 0.25 },
   diskIo: { readBytes: 4096, writtenBytes: 8192, readOps: 3, writeOps: 5 },
-  system: { cpuBusyMicros: 30, cpuTotalMicros: 120, freeMemBytes: 1_000, totalMemBytes: 4_000, loadAverage: [0.5, 0.25, 0.125] },
+  system: {
+    cpuBusyMicros: 30,
+    cpuTotalMicros: 120,
+    freeMemBytes: 1_000,
+    totalMemBytes: 4_000,
+    loadAverage: [0.5, 0.25, 0.125]
+  },
   drive: { name: "/", availableBytes: 25, totalBytes: 100 },
   ...over
 })
@@ -28,8 +34,18 @@ export const storageStats = (writer: Partial<EventStoreStats["writer"]> = {}): E
   readCache: { hits: 40, misses: 2, residentBytes: 65536 },
   reads: { events: 70, bytes: 7000 },
   writer: {
-    rounds: 100, commands: 500, eventsWritten: 800, lastFlushSize: 1024, lastFlushDelayMs: 1.5, maxFlushSize: 4096, maxFlushDelayMs: 9,
-    totalFlushSize: 50_000, totalFlushDelayMs: 200, flushes: 100, queued: 0, ...writer
+    rounds: 100,
+    commands: 500,
+    eventsWritten: 800,
+    lastFlushSize: 1024,
+    lastFlushDelayMs: 1.5,
+    maxFlushSize: 4096,
+    maxFlushDelayMs: 9,
+    totalFlushSize: 50_000,
+    totalFlushDelayMs: 200,
+    flushes: 100,
+    queued: 0,
+    ...writer
   }
 })
 
@@ -64,5 +80,9 @@ export const parseExposition = (text: string) => {
   return { types, samples }
 }
 
-export const value = (samples: ReadonlyArray<Sample>, name: string, labels: Record<string, string> = {}): number | undefined =>
+export const value = (
+  samples: ReadonlyArray<Sample>,
+  name: string,
+  labels: Record<string, string> = {}
+): number | undefined =>
   samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value

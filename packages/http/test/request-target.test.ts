@@ -12,7 +12,16 @@ const oneEvent = { headers: { "Content-Type": EventsJson }, body: eventsBody(1) 
 
 describe("request targets that are refused", () => {
   it("percent-escapes that are not UTF-8, a stray %, and dot segments are invalid targets", () => {
-    for (const url of ["/streams/%FF%FE", "/streams/%ED%A0%80", "/streams/100%", "/streams/%zz", "/streams/%2e%2e", "/streams/.", "/streams/..", "/streams/%2E/x"]) {
+    for (const url of [
+      "/streams/%FF%FE",
+      "/streams/%ED%A0%80",
+      "/streams/100%",
+      "/streams/%zz",
+      "/streams/%2e%2e",
+      "/streams/.",
+      "/streams/..",
+      "/streams/%2E/x"
+    ]) {
       const parsed = parseTarget(url)
       assert.strictEqual(parsed._tag, "Invalid", url)
     }
@@ -24,7 +33,7 @@ describe("request targets that are refused", () => {
   })
 
   it.scoped("%FF%FE is a 400 with a reason and never reaches the stream %25FF%25FE names", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const node = yield* makeTestNode()
       const created = yield* node.request("POST", "/streams/%25FF%25FE", oneEvent)
       assert.strictEqual(created.status, 201)
@@ -34,10 +43,11 @@ describe("request targets that are refused", () => {
       assert.match(text(invalid), /not UTF-8/)
       const write = yield* node.request("POST", "/streams/%FF%FE", oneEvent)
       assert.strictEqual(write.status, 400)
-    }))
+    })
+  )
 
   it.scoped("/streams/%2e%2e is a 400, never a Location of /streams/../0", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const node = yield* makeTestNode()
       for (const url of ["/streams/%2e%2e", "/streams/..", "/streams/%2E", "/streams/%2e%2e/"]) {
         const reply = yield* node.request("POST", url, oneEvent)
@@ -47,5 +57,6 @@ describe("request targets that are refused", () => {
       }
       const feed = yield* node.request("GET", "/streams/%2e%2e", { headers: { Accept: "application/json" } })
       assert.strictEqual(feed.status, 400)
-    }))
+    })
+  )
 })

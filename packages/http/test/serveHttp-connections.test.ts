@@ -14,7 +14,9 @@ const port = 23_000 + (process.pid % 1000)
 /** A keep-alive connection that has been answered once (so the server surely saw it). */
 const openConnection = (): Promise<Socket> =>
   new Promise((resolve, reject) => {
-    const socket = connect(port, "127.0.0.1", () => socket.write("GET /ping HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n"))
+    const socket = connect(port, "127.0.0.1", () =>
+      socket.write("GET /ping HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n")
+    )
     socket.once("data", () => resolve(socket))
     socket.once("error", reject)
   })
@@ -26,9 +28,10 @@ const until = (condition: () => boolean): Effect.Effect<void> =>
 
 describe("serveHttp connection count", () => {
   it.scopedLive("reports each connection opened and closed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const reported: Array<number> = []
-      const handle = (): Effect.Effect<Reply> => Effect.succeed({ status: 200, reason: "OK", headers: { "Content-Length": "0" } })
+      const handle = (): Effect.Effect<Reply> =>
+        Effect.succeed({ status: 200, reason: "OK", headers: { "Content-Length": "0" } })
       yield* serveHttp({ host: "127.0.0.1", port, handle, onConnections: (open) => void reported.push(open) })
       const a = yield* Effect.promise(openConnection)
       const b = yield* Effect.promise(openConnection)
@@ -39,5 +42,6 @@ describe("serveHttp connection count", () => {
       b.destroy()
       yield* until(() => reported.length === 4)
       assert.deepStrictEqual(reported, [1, 2, 1, 0])
-    }))
+    })
+  )
 })

@@ -14,23 +14,43 @@ import { serveHttp, type HttpRequest, type Reply, type ServeOptions } from "../s
 // Below the ephemeral range (32768 on), so no server another test binds to port 0 can take it.
 const port = 25_000 + (process.pid % 1000)
 
-interface Answer { readonly status: number; readonly reason: string; readonly body: string }
+interface Answer {
+  readonly status: number
+  readonly reason: string
+  readonly body: string
+}
 
 /** One request over a fresh connection; a transport error is `status: -1` with the error code. */
-const send = (method: string, path: string, options: { body?: Buffer; headers?: Record<string, string>; chunked?: boolean } = {}): Promise<Answer> =>
+const send = (
+  method: string,
+  path: string,
+  options: { body?: Buffer; headers?: Record<string, string>; chunked?: boolean } = {}
+): Promise<Answer> =>
   new Promise((resolve) => {
-    const req = httpRequest({ host: "127.0.0.1", port, method, path, agent: false, headers: options.headers ?? {} }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, reason: res.statusMessage ?? "", body: Buffer.concat(chunks).toString("utf8") }))
-    })
+    const req = httpRequest(
+      { host: "127.0.0.1", port, method, path, agent: false, headers: options.headers ?? {} },
+      (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (c: Buffer) => chunks.push(c))
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            reason: res.statusMessage ?? "",
+            body: Buffer.concat(chunks).toString("utf8")
+          })
+        )
+      }
+    )
     req.on("error", (e: NodeJS.ErrnoException) => resolve({ status: -1, reason: e.code ?? e.message, body: "" }))
     if (options.body !== undefined && options.chunked !== true) req.setHeader("Content-Length", options.body.length)
     req.end(options.body)
   })
 
 /** A raw connection: what it received, and how it ended ("end" for a clean close, the error code otherwise). */
-const raw = (write?: string | Buffer, options: { readonly allowHalfOpen?: boolean; readonly afterAnswer?: Buffer } = {}) => {
+const raw = (
+  write?: string | Buffer,
+  options: { readonly allowHalfOpen?: boolean; readonly afterAnswer?: Buffer } = {}
+) => {
   const socket: Socket = connect({ port, host: "127.0.0.1", allowHalfOpen: options.allowHalfOpen ?? false })
   let received = ""
   const ended = new Promise<{ how: string; at: number; received: string }>((resolve) => {
@@ -40,7 +60,9 @@ const raw = (write?: string | Buffer, options: { readonly allowHalfOpen?: boolea
       received += d.toString("latin1")
     })
     let failure: string | undefined
-    socket.on("error", (e: NodeJS.ErrnoException) => { failure = e.code ?? "error" })
+    socket.on("error", (e: NodeJS.ErrnoException) => {
+      failure = e.code ?? "error"
+    })
     socket.on("end", () => socket.end())
     socket.on("close", () => resolve({ how: failure ?? "end", at: Date.now() - start, received }))
   })
@@ -52,25 +74,36 @@ const sleep = (millis: number) => Effect.promise(() => new Promise((r) => setTim
 
 const seen: Array<HttpRequest> = []
 const handle = (request: HttpRequest): Effect.Effect<Reply> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     seen.push(request)
     const tooLarge: Reply = { status: 413, reason: "Maximum Append Size of 1000 Exceeded.", headers: {} }
     if (request.bodyTooLarge === true) return tooLarge
     if (request.url === "/slow") yield* sleep(1500)
-    const ok: Reply = { status: 200, reason: "OK", headers: { "Content-Type": "text/plain" }, body: `${request.body?.byteLength ?? 0}` }
+    const ok: Reply = {
+      status: 200,
+      reason: "OK",
+      headers: { "Content-Type": "text/plain" },
+      body: `${request.body?.byteLength ?? 0}`
+    }
     return ok
   })
 
 const serve = (options: Partial<ServeOptions<never>> = {}) =>
   serveHttp({
-    host: "127.0.0.1", port, handle, maxRequestBodyBytes: 1000,
-    headersTimeoutMillis: 400, requestTimeoutMillis: 800, keepAliveTimeoutMillis: 400, maxConnections: 50,
+    host: "127.0.0.1",
+    port,
+    handle,
+    maxRequestBodyBytes: 1000,
+    headersTimeoutMillis: 400,
+    requestTimeoutMillis: 800,
+    keepAliveTimeoutMillis: 400,
+    maxConnections: 50,
     ...options
   })
 
 describe("serveHttp limits", () => {
   it.scopedLive("a body over the limit is a 413 the client receives, by Content-Length or while streaming", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       seen.length = 0
       yield* serve()
       const big = Buffer.alloc(30_000_000, 97)
@@ -83,72 +116,88 @@ describe("serveHttp limits", () => {
       assert.isTrue(seen.every((r) => r.bodyTooLarge === true && r.body === undefined))
       const fits = yield* Effect.promise(() => send("POST", "/streams/s", { body: Buffer.alloc(1000, 97) }))
       assert.deepStrictEqual([fits.status, fits.body], [200, "1000"])
-    }))
+    })
+  )
 
   it.scopedLive("the 413 comes as soon as the limit is passed, before the client has sent the rest", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* serve()
-      const answer = yield* Effect.promise(() => new Promise<number>((resolve) => {
-        const req = httpRequest({ host: "127.0.0.1", port, method: "POST", path: "/streams/s", agent: false }, (res) => {
-          resolve(res.statusCode ?? 0)
-          req.destroy()
-        })
-        req.on("error", () => resolve(-1))
-        req.write(Buffer.alloc(1500, 97)) // chunked, never ended
-      }))
+      const answer = yield* Effect.promise(
+        () =>
+          new Promise<number>((resolve) => {
+            const req = httpRequest(
+              { host: "127.0.0.1", port, method: "POST", path: "/streams/s", agent: false },
+              (res) => {
+                resolve(res.statusCode ?? 0)
+                req.destroy()
+              }
+            )
+            req.on("error", () => resolve(-1))
+            req.write(Buffer.alloc(1500, 97)) // chunked, never ended
+          })
+      )
       assert.strictEqual(answer, 413)
-    }))
+    })
+  )
 
   it.scopedLive("oversized headers are a 431 and a clean close, not a reset", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* serve()
       // Each client is still sending when the answer comes (as a client on a slow link is): closing with
       // input unread would reset the connection under the answer.
       const atOnce = (head: string) => raw(head, { allowHalfOpen: true, afterAnswer: Buffer.alloc(64 * 1024, 97) })
       const auth = atOnce(`GET /ping HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${"a".repeat(100_000)}\r\n\r\n`)
-      const many = atOnce(`GET /ping HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 10_000 }, (_, i) => `X-${i}: b\r\n`).join("")}\r\n`)
+      const many = atOnce(
+        `GET /ping HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 10_000 }, (_, i) => `X-${i}: b\r\n`).join("")}\r\n`
+      )
       for (const { ended } of [auth, many]) {
         const result = yield* Effect.promise(() => ended)
         assert.match(result.received, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/)
         assert.strictEqual(result.how, "end", result.received.slice(0, 40))
       }
-    }))
+    })
+  )
 
-  it.scopedLive("slowloris and silent sockets are closed after the header timeout, a slow body after the request timeout", () =>
-    Effect.gen(function*() {
-      yield* serve()
-      const slowloris = raw("GET /ping HTTP/1.1\r\nHost: x\r\n")
-      const silent = raw()
-      // Many silent connections at once (node:http's header timeout alone never closes a connection that
-      // has sent nothing at all).
-      const silentMany = Array.from({ length: 20 }, () => raw())
-      const slowBody = raw("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nab")
-      const drip = setInterval(() => slowBody.socket.writable && slowBody.socket.write("a"), 100)
-      const [a, b, c] = yield* Effect.promise(() => Promise.all([slowloris.ended, silent.ended, slowBody.ended]))
-      clearInterval(drip)
-      // Upper bounds far above the 400/800 ms limits, so a loaded machine cannot fail them; the bug they guard
-      // against kept such sockets open for minutes.
-      for (const quiet of yield* Effect.promise(() => Promise.all(silentMany.map((s) => s.ended)))) assert.isBelow(quiet.at, 10_000)
-      // Closed in time; answered 408 when node:http's header check comes first, closed without an answer
-      // when the idle limit does (nothing else is ever written).
-      for (const closed of [a, b]) {
-        assert.isBelow(closed.at, 10_000)
-        assert.match(closed.received, /^(HTTP\/1\.1 408 .*)?$/s)
-      }
-      assert.isAtLeast(c.at, 700)
-      assert.isBelow(c.at, 10_000)
-      assert.match(c.received, /^HTTP\/1\.1 408 /)
-    }))
+  it.scopedLive(
+    "slowloris and silent sockets are closed after the header timeout, a slow body after the request timeout",
+    () =>
+      Effect.gen(function* () {
+        yield* serve()
+        const slowloris = raw("GET /ping HTTP/1.1\r\nHost: x\r\n")
+        const silent = raw()
+        // Many silent connections at once (node:http's header timeout alone never closes a connection that
+        // has sent nothing at all).
+        const silentMany = Array.from({ length: 20 }, () => raw())
+        const slowBody = raw("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nab")
+        const drip = setInterval(() => slowBody.socket.writable && slowBody.socket.write("a"), 100)
+        const [a, b, c] = yield* Effect.promise(() => Promise.all([slowloris.ended, silent.ended, slowBody.ended]))
+        clearInterval(drip)
+        // Upper bounds far above the 400/800 ms limits, so a loaded machine cannot fail them; the bug they guard
+        // against kept such sockets open for minutes.
+        for (const quiet of yield* Effect.promise(() => Promise.all(silentMany.map((s) => s.ended))))
+          assert.isBelow(quiet.at, 10_000)
+        // Closed in time; answered 408 when node:http's header check comes first, closed without an answer
+        // when the idle limit does (nothing else is ever written).
+        for (const closed of [a, b]) {
+          assert.isBelow(closed.at, 10_000)
+          assert.match(closed.received, /^(HTTP\/1\.1 408 .*)?$/s)
+        }
+        assert.isAtLeast(c.at, 700)
+        assert.isBelow(c.at, 10_000)
+        assert.match(c.received, /^HTTP\/1\.1 408 /)
+      })
+  )
 
   it.scopedLive("a request answered after longer than the request timeout (a long poll) is not cut", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* serve()
       const answer = yield* Effect.promise(() => send("GET", "/slow"))
       assert.strictEqual(answer.status, 200)
-    }))
+    })
+  )
 
   it.scopedLive("past the connection cap new connections are refused at once; open ones keep working", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* serve({ maxConnections: 5, headersTimeoutMillis: 5000, requestTimeoutMillis: 5000 })
       const hogs = Array.from({ length: 5 }, () => raw("GET /ping HTTP/1.1\r\nHost: x\r\n"))
       yield* sleep(200)
@@ -163,5 +212,6 @@ describe("serveHttp limits", () => {
       for (const hog of hogs) hog.socket.destroy()
       yield* sleep(200)
       assert.strictEqual((yield* Effect.promise(() => send("GET", "/ping"))).status, 200)
-    }))
+    })
+  )
 })

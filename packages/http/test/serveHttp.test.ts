@@ -7,15 +7,32 @@ import { request as httpRequest } from "node:http"
 import { Effect } from "effect"
 import { serveHttp, type HttpRequest, type Reply } from "../src/index.js"
 
-interface Wire { readonly status: number; readonly reason: string; readonly headers: Record<string, string | Array<string> | undefined>; readonly raw: ReadonlyArray<string>; readonly body: string }
+interface Wire {
+  readonly status: number
+  readonly reason: string
+  readonly headers: Record<string, string | Array<string> | undefined>
+  readonly raw: ReadonlyArray<string>
+  readonly body: string
+}
 
 const send = (port: number, method: string, path: string, body?: string): Promise<Wire> =>
   new Promise((resolve, reject) => {
-    const req = httpRequest({ host: "127.0.0.1", port, method, path, headers: body === undefined ? {} : { "Content-Type": "text/plain" } }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, reason: res.statusMessage ?? "", headers: res.headers, raw: res.rawHeaders, body: Buffer.concat(chunks).toString("utf8") }))
-    })
+    const req = httpRequest(
+      { host: "127.0.0.1", port, method, path, headers: body === undefined ? {} : { "Content-Type": "text/plain" } },
+      (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (c: Buffer) => chunks.push(c))
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            reason: res.statusMessage ?? "",
+            headers: res.headers,
+            raw: res.rawHeaders,
+            body: Buffer.concat(chunks).toString("utf8")
+          })
+        )
+      }
+    )
     req.on("error", reject)
     if (body !== undefined) req.write(body)
     req.end()
@@ -26,7 +43,7 @@ const port = 24_000 + (process.pid % 1000)
 
 describe("serveHttp (live adapter)", () => {
   it.scopedLive("serves the processor's replies with their reason phrases", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const seen: Array<HttpRequest> = []
       const handle = (request: HttpRequest): Effect.Effect<Reply> =>
         Effect.sync(() => {
@@ -58,5 +75,6 @@ describe("serveHttp (live adapter)", () => {
       assert.strictEqual(seen.length, 3)
       assert.isTrue(seen[2]!.bodyTooLarge)
       assert.isUndefined(seen[2]!.body)
-    }))
+    })
+  )
 })

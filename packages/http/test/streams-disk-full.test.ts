@@ -10,7 +10,7 @@ import { appendEvents, header, makeTestNode, text, type TestNode } from "./strea
 
 /** Appends until one is refused (the disk was made to fail before), returning that reply. */
 const firstRefusal = (node: TestNode, stream: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let n = 100; n < 200; n++) {
       const reply = yield* appendEvents(node, stream, [n])
       if (reply.status !== 201) return reply
@@ -27,7 +27,7 @@ const expectNoPath = (reply: Reply) => {
 
 describe("appends on a failing disk", () => {
   it.scoped("a full disk: 507 Insufficient Storage with the reason in the body; 201 again once space is freed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // Small chunks: a few appends reach a rollover, which needs a new file.
       const node = yield* makeTestNode({ storage: { chunkSize: 4096 } })
       assert.strictEqual((yield* appendEvents(node, "s", [1])).status, 201)
@@ -46,10 +46,11 @@ describe("appends on a failing disk", () => {
       yield* TestClock.adjust(Duration.seconds(6))
       const again = yield* appendEvents(node, "s", [301])
       assert.strictEqual(again.status, 201, `${again.status} ${again.reason} ${text(again)}`)
-    }))
+    })
+  )
 
   it.scoped("another disk error: 503 Service Unavailable, no path; 201 again once the disk works", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const node = yield* makeTestNode()
       assert.strictEqual((yield* appendEvents(node, "s", [1])).status, 201)
       node.mem.setFaults({ syncError: 1 })
@@ -62,5 +63,6 @@ describe("appends on a failing disk", () => {
       node.mem.setFaults(undefined)
       yield* TestClock.adjust(Duration.seconds(6))
       assert.strictEqual((yield* appendEvents(node, "s", [301])).status, 201)
-    }))
+    })
+  )
 })

@@ -9,8 +9,15 @@
 import { Effect, Scope, Exit } from "effect"
 import { Disk, MemoryDisk } from "@vellum/platform"
 import {
-  Authenticator, AuthenticationFailed, AuthenticationUnavailable, MalformedCredentials, StreamAccess, anonymousPrincipal,
-  type AuthenticatorService, type Principal, type StreamAccessService
+  Authenticator,
+  AuthenticationFailed,
+  AuthenticationUnavailable,
+  MalformedCredentials,
+  StreamAccess,
+  anonymousPrincipal,
+  type AuthenticatorService,
+  type Principal,
+  type StreamAccessService
 } from "@vellum/security"
 import { EventStore, defaultStorageConfig, make, type EventStoreService, type StorageConfig } from "@vellum/storage"
 import { defaultHttpSettings, makeHandler, streamRoutes, type HttpSettings, type Reply } from "../src/index.js"
@@ -21,7 +28,8 @@ const Users: Readonly<Record<string, { password: string; groups: ReadonlyArray<s
   user: { password: "pass", groups: [] }
 }
 
-export const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
+export const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
 export const AdminAuth = basic("admin", "changeit")
 export const UserAuth = basic("user", "pass")
 
@@ -32,20 +40,24 @@ export interface TestAuthOptions {
 
 export const testAuthenticator = (options: TestAuthOptions = {}): AuthenticatorService => ({
   authenticate: (headers) =>
-    Effect.suspend((): Effect.Effect<Principal, AuthenticationFailed | AuthenticationUnavailable | MalformedCredentials> => {
-      if (options.unavailable === true) return Effect.fail(new AuthenticationUnavailable({ message: "not ready" }))
-      const header = headers["authorization"]
-      if (header === undefined || !header.startsWith("Basic ")) return Effect.succeed(anonymousPrincipal)
-      const token = header.slice(6).trim()
-      if (!/^[A-Za-z0-9+/]+=*$/.test(token)) return Effect.fail(new MalformedCredentials({ message: "Invalid Basic credentials" }))
-      const text = Buffer.from(token, "base64").toString("utf8")
-      const colon = text.indexOf(":")
-      if (colon < 0) return Effect.fail(new MalformedCredentials({ message: "Invalid Basic credentials" }))
-      const name = text.slice(0, colon)
-      const user = Users[name]
-      if (user === undefined || user.password !== text.slice(colon + 1)) return Effect.fail(new AuthenticationFailed({ message: "bad credentials" }))
-      return Effect.succeed({ name, groups: user.groups, anonymous: false })
-    })
+    Effect.suspend(
+      (): Effect.Effect<Principal, AuthenticationFailed | AuthenticationUnavailable | MalformedCredentials> => {
+        if (options.unavailable === true) return Effect.fail(new AuthenticationUnavailable({ message: "not ready" }))
+        const header = headers["authorization"]
+        if (header === undefined || !header.startsWith("Basic ")) return Effect.succeed(anonymousPrincipal)
+        const token = header.slice(6).trim()
+        if (!/^[A-Za-z0-9+/]+=*$/.test(token))
+          return Effect.fail(new MalformedCredentials({ message: "Invalid Basic credentials" }))
+        const text = Buffer.from(token, "base64").toString("utf8")
+        const colon = text.indexOf(":")
+        if (colon < 0) return Effect.fail(new MalformedCredentials({ message: "Invalid Basic credentials" }))
+        const name = text.slice(0, colon)
+        const user = Users[name]
+        if (user === undefined || user.password !== text.slice(colon + 1))
+          return Effect.fail(new AuthenticationFailed({ message: "bad credentials" }))
+        return Effect.succeed({ name, groups: user.groups, anonymous: false })
+      }
+    )
 })
 
 export const testStreamAccess = (deny: ReadonlySet<string>): StreamAccessService => ({
@@ -97,11 +109,14 @@ const bodyBytes = (body: RequestOptions["body"]): Uint8Array | undefined => {
  * test harness) so tests can leave credentials out unless they test the gates.
  */
 export const makeTestNode = (options: TestNodeOptions = {}): Effect.Effect<TestNode, unknown, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const mem = new MemoryDisk()
     const scope = yield* Scope.make()
     yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-    const store = yield* make(storageConfig(options.storage)).pipe(Effect.provideService(Disk, mem.service), Scope.extend(scope))
+    const store = yield* make(storageConfig(options.storage)).pipe(
+      Effect.provideService(Disk, mem.service),
+      Scope.extend(scope)
+    )
     const deny = new Set<string>()
     const settings: HttpSettings = { ...defaultHttpSettings, allowAnonymousStreamAccess: true, ...options.settings }
     const handle = makeHandler(streamRoutes, settings)
@@ -111,7 +126,11 @@ export const makeTestNode = (options: TestNodeOptions = {}): Effect.Effect<TestN
       handle({
         method,
         url,
-        headers: { Host: "localhost:2113", ...(opts.auth !== undefined ? { Authorization: opts.auth } : {}), ...opts.headers },
+        headers: {
+          Host: "localhost:2113",
+          ...(opts.auth !== undefined ? { Authorization: opts.auth } : {}),
+          ...opts.headers
+        },
         body: bodyBytes(opts.body),
         ...(opts.bodyTooLarge === true ? { bodyTooLarge: true } : {})
       }).pipe(
@@ -144,5 +163,13 @@ export const eventsBody = (...ns: ReadonlyArray<number>) =>
   JSON.stringify(ns.map((n) => ({ eventId: uuid(n), eventType: "T", data: { n } })))
 
 /** POST events+json to a stream; returns the reply. */
-export const appendEvents = (node: TestNode, stream: string, ns: ReadonlyArray<number>, headers: Record<string, string> = {}) =>
-  node.request("POST", `/streams/${encodeURIComponent(stream)}`, { headers: { "Content-Type": EventsJson, ...headers }, body: eventsBody(...ns) })
+export const appendEvents = (
+  node: TestNode,
+  stream: string,
+  ns: ReadonlyArray<number>,
+  headers: Record<string, string> = {}
+) =>
+  node.request("POST", `/streams/${encodeURIComponent(stream)}`, {
+    headers: { "Content-Type": EventsJson, ...headers },
+    body: eventsBody(...ns)
+  })

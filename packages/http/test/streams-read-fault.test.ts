@@ -9,7 +9,7 @@ import { AdminAuth, appendEvents, header, makeTestNode, text } from "./streams-h
 describe("reads on a failing disk", () => {
   for (const url of ["/streams/s/0/forward/10", "/streams/s/1", "/streams/$all/head/backward/10"]) {
     it.scoped(`GET ${url} answers 503 with Retry-After while reads fail, 200 once the disk reads again`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const node = yield* makeTestNode({ storage: { readCacheBytes: 0, streamInfoCacheCapacity: 1 } })
         assert.strictEqual((yield* appendEvents(node, "s", [1, 2, 3])).status, 201)
         node.mem.setFaults({ readError: 1 })
@@ -20,6 +20,7 @@ describe("reads on a failing disk", () => {
         node.mem.setFaults(undefined)
         const served = yield* node.request("GET", url, { headers: { Accept: "application/json" }, auth: AdminAuth })
         assert.strictEqual(served.status, 200)
-      }))
+      })
+    )
   }
 })

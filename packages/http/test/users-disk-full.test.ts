@@ -31,7 +31,7 @@ const createUser = (login: string) =>
 
 describe("users on a full disk", () => {
   it.scoped("creating a user answers 507 with the reason while the disk is full, and 201 once space is freed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       assert.strictEqual((yield* createUser("first")).status, 201)
       mem.capacityBytes = 0
       const refused = yield* createUser("alice")
@@ -40,11 +40,15 @@ describe("users on a full disk", () => {
       assert.strictEqual(refused.headers["Retry-After"], "5")
       const body = Buffer.from(refused.body ?? "").toString("utf8")
       assert.deepStrictEqual(JSON.parse(body), {
-        loginName: "alice", success: false, error: "Error", reason: "the disk is full: writes are refused until space is freed"
+        loginName: "alice",
+        success: false,
+        error: "Error",
+        reason: "the disk is full: writes are refused until space is freed"
       })
       assert.notInclude(body, "/db")
       mem.capacityBytes = undefined
       yield* TestClock.adjust(Duration.seconds(6))
       assert.strictEqual((yield* createUser("alice")).status, 201)
-    }).pipe(Effect.provide(stack)))
+    }).pipe(Effect.provide(stack))
+  )
 })

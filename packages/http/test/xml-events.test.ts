@@ -10,13 +10,39 @@ import { xmlEventsToJson } from "../src/streams/xmlEvents.js"
 describe("xmlEventsToJson", () => {
   it("repeated names become one array, in document order", () => {
     const json = xmlEventsToJson("<Events><e><data><a>1</a><b>x</b><a>2</a><a>3</a></data></e></Events>")
-    assert.strictEqual(stringifyIndented(json!), stringifyIndented({
-      kind: "array",
-      items: [{ kind: "object", members: [["data", { kind: "object", members: [
-        ["a", { kind: "array", items: [{ kind: "string", value: "1" }, { kind: "string", value: "2" }, { kind: "string", value: "3" }] }],
-        ["b", { kind: "string", value: "x" }]
-      ] }]] }]
-    }))
+    assert.strictEqual(
+      stringifyIndented(json!),
+      stringifyIndented({
+        kind: "array",
+        items: [
+          {
+            kind: "object",
+            members: [
+              [
+                "data",
+                {
+                  kind: "object",
+                  members: [
+                    [
+                      "a",
+                      {
+                        kind: "array",
+                        items: [
+                          { kind: "string", value: "1" },
+                          { kind: "string", value: "2" },
+                          { kind: "string", value: "3" }
+                        ]
+                      }
+                    ],
+                    ["b", { kind: "string", value: "x" }]
+                  ]
+                }
+              ]
+            ]
+          }
+        ]
+      })
+    )
   })
 
   // A complexity guard, not a speed test: the quadratic version took minutes for this input, the linear one

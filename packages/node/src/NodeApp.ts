@@ -10,16 +10,48 @@
 import { Effect, Layer } from "effect"
 import type { Disk } from "@vellum/platform"
 import type { DiskError } from "@vellum/platform"
-import { layer as eventStoreLayer, EventStore, type StorageConfig, type StorageCorrupt, type StorageLocked } from "@vellum/storage"
+import {
+  layer as eventStoreLayer,
+  EventStore,
+  type StorageConfig,
+  type StorageCorrupt,
+  type StorageLocked
+} from "@vellum/storage"
 import { scavengerLayer, type Scavenger, type StateCorrupt } from "@vellum/scavenge"
 import {
-  Authenticator, insecureAuthenticatorLayer, logFailedAuthentication, makeAuthenticator, streamAccessLayer, usersLayer,
-  type StreamAccess, type UserStoreFailed, type Users
+  Authenticator,
+  insecureAuthenticatorLayer,
+  logFailedAuthentication,
+  makeAuthenticator,
+  streamAccessLayer,
+  usersLayer,
+  type StreamAccess,
+  type UserStoreFailed,
+  type Users
 } from "@vellum/security"
 import {
-  NodeMetrics, makeHandler, selectNodeRoutes, nodeServicesLayer, singleNodeIdentity, streamRoutes, usersRoutes, livenessOf, nodeHealth,
-  NodeInfo, defaultHttpSettings, scavengeHistoryRoutes, scavengeRoutes, statsStreamLayer, withClientAddress, withRequestLog, type HttpRequest,
-  type HttpSettings, type NodeServices, type ProcessStats, type Reply, type RouteDef
+  NodeMetrics,
+  makeHandler,
+  selectNodeRoutes,
+  nodeServicesLayer,
+  singleNodeIdentity,
+  streamRoutes,
+  usersRoutes,
+  livenessOf,
+  nodeHealth,
+  NodeInfo,
+  defaultHttpSettings,
+  scavengeHistoryRoutes,
+  scavengeRoutes,
+  statsStreamLayer,
+  withClientAddress,
+  withRequestLog,
+  type HttpRequest,
+  type HttpSettings,
+  type NodeServices,
+  type ProcessStats,
+  type Reply,
+  type RouteDef
 } from "@vellum/http"
 import { NodeConfig } from "./config/NodeConfig.js"
 import type { LoadedConfig } from "./config/LoadedConfig.js"
@@ -49,7 +81,10 @@ export interface NodeAppOptions {
 }
 
 /** Every service of a node, over a Disk. Fails when the store or the user store cannot be opened. */
-export const nodeAppLayer = (loaded: LoadedConfig, options: NodeAppOptions): Layer.Layer<NodeAppServices, NodeAppError, Disk> =>
+export const nodeAppLayer = (
+  loaded: LoadedConfig,
+  options: NodeAppOptions
+): Layer.Layer<NodeAppServices, NodeAppError, Disk> =>
   nodeAppLayerWithStorage(loaded, { ...toStorageConfig(loaded.config), dir: options.dbDir }, options)
 
 /**
@@ -64,9 +99,8 @@ export const nodeAppLayerWithStorage = (
   const config = loaded.config
   const storage = eventStoreLayer(storageConfig)
   const users = usersLayer(toSecurityConfig(config))
-  const authenticator = Effect.map(
-    makeAuthenticator({ enableTrustedAuth: config.EnableTrustedAuth }),
-    (service) => (config.LogFailedAuthenticationAttempts ? logFailedAuthentication(service) : service)
+  const authenticator = Effect.map(makeAuthenticator({ enableTrustedAuth: config.EnableTrustedAuth }), (service) =>
+    config.LogFailedAuthenticationAttempts ? logFailedAuthentication(service) : service
   )
   const authentication = config.Insecure ? insecureAuthenticatorLayer : Layer.effect(Authenticator, authenticator)
   const identity = singleNodeIdentity({
@@ -124,8 +158,11 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
  * The HTTP settings from the configuration, with readiness and the metrics hook from the node's services;
  * `live` carries what only the live node has (the off-thread append body parser).
  */
-export const httpSettingsFor = (loaded: LoadedConfig, live: Pick<HttpSettings, "appendBodyParser"> = {}): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics | EventStore> =>
-  Effect.gen(function*() {
+export const httpSettingsFor = (
+  loaded: LoadedConfig,
+  live: Pick<HttpSettings, "appendBodyParser"> = {}
+): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics | EventStore> =>
+  Effect.gen(function* () {
     const config = loaded.config
     const info = yield* NodeInfo
     const metrics = yield* NodeMetrics
@@ -148,11 +185,17 @@ export const httpSettingsFor = (loaded: LoadedConfig, live: Pick<HttpSettings, "
  * `LogHttpRequests` each answer is logged; with either logging option every log line of a request names
  * the client's address. `live` carries what only the live node has (the off-thread append body parser).
  */
-export const makeNodeHandler = (loaded: LoadedConfig, live: Pick<HttpSettings, "appendBodyParser"> = {}): Effect.Effect<(request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>, never, NodeInfo | NodeMetrics | EventStore> =>
+export const makeNodeHandler = (
+  loaded: LoadedConfig,
+  live: Pick<HttpSettings, "appendBodyParser"> = {}
+): Effect.Effect<
+  (request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>,
+  never,
+  NodeInfo | NodeMetrics | EventStore
+> =>
   Effect.map(httpSettingsFor(loaded, live), (settings) => {
     const config = loaded.config
     const handle = makeHandler(nodeRouteList(loaded), settings)
     const logged = config.LogHttpRequests ? withRequestLog(handle) : handle
     return config.LogHttpRequests || config.LogFailedAuthenticationAttempts ? withClientAddress(logged) : logged
   })
-

@@ -13,5 +13,7 @@ export const infoOptionsRoute: RouteDef<NodeConfig> = {
   access: "ops",
   responseCodecs: ["application/json"],
   handle: (input) =>
-    Effect.map(NodeConfig, (loaded) => documentReply(200, "OK", input.responseType, JSON.stringify(infoOptions(loaded), null, 2)))
+    Effect.map(NodeConfig, (loaded) =>
+      documentReply(200, "OK", input.responseType, JSON.stringify(infoOptions(loaded), null, 2))
+    )
 }

@@ -15,8 +15,23 @@ import { Cause, Effect, Exit, Layer, Random, Ref, Schema, Scope } from "effect"
 import { Disk, MemoryDisk, NodeDisk, layerMemory, setAssertionFailedHandler } from "@vellum/platform"
 import { EventStore } from "@vellum/storage"
 import { Users } from "@vellum/security"
-import { NodeInfo, NodeMetrics, Shutdown, makeOffThreadParser, nodeMetricsLive, processStatsLive, serveHttp } from "@vellum/http"
-import { formatConfigError, infoOptions, loadConfig, readConfigFileFromDisk, toServeLimits, type LoadedConfig } from "./config/index.js"
+import {
+  NodeInfo,
+  NodeMetrics,
+  Shutdown,
+  makeOffThreadParser,
+  nodeMetricsLive,
+  processStatsLive,
+  serveHttp
+} from "@vellum/http"
+import {
+  formatConfigError,
+  infoOptions,
+  loadConfig,
+  readConfigFileFromDisk,
+  toServeLimits,
+  type LoadedConfig
+} from "./config/index.js"
 import { VELLUM_VERSION, makeNodeHandler, nodeAppLayer } from "./NodeApp.js"
 import { nodeLoggerLayer } from "./logging.js"
 import { openLogFile } from "./live/logFile.js"
@@ -25,7 +40,10 @@ import { INSECURE_WARNING, startupSummary } from "./startupSummary.js"
 const stdout = (line: string) => process.stdout.write(line + "\n")
 
 /** A start-up failure an operator fixes from one line on stderr (a port taken, the data directory in use, a log directory not writable). */
-class CannotStart extends Schema.TaggedError<CannotStart>()("CannotStart", { message: Schema.String, cause: Schema.optional(Schema.Defect) }) {}
+class CannotStart extends Schema.TaggedError<CannotStart>()("CannotStart", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
 
 /** The node stopped with an error it has already logged: only the exit code is left to set. */
 class NodeFailed extends Schema.TaggedError<NodeFailed>()("NodeFailed", { message: Schema.String }) {}
@@ -50,45 +68,60 @@ const stopWithLauncher = (stop: () => void) => {
 }
 
 const serve = (loaded: LoadedConfig) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = loaded.config
     for (const warning of loaded.warnings) yield* Effect.logWarning(warning)
     const changed = infoOptions(loaded).filter((row) => row.configurationSource !== "<DEFAULT>")
-    yield* Effect.logDebug(`Options set: ${changed.map((row) => `${row.name}=${row.value} (${row.configurationSource})`).join(", ") || "none"}`)
+    yield* Effect.logDebug(
+      `Options set: ${changed.map((row) => `${row.name}=${row.value} (${row.configurationSource})`).join(", ") || "none"}`
+    )
     const handle = yield* makeNodeHandler(loaded, { appendBodyParser: yield* makeOffThreadParser() })
     const shutdown = yield* Shutdown
     const info = yield* NodeInfo
     const metrics = yield* NodeMetrics
-    yield* Effect.scoped(Effect.gen(function*() {
-      // Before the start-up line: whoever waits for it may send a signal at once.
-      const onSignal = (signal: string) => () => Effect.runFork(shutdown.request(signal))
-      // `on`, not `once`: Ctrl-C under `npm start` reaches the node twice (from the terminal and forwarded by
-      // npm), and a second signal without a listener would kill it before it has stopped.
-      process.on("SIGTERM", onSignal("SIGTERM"))
-      process.on("SIGINT", onSignal("SIGINT"))
-      stopWithLauncher(onSignal("the npm process that started the node exited"))
-      yield* serveHttp({ host: config.NodeIp, port: config.NodePort, handle, onConnections: metrics.setOpenConnections, ...toServeLimits(config) })
-      const summary = startupSummary(loaded, {
-        version: VELLUM_VERSION,
-        dbDir: config.MemDb ? undefined : path.resolve(config.Db),
-        configFile: loaded.configFile === undefined ? undefined : path.resolve(loaded.configFile),
-        createdDefaultUsers: (yield* Users).createdDefaultUsers
+    yield* Effect.scoped(
+      Effect.gen(function* () {
+        // Before the start-up line: whoever waits for it may send a signal at once.
+        const onSignal = (signal: string) => () => Effect.runFork(shutdown.request(signal))
+        // `on`, not `once`: Ctrl-C under `npm start` reaches the node twice (from the terminal and forwarded by
+        // npm), and a second signal without a listener would kill it before it has stopped.
+        process.on("SIGTERM", onSignal("SIGTERM"))
+        process.on("SIGINT", onSignal("SIGINT"))
+        stopWithLauncher(onSignal("the npm process that started the node exited"))
+        yield* serveHttp({
+          host: config.NodeIp,
+          port: config.NodePort,
+          handle,
+          onConnections: metrics.setOpenConnections,
+          ...toServeLimits(config)
+        })
+        const summary = startupSummary(loaded, {
+          version: VELLUM_VERSION,
+          dbDir: config.MemDb ? undefined : path.resolve(config.Db),
+          configFile: loaded.configFile === undefined ? undefined : path.resolve(loaded.configFile),
+          createdDefaultUsers: (yield* Users).createdDefaultUsers
+        })
+        yield* Effect.logInfo(summary)
+        if (config.Insecure) yield* Effect.logWarning(INSECURE_WARNING)
+        const reason = yield* shutdown.requested
+        yield* Effect.logInfo(`Stopping: ${reason}`)
+        // /health/live answers 503 from here on, so load balancers stop sending while we drain.
+        yield* Ref.set(info.state, "ShuttingDown")
       })
-      yield* Effect.logInfo(summary)
-      if (config.Insecure) yield* Effect.logWarning(INSECURE_WARNING)
-      const reason = yield* shutdown.requested
-      yield* Effect.logInfo(`Stopping: ${reason}`)
-      // /health/live answers 503 from here on, so load balancers stop sending while we drain.
-      yield* Ref.set(info.state, "ShuttingDown")
-    }))
+    )
     // The server is closed and every running request answered: flush the index so a restart replays little.
     const store = yield* EventStore
     yield* Effect.catchAll(store.flushIndex, (e) => Effect.logWarning(`index flush on stop failed: ${e.message}`))
     yield* Effect.logInfo("Stopped")
   })
 
-const program = Effect.gen(function*() {
-  const outcome = yield* loadConfig({ argv: process.argv.slice(2), env: process.env, readFile: readConfigFileFromDisk, version: VELLUM_VERSION })
+const program = Effect.gen(function* () {
+  const outcome = yield* loadConfig({
+    argv: process.argv.slice(2),
+    env: process.env,
+    readFile: readConfigFileFromDisk,
+    version: VELLUM_VERSION
+  })
   if (outcome._tag !== "Start") {
     stdout(outcome.text)
     return
@@ -97,22 +130,29 @@ const program = Effect.gen(function*() {
   const config = loaded.config
   const dbDir = config.MemDb ? "/vellum-memory" : path.resolve(config.Db)
   const disk = config.MemDb ? layerMemory(new MemoryDisk()) : Layer.succeed(Disk, NodeDisk.make)
-  const logFile = config.Log === ""
-    ? undefined
-    : yield* Effect.try({
-      try: () => openLogFile(path.resolve(config.Log)),
-      catch: (error) =>
-        new CannotStart({ message: `cannot write the log in ${path.resolve(config.Log)}: ${error instanceof Error ? error.message : String(error)}`, cause: error })
-    })
+  const logFile =
+    config.Log === ""
+      ? undefined
+      : yield* Effect.try({
+          try: () => openLogFile(path.resolve(config.Log)),
+          catch: (error) =>
+            new CannotStart({
+              message: `cannot write the log in ${path.resolve(config.Log)}: ${error instanceof Error ? error.message : String(error)}`,
+              cause: error
+            })
+        })
   const logger = nodeLoggerLayer(config, { console: stdout, file: logFile?.write })
   const instanceId = crypto.randomUUID()
-  const app = nodeAppLayer(loaded, { dbDir, instanceId, processStats: processStatsLive({ dbPath: dbDir }), metrics: nodeMetricsLive })
+  const app = nodeAppLayer(loaded, {
+    dbDir,
+    instanceId,
+    processStats: processStatsLive({ dbPath: dbDir }),
+    metrics: nodeMetricsLive
+  })
   const scope = yield* Scope.make()
-  const exit = yield* Effect.exit(serve(loaded).pipe(
-    Effect.provide(Layer.provide(app, disk)),
-    Effect.provide(logger),
-    Scope.extend(scope)
-  ))
+  const exit = yield* Effect.exit(
+    serve(loaded).pipe(Effect.provide(Layer.provide(app, disk)), Effect.provide(logger), Scope.extend(scope))
+  )
   yield* Scope.close(scope, Exit.void)
   if (Exit.isFailure(exit)) {
     const failure = Cause.failureOption(exit.cause)

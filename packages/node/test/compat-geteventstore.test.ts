@@ -16,7 +16,11 @@ import { serveNode, type ServedNode } from "./compatSupport.js"
 /** What the client's rejections carry (axios 0.21 errors). */
 interface ClientError {
   readonly message: string
-  readonly response?: { readonly status: number; readonly statusText: string; readonly headers: Record<string, string | undefined> }
+  readonly response?: {
+    readonly status: number
+    readonly statusText: string
+    readonly headers: Record<string, string | undefined>
+  }
 }
 
 const rejectionOf = async (promise: Promise<unknown>): Promise<ClientError> => {
@@ -54,12 +58,21 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
 
   it("writeEvent + getEvents round-trip data, metadata, numbers and types", async () => {
     const stream = freshStream("orders")
-    const data = { s: "ünïcødé ✓ \"quoted\"", n: 1.5, big: 12345678901234, nested: { list: [1, "two", null, true] }, empty: {} }
+    const data = {
+      s: 'ünïcødé ✓ "quoted"',
+      n: 1.5,
+      big: 12345678901234,
+      nested: { list: [1, "two", null, true] },
+      empty: {}
+    }
     await client.writeEvent(stream, "OrderPlaced", data, { correlationId: "c-1" })
     await client.writeEvent(stream, "OrderShipped", { by: "post" })
 
     const events = await client.getEvents(stream)
-    expect(events.map((e) => [e.eventNumber, e.eventType, e.streamId])).toEqual([[0, "OrderPlaced", stream], [1, "OrderShipped", stream]])
+    expect(events.map((e) => [e.eventNumber, e.eventType, e.streamId])).toEqual([
+      [0, "OrderPlaced", stream],
+      [1, "OrderShipped", stream]
+    ])
     const first = events[0]!
     expect(first.data).toEqual(data)
     expect(first.eventId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
@@ -91,7 +104,9 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
     await Promise.all(Array.from({ length: 25 }, (_, n) => client.writeEvent(stream, "Parallel", { n })))
     const events = await client.getAllStreamEvents(stream, 10)
     expect(events.map((e) => e.eventNumber)).toEqual(Array.from({ length: 25 }, (_, n) => n))
-    expect(events.map((e) => (e.data as { n: number }).n).sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, n) => n))
+    expect(events.map((e) => (e.data as { n: number }).n).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 25 }, (_, n) => n)
+    )
   })
 
   it("large streams: reads capped at 4096 by the client, getAllStreamEvents in 1000-event chunks", async () => {
@@ -115,7 +130,10 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
 
   it("reading a stream that does not exist fails with 404", async () => {
     const stream = freshStream("nothing")
-    expect((await rejectionOf(client.getEvents(stream))).response).toMatchObject({ status: 404, statusText: "Not Found" })
+    expect((await rejectionOf(client.getEvents(stream))).response).toMatchObject({
+      status: 404,
+      statusText: "Not Found"
+    })
     expect((await rejectionOf(client.readEventsBackward(stream))).response?.status).toBe(404)
     expect((await rejectionOf(client.getAllStreamEvents(stream))).response?.status).toBe(404)
   })
@@ -123,7 +141,11 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
   it("stream names the client puts into URLs unescaped still address one stream", async () => {
     // Not non-ASCII names: the client sends them as raw Latin-1 bytes, which no HTTP server decodes (see
     // docs/http-api.md, "Client compatibility").
-    for (const stream of [freshStream("tenant@acme:orders+1"), freshStream("with space"), freshStream("a.b_c~d'!*()")]) {
+    for (const stream of [
+      freshStream("tenant@acme:orders+1"),
+      freshStream("with space"),
+      freshStream("a.b_c~d'!*()")
+    ]) {
       await client.writeEvent(stream, "Named", { stream })
       expect(await client.checkStreamExists(stream)).toBe(true)
       const [event] = await client.getEvents(stream)
@@ -132,7 +154,9 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
     // Escaped by the caller, a non-ASCII name reaches the node intact.
     const unicode = freshStream("ünïcødé-名前")
     await client.writeEvent(encodeURIComponent(unicode), "Named", { unicode })
-    expect(await client.getEvents(encodeURIComponent(unicode))).toMatchObject([{ streamId: unicode, data: { unicode } }])
+    expect(await client.getEvents(encodeURIComponent(unicode))).toMatchObject([
+      { streamId: unicode, data: { unicode } }
+    ])
   })
 
   it("writeEvents appends a batch atomically, in order, with the ids it was given", async () => {
@@ -148,7 +172,9 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
   it("honours ES-ExpectedVersion; a wrong one fails with 400, the reason and the current version", async () => {
     const stream = freshStream("versioned")
     await client.writeEvent(stream, "Created", { v: 0 }, undefined, { expectedVersion: -1 })
-    await client.writeEvents(stream, [factory.newEvent("Changed", { v: 1 }), factory.newEvent("Changed", { v: 2 })], { expectedVersion: 0 })
+    await client.writeEvents(stream, [factory.newEvent("Changed", { v: 1 }), factory.newEvent("Changed", { v: 2 })], {
+      expectedVersion: 0
+    })
     await client.writeEvent(stream, "Changed", { v: 3 }, undefined, { expectedVersion: 2 })
 
     const stale = await rejectionOf(client.writeEvent(stream, "Changed", { v: 99 }, undefined, { expectedVersion: 1 }))
@@ -159,7 +185,9 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
 
     const notNew = await rejectionOf(client.writeEvent(stream, "Created", { v: 0 }, undefined, { expectedVersion: -1 }))
     expect(notNew.response?.status).toBe(400)
-    const missing = await rejectionOf(client.writeEvent(freshStream("absent"), "Changed", {}, undefined, { expectedVersion: 0 }))
+    const missing = await rejectionOf(
+      client.writeEvent(freshStream("absent"), "Changed", {}, undefined, { expectedVersion: 0 })
+    )
     expect(missing.response?.headers["es-currentversion"]).toBe("-1")
 
     expect((await client.getEvents(stream)).map((e) => (e.data as { v: number }).v)).toEqual([0, 1, 2, 3])
@@ -176,11 +204,21 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
 
   it("reads forward and backward pages with the client's paging fields", async () => {
     const stream = freshStream("paged")
-    await client.writeEvents(stream, [0, 1, 2, 3, 4].map((n) => factory.newEvent("Tick", { n })))
+    await client.writeEvents(
+      stream,
+      [0, 1, 2, 3, 4].map((n) => factory.newEvent("Tick", { n }))
+    )
 
     const page = await client.readEventsForward(stream, 1, 2)
     expect(page.events.map((e) => e.eventNumber)).toEqual([1, 2])
-    expect(page).toMatchObject({ streamId: stream, headOfStream: false, isEndOfStream: false, readDirection: "forward", fromEventNumber: 1, nextEventNumber: 3 })
+    expect(page).toMatchObject({
+      streamId: stream,
+      headOfStream: false,
+      isEndOfStream: false,
+      readDirection: "forward",
+      fromEventNumber: 1,
+      nextEventNumber: 3
+    })
     expect(page.title).toBe(`Event stream '${stream}'`)
     expect(page.links.map((l) => l.relation)).toEqual(["self", "first", "last", "next", "previous", "metadata"])
 
@@ -201,14 +239,19 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
 
     expect((await client.getEvents(stream, 0, 2, "backward")).map((e) => e.eventNumber)).toEqual([0])
     // The README documents 'head' as a start position; the typings only allow numbers.
-    expect((await client.getEvents(stream, "head" as unknown as number, 2, "backward")).map((e) => e.eventNumber)).toEqual([4, 3])
+    expect(
+      (await client.getEvents(stream, "head" as unknown as number, 2, "backward")).map((e) => e.eventNumber)
+    ).toEqual([4, 3])
     expect((await client.getEventsByType(stream, ["Tick"], 2, 2)).map((e) => e.eventNumber)).toEqual([2, 3])
     expect(await client.getEventsByType(stream, ["Other"])).toEqual([])
   })
 
   it("getAllStreamEvents pages forward until headOfStream", async () => {
     const stream = freshStream("all-of-it")
-    await client.writeEvents(stream, Array.from({ length: 7 }, (_, n) => factory.newEvent("Tick", { n })))
+    await client.writeEvents(
+      stream,
+      Array.from({ length: 7 }, (_, n) => factory.newEvent("Tick", { n }))
+    )
     const events = await client.getAllStreamEvents(stream, 3)
     expect(events.map((e) => (e.data as { n: number }).n)).toEqual([0, 1, 2, 3, 4, 5, 6])
     expect((await client.getAllStreamEvents(stream, 2, 5)).map((e) => e.eventNumber)).toEqual([5, 6])
@@ -261,7 +304,10 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
     await client.writeEvent(stream, "A", { a: 1 })
     await client.deleteStream(stream, true)
     expect((await rejectionOf(client.getEvents(stream))).response).toMatchObject({ status: 410, statusText: "Deleted" })
-    expect((await rejectionOf(client.writeEvent(stream, "B", { b: 1 }))).response).toMatchObject({ status: 410, statusText: "Stream deleted" })
+    expect((await rejectionOf(client.writeEvent(stream, "B", { b: 1 }))).response).toMatchObject({
+      status: 410,
+      statusText: "Stream deleted"
+    })
     // checkStreamExists only maps 404 to false; a 410 is rethrown (as against the reference server).
     expect((await rejectionOf(client.checkStreamExists(stream))).response?.status).toBe(410)
   })
@@ -272,12 +318,19 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
 
   it("stream metadata written as a $metadata event to $$stream applies ($maxCount) and reads back", async () => {
     const stream = freshStream("capped")
-    await client.writeEvents(stream, [1, 2, 3, 4].map((n) => factory.newEvent("N", { n })))
+    await client.writeEvents(
+      stream,
+      [1, 2, 3, 4].map((n) => factory.newEvent("N", { n }))
+    )
     await client.writeEvent(`$$${stream}`, "$metadata", { $maxCount: 2, owner: "team-a" })
     expect((await client.getEvents(stream)).map((e) => e.eventNumber)).toEqual([2, 3])
     expect((await client.getAllStreamEvents(stream, 1)).map((e) => e.eventNumber)).toEqual([2, 3])
     const [metadata] = await client.getEvents(`$$${stream}`, undefined, 1, "backward")
-    expect(metadata).toMatchObject({ eventType: "$metadata", streamId: `$$${stream}`, data: { $maxCount: 2, owner: "team-a" } })
+    expect(metadata).toMatchObject({
+      eventType: "$metadata",
+      streamId: `$$${stream}`,
+      data: { $maxCount: 2, owner: "team-a" }
+    })
   })
 
   it("a stream with metadata but no events does not exist for the client", async () => {
@@ -295,7 +348,14 @@ describe("geteventstore-promise HTTPClient against a Vellum node", () => {
     // A link's data is "<n>@<stream>" text, stored as-is (not JSON); the typings only allow objects.
     await client.writeEvent(links, "$>", `0@${target}` as unknown as object)
     const [resolved] = await client.getEvents(links)
-    expect(resolved).toMatchObject({ eventType: "Real", streamId: target, eventNumber: 0, data: { real: true }, positionStreamId: links, positionEventNumber: 0 })
+    expect(resolved).toMatchObject({
+      eventType: "Real",
+      streamId: target,
+      eventNumber: 0,
+      data: { real: true },
+      positionStreamId: links,
+      positionEventNumber: 0
+    })
     const [raw] = await client.getEvents(links, 0, 10, "forward", false)
     expect(raw).toMatchObject({ eventType: "$>", streamId: links, eventNumber: 0, data: null, isJson: false })
     // Once the target is gone the entry stays, pointing at it, without any event fields.

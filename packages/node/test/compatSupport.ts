@@ -29,22 +29,32 @@ export const freePort = (): Promise<number> =>
   })
 
 const loadNodeConfig = (argv: ReadonlyArray<string>): LoadedConfig =>
-  Effect.runSync(Effect.flatMap(
-    loadConfig({ argv, env: {}, readFile: () => Effect.succeed(Option.none()), version: "0.1.0" }),
-    (outcome) => outcome._tag === "Start" ? Effect.succeed(outcome.loaded) : Effect.dieMessage(`the node would not start: ${outcome._tag}`)
-  ))
+  Effect.runSync(
+    Effect.flatMap(
+      loadConfig({ argv, env: {}, readFile: () => Effect.succeed(Option.none()), version: "0.1.0" }),
+      (outcome) =>
+        outcome._tag === "Start"
+          ? Effect.succeed(outcome.loaded)
+          : Effect.dieMessage(`the node would not start: ${outcome._tag}`)
+    )
+  )
 
 /** Starts a node with in-memory storage and fast password hashing, served on 127.0.0.1:<free port>. */
 export const serveNode = async (extraArgv: ReadonlyArray<string> = []): Promise<ServedNode> => {
   const host = "127.0.0.1"
   const port = await freePort()
   const loaded = loadNodeConfig(["--mem-db", "--password-hash-cost", "4", ...extraArgv])
-  const app = Layer.provide(nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-0000000000c1" }), layerMemory(new MemoryDisk()))
+  const app = Layer.provide(
+    nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-0000000000c1" }),
+    layerMemory(new MemoryDisk())
+  )
   const scope = Effect.runSync(Scope.make())
-  await Effect.runPromise(Effect.gen(function*() {
-    const context = yield* Layer.buildWithScope(app, scope)
-    const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
-    yield* serveHttp({ host, port, handle, drainMillis: 500 }).pipe(Effect.provide(context), Scope.extend(scope))
-  }))
+  await Effect.runPromise(
+    Effect.gen(function* () {
+      const context = yield* Layer.buildWithScope(app, scope)
+      const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
+      yield* serveHttp({ host, port, handle, drainMillis: 500 }).pipe(Effect.provide(context), Scope.extend(scope))
+    })
+  )
   return { host, port, stop: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }

@@ -21,7 +21,9 @@ const row = (spec: OptionSpec): string => {
   const notes = [
     spec.aliases.length > 0 ? `Old name: ${spec.aliases.map(code).join(", ")}.` : "",
     spec.sensitive ? "Shown as `********`." : ""
-  ].filter((note) => note !== "").join(" ")
+  ]
+    .filter((note) => note !== "")
+    .join(" ")
   return `| ${code(spec.name)} | ${cli} | ${env} | ${yaml} | ${cell(type)} | ${cell(code(spec.defaultText))} | ${cell(spec.description)}${notes === "" ? "" : ` ${notes}`} |`
 }
 

@@ -30,23 +30,42 @@ describe("/info/options", () => {
   it("has one entry per option, in table order, with exactly the reference's fields", () => {
     expect(rows.map((r) => r.name)).toEqual(optionSpecs.map((spec) => spec.name))
     for (const r of rows) {
-      expect(Object.keys(r)).toEqual(["name", "description", "group", "value", "configurationSource", "deprecationMessage", "schema"])
+      expect(Object.keys(r)).toEqual([
+        "name",
+        "description",
+        "group",
+        "value",
+        "configurationSource",
+        "deprecationMessage",
+        "schema"
+      ])
       expect(r.deprecationMessage).toBeNull()
       expect(r.description).not.toBe("")
     }
   })
 
   it("shows each value as text with the reference's source names", () => {
-    expect(row("NodePort")).toMatchObject({ value: "2200", configurationSource: "Command Line", group: "InterfaceOptions" })
+    expect(row("NodePort")).toMatchObject({
+      value: "2200",
+      configurationSource: "Command Line",
+      group: "InterfaceOptions"
+    })
     expect(row("MemDb")).toMatchObject({ value: "true", configurationSource: "Environment Variables" })
     expect(row("LogLevel")).toMatchObject({ value: "Warning", configurationSource: "Yaml", group: "LoggingOptions" })
-    expect(row("RunProjections")).toMatchObject({ value: "None", configurationSource: "<DEFAULT>", group: "ProjectionOptions" })
+    expect(row("RunProjections")).toMatchObject({
+      value: "None",
+      configurationSource: "<DEFAULT>",
+      group: "ProjectionOptions"
+    })
     expect(row("Db")).toMatchObject({ value: "./data", configurationSource: "<DEFAULT>", group: "DatabaseOptions" })
     expect(row("GossipSeed")).toMatchObject({ value: "", schema: { type: "array", items: { type: "string" } } })
   })
 
   it("masks sensitive values whatever their source", () => {
-    expect(row("DefaultAdminPassword")).toMatchObject({ value: "********", configurationSource: "Environment Variables" })
+    expect(row("DefaultAdminPassword")).toMatchObject({
+      value: "********",
+      configurationSource: "Environment Variables"
+    })
     expect(row("DefaultOpsPassword")).toMatchObject({ value: "********", configurationSource: "<DEFAULT>" })
     expect(JSON.stringify(rows)).not.toContain("s3cret")
     expect(JSON.stringify(rows)).not.toContain("changeit")
@@ -58,7 +77,9 @@ describe("/info/options", () => {
     expect(row("GossipIntervalMs").schema).toEqual({ type: "integer", "x-unit": "ms" })
     expect(row("NodeIp").schema).toEqual({ type: "string" })
     expect(row("LogLevel").schema).toEqual({
-      type: "string", name: "LogLevel", enum: ["Default", "Verbose", "Debug", "Information", "Warning", "Error", "Fatal"]
+      type: "string",
+      name: "LogLevel",
+      enum: ["Default", "Verbose", "Debug", "Information", "Warning", "Error", "Fatal"]
     })
   })
 
@@ -80,7 +101,9 @@ describe("--help", () => {
   it("lists every option with its flag (or variable when environment-only), default and description", () => {
     for (const spec of optionSpecs) {
       const shown = spec.onlyFrom !== undefined && !spec.onlyFrom.includes("cli") ? spec.envName : spec.cliFlag
-      const line = help.split("\n").find((l) => l.trimStart().startsWith(`${shown} `) || l.trimStart().startsWith(`${shown}=`))
+      const line = help
+        .split("\n")
+        .find((l) => l.trimStart().startsWith(`${shown} `) || l.trimStart().startsWith(`${shown}=`))
       expect(line, spec.name).toBeDefined()
       expect(line).toContain(spec.description)
       if (spec.defaultText !== "") expect(line).toContain(`default: ${spec.defaultText}`)
@@ -95,7 +118,9 @@ describe("--help", () => {
     }
     expect(help).toContain("\nEnvironment-only Options")
     expect(help.split("\n")[0]).toContain("Vellum 1.2.3")
-    expect(help).toMatch(/--node-port=<integer>\s+The port to run the HTTP server on\. \(default: 2113; old name: --http-port\)/)
+    expect(help).toMatch(
+      /--node-port=<integer>\s+The port to run the HTTP server on\. \(default: 2113; old name: --http-port\)/
+    )
     expect(help).toContain("--run-projections=<None|System|All>")
     expect(help).toMatch(/\n {2}--mem-db {2,}Keep everything/)
   })
@@ -104,8 +129,16 @@ describe("--help", () => {
 describe("derived settings", () => {
   it("maps the options onto the storage engine's settings", () => {
     const config = load({
-      argv: ["--db=/srv/db", "--chunk-size=33554432", "--chunks-cache-size=1000", "--max-mem-table-size=5000",
-        "--stream-info-cache-capacity=7", "--max-append-event-size=4096", "--skip-db-verify=false", "--skip-index-verify=false"]
+      argv: [
+        "--db=/srv/db",
+        "--chunk-size=33554432",
+        "--chunks-cache-size=1000",
+        "--max-mem-table-size=5000",
+        "--stream-info-cache-capacity=7",
+        "--max-append-event-size=4096",
+        "--skip-db-verify=false",
+        "--skip-index-verify=false"
+      ]
     }).config
     expect(toStorageConfig(config)).toEqual({
       ...defaultStorageConfig("/srv/db"),
@@ -150,8 +183,15 @@ describe("derived settings", () => {
 
   it("maps the options onto the scavenger's settings", () => {
     const config = load({
-      argv: ["--node-ip=10.1.2.3", "--node-port=2200", "--scavenge-history-max-age=7", "--disable-scavenge-merging",
-        "--unsafe-ignore-hard-delete", "--scavenge-backend-page-size=8", "--scavenge-backend-cache-size=4096"]
+      argv: [
+        "--node-ip=10.1.2.3",
+        "--node-port=2200",
+        "--scavenge-history-max-age=7",
+        "--disable-scavenge-merging",
+        "--unsafe-ignore-hard-delete",
+        "--scavenge-backend-page-size=8",
+        "--scavenge-backend-cache-size=4096"
+      ]
     }).config
     expect(toScavengerSettings(config, "/srv/db")).toEqual({
       dbDir: "/srv/db",
@@ -166,24 +206,31 @@ describe("derived settings", () => {
 })
 
 describe("reading the config file through Disk", () => {
-  const run = <A, E>(disk: MemoryDisk, effect: Effect.Effect<A, E, Disk>) => Effect.runSync(Effect.provide(effect, layerMemory(disk)))
+  const run = <A, E>(disk: MemoryDisk, effect: Effect.Effect<A, E, Disk>) =>
+    Effect.runSync(Effect.provide(effect, layerMemory(disk)))
 
   it("returns the text (without a byte-order mark) or None when missing", () => {
     const disk = new MemoryDisk()
-    run(disk, Effect.gen(function*() {
-      const d = yield* Disk
-      yield* d.mkdir("/etc/vellum")
-      const handle = yield* d.open("/etc/vellum/vellum.conf", { create: true })
-      yield* handle.write(0, Buffer.from("\uFEFFNodePort: 2114\n", "utf8"))
-      yield* handle.close
-    }))
+    run(
+      disk,
+      Effect.gen(function* () {
+        const d = yield* Disk
+        yield* d.mkdir("/etc/vellum")
+        const handle = yield* d.open("/etc/vellum/vellum.conf", { create: true })
+        yield* handle.write(0, Buffer.from("\uFEFFNodePort: 2114\n", "utf8"))
+        yield* handle.close
+      })
+    )
     expect(run(disk, readConfigFileFromDisk("/etc/vellum/vellum.conf"))).toEqual(Option.some("NodePort: 2114\n"))
     expect(run(disk, readConfigFileFromDisk("/etc/vellum/other.conf"))).toEqual(Option.none())
   })
 
   it("an unreadable path fails with ConfigFileUnreadable naming it", () => {
     const disk = new MemoryDisk()
-    run(disk, Effect.flatMap(Disk, (d) => d.mkdir("/etc/vellum")))
+    run(
+      disk,
+      Effect.flatMap(Disk, (d) => d.mkdir("/etc/vellum"))
+    )
     const error = run(disk, Effect.flip(readConfigFileFromDisk("/etc/vellum")))
     expect(error).toMatchObject({ _tag: "ConfigFileUnreadable", path: "/etc/vellum" })
   })

@@ -16,17 +16,26 @@ describe("precedence: command line > environment > config file > defaults", () =
     const winner = subset.at(-1)
     const expected = winner === "cli" ? 3003 : winner === "env" ? 3002 : winner === "yaml" ? 3001 : 2113
     expect(loaded.config.NodePort).toBe(expected)
-    expect(loaded.sources.NodePort._tag).toBe(winner === undefined ? "Default" : { yaml: "Yaml", env: "Env", cli: "Cli" }[winner])
+    expect(loaded.sources.NodePort._tag).toBe(
+      winner === undefined ? "Default" : { yaml: "Yaml", env: "Env", cli: "Cli" }[winner]
+    )
   })
 
   const prefixes = ["EVENTSTORE_", "KURRENTDB_", "VELLUM_"] as const
-  const prefixSubsets = Array.from({ length: (1 << prefixes.length) - 1 }, (_, i) => prefixes.filter((_, j) => (i + 1) & (1 << j)))
-  it.each(prefixSubsets.map((subset) => [subset.join("+"), subset] as const))("environment prefixes %s: VELLUM_ > KURRENTDB_ > EVENTSTORE_", (_label, subset) => {
-    const env = Object.fromEntries(subset.map((prefix) => [`${prefix}STATS_PERIOD_SEC`, String(prefixes.indexOf(prefix) + 3)]))
-    const loaded = load({ env })
-    expect(loaded.config.StatsPeriodSec).toBe(prefixes.indexOf(subset.at(-1)!) + 3)
-    expect(loaded.sources.StatsPeriodSec).toEqual({ _tag: "Env", variable: `${subset.at(-1)}STATS_PERIOD_SEC` })
-  })
+  const prefixSubsets = Array.from({ length: (1 << prefixes.length) - 1 }, (_, i) =>
+    prefixes.filter((_, j) => (i + 1) & (1 << j))
+  )
+  it.each(prefixSubsets.map((subset) => [subset.join("+"), subset] as const))(
+    "environment prefixes %s: VELLUM_ > KURRENTDB_ > EVENTSTORE_",
+    (_label, subset) => {
+      const env = Object.fromEntries(
+        subset.map((prefix) => [`${prefix}STATS_PERIOD_SEC`, String(prefixes.indexOf(prefix) + 3)])
+      )
+      const loaded = load({ env })
+      expect(loaded.config.StatsPeriodSec).toBe(prefixes.indexOf(subset.at(-1)!) + 3)
+      expect(loaded.sources.StatsPeriodSec).toEqual({ _tag: "Env", variable: `${subset.at(-1)}STATS_PERIOD_SEC` })
+    }
+  )
 
   it("only the effective value is validated: a bad file value overridden on the command line is fine", () => {
     const loaded = load({ argv: ["--node-port", "4000"], files: { "vellum.conf": "NodePort: not-a-port\n" } })
@@ -62,12 +71,17 @@ describe("command line", () => {
   })
 
   it("takes values inline or as the next argument, negative numbers included", () => {
-    const config = load({ argv: ["--node-port", "3000", "--node-priority", "-5", "--db=/var/lib/vellum", "--log-level", "debug"] }).config
+    const config = load({
+      argv: ["--node-port", "3000", "--node-priority", "-5", "--db=/var/lib/vellum", "--log-level", "debug"]
+    }).config
     expect(config).toMatchObject({ NodePort: 3000, NodePriority: -5, Db: "/var/lib/vellum", LogLevel: "Debug" })
   })
 
   it("nested keys use ':'", () => {
-    expect(load({ argv: ["--auto-scavenge:enabled=false"] }).sources.AutoScavengeEnabled).toEqual({ _tag: "Cli", flag: "--auto-scavenge:enabled" })
+    expect(load({ argv: ["--auto-scavenge:enabled=false"] }).sources.AutoScavengeEnabled).toEqual({
+      _tag: "Cli",
+      flag: "--auto-scavenge:enabled"
+    })
   })
 
   it("an option without its value is an error naming it", () => {
@@ -92,7 +106,9 @@ describe("command line", () => {
   it("old names still work, with a warning", () => {
     const loaded = load({ argv: ["--http-port=2200", "--http-ip=0.0.0.0"] })
     expect(loaded.config).toMatchObject({ NodePort: 2200, NodeIp: "0.0.0.0" })
-    expect(loaded.warnings).toContain("HttpPort is the old name of NodePort; prefer --node-port / VELLUM_NODE_PORT / NodePort")
+    expect(loaded.warnings).toContain(
+      "HttpPort is the old name of NodePort; prefer --node-port / VELLUM_NODE_PORT / NodePort"
+    )
   })
 
   it("a bad value names the option, the flag and why", () => {
@@ -100,19 +116,24 @@ describe("command line", () => {
     expect(error.problems).toEqual([
       { option: "NodePort", origin: { _tag: "Cli", flag: "--node-port" }, reason: 'expected an integer, got "abc"' }
     ])
-    expect(formatConfigError(error)).toBe([
-      "Vellum cannot start: a configuration problem:",
-      '  - NodePort from command line --node-port: expected an integer, got "abc"',
-      "Run with --help to list the options."
-    ].join("\n"))
+    expect(formatConfigError(error)).toBe(
+      [
+        "Vellum cannot start: a configuration problem:",
+        '  - NodePort from command line --node-port: expected an integer, got "abc"',
+        "Run with --help to list the options."
+      ].join("\n")
+    )
   })
 })
 
 describe("help and version", () => {
-  it.each([[["--help"]], [["-h"]], [["--help=true"]], [["--node-port=bad", "--help", "--bogus"]]])("%j shows the help", (argv) => {
-    const result = outcome({ argv })
-    expect(Either.isRight(result) && result.right._tag).toBe("Help")
-  })
+  it.each([[["--help"]], [["-h"]], [["--help=true"]], [["--node-port=bad", "--help", "--bogus"]]])(
+    "%j shows the help",
+    (argv) => {
+      const result = outcome({ argv })
+      expect(Either.isRight(result) && result.right._tag).toBe("Help")
+    }
+  )
 
   it("--version shows the version", () => {
     expect(outcome({ argv: ["--version"] })).toEqual(Either.right({ _tag: "Version", text: "Vellum 1.2.3" }))
@@ -140,7 +161,12 @@ describe("environment", () => {
 
   it("an unknown VELLUM_ variable is an error with a suggestion", () => {
     const [problem] = fail({ env: { VELLUM_NODE_PROT: "1" } }).problems
-    expect(problem).toEqual({ option: undefined, origin: { _tag: "Env", variable: "VELLUM_NODE_PROT" }, reason: "unknown option", hint: "did you mean VELLUM_NODE_PORT?" })
+    expect(problem).toEqual({
+      option: undefined,
+      origin: { _tag: "Env", variable: "VELLUM_NODE_PROT" },
+      reason: "unknown option",
+      hint: "did you mean VELLUM_NODE_PORT?"
+    })
   })
 
   it("unknown KURRENTDB_/EVENTSTORE_ variables only warn (clients share the environment)", () => {
@@ -153,7 +179,11 @@ describe("environment", () => {
 
   it("a bad value names the variable", () => {
     const [problem] = fail({ env: { KURRENTDB_MEM_DB: "yes" } }).problems
-    expect(problem).toEqual({ option: "MemDb", origin: { _tag: "Env", variable: "KURRENTDB_MEM_DB" }, reason: 'expected true or false, got "yes"' })
+    expect(problem).toEqual({
+      option: "MemDb",
+      origin: { _tag: "Env", variable: "KURRENTDB_MEM_DB" },
+      reason: 'expected true or false, got "yes"'
+    })
   })
 
   it("default passwords come only from the environment", () => {
@@ -169,19 +199,30 @@ describe("environment", () => {
 
 describe("unknown options", () => {
   it("names match in any case and with or without dashes, as in the reference", () => {
-    expect(load({ argv: ["--enable-atompub-over-http=false", "--NODEPORT=1"] }).config).toMatchObject({ EnableAtomPubOverHttp: false, NodePort: 1 })
+    expect(load({ argv: ["--enable-atompub-over-http=false", "--NODEPORT=1"] }).config).toMatchObject({
+      EnableAtomPubOverHttp: false,
+      NodePort: 1
+    })
   })
 
   it("an unknown flag is an error naming it, with a suggestion when close", () => {
     const error = fail({ argv: ["--enable-atom-pub-over-htp", "--frobnicate", "7"] })
     expect(error.problems).toEqual([
-      { option: undefined, origin: { _tag: "Cli", flag: "--enable-atom-pub-over-htp" }, reason: "unknown option", hint: "did you mean --enable-atom-pub-over-http?" },
+      {
+        option: undefined,
+        origin: { _tag: "Cli", flag: "--enable-atom-pub-over-htp" },
+        reason: "unknown option",
+        hint: "did you mean --enable-atom-pub-over-http?"
+      },
       { option: undefined, origin: { _tag: "Cli", flag: "--frobnicate" }, reason: "unknown option" }
     ])
   })
 
   it("AllowUnknownOptions turns them into warnings", () => {
-    const loaded = load({ argv: ["--frobnicate", "7", "--allow-unknown-options"], files: { "vellum.conf": "Colour: blue\n" } })
+    const loaded = load({
+      argv: ["--frobnicate", "7", "--allow-unknown-options"],
+      files: { "vellum.conf": "Colour: blue\n" }
+    })
     expect(loaded.warnings).toEqual([
       "unknown option: config file vellum.conf (line 1, key Colour); ignored (AllowUnknownOptions)",
       "unknown option: command line --frobnicate; ignored (AllowUnknownOptions)"
@@ -225,7 +266,9 @@ describe("config file", () => {
 
   it("cannot name another config file", () => {
     const [problem] = fail({ files: { "vellum.conf": "Config: other.conf\n" } }).problems
-    expect(problem!.reason).toBe("can only be set on the command line (--config) or with an environment variable (VELLUM_CONFIG)")
+    expect(problem!.reason).toBe(
+      "can only be set on the command line (--config) or with an environment variable (VELLUM_CONFIG)"
+    )
   })
 
   it("supports nested sections, lists, YAML scalars and any key spelling", () => {
@@ -237,12 +280,15 @@ describe("config file", () => {
           "  Enabled: false",
           "memDb: True",
           "stats-period-sec: 3",
-          "NodeIp: \"0.0.0.0\""
+          'NodeIp: "0.0.0.0"'
         ].join("\n")
       }
     }).config
     expect(config).toMatchObject({
-      AutoScavengeEnabled: false, MemDb: true, StatsPeriodSec: 3, NodeIp: "0.0.0.0"
+      AutoScavengeEnabled: false,
+      MemDb: true,
+      StatsPeriodSec: 3,
+      NodeIp: "0.0.0.0"
     })
   })
 
@@ -264,7 +310,10 @@ describe("config file", () => {
   })
 
   it.each([
-    ["NodePort: [1\n", "is not valid YAML (line 2, column 1): Flow sequence in block collection must be sufficiently indented"],
+    [
+      "NodePort: [1\n",
+      "is not valid YAML (line 2, column 1): Flow sequence in block collection must be sufficiently indented"
+    ],
     ["NodePort: 1\nNodePort: 2\n", "is not valid YAML (line 2, column 1): Map keys must be unique"],
     ["- NodePort\n", "must be a mapping of option names to values"],
     ["just text\n", "must be a mapping of option names to values"]
@@ -317,6 +366,8 @@ describe("all problems at once, and rules between options", () => {
   it("a cluster is refused until clustering exists, even with gossip seeds", () => {
     const problems = fail({ argv: ["--cluster-size=3", "--gossip-seed=a:2113,b:2113"] }).problems
     expect(problems.map((p) => p.option)).toEqual(["ClusterSize", "GossipSeed"])
-    expect(problems[0]!.reason).toBe("3 is not supported: clustering is not built yet (a later issue): Vellum runs as a single node; leave it at its default")
+    expect(problems[0]!.reason).toBe(
+      "3 is not supported: clustering is not built yet (a later issue): Vellum runs as a single node; leave it at its default"
+    )
   })
 })

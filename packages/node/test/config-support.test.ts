@@ -51,11 +51,13 @@ describe("the option support table", () => {
     expect(spec.encode((spec.decode(support.example) as { right: unknown }).right)).not.toBe(spec.defaultText)
     const argv = spec.kind === "boolean" ? [`${spec.cliFlag}=${support.example}`] : [spec.cliFlag, support.example]
     const error = fail({ argv })
-    expect(error.problems).toEqual([{
-      option: name,
-      origin: { _tag: "Cli", flag: spec.cliFlag },
-      reason: `${spec.encode((spec.decode(support.example) as { right: unknown }).right)} is not supported: ${support.reason}`
-    }])
+    expect(error.problems).toEqual([
+      {
+        option: name,
+        origin: { _tag: "Cli", flag: spec.cliFlag },
+        reason: `${spec.encode((spec.decode(support.example) as { right: unknown }).right)} is not supported: ${support.reason}`
+      }
+    ])
     expect(formatConfigError(error)).toContain(`${name} from command line ${spec.cliFlag}: `)
   })
 

@@ -1,6 +1,15 @@
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { boolean, decodeValue, encodeValue, endpointList, integer, ipAddress, oneOf, text } from "../src/config/valueTypes.js"
+import {
+  boolean,
+  decodeValue,
+  encodeValue,
+  endpointList,
+  integer,
+  ipAddress,
+  oneOf,
+  text
+} from "../src/config/valueTypes.js"
 import { cliFlagOf, envNameOf, kebabCase, lookupKey, upperSnakeCase } from "../src/config/naming.js"
 
 const ok = <A>(result: Either.Either<A, string>): A => {
@@ -53,7 +62,11 @@ describe("value types", () => {
     const type = oneOf(["None", "System", "All"])
     expect(ok(decodeValue(type, "all"))).toBe("All")
     expect(reason(decodeValue(type, "some"))).toBe('expected one of None, System, All, got "some"')
-    expect(type.jsonSchema("RunProjections")).toEqual({ type: "string", name: "RunProjections", enum: ["None", "System", "All"] })
+    expect(type.jsonSchema("RunProjections")).toEqual({
+      type: "string",
+      name: "RunProjections",
+      enum: ["None", "System", "All"]
+    })
   })
 
   it("text can be required to be non-empty", () => {

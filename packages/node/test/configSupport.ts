@@ -1,6 +1,12 @@
 // Shared helpers for the configuration tests: run loadConfig synchronously over in-memory inputs.
 import { Effect, Either, Option } from "effect"
-import { type ConfigError, type ConfigOutcome, type LoadedConfig, loadConfig, type ReadConfigFile } from "../src/config/index.js"
+import {
+  type ConfigError,
+  type ConfigOutcome,
+  type LoadedConfig,
+  loadConfig,
+  type ReadConfigFile
+} from "../src/config/index.js"
 import { ConfigFileUnreadable } from "../src/config/ConfigError.js"
 
 export interface Inputs {
@@ -10,20 +16,26 @@ export interface Inputs {
   readonly files?: Record<string, string | Error>
 }
 
-export const filesReader = (files: Record<string, string | Error>): ReadConfigFile<never> => (path) => {
-  const content = files[path]
-  if (content === undefined) return Effect.succeed(Option.none())
-  if (content instanceof Error) return Effect.fail(new ConfigFileUnreadable({ path, detail: content.message }))
-  return Effect.succeed(Option.some(content))
-}
+export const filesReader =
+  (files: Record<string, string | Error>): ReadConfigFile<never> =>
+  (path) => {
+    const content = files[path]
+    if (content === undefined) return Effect.succeed(Option.none())
+    if (content instanceof Error) return Effect.fail(new ConfigFileUnreadable({ path, detail: content.message }))
+    return Effect.succeed(Option.some(content))
+  }
 
 export const outcome = (inputs: Inputs): Either.Either<ConfigOutcome, ConfigError> =>
-  Effect.runSync(Effect.either(loadConfig({
-    argv: inputs.argv ?? [],
-    env: inputs.env ?? {},
-    readFile: filesReader(inputs.files ?? {}),
-    version: "1.2.3"
-  })))
+  Effect.runSync(
+    Effect.either(
+      loadConfig({
+        argv: inputs.argv ?? [],
+        env: inputs.env ?? {},
+        readFile: filesReader(inputs.files ?? {}),
+        version: "1.2.3"
+      })
+    )
+  )
 
 /** Loads and expects the node to start. */
 export const load = (inputs: Inputs): LoadedConfig => {

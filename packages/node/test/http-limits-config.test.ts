@@ -13,16 +13,26 @@ const admin = `Basic ${Buffer.from("admin:changeit").toString("base64")}`
 describe("HTTP limits from the configuration", () => {
   it("MaxAppendSize is the request body limit and the append limit of the node", async () => {
     const loaded = load({ argv: ["--mem-db", "--password-hash-cost", "4", "--max-append-size", "2000"] })
-    const reply = await Effect.runPromise(Effect.gen(function*() {
-      const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(Layer.provide(nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }), layerMemory(new MemoryDisk())), scope)
-      const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
-      const body = new TextEncoder().encode(JSON.stringify([{ eventId: "fbf4a1a1-b4a3-4dfe-a01f-ec52c34e16e4", eventType: "t", data: "x".repeat(2000) }]))
-      const headers = { host: "h", authorization: admin, "content-type": "application/vnd.eventstore.events+json" }
-      const answer = yield* Effect.provide(handle({ method: "POST", url: "/streams/s", headers, body }), context)
-      yield* Scope.close(scope, Exit.void)
-      return answer
-    }))
+    const reply = await Effect.runPromise(
+      Effect.gen(function* () {
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(
+          Layer.provide(
+            nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),
+            layerMemory(new MemoryDisk())
+          ),
+          scope
+        )
+        const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
+        const body = new TextEncoder().encode(
+          JSON.stringify([{ eventId: "fbf4a1a1-b4a3-4dfe-a01f-ec52c34e16e4", eventType: "t", data: "x".repeat(2000) }])
+        )
+        const headers = { host: "h", authorization: admin, "content-type": "application/vnd.eventstore.events+json" }
+        const answer = yield* Effect.provide(handle({ method: "POST", url: "/streams/s", headers, body }), context)
+        yield* Scope.close(scope, Exit.void)
+        return answer
+      })
+    )
     expect([reply.status, reply.reason]).toEqual([413, "Maximum Append Size of 2000 Exceeded."])
   })
 
@@ -31,9 +41,24 @@ describe("HTTP limits from the configuration", () => {
       maxRequestBodyBytes: 1024 * 1024,
       ...defaultServeLimits
     })
-    const set = load({ argv: ["--http-headers-timeout", "2000", "--http-request-timeout", "30000", "--http-keep-alive-timeout", "5000", "--http-max-connections", "64"] })
+    const set = load({
+      argv: [
+        "--http-headers-timeout",
+        "2000",
+        "--http-request-timeout",
+        "30000",
+        "--http-keep-alive-timeout",
+        "5000",
+        "--http-max-connections",
+        "64"
+      ]
+    })
     expect(toServeLimits(set.config)).toEqual({
-      maxRequestBodyBytes: 1024 * 1024, headersTimeoutMillis: 2000, requestTimeoutMillis: 30_000, keepAliveTimeoutMillis: 5000, maxConnections: 64
+      maxRequestBodyBytes: 1024 * 1024,
+      headersTimeoutMillis: 2000,
+      requestTimeoutMillis: 30_000,
+      keepAliveTimeoutMillis: 5000,
+      maxConnections: 64
     })
   })
 })

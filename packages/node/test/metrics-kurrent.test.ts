@@ -24,22 +24,38 @@ describe("kurrentdb_* metrics of a working node", () => {
       expect(value(before.samples, "kurrentdb_statuses", { name: "Scavenge", status: "Idle" })).toBeGreaterThan(0)
       expect(value(before.samples, "kurrentdb_proc_up_time_seconds_total")).toBeGreaterThanOrEqual(0)
 
-      const events = [1, 2, 3].map((i) => ({ eventId: `00000000-0000-4000-8000-00000000000${i}`, eventType: "t", data: { i, pad: "x".repeat(100) } }))
-      const appended = await call("POST", "/streams/orders", admin, { "content-type": "application/vnd.eventstore.events+json" }, JSON.stringify(events))
+      const events = [1, 2, 3].map((i) => ({
+        eventId: `00000000-0000-4000-8000-00000000000${i}`,
+        eventType: "t",
+        data: { i, pad: "x".repeat(100) }
+      }))
+      const appended = await call(
+        "POST",
+        "/streams/orders",
+        admin,
+        { "content-type": "application/vnd.eventstore.events+json" },
+        JSON.stringify(events)
+      )
       expect(appended.status).toBe(201)
       const afterAppend = await scrape(call)
       expect(value(afterAppend.samples, "kurrentdb_io_events_total", { activity: "written" })).toBe(written0 + 3)
       const writer1 = value(afterAppend.samples, "kurrentdb_checkpoints", { name: "writer", read: "non-flushed" }) ?? -1
       expect(writer1).toBeGreaterThan(writer0 + 300)
-      expect(value(afterAppend.samples, "kurrentdb_checkpoints", { name: "replication", read: "non-flushed" })).toBe(writer1)
+      expect(value(afterAppend.samples, "kurrentdb_checkpoints", { name: "replication", read: "non-flushed" })).toBe(
+        writer1
+      )
       expect(value(afterAppend.samples, "kurrentdb_checkpoints", { name: "index", read: "non-flushed" })).toBe(writer1)
 
       const read0 = value(afterAppend.samples, "kurrentdb_io_events_total", { activity: "read" }) ?? -1
       const readBytes0 = value(afterAppend.samples, "kurrentdb_io_bytes_total", { activity: "read" }) ?? -1
-      expect((await call("GET", "/streams/orders/0/forward/10", admin, { accept: "application/json" })).status).toBe(200)
+      expect((await call("GET", "/streams/orders/0/forward/10", admin, { accept: "application/json" })).status).toBe(
+        200
+      )
       const afterRead = await scrape(call)
       expect(value(afterRead.samples, "kurrentdb_io_events_total", { activity: "read" })).toBe(read0 + 3)
-      expect(value(afterRead.samples, "kurrentdb_io_bytes_total", { activity: "read" })).toBeGreaterThan(readBytes0 + 300)
+      expect(value(afterRead.samples, "kurrentdb_io_bytes_total", { activity: "read" })).toBeGreaterThan(
+        readBytes0 + 300
+      )
     })
   })
 })

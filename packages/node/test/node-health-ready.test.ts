@@ -6,11 +6,18 @@ import { admin, withNode, type Call } from "./nodeSupport.js"
 
 const appendOne = (call: Call, n: number) =>
   call({
-    method: "POST", url: "/streams/s",
+    method: "POST",
+    url: "/streams/s",
     headers: { host: "127.0.0.1:2113", authorization: admin, "content-type": "application/vnd.eventstore.events+json" },
-    body: new TextEncoder().encode(JSON.stringify([{
-      eventId: `fbf4a1a1-b4a3-4dfe-a01f-${n.toString(16).padStart(12, "0")}`, eventType: "t", data: { n, pad: "x".repeat(2000) }
-    }]))
+    body: new TextEncoder().encode(
+      JSON.stringify([
+        {
+          eventId: `fbf4a1a1-b4a3-4dfe-a01f-${n.toString(16).padStart(12, "0")}`,
+          eventType: "t",
+          data: { n, pad: "x".repeat(2000) }
+        }
+      ])
+    )
   })
 const health = async (call: Call, url: string) => {
   const reply = await call({ url, headers: { host: "127.0.0.1:2113" } })
@@ -30,7 +37,9 @@ describe("/health/ready on a node whose disk fills up", () => {
         n++
         expect(n, "a 128 KiB chunk fills within 100 appends of 2 KB").toBeLessThan(100)
       }
-      expect(await health(call, "/health/ready")).toBe("503 Degraded: the disk is full: writes are refused until space is freed")
+      expect(await health(call, "/health/ready")).toBe(
+        "503 Degraded: the disk is full: writes are refused until space is freed"
+      )
       expect(await health(call, "/health/live")).toBe("204 No Content")
       disk.capacityBytes = undefined
       // The store retries its recovery on a backoff of at most 5 s; the first write after it is taken. 150 tries

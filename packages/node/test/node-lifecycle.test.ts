@@ -7,7 +7,16 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
-  buildDist, exitWithin, freePort, lockHolder, pidGoneWithin, portIsFree, spawnLogged, spawnNode, tempDir, waitForPing,
+  buildDist,
+  exitWithin,
+  freePort,
+  lockHolder,
+  pidGoneWithin,
+  portIsFree,
+  spawnLogged,
+  spawnNode,
+  tempDir,
+  waitForPing,
   type Spawned
 } from "./processSupport.js"
 
@@ -48,7 +57,8 @@ describe("one node per data directory", () => {
     expect(await exitWithin(second, 60_000)).toBe(1)
     const lockFile = path.join(db, "vellum.lock")
     expect(second.output().trim()).toBe(
-      `Vellum cannot start: the data directory ${db} is in use by another node (lock ${lockFile}: held by pid ${first.node.child.pid})`)
+      `Vellum cannot start: the data directory ${db} is in use by another node (lock ${lockFile}: held by pid ${first.node.child.pid})`
+    )
     // The first one is still serving.
     expect((await fetch(`http://127.0.0.1:${first.port}/ping`)).status).toBe(200)
 
@@ -96,7 +106,12 @@ describe("signals reach the node", () => {
     const db = freshDb()
     const port = await freePort()
     // The shell starts the node in the background and exits at once: the node's parent is gone.
-    const shell = track(spawnLogged("sh", ["-c", `"${process.execPath}" dist/main.mjs --db "${db}" --node-port ${port} --insecure > "${db}.log" 2>&1 &`]))
+    const shell = track(
+      spawnLogged("sh", [
+        "-c",
+        `"${process.execPath}" dist/main.mjs --db "${db}" --node-port ${port} --insecure > "${db}.log" 2>&1 &`
+      ])
+    )
     expect(await exitWithin(shell, 10_000)).toBe(0)
     dirs.push(`${db}.log`)
     await waitForPing(port)
@@ -130,7 +145,10 @@ describe("idempotency across a clean stop", () => {
     const retry = await append(second.port)
     expect(retry.status).toBe(201)
     expect(retry.headers.get("location")).toBe(`http://127.0.0.1:${second.port}/streams/orders/0`)
-    expect((await fetch(`http://127.0.0.1:${second.port}/streams/orders/1`, { headers: { accept: "application/json" } })).status).toBe(404)
+    expect(
+      (await fetch(`http://127.0.0.1:${second.port}/streams/orders/1`, { headers: { accept: "application/json" } }))
+        .status
+    ).toBe(404)
     second.node.child.kill("SIGTERM")
     expect(await exitWithin(second.node, 30_000)).toBe(0)
   }, 180_000)

@@ -4,7 +4,10 @@ import { describe, expect, it } from "vitest"
 import { MemoryDisk } from "@vellum/platform"
 import { admin, basic, text, withNode, type Call } from "./nodeSupport.js"
 
-const as = (authorization?: string) => ({ host: "127.0.0.1:2113", ...(authorization === undefined ? {} : { authorization }) })
+const as = (authorization?: string) => ({
+  host: "127.0.0.1:2113",
+  ...(authorization === undefined ? {} : { authorization })
+})
 const json = { ...as(admin), accept: "application/json" }
 const statusOf = async (call: Call, url: string, headers: Record<string, string> = json, method = "GET") =>
   (await call({ method, url, headers })).status
@@ -12,8 +15,12 @@ const infoFeatures = async (call: Call) => JSON.parse(text(await call({ url: "/i
 
 const appendOne = (call: Call, stream: string) =>
   call({
-    method: "POST", url: `/streams/${stream}`, headers: { ...as(admin), "content-type": "application/vnd.eventstore.events+json" },
-    body: new TextEncoder().encode(JSON.stringify([{ eventId: "fbf4a1a1-b4a3-4dfe-a01f-ec52c34e16e4", eventType: "t", data: { a: 1 } }]))
+    method: "POST",
+    url: `/streams/${stream}`,
+    headers: { ...as(admin), "content-type": "application/vnd.eventstore.events+json" },
+    body: new TextEncoder().encode(
+      JSON.stringify([{ eventId: "fbf4a1a1-b4a3-4dfe-a01f-ec52c34e16e4", eventType: "t", data: { a: 1 } }])
+    )
   })
 
 describe("--enable-atom-pub-over-http", () => {
@@ -27,7 +34,8 @@ describe("--enable-atom-pub-over-http", () => {
   it("=false: every /streams route answers 404; users, node and admin endpoints stay", async () => {
     await withNode(new MemoryDisk(), ["--enable-atom-pub-over-http=false"], async (call) => {
       expect((await appendOne(call, "s")).status).toBe(404)
-      for (const url of ["/streams/s", "/streams/$all", "/streams/s/metadata", "/streams/s/0"]) expect(await statusOf(call, url), url).toBe(404)
+      for (const url of ["/streams/s", "/streams/$all", "/streams/s/metadata", "/streams/s/0"])
+        expect(await statusOf(call, url), url).toBe(404)
       expect(await statusOf(call, "/streams/s", json, "DELETE")).toBe(404)
       expect(await infoFeatures(call)).toEqual({ projections: false, userManagement: true, atomPub: false })
       expect(await statusOf(call, "/users/")).toBe(200)
@@ -58,7 +66,9 @@ describe("the scavenge history with AtomPub off", () => {
       expect(await statusOf(call, "/streams/$scavenges-x", feed)).toBe(404)
     })
     await withNode(new MemoryDisk(), ["--enable-atom-pub-over-http=false", "--disable-admin-ui"], async (call) => {
-      expect(await statusOf(call, "/streams/$scavenges", { ...as(admin), accept: "application/vnd.eventstore.atom+json" })).toBe(404)
+      expect(
+        await statusOf(call, "/streams/$scavenges", { ...as(admin), accept: "application/vnd.eventstore.atom+json" })
+      ).toBe(404)
     })
   })
 })
@@ -83,7 +93,8 @@ describe("--disable-stats-on-http and --disable-gossip-on-http", () => {
 
   it("--disable-stats-on-http: /stats… and /metrics answer 404 (the reference drops both controllers); gossip stays", async () => {
     await withNode(new MemoryDisk(), ["--disable-stats-on-http"], async (call) => {
-      for (const url of ["/stats", "/stats/proc", "/stats/tcp", "/stats/replication", "/metrics"]) expect(await statusOf(call, url, as(admin)), url).toBe(404)
+      for (const url of ["/stats", "/stats/proc", "/stats/tcp", "/stats/replication", "/metrics"])
+        expect(await statusOf(call, url, as(admin)), url).toBe(404)
       expect(await statusOf(call, "/gossip")).toBe(200)
     })
   })
@@ -119,9 +130,13 @@ describe("anonymous access", () => {
       expect(await statusOf(call, "/gossip", as())).toBe(401)
       expect(await statusOf(call, "/gossip", as(basic("ops", "changeit")))).toBe(200)
     })
-    await withNode(new MemoryDisk(), ["--override-anonymous-endpoint-access-for-gossip=false", "--allow-anonymous-endpoint-access"], async (call) => {
-      expect(await statusOf(call, "/gossip", as())).toBe(200)
-    })
+    await withNode(
+      new MemoryDisk(),
+      ["--override-anonymous-endpoint-access-for-gossip=false", "--allow-anonymous-endpoint-access"],
+      async (call) => {
+        expect(await statusOf(call, "/gossip", as())).toBe(200)
+      }
+    )
   })
 
   it("--allow-anonymous-endpoint-access opens /stats to anonymous callers; --allow-anonymous-stream-access opens streams", async () => {
@@ -129,10 +144,14 @@ describe("anonymous access", () => {
       expect(await statusOf(call, "/stats", as())).toBe(401)
       expect(await statusOf(call, "/streams/s", as())).toBe(401)
     })
-    await withNode(new MemoryDisk(), ["--allow-anonymous-endpoint-access", "--allow-anonymous-stream-access"], async (call) => {
-      expect(await statusOf(call, "/stats", as())).toBe(200)
-      expect(await statusOf(call, "/streams/s", { ...as(), accept: "application/json" })).toBe(404)
-    })
+    await withNode(
+      new MemoryDisk(),
+      ["--allow-anonymous-endpoint-access", "--allow-anonymous-stream-access"],
+      async (call) => {
+        expect(await statusOf(call, "/stats", as())).toBe(200)
+        expect(await statusOf(call, "/streams/s", { ...as(), accept: "application/json" })).toBe(404)
+      }
+    )
   })
 })
 

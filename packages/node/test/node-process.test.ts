@@ -29,7 +29,11 @@ interface Run {
 
 /** Starts the node; it is killed if still running after 40 s, so a failing test leaves no process behind. */
 const start = (args: ReadonlyArray<string>): ChildProcess => {
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, MAIN, ...args], { cwd: scratch, env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, ["--import", TSX_LOADER, MAIN, ...args], {
+    cwd: scratch,
+    env: { PATH: process.env.PATH ?? "" },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   const guard = setTimeout(() => child.kill("SIGKILL"), 40_000)
   child.on("close", () => clearTimeout(guard))
   return child
@@ -48,7 +52,11 @@ const run = (args: ReadonlyArray<string>): Promise<Run> =>
   })
 
 /** Runs the node until a stdout line matches `ready`, calls `whileUp`, then stops it with SIGTERM. */
-const runUntil = (args: ReadonlyArray<string>, ready: RegExp, whileUp: () => Promise<void> = async () => {}): Promise<Run> =>
+const runUntil = (
+  args: ReadonlyArray<string>,
+  ready: RegExp,
+  whileUp: () => Promise<void> = async () => {}
+): Promise<Run> =>
   new Promise((resolve, reject) => {
     const child = start(args)
     let stdout = ""
@@ -58,10 +66,13 @@ const runUntil = (args: ReadonlyArray<string>, ready: RegExp, whileUp: () => Pro
       stdout += chunk.toString("utf8")
       if (!signalled && ready.test(stdout)) {
         signalled = true
-        whileUp().then(() => child.kill("SIGTERM"), (error: unknown) => {
-          child.kill("SIGKILL")
-          reject(error)
-        })
+        whileUp().then(
+          () => child.kill("SIGTERM"),
+          (error: unknown) => {
+            child.kill("SIGKILL")
+            reject(error)
+          }
+        )
       }
     })
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
@@ -85,108 +96,141 @@ const freePort = async (): Promise<number> => {
 }
 
 const jsonLines = (text: string): Array<{ level: string; message: string }> =>
-  text.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as { level: string; message: string })
+  text
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { level: string; message: string })
 
 describe("the node process", () => {
-  it("--what-if prints the effective configuration with sources and exits 0, opening nothing and binding nothing", async () => {
-    const held = await holdPort()
-    try {
-      const db = join(scratch, "what-if-db")
-      const result = await run(["--what-if", "--db", db, "--node-port", String(held.port)])
-      expect(result.stderr).toBe("")
-      expect(result.code).toBe(0)
-      expect(result.stdout).toMatch(/^MODIFIED OPTIONS:/)
-      expect(result.stdout).toMatch(new RegExp(`NodePort:\\s+${held.port} \\(Command Line\\)`))
-      expect(result.stdout).toMatch(/WhatIf:\s+true \(Command Line\)/)
-      expect(result.stdout).toMatch(/DefaultAdminPassword:\s+\*{8} \(<DEFAULT>\)/)
-      // The port was taken, so a start would have failed; and the database directory was never created.
-      expect(existsSync(db)).toBe(false)
-    } finally {
-      held.server.close()
-    }
-  }, TIMEOUT)
+  it(
+    "--what-if prints the effective configuration with sources and exits 0, opening nothing and binding nothing",
+    async () => {
+      const held = await holdPort()
+      try {
+        const db = join(scratch, "what-if-db")
+        const result = await run(["--what-if", "--db", db, "--node-port", String(held.port)])
+        expect(result.stderr).toBe("")
+        expect(result.code).toBe(0)
+        expect(result.stdout).toMatch(/^MODIFIED OPTIONS:/)
+        expect(result.stdout).toMatch(new RegExp(`NodePort:\\s+${held.port} \\(Command Line\\)`))
+        expect(result.stdout).toMatch(/WhatIf:\s+true \(Command Line\)/)
+        expect(result.stdout).toMatch(/DefaultAdminPassword:\s+\*{8} \(<DEFAULT>\)/)
+        // The port was taken, so a start would have failed; and the database directory was never created.
+        expect(existsSync(db)).toBe(false)
+      } finally {
+        held.server.close()
+      }
+    },
+    TIMEOUT
+  )
 
-  it("a taken port is one line on stderr naming the address and exit code 1, no stack trace", async () => {
-    const held = await holdPort()
-    try {
-      const result = await run(["--mem-db", "--node-port", String(held.port)])
+  it(
+    "a taken port is one line on stderr naming the address and exit code 1, no stack trace",
+    async () => {
+      const held = await holdPort()
+      try {
+        const result = await run(["--mem-db", "--node-port", String(held.port)])
+        expect(result.code).toBe(1)
+        expect(result.stderr.trimEnd().split("\n")).toEqual([
+          `Vellum cannot start: cannot listen on 127.0.0.1:${held.port}: the port is already in use (another process listens on it; pick another with --node-port) [EADDRINUSE]`
+        ])
+        expect(result.stdout + result.stderr).not.toMatch(/\n\s+at /)
+      } finally {
+        held.server.close()
+      }
+    },
+    TIMEOUT
+  )
+
+  it(
+    "a refused option stops the node before anything, saying it waits for a later issue",
+    async () => {
+      const db = join(scratch, "refused-db")
+      const result = await run(["--cluster-size", "3", "--db", db])
       expect(result.code).toBe(1)
-      expect(result.stderr.trimEnd().split("\n")).toEqual([
-        `Vellum cannot start: cannot listen on 127.0.0.1:${held.port}: the port is already in use (another process listens on it; pick another with --node-port) [EADDRINUSE]`
+      expect(result.stderr).toContain(
+        "ClusterSize from command line --cluster-size: 3 is not supported: clustering is not built yet (a later issue)"
+      )
+      expect(existsSync(db)).toBe(false)
+    },
+    TIMEOUT
+  )
+
+  it(
+    "logs one start-up summary (version, address, data dir, config file, default users), warns when insecure, and writes --log's file",
+    async () => {
+      const port = await freePort()
+      const db = join(scratch, "db")
+      const logs = join(scratch, "logs")
+      const args = ["--db", db, "--node-port", String(port), "--insecure", "--log", logs]
+      const first = await runUntil(args, /listening on/, async () => {
+        const ping = await fetch(`http://127.0.0.1:${port}/ping`)
+        expect(ping.status).toBe(200)
+      })
+      expect(first.code).toBe(0)
+      const lines = jsonLines(first.stdout)
+      const summaries = lines.filter((line) => line.message.includes("listening on"))
+      expect(summaries.map((line) => line.message)).toEqual([
+        `Vellum 0.1.0 listening on http://127.0.0.1:${port}; data in ${db}; no config file; default users created: admin, ops`
       ])
-      expect(result.stdout + result.stderr).not.toMatch(/\n\s+at /)
-    } finally {
-      held.server.close()
-    }
-  }, TIMEOUT)
+      expect(lines.filter((line) => line.level === "WARN").map((line) => line.message)).toEqual([
+        "Insecure mode: authentication and authorization are off, every request acts as the system user; do not expose this node"
+      ])
+      // No debug lines at the default level.
+      expect(lines.some((line) => line.level === "DEBUG")).toBe(false)
+      // The file has what the console had.
+      const file = readFileSync(join(logs, "vellum.log"), "utf8")
+      expect(jsonLines(file).map((line) => line.message)).toEqual(lines.map((line) => line.message))
 
-  it("a refused option stops the node before anything, saying it waits for a later issue", async () => {
-    const db = join(scratch, "refused-db")
-    const result = await run(["--cluster-size", "3", "--db", db])
-    expect(result.code).toBe(1)
-    expect(result.stderr).toContain("ClusterSize from command line --cluster-size: 3 is not supported: clustering is not built yet (a later issue)")
-    expect(existsSync(db)).toBe(false)
-  }, TIMEOUT)
+      // A second start on the same data directory finds the users; a config file is named; debug shows.
+      const config = join(scratch, "vellum.conf")
+      writeFileSync(config, "LogLevel: Debug\n")
+      const second = await runUntil(["--db", db, "--node-port", String(port), "--log", logs], /listening on/)
+      expect(second.code).toBe(0)
+      const again = jsonLines(second.stdout)
+      expect(again.filter((line) => line.message.includes("listening on")).map((line) => line.message)).toEqual([
+        `Vellum 0.1.0 listening on http://127.0.0.1:${port}; data in ${db}; config file ${config}; default users not created (they exist already)`
+      ])
+      expect(again.filter((line) => line.level === "DEBUG").map((line) => line.message)).toContainEqual(
+        expect.stringMatching(/^Options set: .*LogLevel=Debug \(Yaml\)/)
+      )
+      expect(again.some((line) => line.level === "WARN")).toBe(false)
+      // Appended: both runs are in the file.
+      expect(
+        jsonLines(readFileSync(join(logs, "vellum.log"), "utf8")).filter((line) =>
+          line.message.includes("listening on")
+        )
+      ).toHaveLength(2)
+      rmSync(config)
+    },
+    TIMEOUT
+  )
 
-  it("logs one start-up summary (version, address, data dir, config file, default users), warns when insecure, and writes --log's file", async () => {
-    const port = await freePort()
-    const db = join(scratch, "db")
-    const logs = join(scratch, "logs")
-    const args = ["--db", db, "--node-port", String(port), "--insecure", "--log", logs]
-    const first = await runUntil(args, /listening on/, async () => {
-      const ping = await fetch(`http://127.0.0.1:${port}/ping`)
-      expect(ping.status).toBe(200)
-    })
-    expect(first.code).toBe(0)
-    const lines = jsonLines(first.stdout)
-    const summaries = lines.filter((line) => line.message.includes("listening on"))
-    expect(summaries.map((line) => line.message)).toEqual([
-      `Vellum 0.1.0 listening on http://127.0.0.1:${port}; data in ${db}; no config file; default users created: admin, ops`
-    ])
-    expect(lines.filter((line) => line.level === "WARN").map((line) => line.message)).toEqual([
-      "Insecure mode: authentication and authorization are off, every request acts as the system user; do not expose this node"
-    ])
-    // No debug lines at the default level.
-    expect(lines.some((line) => line.level === "DEBUG")).toBe(false)
-    // The file has what the console had.
-    const file = readFileSync(join(logs, "vellum.log"), "utf8")
-    expect(jsonLines(file).map((line) => line.message)).toEqual(lines.map((line) => line.message))
+  it(
+    "--node-ip and --log-console-format Plain (text lines); --log-level Warning hides the summary",
+    async () => {
+      const port = await freePort()
+      // Another loopback address, so that --node-ip is seen to be used.
+      const plain = await runUntil(
+        ["--mem-db", "--node-ip", "127.0.0.2", "--node-port", String(port), "--log-console-format", "Plain"],
+        /listening on/,
+        async () => {
+          expect((await fetch(`http://127.0.0.2:${port}/ping`)).status).toBe(200)
+        }
+      )
+      expect(plain.code).toBe(0)
+      expect(plain.stdout).toMatch(/level=INFO .*message="Vellum 0\.1\.0 listening on http:\/\/127\.0\.0\.2:/)
+      expect(jsonLines(plain.stdout)).toEqual([])
 
-    // A second start on the same data directory finds the users; a config file is named; debug shows.
-    const config = join(scratch, "vellum.conf")
-    writeFileSync(config, "LogLevel: Debug\n")
-    const second = await runUntil(["--db", db, "--node-port", String(port), "--log", logs], /listening on/)
-    expect(second.code).toBe(0)
-    const again = jsonLines(second.stdout)
-    expect(again.filter((line) => line.message.includes("listening on")).map((line) => line.message)).toEqual([
-      `Vellum 0.1.0 listening on http://127.0.0.1:${port}; data in ${db}; config file ${config}; default users not created (they exist already)`
-    ])
-    expect(again.filter((line) => line.level === "DEBUG").map((line) => line.message)).toContainEqual(
-      expect.stringMatching(/^Options set: .*LogLevel=Debug \(Yaml\)/)
-    )
-    expect(again.some((line) => line.level === "WARN")).toBe(false)
-    // Appended: both runs are in the file.
-    expect(jsonLines(readFileSync(join(logs, "vellum.log"), "utf8")).filter((line) => line.message.includes("listening on"))).toHaveLength(2)
-    rmSync(config)
-  }, TIMEOUT)
-
-  it("--node-ip and --log-console-format Plain (text lines); --log-level Warning hides the summary", async () => {
-    const port = await freePort()
-    // Another loopback address, so that --node-ip is seen to be used.
-    const plain = await runUntil(["--mem-db", "--node-ip", "127.0.0.2", "--node-port", String(port), "--log-console-format", "Plain"], /listening on/, async () => {
-      expect((await fetch(`http://127.0.0.2:${port}/ping`)).status).toBe(200)
-    })
-    expect(plain.code).toBe(0)
-    expect(plain.stdout).toMatch(/level=INFO .*message="Vellum 0\.1\.0 listening on http:\/\/127\.0\.0\.2:/)
-    expect(jsonLines(plain.stdout)).toEqual([])
-
-    const held = await holdPort()
-    try {
-      const quiet = await run(["--mem-db", "--node-port", String(held.port), "--log-level", "Warning"])
-      expect(quiet.code).toBe(1)
-      expect(jsonLines(quiet.stdout).filter((line) => line.level === "INFO" || line.level === "DEBUG")).toEqual([])
-    } finally {
-      held.server.close()
-    }
-  }, TIMEOUT)
+      const held = await holdPort()
+      try {
+        const quiet = await run(["--mem-db", "--node-port", String(held.port), "--log-level", "Warning"])
+        expect(quiet.code).toBe(1)
+        expect(jsonLines(quiet.stdout).filter((line) => line.level === "INFO" || line.level === "DEBUG")).toEqual([])
+      } finally {
+        held.server.close()
+      }
+    },
+    TIMEOUT
+  )
 })

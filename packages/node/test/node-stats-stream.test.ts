@@ -12,7 +12,10 @@ const STREAM = "$stats-127.0.0.1:2113"
 
 const nodeLayer = (argv: ReadonlyArray<string>, disk = new MemoryDisk()) =>
   Layer.provide(
-    nodeAppLayer(load({ argv: ["--mem-db", "--password-hash-cost", "4", ...argv] }), { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),
+    nodeAppLayer(load({ argv: ["--mem-db", "--password-hash-cost", "4", ...argv] }), {
+      dbDir: "/db",
+      instanceId: "00000000-0000-4000-8000-000000000001"
+    }),
     layerMemory(disk)
   ).pipe(Layer.orDie)
 
@@ -21,14 +24,14 @@ const countOf = (read: StreamRead) => (read._tag === "Success" ? read.events.len
 
 /** Lets the writer fiber run after the clock moved (its append goes through the store's writer). */
 const settle = (expected: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let i = 0; i < 1000 && countOf(yield* readStats) < expected; i++) yield* Effect.yieldNow()
     return yield* readStats
   })
 
 describe("--write-stats-to-db", () => {
   it.effect("appends a $statsCollected event every StatsPeriodSec, under a $maxAge of ten days", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* EventStore
       yield* TestClock.adjust("4 seconds")
       expect(countOf(yield* settle(0))).toBe(0)
@@ -49,21 +52,23 @@ describe("--write-stats-to-db", () => {
 
       yield* TestClock.adjust("10 seconds")
       expect(countOf(yield* settle(3))).toBe(3)
-    }).pipe(Effect.provide(nodeLayer(["--write-stats-to-db", "--stats-period-sec", "5"]))))
+    }).pipe(Effect.provide(nodeLayer(["--write-stats-to-db", "--stats-period-sec", "5"])))
+  )
 
   it.effect("writes nothing without the option", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.adjust("60 seconds")
       for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
       expect((yield* readStats)._tag).toBe("NoStream")
-    }).pipe(Effect.provide(nodeLayer(["--stats-period-sec", "5"]))))
+    }).pipe(Effect.provide(nodeLayer(["--stats-period-sec", "5"])))
+  )
 
   it.effect("sets the metadata once: a restart finds it and leaves it alone", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const disk = new MemoryDisk()
       const argv = ["--write-stats-to-db", "--stats-period-sec", "5"]
       const run = (expected: number) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* TestClock.adjust("5 seconds")
           const read = yield* settle(expected)
           const metadata = yield* Effect.flatMap(EventStore, (store) => Effect.orDie(store.getStreamMetadata(STREAM)))
@@ -71,5 +76,6 @@ describe("--write-stats-to-db", () => {
         }).pipe(Effect.provide(nodeLayer(argv, disk)))
       expect(yield* run(1)).toEqual({ events: 1, metaLastEventNumber: 0 })
       expect(yield* run(2)).toEqual({ events: 2, metaLastEventNumber: 0 })
-    }))
+    })
+  )
 })

@@ -6,7 +6,8 @@ import type { HttpRequest, Reply } from "@vellum/http"
 import { makeNodeHandler, nodeAppLayer, type NodeAppServices } from "../src/NodeApp.js"
 import { load } from "./configSupport.js"
 
-export const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
+export const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
 export const admin = basic("admin", "changeit")
 
 export type Call = (r: Partial<HttpRequest> & { url: string }) => Promise<Reply>
@@ -15,24 +16,40 @@ export type Call = (r: Partial<HttpRequest> & { url: string }) => Promise<Reply>
  * Runs `body` against a node on `disk`; the node's scope is closed afterwards (as a stop). With `logs`, the
  * JSON log lines written while requests are handled are collected there.
  */
-export const withNode = <A>(disk: MemoryDisk, argv: ReadonlyArray<string>, body: (call: Call) => Promise<A>, logs?: Array<string>) =>
-  Effect.runPromise(Effect.gen(function*() {
-    const loaded = load({ argv: ["--mem-db", "--password-hash-cost", "4", ...argv] })
-    const scope = yield* Scope.make()
-    const context: Context.Context<NodeAppServices> = yield* Layer.buildWithScope(
-      Layer.provide(nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }), layerMemory(disk)),
-      scope
-    )
-    const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
-    const logger = logs === undefined ? Layer.empty : jsonLoggerLayer((line) => logs.push(line), LogLevel.All)
-    const call: Call = (r) =>
-      Effect.runPromise(Effect.provide(
-        Effect.provide(handle({ method: "GET", headers: { host: "127.0.0.1:2113" }, body: undefined, ...r }), context),
-        logger
-      ))
-    const result = yield* Effect.promise(() => body(call))
-    yield* Scope.close(scope, Exit.void)
-    return { result, context }
-  }))
+export const withNode = <A>(
+  disk: MemoryDisk,
+  argv: ReadonlyArray<string>,
+  body: (call: Call) => Promise<A>,
+  logs?: Array<string>
+) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const loaded = load({ argv: ["--mem-db", "--password-hash-cost", "4", ...argv] })
+      const scope = yield* Scope.make()
+      const context: Context.Context<NodeAppServices> = yield* Layer.buildWithScope(
+        Layer.provide(
+          nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),
+          layerMemory(disk)
+        ),
+        scope
+      )
+      const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
+      const logger = logs === undefined ? Layer.empty : jsonLoggerLayer((line) => logs.push(line), LogLevel.All)
+      const call: Call = (r) =>
+        Effect.runPromise(
+          Effect.provide(
+            Effect.provide(
+              handle({ method: "GET", headers: { host: "127.0.0.1:2113" }, body: undefined, ...r }),
+              context
+            ),
+            logger
+          )
+        )
+      const result = yield* Effect.promise(() => body(call))
+      yield* Scope.close(scope, Exit.void)
+      return { result, context }
+    })
+  )
 
-export const text = (reply: Reply) => typeof reply.body === "string" ? reply.body : Buffer.from(reply.body ?? new Uint8Array()).toString("utf8")
+export const text = (reply: Reply) =>
+  typeof reply.body === "string" ? reply.body : Buffer.from(reply.body ?? new Uint8Array()).toString("utf8")

@@ -15,7 +15,8 @@ export { freePort } from "./compatSupport.js"
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 
 /** Bundles the node into dist/ (as `npm start` does first). */
-export const buildDist = () => execFileSync(process.execPath, [path.join(repoRoot, "scripts/build.mjs")], { cwd: repoRoot, stdio: "pipe" })
+export const buildDist = () =>
+  execFileSync(process.execPath, [path.join(repoRoot, "scripts/build.mjs")], { cwd: repoRoot, stdio: "pipe" })
 
 export const tempDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 
@@ -35,7 +36,9 @@ export const spawnLogged = (command: string, args: ReadonlyArray<string>): Spawn
   let out = ""
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()))
-  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "?")))
+  const exited = new Promise<number | string>((resolve) =>
+    child.once("exit", (code, signal) => resolve(code ?? signal ?? "?"))
+  )
   return { child, output: () => out, exited }
 }
 
@@ -52,7 +55,10 @@ export const waitForPing = async (port: number, spawned?: Spawned, ms = 60_000) 
   void spawned?.exited.then(() => (gone = true))
   while (Date.now() < deadline) {
     if (gone) throw new Error(`the node exited before answering /ping:\n${spawned?.output()}`)
-    const status = await fetch(`http://127.0.0.1:${port}/ping`).then((r) => r.status, () => 0)
+    const status = await fetch(`http://127.0.0.1:${port}/ping`).then(
+      (r) => r.status,
+      () => 0
+    )
     if (status === 200) return
     await sleep(100)
   }
@@ -61,7 +67,12 @@ export const waitForPing = async (port: number, spawned?: Spawned, ms = 60_000) 
 
 /** Resolves with the exit code, or fails after `ms`. */
 export const exitWithin = (spawned: Spawned, ms: number) =>
-  Promise.race([spawned.exited, sleep(ms).then(() => { throw new Error(`still running after ${ms} ms:\n${spawned.output()}`) })])
+  Promise.race([
+    spawned.exited,
+    sleep(ms).then(() => {
+      throw new Error(`still running after ${ms} ms:\n${spawned.output()}`)
+    })
+  ])
 
 const alive = (pid: number) => {
   try {

@@ -5,7 +5,19 @@
 import { describe, expect, it } from "vitest"
 import { Prng } from "@vellum/platform"
 import {
-  ADMIN, BIG, Client, Ids, OPS, SMALL_NODE, basic, freshNode, openNode, pause, text, trackNodes, type EventView
+  ADMIN,
+  BIG,
+  Client,
+  Ids,
+  OPS,
+  SMALL_NODE,
+  basic,
+  freshNode,
+  openNode,
+  pause,
+  text,
+  trackNodes,
+  type EventView
 } from "./scavengeAcceptanceSupport.js"
 
 const track = trackNodes()
@@ -35,7 +47,9 @@ const visibleState = async (c: Client) => {
   const reads: Record<string, unknown> = {}
   for (const s of USER_STREAMS) reads[s] = await c.read(s)
   const mine = new Set([...USER_STREAMS, ...USER_STREAMS.map((s) => `$$${s}`)])
-  const all = (await c.all()).filter((e) => mine.has(e.streamId)).map(({ streamId, eventNumber, eventType, data }) => ({ streamId, eventNumber, eventType, data }))
+  const all = (await c.all())
+    .filter((e) => mine.has(e.streamId))
+    .map(({ streamId, eventNumber, eventType, data }) => ({ streamId, eventNumber, eventType, data }))
   return { reads, all }
 }
 
@@ -69,12 +83,19 @@ describe("POST /admin/scavenge parameters", () => {
       expect(reply.headers["Content-Type"]).toMatch(/^text\/plain/)
     }
     // None of them started anything (before any run, the all-zero id and Unknown); ?format=json picks JSON.
-    const last = await node.call({ url: "/admin/scavenge/last?format=json", headers: { host: "h", authorization: ADMIN } })
+    const last = await node.call({
+      url: "/admin/scavenge/last?format=json",
+      headers: { host: "h", authorization: ADMIN }
+    })
     expect(JSON.parse(text(last))).toEqual({ scavengeId: ZERO_ID, scavengeLink: "", scavengeResult: "Unknown" })
-    expect(text(await c.admin("GET", "/admin/scavenge/last", "text/plain"))).toBe(`ScavengeId: ${ZERO_ID}, ScavengeLink: , ScavengeResult: Unknown`)
+    expect(text(await c.admin("GET", "/admin/scavenge/last", "text/plain"))).toBe(
+      `ScavengeId: ${ZERO_ID}, ScavengeLink: , ScavengeResult: Unknown`
+    )
     // The documented request: an empty JSON body.
     const started = await node.call({
-      method: "POST", url: "/admin/scavenge", body: new TextEncoder().encode("{}"),
+      method: "POST",
+      url: "/admin/scavenge",
+      body: new TextEncoder().encode("{}"),
       headers: { host: "h", authorization: ADMIN, "content-type": "application/json", accept: "application/json" }
     })
     expect(started.status).toBe(200)
@@ -108,12 +129,32 @@ describe("who may scavenge", () => {
   it("$admins and $ops members may; anyone else and anonymous get 401 on every scavenge route", async () => {
     const { node, c } = await freshNode(52)
     track(node)
-    for (const [login, groups] of [["ann", []], ["olga", ["$ops"]], ["adam", ["$admins"]]] as const) {
-      const body = new TextEncoder().encode(JSON.stringify({ loginName: login, fullName: login, password: "pw", groups }))
-      expect((await node.call({ method: "POST", url: "/users/", body, headers: { host: "h", authorization: ADMIN, "content-type": "application/json" } })).status).toBe(201)
+    for (const [login, groups] of [
+      ["ann", []],
+      ["olga", ["$ops"]],
+      ["adam", ["$admins"]]
+    ] as const) {
+      const body = new TextEncoder().encode(
+        JSON.stringify({ loginName: login, fullName: login, password: "pw", groups })
+      )
+      expect(
+        (
+          await node.call({
+            method: "POST",
+            url: "/users/",
+            body,
+            headers: { host: "h", authorization: ADMIN, "content-type": "application/json" }
+          })
+        ).status
+      ).toBe(201)
     }
-    const routes = [["POST", "/admin/scavenge"], ["GET", "/admin/scavenge/current"], ["GET", "/admin/scavenge/last"],
-      ["DELETE", "/admin/scavenge/current"], ["POST", "/admin/mergeindexes"]] as const
+    const routes = [
+      ["POST", "/admin/scavenge"],
+      ["GET", "/admin/scavenge/current"],
+      ["GET", "/admin/scavenge/last"],
+      ["DELETE", "/admin/scavenge/current"],
+      ["POST", "/admin/mergeindexes"]
+    ] as const
     for (const [method, url] of routes) {
       expect((await node.call({ method, url, headers: { host: "h" } })).status).toBe(401)
       expect((await c.as(basic("ann", "pw")).admin(method, url)).status).toBe(401)
@@ -129,7 +170,9 @@ describe("who may scavenge", () => {
     // The history streams are readable by $ops only.
     const runs = (await c.read("$scavenges")).events
     expect(runs.length).toBeGreaterThan(0)
-    expect((await c.as(basic("ann", "pw")).read(`$scavenges-${(runs[0]!.data as { scavengeId: string }).scavengeId}`)).status).toBe(401)
+    expect(
+      (await c.as(basic("ann", "pw")).read(`$scavenges-${(runs[0]!.data as { scavengeId: string }).scavengeId}`)).status
+    ).toBe(401)
     expect((await c.as(basic("olga", "pw")).read("$scavenges")).status).toBe(200)
   })
 })
@@ -148,8 +191,14 @@ describe("a run under way", () => {
     const running = await a.c.current()
     expect(running).toMatchObject({ scavengeId: id1, scavengeLink: `/admin/scavenge/${id1}`, phase: "ExecutingChunks" })
     expect(running.progress).toEqual({ done: 1, total: expect.any(Number) })
-    expect(text(await a.c.admin("GET", "/admin/scavenge/current", "text/plain"))).toBe(`ScavengeId: ${id1}, ScavengeLink: /admin/scavenge/${id1}`)
-    expect(await a.c.last()).toEqual({ scavengeId: id1, scavengeLink: `/admin/scavenge/${id1}`, scavengeResult: "InProgress" })
+    expect(text(await a.c.admin("GET", "/admin/scavenge/current", "text/plain"))).toBe(
+      `ScavengeId: ${id1}, ScavengeLink: /admin/scavenge/${id1}`
+    )
+    expect(await a.c.last()).toEqual({
+      scavengeId: id1,
+      scavengeLink: `/admin/scavenge/${id1}`,
+      scavengeResult: "InProgress"
+    })
     const metrics = text(await a.c.admin("GET", "/metrics", "text/plain"))
     expect(metrics).toMatch(/^vellum_scavenge_running 1$/m)
     expect(metrics).toMatch(/^vellum_scavenge_phase\{phase="ExecutingChunks"\} 1$/m)
@@ -192,7 +241,15 @@ describe("a run under way", () => {
     const completed = lastOf(history)
     expect(completed.eventType).toBe("$scavengeCompleted")
     expect(completed.data).toMatchObject({ scavengeId: id1, result: "Interrupted", error: "The node was restarted." })
-    expect(Object.keys(completed.data as object)).toEqual(["scavengeId", "nodeEndpoint", "result", "error", "timeTaken", "spaceSaved", "maxChunkScavenged"])
+    expect(Object.keys(completed.data as object)).toEqual([
+      "scavengeId",
+      "nodeEndpoint",
+      "result",
+      "error",
+      "timeTaken",
+      "spaceSaved",
+      "maxChunkScavenged"
+    ])
     const links = (await c2.read("$scavenges")).events.map((e) => e.title)
     expect(links).toContain(`${completed.eventNumber}@$scavenges-${id1}`)
 
@@ -204,7 +261,8 @@ describe("a run under way", () => {
     // ExecutingChunks(1) resumes at chunk 2.
     const resumedChunks = ofType(await c2.history(id2), "$scavengeChunksCompleted")
     expect(resumedChunks.length).toBeGreaterThan(0)
-    for (const e of resumedChunks) expect((e.data as { chunkStartNumber: number }).chunkStartNumber).toBeGreaterThanOrEqual(2)
+    for (const e of resumedChunks)
+      expect((e.data as { chunkStartNumber: number }).chunkStartNumber).toBeGreaterThanOrEqual(2)
     const chunkLines = a2.logs.filter((l) => /physical chunk/.test(l))
     for (const line of chunkLines) expect(line).toMatch(/The threshold is 0$/)
     expect(await c2.allNumbers("scope")).toEqual([3, 4])
@@ -276,27 +334,91 @@ describe("history streams", () => {
     expect(merges.length).toBeGreaterThan(0)
     expect(tables.length).toBeGreaterThan(0)
     for (const e of chunks) {
-      expect(Object.keys(e.data as object)).toEqual(["scavengeId", "chunkStartNumber", "chunkEndNumber", "timeTaken", "wasScavenged", "spaceSaved", "nodeEndpoint", "errorMessage"])
-      expect(e.data).toMatchObject({ scavengeId: id, timeTaken: expect.stringMatching(TIME_SPAN), wasScavenged: true, errorMessage: "" })
+      expect(Object.keys(e.data as object)).toEqual([
+        "scavengeId",
+        "chunkStartNumber",
+        "chunkEndNumber",
+        "timeTaken",
+        "wasScavenged",
+        "spaceSaved",
+        "nodeEndpoint",
+        "errorMessage"
+      ])
+      expect(e.data).toMatchObject({
+        scavengeId: id,
+        timeTaken: expect.stringMatching(TIME_SPAN),
+        wasScavenged: true,
+        errorMessage: ""
+      })
     }
     for (const e of merges) {
-      expect(Object.keys(e.data as object)).toEqual(["scavengeId", "chunkStartNumber", "chunkEndNumber", "timeTaken", "spaceSaved", "wasMerged", "nodeEndpoint", "errorMessage"])
-      expect(e.data).toMatchObject({ scavengeId: id, timeTaken: expect.stringMatching(TIME_SPAN), wasMerged: true, errorMessage: "" })
+      expect(Object.keys(e.data as object)).toEqual([
+        "scavengeId",
+        "chunkStartNumber",
+        "chunkEndNumber",
+        "timeTaken",
+        "spaceSaved",
+        "wasMerged",
+        "nodeEndpoint",
+        "errorMessage"
+      ])
+      expect(e.data).toMatchObject({
+        scavengeId: id,
+        timeTaken: expect.stringMatching(TIME_SPAN),
+        wasMerged: true,
+        errorMessage: ""
+      })
     }
     for (const e of tables) {
-      expect(Object.keys(e.data as object)).toEqual(["scavengeId", "level", "index", "timeTaken", "entriesDeleted", "entriesKept", "spaceSaved", "wasScavenged", "nodeEndpoint", "errorMessage"])
-      expect(e.data).toMatchObject({ scavengeId: id, timeTaken: expect.stringMatching(TIME_SPAN), wasScavenged: true, errorMessage: "" })
+      expect(Object.keys(e.data as object)).toEqual([
+        "scavengeId",
+        "level",
+        "index",
+        "timeTaken",
+        "entriesDeleted",
+        "entriesKept",
+        "spaceSaved",
+        "wasScavenged",
+        "nodeEndpoint",
+        "errorMessage"
+      ])
+      expect(e.data).toMatchObject({
+        scavengeId: id,
+        timeTaken: expect.stringMatching(TIME_SPAN),
+        wasScavenged: true,
+        errorMessage: ""
+      })
     }
-    expect(tables.reduce((n, e) => n + (e.data as { entriesDeleted: number }).entriesDeleted, 0)).toBeGreaterThanOrEqual(1000)
+    expect(
+      tables.reduce((n, e) => n + (e.data as { entriesDeleted: number }).entriesDeleted, 0)
+    ).toBeGreaterThanOrEqual(1000)
     const done = lastOf(history).data as Record<string, unknown>
-    expect(Object.keys(done)).toEqual(["scavengeId", "nodeEndpoint", "result", "error", "timeTaken", "spaceSaved", "maxChunkScavenged"])
-    expect(done).toMatchObject({ scavengeId: id, result: "Success", error: null, timeTaken: expect.stringMatching(TIME_SPAN) })
-    const saved = (events: ReadonlyArray<EventView>) => events.reduce((n, e) => n + (e.data as { spaceSaved: number }).spaceSaved, 0)
+    expect(Object.keys(done)).toEqual([
+      "scavengeId",
+      "nodeEndpoint",
+      "result",
+      "error",
+      "timeTaken",
+      "spaceSaved",
+      "maxChunkScavenged"
+    ])
+    expect(done).toMatchObject({
+      scavengeId: id,
+      result: "Success",
+      error: null,
+      timeTaken: expect.stringMatching(TIME_SPAN)
+    })
+    const saved = (events: ReadonlyArray<EventView>) =>
+      events.reduce((n, e) => n + (e.data as { spaceSaved: number }).spaceSaved, 0)
     expect(done["spaceSaved"]).toBe(saved(chunks) + saved(merges) + saved(tables))
-    expect(done["maxChunkScavenged"]).toBe(Math.max(...chunks.map((e) => (e.data as { chunkEndNumber: number }).chunkEndNumber)))
+    expect(done["maxChunkScavenged"]).toBe(
+      Math.max(...chunks.map((e) => (e.data as { chunkEndNumber: number }).chunkEndNumber))
+    )
 
     // Links only for the start and the completion, in that order.
-    const links = (await c.read("$scavenges")).events.filter((e) => e.title.endsWith(`@$scavenges-${id}`)).map((e) => e.title)
+    const links = (await c.read("$scavenges")).events
+      .filter((e) => e.title.endsWith(`@$scavenges-${id}`))
+      .map((e) => e.title)
     expect(links).toEqual([`0@$scavenges-${id}`, `${lastOf(history).eventNumber}@$scavenges-${id}`])
     // Retention and access: $maxAge of ScavengeHistoryMaxAge days (30) and $ops read.
     const retention = { $maxAge: 2_592_000, $acl: { $r: "$ops", $w: [], $d: [], $mr: [], $mw: [] } }

@@ -4,7 +4,16 @@
 // ~40 KB, so three big events fill a chunk and scenarios cross chunk boundaries with a handful of events.
 import { describe, expect, it } from "vitest"
 import { Prng } from "@vellum/platform"
-import { BIG, Client, Ids, SMALL_NODE, dataNumbers, freshNode, openNode, trackNodes } from "./scavengeAcceptanceSupport.js"
+import {
+  BIG,
+  Client,
+  Ids,
+  SMALL_NODE,
+  dataNumbers,
+  freshNode,
+  openNode,
+  trackNodes
+} from "./scavengeAcceptanceSupport.js"
 
 const track = trackNodes()
 /** A fresh node whose closing and log check come after the test. */
@@ -150,7 +159,8 @@ describe("deleted streams", () => {
     // The metastream of a tombstoned stream goes whole.
     expect(await c.allNumbers("$$hard")).toEqual([])
     // Every append to a hard-deleted stream is 410, whatever the expected version.
-    for (const expected of [undefined, -2, -1, 4, 100]) expect((await c.append("hard", 1, 0, expected)).status).toBe(410)
+    for (const expected of [undefined, -2, -1, 4, 100])
+      expect((await c.append("hard", 1, 0, expected)).status).toBe(410)
     expect((await c.delete("hard", true)).status).toBe(410)
   })
 })
@@ -159,15 +169,23 @@ describe("metadata streams", () => {
   it("only the latest $$stream record survives; an event of any type in $$s is the metadata", async () => {
     const { c } = await fresh(7)
     await c.appendEach("meta", 6, BIG)
-    for (const maxCount of [100, 50, 20, 2]) expect((await c.setMetadata("meta", { $maxCount: maxCount })).status).toBe(201)
+    for (const maxCount of [100, 50, 20, 2])
+      expect((await c.setMetadata("meta", { $maxCount: maxCount })).status).toBe(201)
     await c.appendEach("sneak", 4)
     expect((await c.setMetadata("sneak", { $maxCount: 1 })).status).toBe(201)
     // "An event of type 'sneaky' ... in $$x does count, and it clears the metadata".
-    expect((await c.node.call({
-      method: "POST", url: "/streams/%24%24sneak",
-      headers: { host: "h", authorization: c.auth, "content-type": "application/vnd.eventstore.events+json" },
-      body: new TextEncoder().encode(JSON.stringify([{ eventId: c.ids.next(), eventType: "sneaky", data: { hello: 1 } }]))
-    })).status).toBe(201)
+    expect(
+      (
+        await c.node.call({
+          method: "POST",
+          url: "/streams/%24%24sneak",
+          headers: { host: "h", authorization: c.auth, "content-type": "application/vnd.eventstore.events+json" },
+          body: new TextEncoder().encode(
+            JSON.stringify([{ eventId: c.ids.next(), eventType: "sneaky", data: { hello: 1 } }])
+          )
+        })
+      ).status
+    ).toBe(201)
     expect(await c.numbers("sneak")).toEqual([0, 1, 2, 3])
 
     await c.scavenge()
@@ -206,15 +224,20 @@ describe("threshold", () => {
     expect(await c.allNumbers("light")).toEqual([2, 3])
     const secondChunks = (await c.history(second)).filter((e) => e.eventType === "$scavengeChunksCompleted")
     expect(secondChunks.length).toBeGreaterThan(0)
-    expect(node.logs.some((l) => /^Skipped physical chunk \d+-\d+ with weight 0\. The threshold is 0$/.test(l))).toBe(true)
+    expect(node.logs.some((l) => /^Skipped physical chunk \d+-\d+ with weight 0\. The threshold is 0$/.test(l))).toBe(
+      true
+    )
 
     // threshold -1: every chunk before the point is rewritten, weight or not, in order and without gaps.
     const third = await c.scavenge("threshold=-1")
-    const ranges = (await c.history(third)).filter((e) => e.eventType === "$scavengeChunksCompleted")
+    const ranges = (await c.history(third))
+      .filter((e) => e.eventType === "$scavengeChunksCompleted")
       .map((e) => e.data as { chunkStartNumber: number; chunkEndNumber: number })
     expect(ranges[0]!.chunkStartNumber).toBe(0)
     for (let i = 1; i < ranges.length; i++) expect(ranges[i]!.chunkStartNumber).toBe(ranges[i - 1]!.chunkEndNumber + 1)
-    const completed = (await c.history(third)).find((e) => e.eventType === "$scavengeCompleted")!.data as { maxChunkScavenged: number }
+    const completed = (await c.history(third)).find((e) => e.eventType === "$scavengeCompleted")!.data as {
+      maxChunkScavenged: number
+    }
     expect(completed.maxChunkScavenged).toBe(ranges[ranges.length - 1]!.chunkEndNumber)
     expect(await c.allNumbers("heavy")).toEqual([3])
     expect(await c.allNumbers("light")).toEqual([2, 3])
@@ -236,7 +259,8 @@ describe("across runs and options", () => {
     expect(await again.allNumbers("mc")).toEqual([5, 6])
     expect(await again.numbers("mc")).toEqual([5, 6])
     // A run with no new point (syncOnly) changes nothing.
-    const notHistory = (all: ReadonlyArray<{ streamId: string }>) => all.filter((e) => !/^(\$\$)?\$scavenges/.test(e.streamId))
+    const notHistory = (all: ReadonlyArray<{ streamId: string }>) =>
+      all.filter((e) => !/^(\$\$)?\$scavenges/.test(e.streamId))
     const before = notHistory(await again.all())
     await again.scavenge("syncOnly=true")
     expect(notHistory(await again.all())).toEqual(before)
@@ -247,13 +271,24 @@ describe("across runs and options", () => {
     for (const threads of [1, 4]) {
       const { c } = await fresh(11)
       for (let i = 0; i < 24; i++) await c.appendEach(`t${i % 4}`, 1, BIG)
-      for (const [s, meta] of [["t0", { $maxCount: 2 }], ["t1", { $tb: 3 }]] as const) expect((await c.setMetadata(s, meta)).status).toBe(201)
+      for (const [s, meta] of [
+        ["t0", { $maxCount: 2 }],
+        ["t1", { $tb: 3 }]
+      ] as const)
+        expect((await c.setMetadata(s, meta)).status).toBe(201)
       expect((await c.delete("t2", true)).status).toBe(204)
       await c.scavenge(`threads=${threads}`)
-      states.push({ reads: [await c.read("t0"), await c.read("t1"), await c.read("t3")], all: (await c.all()).filter((e) => /^(\$\$)?t\d$/.test(e.streamId)) })
+      states.push({
+        reads: [await c.read("t0"), await c.read("t1"), await c.read("t3")],
+        all: (await c.all()).filter((e) => /^(\$\$)?t\d$/.test(e.streamId))
+      })
     }
     expect(states[1]).toEqual(states[0])
-    expect(states[0]!.reads.map((r) => r.events.map((e) => e.eventNumber))).toEqual([[4, 5], [3, 4, 5], [0, 1, 2, 3, 4, 5]])
+    expect(states[0]!.reads.map((r) => r.events.map((e) => e.eventNumber))).toEqual([
+      [4, 5],
+      [3, 4, 5],
+      [0, 1, 2, 3, 4, 5]
+    ])
   })
 
   it("UnsafeIgnoreHardDelete: every chunk runs whatever the threshold; tombstones and hard-deleted streams go whole", async () => {
@@ -263,8 +298,12 @@ describe("across runs and options", () => {
     expect((await c.setMetadata("hard", { $maxCount: 10 })).status).toBe(201)
     expect((await c.delete("hard", true)).status).toBe(204)
     const id = await c.scavenge("threshold=1000000")
-    const ranges = (await c.history(id)).filter((e) => e.eventType === "$scavengeChunksCompleted")
-      .map((e) => [(e.data as { chunkStartNumber: number }).chunkStartNumber, (e.data as { chunkEndNumber: number }).chunkEndNumber])
+    const ranges = (await c.history(id))
+      .filter((e) => e.eventType === "$scavengeChunksCompleted")
+      .map((e) => [
+        (e.data as { chunkStartNumber: number }).chunkStartNumber,
+        (e.data as { chunkEndNumber: number }).chunkEndNumber
+      ])
     expect(ranges[0]).toEqual([0, 0])
     expect(ranges.length).toBeGreaterThanOrEqual(2)
     expect(await c.allNumbers("hard")).toEqual([])
@@ -295,7 +334,16 @@ describe("across runs and options", () => {
     expect((await c.setMetadata("a", { $maxCount: 1 })).status).toBe(201)
     const id = await c.scavenge("threshold=-1")
     for (const e of (await c.history(id)).filter((h) => h.eventType === "$scavengeMergeCompleted")) {
-      expect(Object.keys(e.data as object)).toEqual(["scavengeId", "chunkStartNumber", "chunkEndNumber", "timeTaken", "spaceSaved", "wasMerged", "nodeEndpoint", "errorMessage"])
+      expect(Object.keys(e.data as object)).toEqual([
+        "scavengeId",
+        "chunkStartNumber",
+        "chunkEndNumber",
+        "timeTaken",
+        "spaceSaved",
+        "wasMerged",
+        "nodeEndpoint",
+        "errorMessage"
+      ])
     }
     const expectRight = async (client: Client) => {
       expect(await client.numbers("a")).toEqual([7])
@@ -320,7 +368,11 @@ describe("$all after rewrites and merges", () => {
     expect((await c.delete("p", true)).status).toBe(204)
     expect((await c.setMetadata("small", { $maxCount: 4 })).status).toBe(201)
     const id = await c.scavenge()
-    expect((await c.history(id)).filter((e) => e.eventType === "$scavengeMergeCompleted").map((e) => (e.data as { wasMerged: boolean }).wasMerged)).toContain(true)
+    expect(
+      (await c.history(id))
+        .filter((e) => e.eventType === "$scavengeMergeCompleted")
+        .map((e) => (e.data as { wasMerged: boolean }).wasMerged)
+    ).toContain(true)
     const whole = await c.all()
     expect(whole.filter((e) => e.streamId === "q").map((e) => e.eventNumber)).toEqual([0, 1, 2])
     expect(whole.filter((e) => e.streamId === "small").map((e) => e.eventNumber)).toEqual([11, 12, 13, 14])
@@ -331,7 +383,11 @@ describe("$all after rewrites and merges", () => {
 
 describe("durability (nothing acknowledged is lost)", () => {
   it("after a scavenge and a power loss, everything that must survive is still readable", async () => {
-    for (const [seed, mode] of [[1, "strict"], [2, "random"], [3, "random"]] as const) {
+    for (const [seed, mode] of [
+      [1, "strict"],
+      [2, "random"],
+      [3, "random"]
+    ] as const) {
       const { c, disk, clock } = await freshNode(20 + seed)
       await c.appendEach("keep", 4, BIG)
       await c.appendEach("trim", 5, BIG)
@@ -340,7 +396,12 @@ describe("durability (nothing acknowledged is lost)", () => {
       expect((await c.delete("gone", true)).status).toBe(204)
       await c.scavenge("threshold=-1")
       await c.appendEach("after", 2)
-      const before = { keep: await c.read("keep"), trim: await c.read("trim"), after: await c.read("after"), all: await c.all() }
+      const before = {
+        keep: await c.read("keep"),
+        trim: await c.read("trim"),
+        after: await c.read("after"),
+        all: await c.all()
+      }
       disk.memory.crash(new Prng(seed), mode)
       await c.node.close().catch(() => undefined)
 
@@ -349,7 +410,8 @@ describe("durability (nothing acknowledged is lost)", () => {
       expect(await again.read("trim")).toEqual(before.trim)
       expect(await again.read("after")).toEqual(before.after)
       expect((await again.read("gone")).status).toBe(410)
-      const userStreams = (all: ReadonlyArray<{ streamId: string }>) => all.filter((e) => ["keep", "trim", "gone", "after"].includes(e.streamId))
+      const userStreams = (all: ReadonlyArray<{ streamId: string }>) =>
+        all.filter((e) => ["keep", "trim", "gone", "after"].includes(e.streamId))
       expect(userStreams(await again.all())).toEqual(userStreams(before.all))
     }
   })

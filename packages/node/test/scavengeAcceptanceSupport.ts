@@ -14,7 +14,8 @@ import type { HttpRequest, Reply } from "@vellum/http"
 import { makeNodeHandler, nodeAppLayer } from "../src/NodeApp.js"
 import { load } from "./configSupport.js"
 
-export const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
+export const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
 export const ADMIN = basic("admin", "changeit")
 export const OPS = basic("ops", "changeit")
 export const ATOM = "application/vnd.eventstore.atom+json"
@@ -42,7 +43,15 @@ export class ShiftedClock {
  * catch a scavenge under way deterministically (a run rewriting a chunk opens `*.scavenge.tmp`).
  */
 export class HoldableDisk {
-  private hold: { readonly pattern: RegExp; pass: number; readonly reached: () => void; readonly gate: Promise<void>; readonly open: () => void } | undefined
+  private hold:
+    | {
+        readonly pattern: RegExp
+        pass: number
+        readonly reached: () => void
+        readonly gate: Promise<void>
+        readonly open: () => void
+      }
+    | undefined
   readonly service: DiskService
 
   constructor(readonly memory: MemoryDisk = new MemoryDisk()) {
@@ -100,25 +109,38 @@ export const SMALL_NODE = ["--chunk-size", "131072", "--max-append-event-size", 
 /** Padding of a "big" event: three fill a chunk of SMALL_NODE (a fourth does not fit). */
 export const BIG = 40_000
 
-export const openNode = async (disk: HoldableDisk, clock: ShiftedClock, argv: ReadonlyArray<string> = SMALL_NODE): Promise<TestNode> => {
+export const openNode = async (
+  disk: HoldableDisk,
+  clock: ShiftedClock,
+  argv: ReadonlyArray<string> = SMALL_NODE
+): Promise<TestNode> => {
   const logs: Array<string> = []
   const capture = Logger.make(({ message }) => {
     logs.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
   })
   const inWorld = <A, E>(effect: Effect.Effect<A, E>) =>
-    Effect.runPromise(effect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)), Effect.withClock(clock.clock)))
+    Effect.runPromise(
+      effect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)), Effect.withClock(clock.clock))
+    )
   const loaded = load({ argv: ["--mem-db", "--password-hash-cost", "4", ...argv] })
   const scope = Effect.runSync(Scope.make())
-  const { context, handle } = await inWorld(Effect.gen(function*() {
-    const context = yield* Layer.buildWithScope(
-      Layer.provide(nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }), Layer.succeed(Disk, disk.service)),
-      scope
-    )
-    const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
-    return { context, handle }
-  }))
+  const { context, handle } = await inWorld(
+    Effect.gen(function* () {
+      const context = yield* Layer.buildWithScope(
+        Layer.provide(
+          nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),
+          Layer.succeed(Disk, disk.service)
+        ),
+        scope
+      )
+      const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
+      return { context, handle }
+    })
+  )
   const call = (r: Request) =>
-    inWorld(Effect.provide(handle({ method: "GET", headers: { host: "127.0.0.1:2113" }, body: undefined, ...r }), context))
+    inWorld(
+      Effect.provide(handle({ method: "GET", headers: { host: "127.0.0.1:2113" }, body: undefined, ...r }), context)
+    )
   return { call, logs, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
@@ -168,7 +190,11 @@ export class Client {
   /** Events this client appended per stream: the next event's `n` (its event number when numbering never jumped). */
   private readonly counts = new Map<string, number>()
 
-  constructor(readonly node: TestNode, readonly ids: Ids, readonly auth: string = ADMIN) {}
+  constructor(
+    readonly node: TestNode,
+    readonly ids: Ids,
+    readonly auth: string = ADMIN
+  ) {}
 
   /** The same node as another user. */
   as(auth: string): Client {
@@ -187,11 +213,17 @@ export class Client {
     const first = this.counts.get(stream) ?? 0
     this.counts.set(stream, first + count)
     const events = Array.from({ length: count }, (_, i) => ({
-      eventId: this.ids.next(), eventType: "t", data: { n: first + i, pad: "x".repeat(padBytes) }
+      eventId: this.ids.next(),
+      eventType: "t",
+      data: { n: first + i, pad: "x".repeat(padBytes) }
     }))
     return this.node.call({
-      method: "POST", url: `/streams/${encodeURIComponent(stream)}`,
-      headers: this.headers({ "content-type": EVENTS, ...(expectedVersion === undefined ? {} : { "es-expectedversion": String(expectedVersion) }) }),
+      method: "POST",
+      url: `/streams/${encodeURIComponent(stream)}`,
+      headers: this.headers({
+        "content-type": EVENTS,
+        ...(expectedVersion === undefined ? {} : { "es-expectedversion": String(expectedVersion) })
+      }),
       body: new TextEncoder().encode(JSON.stringify(events))
     })
   }
@@ -206,20 +238,29 @@ export class Client {
 
   async setMetadata(stream: string, data: unknown, eventType = "$metadata"): Promise<Reply> {
     return this.node.call({
-      method: "POST", url: `/streams/${encodeURIComponent(stream)}/metadata`,
+      method: "POST",
+      url: `/streams/${encodeURIComponent(stream)}/metadata`,
       headers: this.headers({ "content-type": EVENTS }),
       body: new TextEncoder().encode(JSON.stringify([{ eventId: this.ids.next(), eventType, data }]))
     })
   }
 
   async delete(stream: string, hard: boolean): Promise<Reply> {
-    return this.node.call({ method: "DELETE", url: `/streams/${encodeURIComponent(stream)}`, headers: this.headers(hard ? { "es-harddelete": "true" } : {}) })
+    return this.node.call({
+      method: "DELETE",
+      url: `/streams/${encodeURIComponent(stream)}`,
+      headers: this.headers(hard ? { "es-harddelete": "true" } : {})
+    })
   }
 
   /** A stream's events oldest first (up to 4096), or the read's status when it is not a 200. */
-  async read(stream: string, extraHeaders: Record<string, string> = {}): Promise<{ readonly status: number; readonly events: ReadonlyArray<EventView> }> {
+  async read(
+    stream: string,
+    extraHeaders: Record<string, string> = {}
+  ): Promise<{ readonly status: number; readonly events: ReadonlyArray<EventView> }> {
     const reply = await this.node.call({
-      url: `/streams/${encodeURIComponent(stream)}/0/forward/4096?embed=body`, headers: this.headers({ accept: ATOM, ...extraHeaders })
+      url: `/streams/${encodeURIComponent(stream)}/0/forward/4096?embed=body`,
+      headers: this.headers({ accept: ATOM, ...extraHeaders })
     })
     if (reply.status !== 200) return { status: reply.status, events: [] }
     const feed = JSON.parse(text(reply)) as { entries: ReadonlyArray<AtomEntry> }
@@ -231,12 +272,18 @@ export class Client {
   }
 
   async readEvent(stream: string, eventNumber: number): Promise<Reply> {
-    return this.node.call({ url: `/streams/${encodeURIComponent(stream)}/${eventNumber}`, headers: this.headers({ accept: "application/json" }) })
+    return this.node.call({
+      url: `/streams/${encodeURIComponent(stream)}/${eventNumber}`,
+      headers: this.headers({ accept: "application/json" })
+    })
   }
 
   /** The text of `$all`'s head page (the last 4096 records, newest first, bodies embedded). */
   async allText(): Promise<string> {
-    const reply = await this.node.call({ url: "/streams/$all/head/backward/4096?embed=body", headers: this.headers({ accept: ATOM }) })
+    const reply = await this.node.call({
+      url: "/streams/$all/head/backward/4096?embed=body",
+      headers: this.headers({ accept: ATOM })
+    })
     if (reply.status !== 200) throw new Error(`$all read: ${reply.status}`)
     return text(reply)
   }
@@ -250,13 +297,17 @@ export class Client {
   /** `$all` oldest first, read in pages of `pageSize` by following the feeds' links (forward: `previous`; backward: `next`). */
   async allPaged(direction: "forward" | "backward", pageSize: number): Promise<ReadonlyArray<EventView>> {
     const out: Array<EventView> = []
-    let url: string | undefined = direction === "forward"
-      ? `/streams/$all/00000000000000000000000000000000/forward/${pageSize}?embed=body`
-      : `/streams/$all/head/backward/${pageSize}?embed=body`
+    let url: string | undefined =
+      direction === "forward"
+        ? `/streams/$all/00000000000000000000000000000000/forward/${pageSize}?embed=body`
+        : `/streams/$all/head/backward/${pageSize}?embed=body`
     for (let pages = 0; url !== undefined && pages < 10_000; pages++) {
       const reply = await this.node.call({ url, headers: this.headers({ accept: ATOM }) })
       if (reply.status !== 200) throw new Error(`${url}: ${reply.status}`)
-      const feed = JSON.parse(text(reply)) as { entries: ReadonlyArray<AtomEntry>; links: ReadonlyArray<{ uri: string; relation: string }> }
+      const feed = JSON.parse(text(reply)) as {
+        entries: ReadonlyArray<AtomEntry>
+        links: ReadonlyArray<{ uri: string; relation: string }>
+      }
       if (feed.entries.length === 0) break
       const page = feed.entries.map(viewOf)
       if (direction === "forward") out.push(...[...page].reverse())
@@ -311,12 +362,20 @@ export class Client {
   }
 
   /** GET /admin/scavenge/current in JSON (Vellum adds phase and progress while a run is going). */
-  async current(): Promise<{ scavengeId: string; scavengeLink: string; phase?: string; progress?: { done: number; total: number } }> {
+  async current(): Promise<{
+    scavengeId: string
+    scavengeLink: string
+    phase?: string
+    progress?: { done: number; total: number }
+  }> {
     return this.json("GET", "/admin/scavenge/current")
   }
 
   /** Polls `current` until `until` holds for the running scavenge; fails if the run ends first. */
-  async awaitRunning(until: (current: { phase?: string; progress?: { done: number; total: number } }) => boolean, timeoutMillis = 20_000) {
+  async awaitRunning(
+    until: (current: { phase?: string; progress?: { done: number; total: number } }) => boolean,
+    timeoutMillis = 20_000
+  ) {
     for (let waited = 0; waited < timeoutMillis; waited += 2) {
       const current = await this.current()
       if (current.scavengeId === "") throw new Error("the scavenge ended before the awaited point")

@@ -18,7 +18,15 @@
  */
 import { Context, Effect, Schema } from "effect"
 
-export const DiskErrorReason = Schema.Literal("NotFound", "AlreadyExists", "DiskFull", "IOError", "Closed", "InvalidArgument", "Locked")
+export const DiskErrorReason = Schema.Literal(
+  "NotFound",
+  "AlreadyExists",
+  "DiskFull",
+  "IOError",
+  "Closed",
+  "InvalidArgument",
+  "Locked"
+)
 export type DiskErrorReason = typeof DiskErrorReason.Type
 
 export class DiskError extends Schema.TaggedError<DiskError>()("DiskError", {
@@ -95,7 +103,8 @@ export class Disk extends Context.Tag("@vellum/platform/Disk")<Disk, DiskService
 /** Opens a file for the lifetime of the current scope. */
 export const openScoped = (path: string, options?: OpenOptions) =>
   Effect.flatMap(Disk, (disk) =>
-    Effect.acquireRelease(disk.open(path, options), (handle) => Effect.orDie(Effect.ignore(handle.close))))
+    Effect.acquireRelease(disk.open(path, options), (handle) => Effect.orDie(Effect.ignore(handle.close)))
+  )
 
 /** Holds the directory's lock for the lifetime of the current scope. */
 export const lockScoped = (dir: string) =>
@@ -103,4 +112,7 @@ export const lockScoped = (dir: string) =>
 
 /** Joins path segments with "/" (all Disk paths are POSIX-style, in both implementations). */
 export const join = (...parts: ReadonlyArray<string>): string =>
-  parts.filter((p) => p.length > 0).join("/").replace(/\/{2,}/g, "/")
+  parts
+    .filter((p) => p.length > 0)
+    .join("/")
+    .replace(/\/{2,}/g, "/")

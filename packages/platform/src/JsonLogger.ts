@@ -43,7 +43,8 @@ const toJson = (value: unknown, ancestors: Set<object> = new Set()): Json => {
     if (object instanceof Map) return [...object.entries()].map((entry) => toJson(entry, ancestors))
     if (object instanceof Set) return [...object].map((item) => toJson(item, ancestors))
     const withToJson = object as { toJSON?: unknown }
-    if (typeof withToJson.toJSON === "function") return toJson((withToJson.toJSON as () => unknown).call(object), ancestors)
+    if (typeof withToJson.toJSON === "function")
+      return toJson((withToJson.toJSON as () => unknown).call(object), ancestors)
     const result: Record<string, Json> = {}
     for (const [key, item] of Object.entries(object)) if (item !== undefined) result[key] = toJson(item, ancestors)
     return result

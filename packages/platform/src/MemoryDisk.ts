@@ -25,7 +25,15 @@
  * stays synchronous and deterministic. Paths are POSIX strings; relative paths are taken from the root.
  */
 import { Duration, Effect, Layer } from "effect"
-import { Disk, DiskError, type DirLock, type DiskErrorReason, type DiskService, type FileHandle, type OpenOptions } from "./Disk.js"
+import {
+  Disk,
+  DiskError,
+  type DirLock,
+  type DiskErrorReason,
+  type DiskService,
+  type FileHandle,
+  type OpenOptions
+} from "./Disk.js"
 import { Prng } from "./Prng.js"
 
 /** Per-operation probabilities in [0, 1]. */
@@ -192,7 +200,15 @@ export class MemoryDisk {
   faulty = true
   capacityBytes: number | undefined
   readonly stats: MemoryDiskStats = {
-    reads: 0, writes: 0, truncates: 0, syncs: 0, dirSyncs: 0, bytesRead: 0, bytesWritten: 0, faultsInjected: 0, diskFullErrors: 0
+    reads: 0,
+    writes: 0,
+    truncates: 0,
+    syncs: 0,
+    dirSyncs: 0,
+    bytesRead: 0,
+    bytesWritten: 0,
+    faultsInjected: 0,
+    diskFullErrors: 0
   }
   /** The `Disk` service over this disk; keep the MemoryDisk to crash it and build a new node on it. */
   readonly service: DiskService
@@ -204,7 +220,13 @@ export class MemoryDisk {
   private readonly openHandles = new Set<HandleState>()
   /** Held directory locks: the directory's path ("/a/b") → the token of its holder. */
   private readonly locks = new Map<string, object>()
-  private readonly rng: { readonly read: Prng; readonly write: Prng; readonly sync: Prng; readonly flip: Prng; readonly latency: Prng }
+  private readonly rng: {
+    readonly read: Prng
+    readonly write: Prng
+    readonly sync: Prng
+    readonly flip: Prng
+    readonly latency: Prng
+  }
 
   constructor(options: MemoryDiskOptions = {}) {
     const prng = options.prng ?? new Prng(0)
@@ -325,7 +347,16 @@ export class MemoryDisk {
       file.durable = next.clone()
       file.log = []
     }
-    return { mode, handlesInvalidated, entriesReverted, entriesKept, filesWithUnsyncedOps, opsKept, opsDropped, tornWrites }
+    return {
+      mode,
+      handlesInvalidated,
+      entriesReverted,
+      entriesKept,
+      filesWithUnsyncedOps,
+      opsKept,
+      opsDropped,
+      tornWrites
+    }
   }
 
   // ---- internals ----
@@ -432,7 +463,8 @@ export class MemoryDisk {
     }
     const checkArgs = (op: string, ...values: ReadonlyArray<number>): void => {
       for (const v of values) {
-        if (!Number.isSafeInteger(v) || v < 0) throw fail("InvalidArgument", op, path, `invalid position or length ${v}`)
+        if (!Number.isSafeInteger(v) || v < 0)
+          throw fail("InvalidArgument", op, path, `invalid position or length ${v}`)
       }
     }
     const checkWritable = (op: string): void => {

@@ -35,10 +35,14 @@ export class Prng {
     const big = BigInt.asUintN(64, BigInt(seed))
     let s = Number(big & 0xffffffffn) ^ Math.imul(Number(big >> 32n), 0x27d4eb2d)
     let v: number
-    ;[v, s] = splitmix32(s); this.a = v
-    ;[v, s] = splitmix32(s); this.b = v
-    ;[v, s] = splitmix32(s); this.c = v
-    ;[v, s] = splitmix32(s); this.d = v
+    ;[v, s] = splitmix32(s)
+    this.a = v
+    ;[v, s] = splitmix32(s)
+    this.b = v
+    ;[v, s] = splitmix32(s)
+    this.c = v
+    ;[v, s] = splitmix32(s)
+    this.d = v
     if ((this.a | this.b | this.c | this.d) === 0) this.a = 1
   }
 
@@ -65,7 +69,7 @@ export class Prng {
     if (max < min) throw new RangeError(`Prng.int: max ${max} < min ${min}`)
     const span = max - min + 1
     if (span <= 4294967296) return min + Math.floor(this.next() * span)
-    return min + Math.floor((this.nextU32() * 4294967296 + this.nextU32()) / 18446744073709551616 * span)
+    return min + Math.floor(((this.nextU32() * 4294967296 + this.nextU32()) / 18446744073709551616) * span)
   }
 
   /** True with probability p. */

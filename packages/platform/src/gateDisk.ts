@@ -12,7 +12,12 @@ export type DiskGate = <A, E>(operation: Effect.Effect<A, E>) => Effect.Effect<A
  * included, are "read"; a rename is reported with its destination), `position` the offset of a write or the
  * length of a truncate.
  */
-export type NamedDiskGate = <A, E>(op: string, path: string, operation: Effect.Effect<A, E>, position?: number) => Effect.Effect<A, E | DiskError>
+export type NamedDiskGate = <A, E>(
+  op: string,
+  path: string,
+  operation: Effect.Effect<A, E>,
+  position?: number
+) => Effect.Effect<A, E | DiskError>
 
 /** A Disk whose every operation passes through `gate`, told which operation it is. */
 export const gateDiskOps = (inner: DiskService, gate: NamedDiskGate): DiskService => {
@@ -39,7 +44,8 @@ export const gateDiskOps = (inner: DiskService, gate: NamedDiskGate): DiskServic
   }
 }
 
-export const gateDisk = (inner: DiskService, gate: DiskGate): DiskService => gateDiskOps(inner, (_op, _path, operation) => gate(operation))
+export const gateDisk = (inner: DiskService, gate: DiskGate): DiskService =>
+  gateDiskOps(inner, (_op, _path, operation) => gate(operation))
 
 /**
  * A handle whose reads (`read` and `readInto` alike) come back through `transform`, given the position and
@@ -64,4 +70,6 @@ export const checkDiskOps = (
   inner: DiskService,
   before: (op: string, path: string, position?: number) => Effect.Effect<void, DiskError>
 ): DiskService =>
-  gateDiskOps(inner, (op, path, operation, position) => (op === "close" ? operation : Effect.zipRight(before(op, path, position), operation)))
+  gateDiskOps(inner, (op, path, operation, position) =>
+    op === "close" ? operation : Effect.zipRight(before(op, path, position), operation)
+  )

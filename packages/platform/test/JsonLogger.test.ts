@@ -10,20 +10,25 @@ const capture = () => {
 describe("JsonLogger", () => {
   it.effect("writes one JSON object per log with the Clock's time, level, message and fiber id", () => {
     const out = capture()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       yield* TestClock.adjust("1500 millis")
       yield* Effect.logInfo("node started")
       expect(out.lines).toHaveLength(1)
       expect(out.lines[0]).not.toContain("\n")
       const [entry] = out.parsed()
-      expect(entry).toEqual({ timestamp: "1970-01-01T00:00:01.500Z", level: "INFO", message: "node started", fiberId: expect.stringMatching(/^#\d+$/) })
+      expect(entry).toEqual({
+        timestamp: "1970-01-01T00:00:01.500Z",
+        level: "INFO",
+        message: "node started",
+        fiberId: expect.stringMatching(/^#\d+$/)
+      })
     }).pipe(Effect.provide(jsonLoggerLayer(out.sink, LogLevel.Info)))
   })
 
   it.effect("includes annotations and span durations measured on the Clock", () => {
     const out = capture()
-    return Effect.gen(function*() {
-      yield* Effect.gen(function*() {
+    return Effect.gen(function* () {
+      yield* Effect.gen(function* () {
         yield* TestClock.adjust("250 millis")
         yield* Effect.logWarning("slow append")
       }).pipe(Effect.withLogSpan("append"), Effect.annotateLogs({ stream: "orders-1", count: 3 }))
@@ -36,7 +41,7 @@ describe("JsonLogger", () => {
 
   it.effect("renders the cause when present and omits empty fields otherwise", () => {
     const out = capture()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       yield* Effect.logError("write failed", Cause.fail(new Error("disk full")))
       yield* Effect.logError("no cause")
       const [withCause, without] = out.parsed()
@@ -50,7 +55,7 @@ describe("JsonLogger", () => {
 
   it.effect("drops messages below the minimum level", () => {
     const out = capture()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       yield* Effect.logDebug("hidden")
       yield* Effect.logInfo("shown")
       expect(out.parsed().map((entry) => entry.message)).toEqual(["shown"])
@@ -72,7 +77,7 @@ describe("JsonLogger", () => {
     const out = capture()
     const cyclic: Record<string, unknown> = { name: "loop" }
     cyclic.self = cyclic
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       yield* Effect.logInfo("several", 42n, { nested: [1, Infinity] }, cyclic, new Error("boom"), undefined)
       const [entry] = out.parsed()
       expect(entry.message).toEqual([

@@ -36,9 +36,7 @@ const setup = (synced: string, unsynced = "") => {
 describe("MemoryDisk durability", () => {
   it("layerMemory provides the given disk, or a fresh one per build", async () => {
     const disk = new MemoryDisk()
-    await Effect.runPromise(
-      Effect.flatMap(Disk, (d) => d.mkdir("/x")).pipe(Effect.provide(layerMemory(disk)))
-    )
+    await Effect.runPromise(Effect.flatMap(Disk, (d) => d.mkdir("/x")).pipe(Effect.provide(layerMemory(disk))))
     expect(run(disk.service.exists("/x"))).toBe(true)
     const fresh = layerMemory()
     const seen = await Effect.runPromise(Effect.flatMap(Disk, (d) => d.list("/")).pipe(Effect.provide(fresh)))
@@ -207,7 +205,8 @@ const allowed = (durable: Array<number>, ops: ReadonlyArray<Applied>): Set<strin
   out.add(content.join(","))
   for (const op of ops) {
     if (!("length" in op)) {
-      for (let t = 0; t < op.data.length; t++) out.add(apply(content, { position: op.position, data: op.data.slice(0, t) }).join(","))
+      for (let t = 0; t < op.data.length; t++)
+        out.add(apply(content, { position: op.position, data: op.data.slice(0, t) }).join(","))
     }
     content = apply(content, op)
     out.add(content.join(","))
@@ -216,8 +215,17 @@ const allowed = (durable: Array<number>, ops: ReadonlyArray<Applied>): Set<strin
 }
 
 const opArb: fc.Arbitrary<ModelOp> = fc.oneof(
-  fc.record({ tag: fc.constant("write" as const), file: fc.nat(2), position: fc.nat(40), data: fc.array(fc.nat(255), { minLength: 1, maxLength: 12 }) }),
-  fc.record({ tag: fc.constant("append" as const), file: fc.nat(2), data: fc.array(fc.nat(255), { minLength: 1, maxLength: 12 }) }),
+  fc.record({
+    tag: fc.constant("write" as const),
+    file: fc.nat(2),
+    position: fc.nat(40),
+    data: fc.array(fc.nat(255), { minLength: 1, maxLength: 12 })
+  }),
+  fc.record({
+    tag: fc.constant("append" as const),
+    file: fc.nat(2),
+    data: fc.array(fc.nat(255), { minLength: 1, maxLength: 12 })
+  }),
   fc.record({ tag: fc.constant("truncate" as const), file: fc.nat(2), length: fc.nat(50) }),
   fc.record({ tag: fc.constant("sync" as const), file: fc.nat(2) })
 )
@@ -231,7 +239,11 @@ describe("MemoryDisk crash property", () => {
         run(s.mkdir("/d"))
         const handles: Array<FileHandle> = [0, 1, 2].map((i) => run(s.open(`/d/f${i}`, { create: true })))
         run(s.syncDir("/d"))
-        const model = [0, 1, 2].map(() => ({ current: [] as Array<number>, durable: [] as Array<number>, log: [] as Array<Applied> }))
+        const model = [0, 1, 2].map(() => ({
+          current: [] as Array<number>,
+          durable: [] as Array<number>,
+          log: [] as Array<Applied>
+        }))
         for (const op of ops) {
           const m = model[op.file]!
           const h = handles[op.file]!

@@ -109,7 +109,13 @@ describe("MemoryDisk faults", () => {
     const flips = (seed: number) => {
       const d = diskWith(seed, { bitFlipOnRead: 0.25 })
       run(d.h.append(original))
-      return pattern(() => Effect.filterOrFail(d.h.read(0, original.length), (buf) => buf.equals(original), () => undefined as never))
+      return pattern(() =>
+        Effect.filterOrFail(
+          d.h.read(0, original.length),
+          (buf) => buf.equals(original),
+          () => undefined as never
+        )
+      )
     }
     const p = flips(11)
     expect(ones(p) / N).toBeGreaterThan(0.21)
@@ -152,7 +158,7 @@ describe("MemoryDisk faults", () => {
 
 describe("MemoryDisk latency", () => {
   effectIt.effect("sleeps on Effect's Clock before the operation", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const disk = new MemoryDisk({ prng: new Prng(1), faults: { latencyMs: { min: 10, max: 10 } } })
       const fiber = yield* Effect.fork(disk.service.syncDir("/"))
       yield* TestClock.adjust("9 millis")
@@ -161,10 +167,11 @@ describe("MemoryDisk latency", () => {
       yield* TestClock.adjust("1 millis")
       yield* Fiber.join(fiber)
       assert.strictEqual(disk.stats.dirSyncs, 1)
-    }))
+    })
+  )
 
   effectIt.effect("latencyChance decides which operations wait, and the range is respected", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const disk = new MemoryDisk({ prng: new Prng(2), faults: { latencyMs: { min: 1, max: 5 }, latencyChance: 0.5 } })
       const timed = Effect.map(Effect.timed(disk.service.syncDir("/")), ([d]) => Duration.toMillis(d))
       const fiber = yield* Effect.fork(Effect.forEach(Array.from({ length: 200 }), () => timed))
@@ -175,5 +182,6 @@ describe("MemoryDisk latency", () => {
       assert.isTrue(delayed.every((ms) => ms >= 1 && ms <= 5))
       assert.deepStrictEqual(new Set(delayed).size, 5)
       assert.strictEqual(disk.stats.faultsInjected, delayed.length)
-    }))
+    })
+  )
 })

@@ -25,7 +25,10 @@ const identity = (pid: number, started: string | null) => ({
   started
 })
 const plantLock = (dir: string, content: unknown) =>
-  fs.writeFileSync(path.join(dir, LOCK_FILE_NAME), typeof content === "string" ? content : JSON.stringify(content) + "\n")
+  fs.writeFileSync(
+    path.join(dir, LOCK_FILE_NAME),
+    typeof content === "string" ? content : JSON.stringify(content) + "\n"
+  )
 
 /** A process that runs until killed, and its pid. */
 const sleeper = () => {
@@ -94,7 +97,7 @@ describe("NodeDisk directory lock", () => {
 
   it("takes over a damaged lock file, and refuses one from another host", async () => {
     const dir = tempDir()
-    plantLock(dir, "{\"pid\":")
+    plantLock(dir, '{"pid":')
     await run(Effect.flatMap(lockDir(dir), (l) => l.release))
     plantLock(dir, { ...identity(process.pid, null), host: "elsewhere" })
     const error = await expectReason(lockDir(dir), "Locked")
@@ -135,18 +138,26 @@ describe("NodeDisk directory lock", () => {
       console.log(Exit.isSuccess(exit) ? "won" : "lost " + JSON.stringify(exit.cause))
       setInterval(() => {}, 1000)`
     const racers = Array.from({ length: 4 }, () => {
-      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: process.cwd() })
+      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+        cwd: process.cwd()
+      })
       const lines: Array<string> = []
       const waiters: Array<() => void> = []
       child.stdout.on("data", (d: Buffer) => {
-        lines.push(...d.toString().split("\n").filter((l) => l !== ""))
+        lines.push(
+          ...d
+            .toString()
+            .split("\n")
+            .filter((l) => l !== "")
+        )
         for (const w of waiters.splice(0)) w()
       })
       child.stderr.on("data", (d: Buffer) => lines.push(d.toString()))
-      const nthLine = (n: number) => new Promise<string>((resolve) => {
-        const check = () => (lines.length >= n ? resolve(lines[n - 1]!) : waiters.push(check))
-        check()
-      })
+      const nthLine = (n: number) =>
+        new Promise<string>((resolve) => {
+          const check = () => (lines.length >= n ? resolve(lines[n - 1]!) : waiters.push(check))
+          check()
+        })
       return { child, nthLine }
     })
     try {

@@ -16,7 +16,7 @@ describe("NodeDisk", () => {
     const root = tempDir()
     const file = path.join(root, "f")
     await Effect.runPromise(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const disk = yield* Disk
         const h = yield* disk.open(file, { create: true })
         yield* h.append(Buffer.from("hello"))
@@ -34,8 +34,13 @@ describe("NodeDisk", () => {
     expect(e.message).toContain("ENOSPC")
     expect(e.message).toContain("/x")
     const cases: Array<[string, string]> = [
-      ["ENOENT", "NotFound"], ["EEXIST", "AlreadyExists"], ["EDQUOT", "DiskFull"], ["EBADF", "Closed"],
-      ["EINVAL", "InvalidArgument"], ["EIO", "IOError"], ["EACCES", "IOError"]
+      ["ENOENT", "NotFound"],
+      ["EEXIST", "AlreadyExists"],
+      ["EDQUOT", "DiskFull"],
+      ["EBADF", "Closed"],
+      ["EINVAL", "InvalidArgument"],
+      ["EIO", "IOError"],
+      ["EACCES", "IOError"]
     ]
     for (const [code, reason] of cases) {
       expect(NodeDisk.toDiskError("write", "/p", Object.assign(new Error(code), { code })).reason).toBe(reason)

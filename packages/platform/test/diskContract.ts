@@ -21,7 +21,10 @@ export const failure = async <A>(effect: Effect.Effect<A, DiskError>): Promise<D
   return error.value
 }
 
-export const expectReason = async <A>(effect: Effect.Effect<A, DiskError>, reason: DiskErrorReason): Promise<DiskError> => {
+export const expectReason = async <A>(
+  effect: Effect.Effect<A, DiskError>,
+  reason: DiskErrorReason
+): Promise<DiskError> => {
   const error = await failure(effect)
   expect(error._tag).toBe("DiskError")
   expect(error.reason).toBe(reason)
@@ -112,7 +115,8 @@ export const diskContract = (name: string, setup: () => DiskFixture, teardown?: 
 
     it("list is sorted; mkdir is recursive and idempotent", async () => {
       fresh()
-      for (const n of ["b", "a", "c10", "c2"]) await run(Effect.flatMap(disk.open(at(n), { create: true }), (h) => h.close))
+      for (const n of ["b", "a", "c10", "c2"])
+        await run(Effect.flatMap(disk.open(at(n), { create: true }), (h) => h.close))
       await run(disk.mkdir(at("sub", "deep")))
       await run(disk.mkdir(at("sub", "deep")))
       expect(await run(disk.list(root))).toEqual(["a", "b", "c10", "c2", "sub"])

@@ -24,7 +24,14 @@ describe("SimClock", () => {
     const sched = new SimScheduler()
     const log: Array<string> = []
     const sleeper = (name: string, ms: number) =>
-      forkOn(clock, sched, Effect.sleep(ms).pipe(Effect.andThen(Clock.currentTimeMillis), Effect.map((t) => log.push(`${name}@${t}`))))
+      forkOn(
+        clock,
+        sched,
+        Effect.sleep(ms).pipe(
+          Effect.andThen(Clock.currentTimeMillis),
+          Effect.map((t) => log.push(`${name}@${t}`))
+        )
+      )
     sleeper("c", 30)
     sleeper("a1", 10)
     sleeper("b", 20)
@@ -68,7 +75,17 @@ describe("SimClock", () => {
     const clock = new SimClock({ epochMs: 0 })
     const sched = new SimScheduler()
     let woke = false
-    const fibers = [10, 20, 30, 40, 50].map((ms) => forkOn(clock, sched, Effect.sleep(ms).pipe(Effect.map(() => { woke = ms === 30 }))))
+    const fibers = [10, 20, 30, 40, 50].map((ms) =>
+      forkOn(
+        clock,
+        sched,
+        Effect.sleep(ms).pipe(
+          Effect.map(() => {
+            woke = ms === 30
+          })
+        )
+      )
+    )
     sched.runUntilIdle()
     expect(clock.pendingTimers).toBe(5)
     fibers[2].unsafeInterruptAsFork(fibers[2].id())
@@ -95,7 +112,16 @@ describe("SimClock", () => {
     const rnd = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) % 1000
     for (let i = 0; i < 500; i++) {
       const ms = rnd()
-      fibers.push(forkOn(clock, sched, Effect.sleep(ms).pipe(Effect.andThen(Clock.currentTimeMillis), Effect.map((t) => fired.push(t)))))
+      fibers.push(
+        forkOn(
+          clock,
+          sched,
+          Effect.sleep(ms).pipe(
+            Effect.andThen(Clock.currentTimeMillis),
+            Effect.map((t) => fired.push(t))
+          )
+        )
+      )
     }
     sched.runUntilIdle()
     for (let i = 0; i < 500; i += 3) fibers[i].unsafeInterruptAsFork(fibers[i].id())
@@ -112,7 +138,16 @@ describe("SimClock", () => {
     const skewed = clock.withOffset(-250)
     expect(skewed.unsafeCurrentTimeMillis()).toBe(750)
     let seen = 0
-    forkOn(skewed, sched, Effect.sleep(100).pipe(Effect.andThen(Clock.currentTimeMillis), Effect.map((t) => { seen = t })))
+    forkOn(
+      skewed,
+      sched,
+      Effect.sleep(100).pipe(
+        Effect.andThen(Clock.currentTimeMillis),
+        Effect.map((t) => {
+          seen = t
+        })
+      )
+    )
     sched.runUntilIdle()
     expect(clock.pendingTimers).toBe(1)
     clock.advanceToNext()
@@ -142,7 +177,7 @@ describe("SimClock", () => {
   })
 
   it("rounds sub-millisecond sleeps up, runs zero sleeps at the same instant, never fires beyond setTimeout's limit", () => {
-    const program = Effect.gen(function*() {
+    const program = Effect.gen(function* () {
       const t0 = yield* Clock.currentTimeMillis
       yield* Effect.sleep(Duration.micros(300n))
       const t1 = yield* Clock.currentTimeMillis
@@ -188,7 +223,14 @@ describe("SimClock", () => {
     const finals: Array<number> = []
     const victim = world.fork(
       "n",
-      Effect.sleep("3 hours").pipe(Effect.onInterrupt(() => Effect.sleep(7).pipe(Effect.andThen(Clock.currentTimeMillis), Effect.map((t) => finals.push(t)))))
+      Effect.sleep("3 hours").pipe(
+        Effect.onInterrupt(() =>
+          Effect.sleep(7).pipe(
+            Effect.andThen(Clock.currentTimeMillis),
+            Effect.map((t) => finals.push(t))
+          )
+        )
+      )
     )
     world.run({ maxSimMs: 0 })
     expect(world.clock.pendingTimers).toBe(5)

@@ -22,7 +22,7 @@ describe("Effect under the sim clock", () => {
   })
 
   it("Clock.currentTimeMillis advances only through timers", () => {
-    const program = Effect.gen(function*() {
+    const program = Effect.gen(function* () {
       const t0 = yield* Clock.currentTimeMillis
       let acc = 0
       for (let i = 0; i < 200_000; i++) acc += i
@@ -37,7 +37,7 @@ describe("Effect under the sim clock", () => {
   })
 
   it("Effect.timeout: the slow effect times out at the right simulated instant", () => {
-    const program = Effect.gen(function*() {
+    const program = Effect.gen(function* () {
       const t0 = yield* Clock.currentTimeMillis
       const slow = yield* Effect.sleep("2 hours").pipe(Effect.as("slow"), Effect.timeout("30 minutes"), Effect.either)
       const t1 = yield* Clock.currentTimeMillis
@@ -49,7 +49,7 @@ describe("Effect under the sim clock", () => {
   })
 
   it("Schedule.spaced repeats on simulated time", () => {
-    const program = Effect.gen(function*() {
+    const program = Effect.gen(function* () {
       const ticks = yield* Ref.make<Array<number>>([])
       const t0 = yield* Clock.currentTimeMillis
       yield* Clock.currentTimeMillis.pipe(
@@ -64,9 +64,12 @@ describe("Effect under the sim clock", () => {
   })
 
   it("Effect.race: the earlier timer wins and the loser's timer is cancelled", () => {
-    const program = Effect.gen(function*() {
+    const program = Effect.gen(function* () {
       const t0 = yield* Clock.currentTimeMillis
-      const winner = yield* Effect.race(Effect.sleep("2 seconds").pipe(Effect.as("slow")), Effect.sleep("1 second").pipe(Effect.as("fast")))
+      const winner = yield* Effect.race(
+        Effect.sleep("2 seconds").pipe(Effect.as("slow")),
+        Effect.sleep("1 second").pipe(Effect.as("fast"))
+      )
       const t1 = yield* Clock.currentTimeMillis
       return { winner, d: t1 - t0 }
     })
@@ -74,14 +77,16 @@ describe("Effect under the sim clock", () => {
   })
 
   it("Queue, Deferred and Fiber.join work between fibers on one node", () => {
-    const program = Effect.gen(function*() {
+    const program = Effect.gen(function* () {
       const q = yield* Queue.bounded<number>(2)
       const gate = yield* Deferred.make<string>()
       const producer = yield* Effect.fork(
-        Effect.forEach([1, 2, 3, 4, 5], (i) => Effect.sleep(10).pipe(Effect.andThen(Queue.offer(q, i))), { discard: true })
+        Effect.forEach([1, 2, 3, 4, 5], (i) => Effect.sleep(10).pipe(Effect.andThen(Queue.offer(q, i))), {
+          discard: true
+        })
       )
       const consumer = yield* Effect.fork(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           let sum = 0
           for (let i = 0; i < 5; i++) sum += yield* Queue.take(q)
           yield* Deferred.succeed(gate, `sum=${sum}`)
@@ -113,7 +118,7 @@ describe("Effect under the sim clock", () => {
   })
 
   it("deadlock: a fiber waiting on something nobody will complete is reported, not hung", () => {
-    const stuck = Effect.gen(function*() {
+    const stuck = Effect.gen(function* () {
       const d = yield* Deferred.make<void>()
       yield* Effect.sleep("1 minute")
       yield* Deferred.await(d)
@@ -144,13 +149,15 @@ describe("Effect under the sim clock", () => {
     // Promise.prototype.then by hand: vi.spyOn on it recurses through vitest's own promise use.
     const originalThen = Promise.prototype.then
     let thenCalls = 0
-    Promise.prototype.then = function(this: Promise<unknown>, ...args: Array<any>) {
+    Promise.prototype.then = function (this: Promise<unknown>, ...args: Array<any>) {
       thenCalls++
       return originalThen.apply(this, args as any)
     } as any
-    const program = Effect.gen(function*() {
+    const program = Effect.gen(function* () {
       const q = yield* Queue.unbounded<number>()
-      const f = yield* Effect.fork(Effect.forEach([1, 2, 3], (i) => Queue.offer(q, i).pipe(Effect.delay("1 second")), { discard: true }))
+      const f = yield* Effect.fork(
+        Effect.forEach([1, 2, 3], (i) => Queue.offer(q, i).pipe(Effect.delay("1 second")), { discard: true })
+      )
       const r = yield* Effect.race(Queue.take(q), Effect.sleep("1 hour").pipe(Effect.as(-1)))
       yield* Fiber.join(f)
       yield* Effect.sleep("5 seconds").pipe(Effect.timeout("1 second"), Effect.ignore)
@@ -170,7 +177,9 @@ describe("Effect under the sim clock", () => {
 
   it("log timestamps come from the sim clock", () => {
     const dates: Array<number> = []
-    const logger = Logger.make(({ date }) => { dates.push(date.getTime()) })
+    const logger = Logger.make(({ date }) => {
+      dates.push(date.getTime())
+    })
     const program = Effect.log("a").pipe(Effect.andThen(Effect.sleep("1 minute")), Effect.andThen(Effect.log("b")))
     ok(runSim(program.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger))), { seed: 1 }))
     expect(dates).toEqual([DEFAULT_SIM_EPOCH_MS, DEFAULT_SIM_EPOCH_MS + 60_000])

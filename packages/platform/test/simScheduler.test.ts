@@ -81,7 +81,11 @@ describe("SimScheduler", () => {
     const s = new SimScheduler()
     const log: Array<string> = []
     const worker = (name: string) =>
-      Effect.forEach([1, 2, 3], (i) => Effect.sync(() => log.push(`${name}${i}`)).pipe(Effect.andThen(Effect.yieldNow())), { discard: true })
+      Effect.forEach(
+        [1, 2, 3],
+        (i) => Effect.sync(() => log.push(`${name}${i}`)).pipe(Effect.andThen(Effect.yieldNow())),
+        { discard: true }
+      )
     Effect.runFork(worker("a"), { scheduler: s, immediate: false })
     Effect.runFork(worker("b"), { scheduler: s, immediate: false })
     s.runUntilIdle()
@@ -92,7 +96,8 @@ describe("SimScheduler", () => {
     const run = (maxOpsBeforeYield?: number) => {
       const s = new SimScheduler(maxOpsBeforeYield === undefined ? {} : { maxOpsBeforeYield })
       const log: Array<string> = []
-      const loop = (name: string) => Effect.forEach(Array.from({ length: 5000 }), () => Effect.sync(() => log.push(name)), { discard: true })
+      const loop = (name: string) =>
+        Effect.forEach(Array.from({ length: 5000 }), () => Effect.sync(() => log.push(name)), { discard: true })
       Effect.runFork(loop("a"), { scheduler: s, immediate: false })
       Effect.runFork(loop("b"), { scheduler: s, immediate: false })
       const tasks = s.runUntilIdle()
@@ -112,8 +117,14 @@ describe("SimScheduler", () => {
     const a = new SimScheduler({ name: "a" })
     const b = new SimScheduler({ name: "b" })
     const log: Array<string> = []
-    Effect.runFork(Effect.withClock(Effect.sleep(10).pipe(Effect.map(() => log.push("a"))), clock), { scheduler: a, immediate: false })
-    Effect.runFork(Effect.withClock(Effect.sleep(10).pipe(Effect.map(() => log.push("b"))), clock), { scheduler: b, immediate: false })
+    Effect.runFork(Effect.withClock(Effect.sleep(10).pipe(Effect.map(() => log.push("a"))), clock), {
+      scheduler: a,
+      immediate: false
+    })
+    Effect.runFork(Effect.withClock(Effect.sleep(10).pipe(Effect.map(() => log.push("b"))), clock), {
+      scheduler: b,
+      immediate: false
+    })
     a.runUntilIdle()
     b.runUntilIdle()
     clock.advanceToNext()

@@ -9,7 +9,7 @@ const chatter = (seed: number, opts: { traceSchedule?: boolean } = {}) => {
     for (let f = 0; f < 3; f++) {
       world.fork(
         node,
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           for (let i = 0; i < 20; i++) {
             const r = yield* Random.nextIntBetween(10, 13)
             yield* Effect.sync(() => world.trace(`${node}/${f} step ${i} r=${r}`))
@@ -50,7 +50,9 @@ describe("SimWorld", () => {
   })
 
   it("traceSchedule folds scheduling decisions into the hash, deterministically", () => {
-    expect(chatter(11, { traceSchedule: true }).world.traceHash).toBe(chatter(11, { traceSchedule: true }).world.traceHash)
+    expect(chatter(11, { traceSchedule: true }).world.traceHash).toBe(
+      chatter(11, { traceSchedule: true }).world.traceHash
+    )
     expect(chatter(11, { traceSchedule: true }).world.traceHash).not.toBe(chatter(11).world.traceHash)
   })
 
@@ -97,11 +99,28 @@ describe("SimWorld", () => {
   it("crash drops the node's queued work, its timers never fire and finalizers do not run", () => {
     const world = new SimWorld({ seed: 5 })
     const log: Array<string> = []
-    world.fork("a", Effect.sleep(50).pipe(Effect.andThen(Effect.sync(() => log.push("a woke"))), Effect.ensuring(Effect.sync(() => log.push("a finalizer")))))
-    world.fork("b", Effect.forever(Effect.sleep(20).pipe(Effect.andThen(Clock.currentTimeMillis), Effect.map((t) => log.push(`b ${t - world.clock.currentMillis}`)))))
+    world.fork(
+      "a",
+      Effect.sleep(50).pipe(
+        Effect.andThen(Effect.sync(() => log.push("a woke"))),
+        Effect.ensuring(Effect.sync(() => log.push("a finalizer")))
+      )
+    )
+    world.fork(
+      "b",
+      Effect.forever(
+        Effect.sleep(20).pipe(
+          Effect.andThen(Clock.currentTimeMillis),
+          Effect.map((t) => log.push(`b ${t - world.clock.currentMillis}`))
+        )
+      )
+    )
     world.run({ maxSimMs: 10 })
     expect(world.clock.pendingTimers).toBe(2)
-    world.fork("a", Effect.sync(() => log.push("a queued task"))) // queued, never runs
+    world.fork(
+      "a",
+      Effect.sync(() => log.push("a queued task"))
+    ) // queued, never runs
     world.crash("a")
     expect(world.node("a").state).toBe("crashed")
     expect(world.node("a").scheduler.pending).toBe(0)
@@ -115,7 +134,7 @@ describe("SimWorld", () => {
   it("restart gives a fresh incarnation with new timers and a new Random stream", () => {
     const world = new SimWorld({ seed: 5 })
     const draws: Array<number> = []
-    const boot = Effect.gen(function*() {
+    const boot = Effect.gen(function* () {
       draws.push(yield* Random.nextInt)
       yield* Effect.sleep(30)
       draws.push(-1)
@@ -138,7 +157,18 @@ describe("SimWorld", () => {
     let aTicks = 0
     let bTicks = 0
     let aLastSeen = 0
-    world.fork("a", Effect.forever(Effect.sleep(10).pipe(Effect.andThen(Clock.currentTimeMillis), Effect.map((t) => { aTicks++; aLastSeen = t }))))
+    world.fork(
+      "a",
+      Effect.forever(
+        Effect.sleep(10).pipe(
+          Effect.andThen(Clock.currentTimeMillis),
+          Effect.map((t) => {
+            aTicks++
+            aLastSeen = t
+          })
+        )
+      )
+    )
     world.fork("b", Effect.forever(Effect.sleep(10).pipe(Effect.map(() => bTicks++))))
     world.run({ maxSimMs: 5 })
     world.pause("a")
@@ -169,7 +199,13 @@ describe("SimWorld", () => {
     world.addNode("skewed", { clockOffsetMs: 5_000 })
     expect(() => world.addNode("skewed")).toThrow(/exists/)
     const answer = Effect.runSync(Deferred.make<number>())
-    const server = world.fork("skewed", Effect.sleep(100).pipe(Effect.andThen(Clock.currentTimeMillis), Effect.tap((t) => Deferred.succeed(answer, t))))
+    const server = world.fork(
+      "skewed",
+      Effect.sleep(100).pipe(
+        Effect.andThen(Clock.currentTimeMillis),
+        Effect.tap((t) => Deferred.succeed(answer, t))
+      )
+    )
     const client = world.fork("plain", Deferred.await(answer).pipe(Effect.zip(Clock.currentTimeMillis)))
     world.run()
     expect(server.unsafePoll()?._tag).toBe("Success")
@@ -215,7 +251,14 @@ describe("SimWorld", () => {
     const world = new SimWorld({ seed: 6 })
     const d = Effect.runSync(Deferred.make<void>())
     let woke = false
-    world.fork("a", Deferred.await(d).pipe(Effect.map(() => { woke = true })))
+    world.fork(
+      "a",
+      Deferred.await(d).pipe(
+        Effect.map(() => {
+          woke = true
+        })
+      )
+    )
     world.run()
     world.crash("a")
     world.fork("b", Deferred.succeed(d, undefined)) // wakes a fiber on the crashed node

@@ -24,27 +24,45 @@ export interface BeginRequest {
 }
 
 /** The stages of a run, in the order they run. */
-const StageOrder: ReadonlyArray<Checkpoint["stage"]> = ["Accumulating", "Calculating", "ExecutingChunks", "MergingChunks", "ExecutingIndex", "Cleaning", "Done"]
+const StageOrder: ReadonlyArray<Checkpoint["stage"]> = [
+  "Accumulating",
+  "Calculating",
+  "ExecutingChunks",
+  "MergingChunks",
+  "ExecutingIndex",
+  "Cleaning",
+  "Done"
+]
 
 /** The newest scavenge point in the log, if any. */
 export const latestScavengePoint = (store: EventStoreService) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { readIndex, log } = store.engine
     const entries = yield* readIndex.liveEntries(ScavengePointsStream)
     const last = entries[entries.length - 1]
     if (last === undefined) return undefined
     const record = yield* log.readRecord(last.position, readIndex.committed())
     if (record === undefined || record.kind !== RecordKind.ScavengePoint) return undefined
-    const info: ScavengePointInfo = { position: record.logPosition, number: record.number, effectiveNowMicros: record.effectiveNowMicros, threshold: record.threshold }
+    const info: ScavengePointInfo = {
+      position: record.logPosition,
+      number: record.number,
+      effectiveNowMicros: record.effectiveNowMicros,
+      threshold: record.threshold
+    }
     return info
   })
 
 /** Writes a new scavenge point now (it completes the active chunk) and returns it. */
 const writeScavengePoint = (store: EventStoreService, threshold: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const nowMicros = (yield* Clock.currentTimeMillis) * 1000
     const written = yield* store.writeScavengePoint(nowMicros, threshold)
-    const info: ScavengePointInfo = { position: written.position, number: written.number, effectiveNowMicros: nowMicros, threshold }
+    const info: ScavengePointInfo = {
+      position: written.position,
+      number: written.number,
+      effectiveNowMicros: nowMicros,
+      threshold
+    }
     return info
   })
 
@@ -58,7 +76,7 @@ export const runScavenge = <E>(
   makeContext: (sp: ScavengePointInfo) => RunContext<E>,
   request: BeginRequest
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const checkpoint = state.checkpoint()
     let resume: Checkpoint
     if (checkpoint !== undefined && checkpoint.stage !== "Done") {
@@ -81,9 +99,18 @@ export const runScavenge = <E>(
     // A run resumed past accumulation cannot know what the stopped one changed: it does the index work.
     if (resume.stage !== "Accumulating") ctx.totals.indexWork = true
     if (ctx.options.unsafeIgnoreHardDeletes) ctx.totals.indexWork = true
-    yield* Effect.logInfo(`Scavenging to SP-${resume.sp.number}. Position: ${resume.sp.position}, EffectiveNow: ${resume.sp.effectiveNowMicros}, Threshold: ${resume.sp.threshold}; resuming at ${resume.stage}`)
+    yield* Effect.logInfo(
+      `Scavenging to SP-${resume.sp.number}. Position: ${resume.sp.position}, EffectiveNow: ${resume.sp.effectiveNowMicros}, Threshold: ${resume.sp.threshold}; resuming at ${resume.stage}`
+    )
     const sp = resume.sp
-    const stages = ["Accumulating", "Calculating", "ExecutingChunks", "MergingChunks", "ExecutingIndex", "Cleaning"] as const
+    const stages = [
+      "Accumulating",
+      "Calculating",
+      "ExecutingChunks",
+      "MergingChunks",
+      "ExecutingIndex",
+      "Cleaning"
+    ] as const
     // A phase that ran out of order, or for another point, would work from a state it did not build.
     let at: Checkpoint["stage"] = resume.stage
     const enter = (next: Checkpoint) => {
@@ -92,7 +119,7 @@ export const runScavenge = <E>(
       at = next.stage
       return state.commit(next)
     }
-    for (const stage of stages.slice(stages.indexOf(resume.stage as typeof stages[number]))) {
+    for (const stage of stages.slice(stages.indexOf(resume.stage as (typeof stages)[number]))) {
       const resuming = stage === resume.stage
       yield* Effect.logInfo(`SP-${sp.number}: ${stage}${resuming && stage !== "Accumulating" ? " (resumed)" : ""}`)
       switch (stage) {
@@ -107,7 +134,10 @@ export const runScavenge = <E>(
           yield* enter({ stage: "ExecutingChunks", sp, doneLogicalChunk: undefined })
           break
         case "ExecutingChunks":
-          yield* executeChunks(ctx, resuming && resume.stage === "ExecutingChunks" ? resume.doneLogicalChunk : undefined)
+          yield* executeChunks(
+            ctx,
+            resuming && resume.stage === "ExecutingChunks" ? resume.doneLogicalChunk : undefined
+          )
           yield* enter({ stage: ctx.options.disableMerging ? "ExecutingIndex" : "MergingChunks", sp })
           break
         case "MergingChunks":

@@ -20,7 +20,14 @@ export interface StartScavengeOptions {
 }
 
 export type ScavengePhase =
-  | "Beginning" | "Accumulating" | "Calculating" | "ExecutingChunks" | "MergingChunks" | "ExecutingIndex" | "Cleaning" | "Done"
+  | "Beginning"
+  | "Accumulating"
+  | "Calculating"
+  | "ExecutingChunks"
+  | "MergingChunks"
+  | "ExecutingIndex"
+  | "Cleaning"
+  | "Done"
 
 /** Beyond the reference: where the running scavenge is (GET /admin/scavenge/current). */
 export interface ScavengeProgress {
@@ -57,7 +64,9 @@ export class ScavengeNotFound extends Schema.TaggedError<ScavengeNotFound>()("Sc
 
 export interface ScavengerService {
   /** Creates a run and answers at once with its id; the run goes on in the background. */
-  readonly start: (options: StartScavengeOptions) => Effect.Effect<{ readonly scavengeId: string }, ScavengeAlreadyRunning>
+  readonly start: (
+    options: StartScavengeOptions
+  ) => Effect.Effect<{ readonly scavengeId: string }, ScavengeAlreadyRunning>
   /** The running scavenge, if any. */
   readonly current: Effect.Effect<{ readonly scavengeId: string; readonly progress: ScavengeProgress } | undefined>
   readonly last: Effect.Effect<LastScavenge>

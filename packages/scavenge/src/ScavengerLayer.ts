@@ -24,18 +24,32 @@ export interface ScavengerLayerSettings extends ScavengerSettings {
 export const STATE_FOLDER = "scavenging"
 
 export const scavengerLayer = (settings: ScavengerLayerSettings) =>
-  Layer.scoped(Scavenger, Effect.gen(function*() {
-    const store = yield* EventStore
-    const session = yield* Effect.acquireRelease(
-      openStateSession(join(settings.dbDir, STATE_FOLDER), { pageSize: settings.statePageBytes, cacheBytes: settings.stateCacheBytes }),
-      (s) => Effect.ignore(s.close)
-    )
-    const service = yield* makeScavenger(settings, session)
-    const repair = Effect.gen(function*() {
-      yield* History.ensureIndexStreamMetadata(settings.historyMaxAgeDays)
-      const closed = yield* History.completeInterruptedRuns({ nodeEndpoint: settings.nodeEndpoint, historyMaxAgeDays: settings.historyMaxAgeDays })
-      if (closed.length > 0) yield* Effect.logInfo(`Marked ${closed.length} scavenge(s) interrupted by a restart: ${closed.join(", ")}`)
+  Layer.scoped(
+    Scavenger,
+    Effect.gen(function* () {
+      const store = yield* EventStore
+      const session = yield* Effect.acquireRelease(
+        openStateSession(join(settings.dbDir, STATE_FOLDER), {
+          pageSize: settings.statePageBytes,
+          cacheBytes: settings.stateCacheBytes
+        }),
+        (s) => Effect.ignore(s.close)
+      )
+      const service = yield* makeScavenger(settings, session)
+      const repair = Effect.gen(function* () {
+        yield* History.ensureIndexStreamMetadata(settings.historyMaxAgeDays)
+        const closed = yield* History.completeInterruptedRuns({
+          nodeEndpoint: settings.nodeEndpoint,
+          historyMaxAgeDays: settings.historyMaxAgeDays
+        })
+        if (closed.length > 0)
+          yield* Effect.logInfo(`Marked ${closed.length} scavenge(s) interrupted by a restart: ${closed.join(", ")}`)
+      })
+      yield* Effect.forkScoped(
+        Effect.catchAll(Effect.provideService(repair, EventStore, store), (e) =>
+          Effect.logWarning(`scavenge history repair failed: ${describeError(e)}`)
+        )
+      )
+      return service
     })
-    yield* Effect.forkScoped(Effect.catchAll(Effect.provideService(repair, EventStore, store), (e) => Effect.logWarning(`scavenge history repair failed: ${describeError(e)}`)))
-    return service
-  }))
+  )

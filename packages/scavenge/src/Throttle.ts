@@ -28,9 +28,14 @@ export const makeThrottle = (percent: number): Effect.Effect<Throttle> =>
     const rest = Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const wanted = restMillis(percent, now - startedAt, rested)
       if (wanted < MIN_REST_MILLIS) return Effect.void
-      return Effect.zipRight(Effect.sleep(Duration.millis(wanted)), Effect.flatMap(Clock.currentTimeMillis, (after) => Effect.sync(() => {
-        rested += after - now
-      })))
+      return Effect.zipRight(
+        Effect.sleep(Duration.millis(wanted)),
+        Effect.flatMap(Clock.currentTimeMillis, (after) =>
+          Effect.sync(() => {
+            rested += after - now
+          })
+        )
+      )
     })
     return { rest: percent >= 100 ? Effect.void : rest, restedMillis: () => rested }
   })

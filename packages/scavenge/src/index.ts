@@ -5,4 +5,11 @@ export * from "./makeScavenger.js"
 export * from "./ScavengerLayer.js"
 export * from "./history/index.js"
 export { NotResident, openScavengeState, openStateSession, StateCorrupt } from "./state/index.js"
-export type { Checkpoint, OriginalStreamData, MetastreamData, ScavengePointInfo, ScavengeStateCounts, StateError } from "./state/index.js"
+export type {
+  Checkpoint,
+  OriginalStreamData,
+  MetastreamData,
+  ScavengePointInfo,
+  ScavengeStateCounts,
+  StateError
+} from "./state/index.js"

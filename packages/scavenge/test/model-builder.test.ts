@@ -3,7 +3,17 @@
  * never straddling a chunk, a scavenge point closing its chunk.
  */
 import { describe, expect, it } from "vitest"
-import { ByteWriter, decodeRecord, DeletedStreamNumber, encodeRecord, EventFlags, framedLength, RecordKind, type EventRecord, type LogRecord } from "@vellum/storage"
+import {
+  ByteWriter,
+  decodeRecord,
+  DeletedStreamNumber,
+  encodeRecord,
+  EventFlags,
+  framedLength,
+  RecordKind,
+  type EventRecord,
+  type LogRecord
+} from "@vellum/storage"
 import { LogBuilder } from "./model/index.js"
 
 const CHUNK = 1024

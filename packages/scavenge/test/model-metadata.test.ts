@@ -10,8 +10,11 @@ const parse = (text: string) => parseScavengeMetadata(Buffer.from(text, "utf8"))
 
 describe("scavenge metadata parsing", () => {
   it("reads $maxCount, $maxAge (seconds) and $tb, skipping other keys", () => {
-    expect(parse(`{"$maxCount": 3, "$maxAge": 60, "$tb": 2, "custom": {"a": [1.5, null]}}`))
-      .toEqual({ maxCount: 3, maxAge: 60, truncateBefore: 2 })
+    expect(parse(`{"$maxCount": 3, "$maxAge": 60, "$tb": 2, "custom": {"a": [1.5, null]}}`)).toEqual({
+      maxCount: 3,
+      maxAge: 60,
+      truncateBefore: 2
+    })
   })
 
   it("treats $maxCount <= 0 and $maxAge <= 0 as unset, $tb only when negative", () => {
@@ -45,7 +48,9 @@ describe("scavenge metadata parsing", () => {
   })
 
   it("lets a later duplicate win and accepts a well-formed $acl and $tmp", () => {
-    expect(parse(`{"$maxCount": 5, "$maxCount": 7, "$tmp": true, "$acl": {"$r": "$all", "$w": ["a", "b"]}}`)).toEqual({ maxCount: 7 })
+    expect(parse(`{"$maxCount": 5, "$maxCount": 7, "$tmp": true, "$acl": {"$r": "$all", "$w": ["a", "b"]}}`)).toEqual({
+      maxCount: 7
+    })
   })
 
   it("reads binary (non-UTF-8) data as empty metadata", () => {

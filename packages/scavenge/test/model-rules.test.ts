@@ -4,7 +4,15 @@
  */
 import { describe, expect, it } from "vitest"
 import { DeletedStreamNumber, RecordKind, type LogRecord } from "@vellum/storage"
-import { indexedEventNumbers, keptEventNumbers, LogBuilder, scavengeModel, type ModelInput, type ModelOutput, type ScavengePointSpec } from "./model/index.js"
+import {
+  indexedEventNumbers,
+  keptEventNumbers,
+  LogBuilder,
+  scavengeModel,
+  type ModelInput,
+  type ModelOutput,
+  type ScavengePointSpec
+} from "./model/index.js"
 
 const CHUNK = 4096
 const DAY = 86_400_000_000
@@ -17,8 +25,10 @@ const CUTOFF = NOW - MAX_AGE * 1_000_000
 const newLog = () => new LogBuilder({ chunkSize: CHUNK, startMicros: ACTIVE })
 const run = (log: LogBuilder, scavengePoint: ScavengePointSpec, extra: Partial<ModelInput> = {}): ModelOutput =>
   scavengeModel({ records: log.records, chunkSize: CHUNK, scavengePoint, ...extra })
-const inLog = (log: LogBuilder, out: ModelOutput, stream: string) => keptEventNumbers(log.records, out.keptInLog, stream)
-const inIndex = (log: LogBuilder, out: ModelOutput, stream: string) => indexedEventNumbers(log.records, out.keptInIndex, stream)
+const inLog = (log: LogBuilder, out: ModelOutput, stream: string) =>
+  keptEventNumbers(log.records, out.keptInLog, stream)
+const inIndex = (log: LogBuilder, out: ModelOutput, stream: string) =>
+  indexedEventNumbers(log.records, out.keptInIndex, stream)
 const weights = (out: ModelOutput) => Object.fromEntries(out.weights)
 const chunkNow = (log: LogBuilder) => Math.floor(log.position / CHUNK)
 const sp = (log: LogBuilder) => log.scavengePoint({ effectiveNowMicros: NOW })

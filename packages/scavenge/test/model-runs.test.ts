@@ -6,8 +6,16 @@
 import { describe, expect, it } from "vitest"
 import { DeletedStreamNumber } from "@vellum/storage"
 import {
-  executeWithThreshold, keptEventNumbers, keptWithThreshold, indexedEventNumbers, LogBuilder, scavengeModel,
-  type ModelInput, type ModelOutput, type ModelState, type ScavengePointSpec
+  executeWithThreshold,
+  keptEventNumbers,
+  keptWithThreshold,
+  indexedEventNumbers,
+  LogBuilder,
+  scavengeModel,
+  type ModelInput,
+  type ModelOutput,
+  type ModelState,
+  type ScavengePointSpec
 } from "./model/index.js"
 
 const CHUNK = 4096
@@ -16,11 +24,19 @@ const NOW = Date.UTC(2022, 0, 5) * 1000
 const MAX_AGE = 2 * 86_400
 
 const newLog = () => new LogBuilder({ chunkSize: CHUNK, startMicros: NOW - DAY })
-const input = (log: LogBuilder, scavengePoint: ScavengePointSpec, prior?: ModelState, unsafe = false): ModelInput =>
-  ({ records: [...log.records], chunkSize: CHUNK, scavengePoint, prior, unsafeIgnoreHardDeletes: unsafe })
-const inLog = (log: LogBuilder, kept: ReadonlySet<number>, stream: string) => keptEventNumbers(log.records, kept, stream)
-const inIndex = (log: LogBuilder, out: ModelOutput, stream: string) => indexedEventNumbers(log.records, out.keptInIndex, stream)
-const sp = (log: LogBuilder, threshold = 0, effectiveNowMicros = NOW) => log.scavengePoint({ effectiveNowMicros, threshold })
+const input = (log: LogBuilder, scavengePoint: ScavengePointSpec, prior?: ModelState, unsafe = false): ModelInput => ({
+  records: [...log.records],
+  chunkSize: CHUNK,
+  scavengePoint,
+  prior,
+  unsafeIgnoreHardDeletes: unsafe
+})
+const inLog = (log: LogBuilder, kept: ReadonlySet<number>, stream: string) =>
+  keptEventNumbers(log.records, kept, stream)
+const inIndex = (log: LogBuilder, out: ModelOutput, stream: string) =>
+  indexedEventNumbers(log.records, out.keptInIndex, stream)
+const sp = (log: LogBuilder, threshold = 0, effectiveNowMicros = NOW) =>
+  log.scavengePoint({ effectiveNowMicros, threshold })
 
 describe("scavenge model: later runs", () => {
   it("discard points never move back when the metadata is relaxed on the second run", () => {
@@ -129,8 +145,13 @@ describe("scavenge model: later runs", () => {
     log.append("s", 1)
     // As if chunk 0 had been accumulated (empty, by an older scavenger) before an earlier SP.
     const prior: ModelState = {
-      scavengePointPosition: CHUNK - 1, originals: new Map(), metastreams: new Map(), chunkTimeRanges: new Map(),
-      pendingWeights: new Map(), removedFromLog: new Set(), removedFromIndex: new Set()
+      scavengePointPosition: CHUNK - 1,
+      originals: new Map(),
+      metastreams: new Map(),
+      chunkTimeRanges: new Map(),
+      pendingWeights: new Map(),
+      removedFromLog: new Set(),
+      removedFromIndex: new Set()
     }
     const out = scavengeModel(input(log, sp(log), prior))
     expect(out.state.originals.get("s")?.discardPoint).toBe(3)

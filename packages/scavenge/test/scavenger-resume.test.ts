@@ -6,21 +6,42 @@ import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { Effect } from "effect"
 import { MemoryDisk, Prng } from "@vellum/platform"
-import { ExpectedVersion, RecordKind, type EventStoreService, type LogRecord, type ProposedEvent } from "@vellum/storage"
 import {
-  closeNode, copyDisk, eventNumbers, json, uuid, logRecords, openNode, scavenge, stopAfterCommit, storageConfig, type Node
+  ExpectedVersion,
+  RecordKind,
+  type EventStoreService,
+  type LogRecord,
+  type ProposedEvent
+} from "@vellum/storage"
+import {
+  closeNode,
+  copyDisk,
+  eventNumbers,
+  json,
+  uuid,
+  logRecords,
+  openNode,
+  scavenge,
+  stopAfterCommit,
+  storageConfig,
+  type Node
 } from "./scavenger-support.js"
 
 const config = storageConfig()
 const streams = ["s0", "s1", "s2", "s3", "s4", "s5"]
 
 /** Events with the same ids and sizes in every run of the workload, so positions line up across runs. */
-const fixedEvents = (from: number, count: number): Array<ProposedEvent> => Array.from({ length: count }, (_, i) => ({
-  eventId: uuid(from + i), eventType: "T", isJson: true, data: json({ n: String(from + i).padStart(6, "0") }), metadata: Buffer.alloc(0)
-}))
+const fixedEvents = (from: number, count: number): Array<ProposedEvent> =>
+  Array.from({ length: count }, (_, i) => ({
+    eventId: uuid(from + i),
+    eventType: "T",
+    isJson: true,
+    data: json({ n: String(from + i).padStart(6, "0") }),
+    metadata: Buffer.alloc(0)
+  }))
 
 const writeWorkload = (store: EventStoreService) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let next = 1
     const evs = (count: number) => {
       const out = fixedEvents(next, count)
@@ -40,13 +61,20 @@ const writeWorkload = (store: EventStoreService) =>
 const survivors = (records: ReadonlyArray<LogRecord>) => {
   const sp = records.find((r) => r.kind === RecordKind.ScavengePoint)
   const end = sp?.logPosition ?? Infinity
-  return records.filter((r) => r.kind === RecordKind.Event && r.logPosition < end && !r.stream.startsWith("$scavenges") && !r.stream.startsWith("$$$scavenges"))
-    .map((r) => r.kind === RecordKind.Event ? `${r.stream}@${r.eventNumber}@${r.logPosition}` : "")
+  return records
+    .filter(
+      (r) =>
+        r.kind === RecordKind.Event &&
+        r.logPosition < end &&
+        !r.stream.startsWith("$scavenges") &&
+        !r.stream.startsWith("$$$scavenges")
+    )
+    .map((r) => (r.kind === RecordKind.Event ? `${r.stream}@${r.eventNumber}@${r.logPosition}` : ""))
 }
 
 const reads = (node: Node) => Effect.forEach(streams, (s) => eventNumbers(node.store, s))
 
-const uninterrupted = Effect.gen(function*() {
+const uninterrupted = Effect.gen(function* () {
   const node = yield* openNode(new MemoryDisk(), config)
   yield* writeWorkload(node.store)
   const counter = { commits: 0 }
@@ -54,14 +82,18 @@ const uninterrupted = Effect.gen(function*() {
   // Count the commits of a whole run with a wrapper that never stops it.
   const counted = yield* openNode(node.mem, config, { wrap: stopAfterCommit(0, counter) })
   expect((yield* scavenge(counted, { threshold: -1 })).result).toBe("Success")
-  const result = { survivors: survivors(yield* logRecords(counted.store)), reads: yield* reads(counted), commits: counter.commits }
+  const result = {
+    survivors: survivors(yield* logRecords(counted.store)),
+    reads: yield* reads(counted),
+    commits: counter.commits
+  }
   yield* closeNode(counted)
   return result
 })
 
 describe("stopping and resuming a scavenge", () => {
   it.effect("stopped after every checkpoint and resumed, the result equals an uninterrupted run", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const expected = yield* uninterrupted
       expect(expected.commits).toBeGreaterThan(5)
       expect(expected.survivors.length).toBeGreaterThan(0)
@@ -74,15 +106,18 @@ describe("stopping and resuming a scavenge", () => {
         // The next run (a new request, threshold ignored) resumes the stopped one.
         const second = yield* openNode(mem, config)
         expect((yield* scavenge(second, { threshold: 5 })).result).toBe("Success")
-        expect(yield* second.store.lastEventNumber("$scavengePoints"), "resumed to the same point, none written").toBe(0)
+        expect(yield* second.store.lastEventNumber("$scavengePoints"), "resumed to the same point, none written").toBe(
+          0
+        )
         expect(survivors(yield* logRecords(second.store)), `resumed after commit ${k}`).toEqual(expected.survivors)
         expect(yield* reads(second)).toEqual(expected.reads)
         yield* closeNode(second)
       }
-    }))
+    })
+  )
 
   it.effect("a power loss after every checkpoint, then a restart and a new run, gives the same result", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const expected = yield* uninterrupted
       for (let k = 1; k < expected.commits; k++) {
         const mem = new MemoryDisk()
@@ -96,46 +131,69 @@ describe("stopping and resuming a scavenge", () => {
         expect(yield* reads(second)).toEqual(expected.reads)
         yield* closeNode(second)
       }
-    }))
+    })
+  )
 })
 
 describe("scavenging two copies of one log", () => {
   /** A random workload: appends, metadata and deletes over a few streams. */
-  const ops = fc.array(fc.record({
-    stream: fc.constantFrom("s0", "s1", "s2", "s3"),
-    kind: fc.constantFrom("append", "append", "append", "maxCount", "tb", "soft", "hard"),
-    n: fc.integer({ min: 1, max: 6 })
-  }), { minLength: 5, maxLength: 40 })
+  const ops = fc.array(
+    fc.record({
+      stream: fc.constantFrom("s0", "s1", "s2", "s3"),
+      kind: fc.constantFrom("append", "append", "append", "maxCount", "tb", "soft", "hard"),
+      n: fc.integer({ min: 1, max: 6 })
+    }),
+    { minLength: 5, maxLength: 40 }
+  )
 
   const apply = (store: EventStoreService, list: ReadonlyArray<{ stream: string; kind: string; n: number }>) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       let next = 1
       for (const op of list) {
-        const write = op.kind === "append" ? store.append(op.stream, ExpectedVersion.Any, fixedEvents(next, op.n))
-          : op.kind === "maxCount" ? store.setStreamMetadata(op.stream, ExpectedVersion.Any, json({ $maxCount: op.n }))
-          : op.kind === "tb" ? store.setStreamMetadata(op.stream, ExpectedVersion.Any, json({ $tb: op.n }))
-          : store.deleteStream(op.stream, ExpectedVersion.Any, op.kind === "hard")
+        const write =
+          op.kind === "append"
+            ? store.append(op.stream, ExpectedVersion.Any, fixedEvents(next, op.n))
+            : op.kind === "maxCount"
+              ? store.setStreamMetadata(op.stream, ExpectedVersion.Any, json({ $maxCount: op.n }))
+              : op.kind === "tb"
+                ? store.setStreamMetadata(op.stream, ExpectedVersion.Any, json({ $tb: op.n }))
+                : store.deleteStream(op.stream, ExpectedVersion.Any, op.kind === "hard")
         next += op.n
         yield* Effect.ignore(write) // appends to a hard-deleted stream fail; that is part of the workload
       }
     })
 
   it.effect("to the same scavenge point gives byte-identical chunks before it (property)", () =>
-    Effect.promise(() => fc.assert(fc.asyncProperty(ops, fc.constantFrom(-1, 0, 2), (list, threshold) => Effect.runPromise(Effect.gen(function*() {
-      const a = yield* openNode(new MemoryDisk(), config)
-      yield* apply(a.store, list)
-      const sp = yield* a.store.writeScavengePoint(1_000_000, threshold)
-      yield* closeNode(a)
-      const copy = yield* copyDisk(a.mem)
-      const nodeA = yield* openNode(a.mem, config)
-      const nodeB = yield* openNode(copy, config)
-      expect((yield* scavenge(nodeA, { syncOnly: true })).result).toBe("Success")
-      expect((yield* scavenge(nodeB, { syncOnly: true })).result).toBe("Success")
-      const spChunk = Math.floor(sp.position / config.chunkSize)
-      const chunkFiles = (mem: MemoryDisk) => mem.files().filter((f) => /\/chunk-\d+\.\d+$/.test(f)).filter((f) => Number(/chunk-(\d+)/.exec(f)![1]) <= spChunk)
-      expect(chunkFiles(a.mem)).toEqual(chunkFiles(copy))
-      for (const f of chunkFiles(a.mem)) expect(a.mem.readFileSync(f).equals(copy.readFileSync(f)), f).toBe(true)
-      yield* closeNode(nodeA)
-      yield* closeNode(nodeB)
-    }))), { numRuns: 12 })))
+    Effect.promise(() =>
+      fc.assert(
+        fc.asyncProperty(ops, fc.constantFrom(-1, 0, 2), (list, threshold) =>
+          Effect.runPromise(
+            Effect.gen(function* () {
+              const a = yield* openNode(new MemoryDisk(), config)
+              yield* apply(a.store, list)
+              const sp = yield* a.store.writeScavengePoint(1_000_000, threshold)
+              yield* closeNode(a)
+              const copy = yield* copyDisk(a.mem)
+              const nodeA = yield* openNode(a.mem, config)
+              const nodeB = yield* openNode(copy, config)
+              expect((yield* scavenge(nodeA, { syncOnly: true })).result).toBe("Success")
+              expect((yield* scavenge(nodeB, { syncOnly: true })).result).toBe("Success")
+              const spChunk = Math.floor(sp.position / config.chunkSize)
+              const chunkFiles = (mem: MemoryDisk) =>
+                mem
+                  .files()
+                  .filter((f) => /\/chunk-\d+\.\d+$/.test(f))
+                  .filter((f) => Number(/chunk-(\d+)/.exec(f)![1]) <= spChunk)
+              expect(chunkFiles(a.mem)).toEqual(chunkFiles(copy))
+              for (const f of chunkFiles(a.mem))
+                expect(a.mem.readFileSync(f).equals(copy.readFileSync(f)), f).toBe(true)
+              yield* closeNode(nodeA)
+              yield* closeNode(nodeB)
+            })
+          )
+        ),
+        { numRuns: 12 }
+      )
+    )
+  )
 })

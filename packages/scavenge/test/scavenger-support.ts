@@ -4,7 +4,16 @@
  */
 import { Effect, Exit, Scope } from "effect"
 import { Disk, MemoryDisk, join, type DiskService } from "@vellum/platform"
-import { EventStore, RecordKind, defaultStorageConfig, make, type EventStoreService, type LogRecord, type ProposedEvent, type StorageConfig } from "@vellum/storage"
+import {
+  EventStore,
+  RecordKind,
+  defaultStorageConfig,
+  make,
+  type EventStoreService,
+  type LogRecord,
+  type ProposedEvent,
+  type StorageConfig
+} from "@vellum/storage"
 import { makeScavenger, type ScavengerSettings } from "../src/makeScavenger.js"
 import { STATE_FOLDER } from "../src/ScavengerLayer.js"
 import { openStateSession, type StateError } from "../src/state/index.js"
@@ -12,15 +21,28 @@ import type { ScavengerService, StartScavengeOptions } from "../src/Scavenger.js
 import type { StateAccess } from "../src/phases/StateAccess.js"
 
 export const storageConfig = (overrides: Partial<StorageConfig> = {}): StorageConfig => ({
-  ...defaultStorageConfig("/db"), chunkSize: 4096, memtableMaxEntries: 8, preallocateChunks: false, ...overrides
+  ...defaultStorageConfig("/db"),
+  chunkSize: 4096,
+  memtableMaxEntries: 8,
+  preallocateChunks: false,
+  ...overrides
 })
 
-export const settings: ScavengerSettings = { nodeEndpoint: "127.0.0.1:2113", historyMaxAgeDays: 30, disableMerging: false, unsafeIgnoreHardDeletes: false }
+export const settings: ScavengerSettings = {
+  nodeEndpoint: "127.0.0.1:2113",
+  historyMaxAgeDays: 30,
+  disableMerging: false,
+  unsafeIgnoreHardDeletes: false
+}
 
 export const uuid = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
 let nextId = 1
 export const ev = (data: unknown = { n: nextId }): ProposedEvent => ({
-  eventId: uuid(nextId++), eventType: "T", isJson: true, data: Buffer.from(JSON.stringify(data)), metadata: Buffer.alloc(0)
+  eventId: uuid(nextId++),
+  eventType: "T",
+  isJson: true,
+  data: Buffer.from(JSON.stringify(data)),
+  metadata: Buffer.alloc(0)
 })
 export const evs = (count: number) => Array.from({ length: count }, () => ev())
 export const json = (value: unknown) => Buffer.from(JSON.stringify(value))
@@ -45,27 +67,43 @@ export interface NodeOptions {
 }
 
 export const openNode = (mem: MemoryDisk, config: StorageConfig, options: NodeOptions = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const scope = yield* Scope.make()
-    const open = Effect.gen(function*() {
+    const open = Effect.gen(function* () {
       const store = yield* make(config)
-      const session = yield* Effect.acquireRelease(openStateSession(join(config.dir, STATE_FOLDER), { pageSize: 4096, cacheBytes: options.stateCacheBytes ?? 1 << 20 }), (s) => Effect.ignore(s.close))
+      const session = yield* Effect.acquireRelease(
+        openStateSession(join(config.dir, STATE_FOLDER), {
+          pageSize: 4096,
+          cacheBytes: options.stateCacheBytes ?? 1 << 20
+        }),
+        (s) => Effect.ignore(s.close)
+      )
       const state = options.wrap === undefined ? session : options.wrap(session)
-      const scavenger = yield* Effect.provideService(makeScavenger(options.settings ?? settings, state), EventStore, store)
+      const scavenger = yield* Effect.provideService(
+        makeScavenger(options.settings ?? settings, state),
+        EventStore,
+        store
+      )
       return { mem, store, scavenger, scope } satisfies Node
     })
-    return yield* open.pipe(Scope.extend(scope), Effect.provideService(Disk, options.disk === undefined ? mem.service : options.disk(mem.service)))
+    return yield* open.pipe(
+      Scope.extend(scope),
+      Effect.provideService(Disk, options.disk === undefined ? mem.service : options.disk(mem.service))
+    )
   })
 
 /** Interrupts the run right after the state's `k`-th commit (1-based) — a stop at that checkpoint. */
-export const stopAfterCommit = (k: number, counter: { commits: number }): StateWrapper => (state) => ({
-  ...state,
-  commit: (checkpoint) => Effect.flatMap(state.commit(checkpoint), () => ++counter.commits === k ? Effect.interrupt : Effect.void)
-})
+export const stopAfterCommit =
+  (k: number, counter: { commits: number }): StateWrapper =>
+  (state) => ({
+    ...state,
+    commit: (checkpoint) =>
+      Effect.flatMap(state.commit(checkpoint), () => (++counter.commits === k ? Effect.interrupt : Effect.void))
+  })
 
 /** A copy of every file of a disk (current bytes, all synced) on a new disk. */
 export const copyDisk = (mem: MemoryDisk) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const copy = new MemoryDisk()
     const disk = copy.service
     for (const path of mem.files()) {
@@ -82,11 +120,17 @@ export const copyDisk = (mem: MemoryDisk) =>
 
 export const closeNode = (node: Node) => Scope.close(node.scope, Exit.void)
 
-export const defaults: StartScavengeOptions = { threads: 1, threshold: undefined, throttlePercent: 100, syncOnly: false, startFromChunk: 0 }
+export const defaults: StartScavengeOptions = {
+  threads: 1,
+  threshold: undefined,
+  throttlePercent: 100,
+  syncOnly: false,
+  startFromChunk: 0
+}
 
 /** Lets the background run go on until it has finished (nothing in it sleeps at 100% throttle). */
 export const awaitRun = (scavenger: ScavengerService) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let i = 0; i < 1_000_000; i++) {
       const last = yield* scavenger.last
       if (last.result !== "InProgress" && (yield* scavenger.current) === undefined) return last
@@ -96,7 +140,7 @@ export const awaitRun = (scavenger: ScavengerService) =>
   })
 
 export const scavenge = (node: Node, options: Partial<StartScavengeOptions> = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { scavengeId } = yield* node.scavenger.start({ ...defaults, ...options })
     const last = yield* awaitRun(node.scavenger)
     return { scavengeId, result: last.result }
@@ -104,7 +148,7 @@ export const scavenge = (node: Node, options: Partial<StartScavengeOptions> = {}
 
 /** Every record in the log, in position order. */
 export const logRecords = (store: EventStoreService) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { log, readIndex } = store.engine
     const out: Array<LogRecord> = []
     let position = 0
@@ -121,11 +165,13 @@ export const eventPositions = (records: ReadonlyArray<LogRecord>, below: number)
   new Set(records.filter((r) => r.kind === RecordKind.Event && r.logPosition < below).map((r) => r.logPosition))
 
 export const eventNumbers = (store: EventStoreService, stream: string) =>
-  Effect.map(store.readStreamForward(stream, 0, 4096), (r) => r._tag === "Success" ? r.events.map((e) => e.event!.eventNumber) : r._tag)
+  Effect.map(store.readStreamForward(stream, 0, 4096), (r) =>
+    r._tag === "Success" ? r.events.map((e) => e.event!.eventNumber) : r._tag
+  )
 
 /** Records from `from` (a record boundary) to the end of the committed log, and where the next one will start. */
 export const recordsFrom = (store: EventStoreService, from: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { log, readIndex } = store.engine
     const out: Array<LogRecord> = []
     let position = from
@@ -156,7 +202,7 @@ export class WrittenLog {
 
 /** The positions `$all` shows (links unresolved), in order. */
 export const allPositions = (store: EventStoreService) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const out: Array<number> = []
     let position = 0
     while (true) {
@@ -170,11 +216,12 @@ export const allPositions = (store: EventStoreService) =>
 /** What a forward read of a stream shows (links unresolved): its outcome and the (number, id) of each event. */
 export const streamView = (store: EventStoreService, stream: string) =>
   Effect.map(store.readStreamForward(stream, 0, 4096), (r) =>
-    r._tag === "Success" ? r.events.map((e) => `${e.event!.eventNumber}:${e.event!.eventId}`) : r._tag)
+    r._tag === "Success" ? r.events.map((e) => `${e.event!.eventNumber}:${e.event!.eventId}`) : r._tag
+  )
 
 /** Deletes the scavenge state (as deleting `scavenging.db` upstream): the next run starts with no checkpoint. */
 export const deleteState = (mem: MemoryDisk, config: StorageConfig) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const folder = join(config.dir, STATE_FOLDER)
     for (const path of mem.files()) if (path.startsWith(`${folder}/`)) yield* mem.service.remove(path)
     yield* mem.service.syncDir(folder)

@@ -11,7 +11,7 @@ import { closeNode, evs, json, openNode, scavenge, storageConfig, type Node } fr
 
 describe("throttle", () => {
   it.effect("at 50% a run that worked 10 s rests 10 s (so it takes about twice as long); at 100% never", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const half = yield* makeThrottle(50)
       yield* TestClock.adjust("10 seconds") // ten seconds of work
       const resting = yield* Effect.fork(half.rest)
@@ -28,21 +28,23 @@ describe("throttle", () => {
       yield* TestClock.adjust("10 seconds")
       yield* full.rest
       expect(full.restedMillis()).toBe(0)
-    }))
+    })
+  )
 
   it.effect("a stop interrupts a rest", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const slow = yield* makeThrottle(10)
       yield* TestClock.adjust("10 seconds")
       const resting = yield* Effect.fork(slow.rest)
       yield* Fiber.interrupt(resting)
       expect(slow.restedMillis()).toBe(0)
-    }))
+    })
+  )
 })
 
 /** Streams whose history is mostly removable, over many 4 KiB chunks. */
 const writeWorkload = (node: Node) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let round = 0; round < 20; round++) {
       for (const s of ["a", "b", "c"]) yield* node.store.append(s, ExpectedVersion.Any, evs(10))
     }
@@ -51,7 +53,7 @@ const writeWorkload = (node: Node) =>
 
 /** The most chunk rewrites in progress at once (temp files of replacements) during a scavenge. */
 const mostConcurrentRewrites = (threads: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const mem = new MemoryDisk()
     const node = yield* openNode(mem, storageConfig())
     yield* writeWorkload(node)
@@ -60,9 +62,14 @@ const mostConcurrentRewrites = (threads: number) =>
     // Every disk operation yields, so fibers interleave at each one; count temp files as they go.
     const watched = Object.create(mem) as MemoryDisk
     Object.defineProperty(watched, "service", {
-      value: gateDisk(mem.service, (operation) => Effect.zipRight(Effect.sync(() => {
-        most = Math.max(most, mem.files().filter((f) => f.endsWith(".scavenge.tmp")).length)
-      }), Effect.zipRight(Effect.yieldNow(), operation)))
+      value: gateDisk(mem.service, (operation) =>
+        Effect.zipRight(
+          Effect.sync(() => {
+            most = Math.max(most, mem.files().filter((f) => f.endsWith(".scavenge.tmp")).length)
+          }),
+          Effect.zipRight(Effect.yieldNow(), operation)
+        )
+      )
     })
     const again = yield* openNode(watched, storageConfig())
     expect((yield* scavenge(again, { threshold: -1, threads })).result).toBe("Success")
@@ -72,8 +79,9 @@ const mostConcurrentRewrites = (threads: number) =>
 
 describe("threads", () => {
   it.effect("with 4 threads several chunks are rewritten at once; with 1, one at a time", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       expect(yield* mostConcurrentRewrites(1)).toBe(1)
       expect(yield* mostConcurrentRewrites(4)).toBeGreaterThan(1)
-    }))
+    })
+  )
 })

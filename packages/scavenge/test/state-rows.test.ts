@@ -12,7 +12,7 @@ import { CHUNKS, DIR, dump, fill, JOURNAL, NAMES, open, OPTIONS, original, SNAPS
 
 describe("scavenge state: compaction", () => {
   it.effect("the journal is compacted into a snapshot and everything reopens, also after a crash", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const mem = new MemoryDisk()
       const options = { ...OPTIONS, compactAfterBytes: 2048 }
       const s = yield* open(mem, options)
@@ -20,14 +20,16 @@ describe("scavenge state: compaction", () => {
       let compactions = 0
       for (let i = 0; i < 60; i++) {
         const before = s.counts().journalBytes
-        yield* s.transaction((tx) => Effect.suspend(() => {
-          const name = `s-${(i * 37) % 60}`
-          names.push(name)
-          tx.setOriginalStream(name, original(i % 3 === 0 ? "Spent" : "Active", { discardPoint: i }))
-          tx.addChunkWeight(i % 5, 1)
-          if (i % 10 === 9) tx.deleteChunkWeights(0, 1)
-          return tx.commit({ stage: "Accumulating", sp, doneLogicalChunk: i })
-        }))
+        yield* s.transaction((tx) =>
+          Effect.suspend(() => {
+            const name = `s-${(i * 37) % 60}`
+            names.push(name)
+            tx.setOriginalStream(name, original(i % 3 === 0 ? "Spent" : "Active", { discardPoint: i }))
+            tx.addChunkWeight(i % 5, 1)
+            if (i % 10 === 9) tx.deleteChunkWeights(0, 1)
+            return tx.commit({ stage: "Accumulating", sp, doneLogicalChunk: i })
+          })
+        )
         if (s.counts().journalBytes < before) compactions++
       }
       assert.isAbove(compactions, 3)
@@ -38,10 +40,11 @@ describe("scavenge state: compaction", () => {
       assert.deepStrictEqual(yield* dump(yield* open(mem, options), names, [0, 1, 2, 3, 4]), expected)
       mem.crash(new Prng(2), "random")
       assert.deepStrictEqual(yield* dump(yield* open(mem, options), names, [0, 1, 2, 3, 4]), expected)
-    }))
+    })
+  )
 
   it.effect("journal frames already in the snapshot (compaction stopped before emptying the journal) are skipped", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const mem = new MemoryDisk()
       const s = yield* open(mem, { ...OPTIONS, compactAfterBytes: 1 })
       yield* fill(s)
@@ -58,76 +61,108 @@ describe("scavenge state: compaction", () => {
       const reopened = yield* open(mem)
       assert.deepStrictEqual(yield* dump(reopened, NAMES, CHUNKS), yield* dump(s, NAMES, CHUNKS))
       assert.strictEqual(mem.readFileSync(JOURNAL).length, 0)
-    }))
+    })
+  )
 })
 
 describe("scavenge state: cleaning deletes and the Active walk", () => {
   it.effect("deleteSpentStreams, deleteAllMetastreams and deleteChunkWeights remove exactly their rows", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = yield* open(new MemoryDisk())
       yield* fill(s)
-      yield* s.transaction((tx) => Effect.suspend(() => {
-        tx.addChunkWeight(1, 1)
-        tx.addChunkWeight(2, 1)
-        tx.deleteChunkWeights(1, 3)
-        tx.deleteSpentStreams(false)
-        return tx.commit({ stage: "Cleaning", sp })
-      }))
+      yield* s.transaction((tx) =>
+        Effect.suspend(() => {
+          tx.addChunkWeight(1, 1)
+          tx.addChunkWeight(2, 1)
+          tx.deleteChunkWeights(1, 3)
+          tx.deleteSpentStreams(false)
+          return tx.commit({ stage: "Cleaning", sp })
+        })
+      )
       assert.deepStrictEqual(s.allChunkWeights(), [{ logicalChunk: 0, weight: 3.5 }])
-      assert.deepStrictEqual(yield* Effect.forEach(NAMES, (n) => Effect.map(s.originalStream(n), (d) => d?.status)), ["Active", "Archived", undefined, undefined])
-      yield* s.transaction((tx) => Effect.suspend(() => {
-        tx.deleteSpentStreams(true)
-        tx.deleteAllMetastreams()
-        return tx.commit({ stage: "Done", sp })
-      }))
+      assert.deepStrictEqual(yield* Effect.forEach(NAMES, (n) => Effect.map(s.originalStream(n), (d) => d?.status)), [
+        "Active",
+        "Archived",
+        undefined,
+        undefined
+      ])
+      yield* s.transaction((tx) =>
+        Effect.suspend(() => {
+          tx.deleteSpentStreams(true)
+          tx.deleteAllMetastreams()
+          return tx.commit({ stage: "Done", sp })
+        })
+      )
       assert.deepStrictEqual(s.counts(), { ...s.counts(), originalStreams: 1, metastreams: 0, activeStreams: 1 })
-    }))
+    })
+  )
 
   it.effect("activeStreams pages Active streams in ascending name order and follows status changes", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = yield* open(new MemoryDisk())
       const prng = new Prng(42)
-      const names = Array.from({ length: 200 }, (_, i) => `${String.fromCharCode(97 + prng.int(0, 25))}${prng.int(0, 999)}-${i}`)
+      const names = Array.from(
+        { length: 200 },
+        (_, i) => `${String.fromCharCode(97 + prng.int(0, 25))}${prng.int(0, 999)}-${i}`
+      )
       const statusOf = (i: number): OriginalStreamData["status"] => (["Active", "Spent", "Archived"] as const)[i % 3]!
-      yield* s.transaction((tx) => Effect.suspend(() => {
-        names.forEach((n, i) => tx.setOriginalStream(n, original(statusOf(i))))
-        return tx.commit({ stage: "Accumulating", sp, doneLogicalChunk: 0 })
-      }))
-      const walk = (limit: number) => Effect.gen(function*() {
-        const seen: Array<string> = []
-        for (let page = yield* s.activeStreams(undefined, limit); page.length > 0; page = yield* s.activeStreams(seen[seen.length - 1], limit)) {
-          assert.isAtMost(page.length, limit)
-          for (const [name, data] of page) {
-            assert.strictEqual(data.status, "Active")
-            seen.push(name)
+      yield* s.transaction((tx) =>
+        Effect.suspend(() => {
+          names.forEach((n, i) => tx.setOriginalStream(n, original(statusOf(i))))
+          return tx.commit({ stage: "Accumulating", sp, doneLogicalChunk: 0 })
+        })
+      )
+      const walk = (limit: number) =>
+        Effect.gen(function* () {
+          const seen: Array<string> = []
+          for (
+            let page = yield* s.activeStreams(undefined, limit);
+            page.length > 0;
+            page = yield* s.activeStreams(seen[seen.length - 1], limit)
+          ) {
+            assert.isAtMost(page.length, limit)
+            for (const [name, data] of page) {
+              assert.strictEqual(data.status, "Active")
+              seen.push(name)
+            }
           }
-        }
-        return seen
-      })
+          return seen
+        })
       const expected = names.filter((_, i) => statusOf(i) === "Active").sort()
       assert.deepStrictEqual(yield* walk(7), expected)
       assert.deepStrictEqual(yield* walk(1000), expected)
-      assert.deepStrictEqual((yield* s.activeStreams(expected[10]!, 2)).map(([n]) => n), expected.slice(11, 13))
+      assert.deepStrictEqual(
+        (yield* s.activeStreams(expected[10]!, 2)).map(([n]) => n),
+        expected.slice(11, 13)
+      )
       // A name between two entries resumes after it, not after an entry.
-      assert.deepStrictEqual((yield* s.activeStreams(`${expected[4]!}~`, 1)).map(([n]) => n), [expected[5]])
+      assert.deepStrictEqual(
+        (yield* s.activeStreams(`${expected[4]!}~`, 1)).map(([n]) => n),
+        [expected[5]]
+      )
       // The calculator marks some Spent, the accumulator re-activates others.
-      yield* s.transaction((tx) => Effect.suspend(() => {
-        names.forEach((n, i) => {
-          if (i % 3 === 0 && i % 2 === 0) tx.setOriginalStream(n, original("Spent"))
-          if (i % 3 === 1 && i % 4 === 1) tx.setOriginalStream(n, original("Active"))
+      yield* s.transaction((tx) =>
+        Effect.suspend(() => {
+          names.forEach((n, i) => {
+            if (i % 3 === 0 && i % 2 === 0) tx.setOriginalStream(n, original("Spent"))
+            if (i % 3 === 1 && i % 4 === 1) tx.setOriginalStream(n, original("Active"))
+          })
+          return tx.commit({ stage: "Calculating", sp, doneStream: undefined })
         })
-        return tx.commit({ stage: "Calculating", sp, doneStream: undefined })
-      }))
-      const now = (yield* Effect.filter(names, (n) => Effect.map(s.originalStream(n), (d) => d?.status === "Active"))).sort()
+      )
+      const now = (yield* Effect.filter(names, (n) =>
+        Effect.map(s.originalStream(n), (d) => d?.status === "Active")
+      )).sort()
       assert.notDeepEqual(now, expected)
       assert.deepStrictEqual(yield* walk(5), now)
       assert.strictEqual(s.counts().activeStreams, now.length)
-    }))
+    })
+  )
 })
 
 describe("scavenge state: the phases' session", () => {
   it.effect("changes since the last commit are read back, committed with the checkpoint, or rolled back", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const mem = new MemoryDisk()
       const session = yield* Effect.provideService(openStateSession(DIR, OPTIONS), Disk, mem.service)
       session.setOriginalStream("x", original("Active"))
@@ -152,6 +187,10 @@ describe("scavenge state: the phases' session", () => {
       yield* session.close
       const reopened = yield* open(mem)
       assert.deepStrictEqual(reopened.checkpoint(), { stage: "Accumulating", sp, doneLogicalChunk: 0 })
-      assert.deepStrictEqual(reopened.allChunkWeights(), [{ logicalChunk: 1, weight: 2 }, { logicalChunk: 2, weight: 0 }])
-    }))
+      assert.deepStrictEqual(reopened.allChunkWeights(), [
+        { logicalChunk: 1, weight: 2 },
+        { logicalChunk: 2, weight: 0 }
+      ])
+    })
+  )
 })

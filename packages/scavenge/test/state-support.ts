@@ -6,18 +6,29 @@
 import { Disk, DiskError, checkDiskOps, type DiskService, type MemoryDisk } from "@vellum/platform"
 import { Effect } from "effect"
 import {
-  openScavengeState, type Checkpoint, type OriginalStreamData, type ScavengeState, type ScavengeStateOptions, type StateCorrupt
+  openScavengeState,
+  type Checkpoint,
+  type OriginalStreamData,
+  type ScavengeState,
+  type ScavengeStateOptions,
+  type StateCorrupt
 } from "../src/state/index.js"
 
 /** A Disk that loses power (every later call fails) after `budget` mutating operations. */
 export const MUTATING = new Set(["write", "append", "truncate", "sync", "syncDir", "rename", "remove", "open"])
-export const cutDisk = (inner: DiskService, cut: { used: number; budget: number }, onOp?: (op: string) => void): DiskService => {
-  const gate = (op: string, path: string) => Effect.suspend(() => {
-    onOp?.(op)
-    if (cut.used >= cut.budget) return Effect.fail(new DiskError({ reason: "IOError", op, path, message: "power cut" }))
-    if (MUTATING.has(op)) cut.used++
-    return Effect.void
-  })
+export const cutDisk = (
+  inner: DiskService,
+  cut: { used: number; budget: number },
+  onOp?: (op: string) => void
+): DiskService => {
+  const gate = (op: string, path: string) =>
+    Effect.suspend(() => {
+      onOp?.(op)
+      if (cut.used >= cut.budget)
+        return Effect.fail(new DiskError({ reason: "IOError", op, path, message: "power cut" }))
+      if (MUTATING.has(op)) cut.used++
+      return Effect.void
+    })
   return checkDiskOps(inner, gate)
 }
 
@@ -30,12 +41,24 @@ export const sp = { position: 4096, number: 3, effectiveNowMicros: 1_700_000_000
 // long.MaxValue as JS holds it (the nearest double, 2^63).
 export const LONG_MAX = 2 ** 63
 
-export const open = (mem: MemoryDisk, options: ScavengeStateOptions = OPTIONS): Effect.Effect<ScavengeState, DiskError | StateCorrupt> =>
+export const open = (
+  mem: MemoryDisk,
+  options: ScavengeStateOptions = OPTIONS
+): Effect.Effect<ScavengeState, DiskError | StateCorrupt> =>
   Effect.provideService(openScavengeState(DIR, options), Disk, mem.service)
 
-export const original = (status: OriginalStreamData["status"], overrides: Partial<OriginalStreamData> = {}): OriginalStreamData => ({
-  isTombstoned: false, maxAgeSeconds: undefined, maxCount: undefined, truncateBefore: undefined,
-  discardPoint: 0, maybeDiscardPoint: 0, status, ...overrides
+export const original = (
+  status: OriginalStreamData["status"],
+  overrides: Partial<OriginalStreamData> = {}
+): OriginalStreamData => ({
+  isTombstoned: false,
+  maxAgeSeconds: undefined,
+  maxCount: undefined,
+  truncateBefore: undefined,
+  discardPoint: 0,
+  maybeDiscardPoint: 0,
+  status,
+  ...overrides
 })
 
 /** The row counts of `counts()` (not the sizes of files and caches, which a reopen changes). */
@@ -46,7 +69,7 @@ export const rowCounts = (s: ScavengeState) => {
 
 /** Everything observable about the state, for deep comparison. */
 export const dump = (s: ScavengeState, names: ReadonlyArray<string>, chunks: ReadonlyArray<number>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     return {
       checkpoint: s.checkpoint(),
       originals: yield* Effect.forEach(names, (n) => Effect.map(s.originalStream(n), (v) => [n, v])),
@@ -62,7 +85,16 @@ export const dump = (s: ScavengeState, names: ReadonlyArray<string>, chunks: Rea
 export const fill = (s: ScavengeState, checkpoint: Checkpoint = { stage: "Calculating", sp, doneStream: "b" }) =>
   s.transaction((tx) =>
     Effect.suspend(() => {
-      tx.setOriginalStream("a", original("Active", { maxAgeSeconds: 60, maxCount: 3, truncateBefore: LONG_MAX, discardPoint: 2, maybeDiscardPoint: 5 }))
+      tx.setOriginalStream(
+        "a",
+        original("Active", {
+          maxAgeSeconds: 60,
+          maxCount: 3,
+          truncateBefore: LONG_MAX,
+          discardPoint: 2,
+          maybeDiscardPoint: 5
+        })
+      )
       tx.setOriginalStream("b", original("Archived", { isTombstoned: true, discardPoint: LONG_MAX }))
       tx.setOriginalStream("c", original("Spent", { truncateBefore: 0 }))
       tx.setMetastream("$$a", { isTombstoned: false, discardPoint: 4 })
@@ -72,7 +104,8 @@ export const fill = (s: ScavengeState, checkpoint: Checkpoint = { stage: "Calcul
       tx.addChunkWeight(3, 0)
       tx.setChunkTimeRange(1, { minMicros: -1, maxMicros: 1_700_000_000_123_456 })
       return tx.commit(checkpoint)
-    }))
+    })
+  )
 
 /** The stream names and chunks `fill` touches, plus one it does not. */
 export const NAMES = ["a", "b", "c", "d"]

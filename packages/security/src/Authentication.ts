@@ -34,5 +34,6 @@ export const makeAuthenticator = (options: AuthenticationOptions): Effect.Effect
 export const authenticatorLayer = (options: AuthenticationOptions): Layer.Layer<Authenticator, never, Users> =>
   Layer.effect(Authenticator, makeAuthenticator(options))
 
-export const insecureAuthenticatorLayer: Layer.Layer<Authenticator> =
-  Layer.succeed(Authenticator, { authenticate: () => Effect.succeed(systemPrincipal) })
+export const insecureAuthenticatorLayer: Layer.Layer<Authenticator> = Layer.succeed(Authenticator, {
+  authenticate: () => Effect.succeed(systemPrincipal)
+})

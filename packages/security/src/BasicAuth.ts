@@ -28,7 +28,9 @@ const utf8 = new TextDecoder("utf-8", { fatal: true })
  * The Basic credentials of an `Authorization` header value: `Right(undefined)` when there is no header or its
  * scheme is not `Basic`, `Right(credentials)` when it decodes, `Left(MalformedCredentials)` otherwise.
  */
-export const parseBasicAuthorization = (header: string | undefined): Either.Either<BasicCredentials | undefined, MalformedCredentials> => {
+export const parseBasicAuthorization = (
+  header: string | undefined
+): Either.Either<BasicCredentials | undefined, MalformedCredentials> => {
   if (header === undefined) return Either.right(undefined)
   const value = header.trim()
   const space = value.search(/[ \t]/)
@@ -36,7 +38,8 @@ export const parseBasicAuthorization = (header: string | undefined): Either.Eith
   if (scheme !== "Basic") return Either.right(undefined)
   const token = space < 0 ? "" : value.slice(space + 1).trim()
   if (token.length === 0) return Either.left(new MalformedCredentials({ message: "The Basic credentials are empty" }))
-  if (!BASE64.test(token)) return Either.left(new MalformedCredentials({ message: "The Basic credentials are not valid base64" }))
+  if (!BASE64.test(token))
+    return Either.left(new MalformedCredentials({ message: "The Basic credentials are not valid base64" }))
   let text: string
   try {
     text = utf8.decode(Buffer.from(token, "base64"))
@@ -44,7 +47,10 @@ export const parseBasicAuthorization = (header: string | undefined): Either.Eith
     return Either.left(new MalformedCredentials({ message: "The Basic credentials are not valid UTF-8" }))
   }
   const colon = text.indexOf(":")
-  if (colon < 0) return Either.left(new MalformedCredentials({ message: "The Basic credentials have no ':' between the login and the password" }))
+  if (colon < 0)
+    return Either.left(
+      new MalformedCredentials({ message: "The Basic credentials have no ':' between the login and the password" })
+    )
   return Either.right({ login: text.slice(0, colon), password: text.slice(colon + 1) })
 }
 
@@ -57,8 +63,16 @@ export interface TrustedIdentity {
 export const parseTrustedAuth = (value: string): Either.Either<TrustedIdentity, MalformedCredentials> => {
   const semicolon = value.indexOf(";")
   const login = (semicolon < 0 ? value : value.slice(0, semicolon)).trim()
-  if (login.length === 0) return Either.left(new MalformedCredentials({ message: "The trusted auth header names no login" }))
-  const groups = semicolon < 0 ? [] : value.slice(semicolon + 1).split(",").map((g) => g.trim()).filter((g) => g.length > 0)
+  if (login.length === 0)
+    return Either.left(new MalformedCredentials({ message: "The trusted auth header names no login" }))
+  const groups =
+    semicolon < 0
+      ? []
+      : value
+          .slice(semicolon + 1)
+          .split(",")
+          .map((g) => g.trim())
+          .filter((g) => g.length > 0)
   return Either.right({ login, groups })
 }
 

@@ -18,5 +18,6 @@ export const logFailedAuthentication = (authenticator: AuthenticatorService): Au
     Effect.tapError(authenticator.authenticate(headers), (error) =>
       error._tag === "AuthenticationFailed"
         ? Effect.logWarning(`Authentication failed for ${loginOf(headers["authorization"])}: ${error.message}`)
-        : Effect.void)
+        : Effect.void
+    )
 })

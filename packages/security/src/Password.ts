@@ -35,24 +35,40 @@ export const KeyBytes = 32
  * Bounds on parameters read back from a stored hash. Stored hashes live in `$user-*` streams that admins can
  * write to directly, so a crafted hash must not be able to make one verification take minutes or gigabytes.
  */
-const Limits = { logN: [1, 20], r: [1, 32], p: [1, 16], iterations: [1, 10_000_000], salt: [8, 64], key: [16, 64] } as const
+const Limits = {
+  logN: [1, 20],
+  r: [1, 32],
+  p: [1, 16],
+  iterations: [1, 10_000_000],
+  salt: [8, 64],
+  key: [16, 64]
+} as const
 
-const within = (value: number, [min, max]: readonly [number, number]): boolean => Number.isSafeInteger(value) && value >= min && value <= max
+const within = (value: number, [min, max]: readonly [number, number]): boolean =>
+  Number.isSafeInteger(value) && value >= min && value <= max
 
 /** Why the parameters cannot be used, or undefined when they can. */
 export const invalidHashParams = (params: HashParams): string | undefined => {
   if (params.algorithm === "scrypt") {
     return within(params.logN, Limits.logN) && within(params.r, Limits.r) && within(params.p, Limits.p)
-      ? undefined : `scrypt parameters must be ln 1-20, r 1-32, p 1-16 (got ln=${params.logN}, r=${params.r}, p=${params.p})`
+      ? undefined
+      : `scrypt parameters must be ln 1-20, r 1-32, p 1-16 (got ln=${params.logN}, r=${params.r}, p=${params.p})`
   }
-  return within(params.iterations, Limits.iterations) ? undefined : `PBKDF2 iterations must be 1-10000000 (got ${params.iterations})`
+  return within(params.iterations, Limits.iterations)
+    ? undefined
+    : `PBKDF2 iterations must be 1-10000000 (got ${params.iterations})`
 }
 
 const derive = (password: string, salt: Uint8Array, params: HashParams, keyBytes: number): Buffer => {
   if (params.algorithm === "pbkdf2-sha256") return pbkdf2Sync(password, salt, params.iterations, keyBytes, "sha256")
   const N = 2 ** params.logN
   // scrypt needs ≈ 128·N·r·p bytes; node refuses anything above maxmem (32 MiB by default, exactly our N=2^15 cost).
-  return scryptSync(password, salt, keyBytes, { N, r: params.r, p: params.p, maxmem: 256 * N * params.r * params.p + 32 * 1024 * 1024 })
+  return scryptSync(password, salt, keyBytes, {
+    N,
+    r: params.r,
+    p: params.p,
+    maxmem: 256 * N * params.r * params.p + 32 * 1024 * 1024
+  })
 }
 
 const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString("base64").replace(/=+$/, "")

@@ -27,11 +27,18 @@ export const isOpsOrAdmin = (p: Principal): boolean =>
 export type StreamAction = "$r" | "$w" | "$d" | "$mr" | "$mw"
 
 /** Bad credentials: answered with 401 and `WWW-Authenticate: X-Basic realm="ESDB"` (variant 1). */
-export class AuthenticationFailed extends Schema.TaggedError<AuthenticationFailed>()("AuthenticationFailed", { message: Schema.String }) {}
+export class AuthenticationFailed extends Schema.TaggedError<AuthenticationFailed>()("AuthenticationFailed", {
+  message: Schema.String
+}) {}
 /** The user store is not readable yet: 503 with Retry-After: 5. */
-export class AuthenticationUnavailable extends Schema.TaggedError<AuthenticationUnavailable>()("AuthenticationUnavailable", { message: Schema.String }) {}
+export class AuthenticationUnavailable extends Schema.TaggedError<AuthenticationUnavailable>()(
+  "AuthenticationUnavailable",
+  { message: Schema.String }
+) {}
 /** The Authorization header could not be decoded (the reference answers 500; we answer 400). */
-export class MalformedCredentials extends Schema.TaggedError<MalformedCredentials>()("MalformedCredentials", { message: Schema.String }) {}
+export class MalformedCredentials extends Schema.TaggedError<MalformedCredentials>()("MalformedCredentials", {
+  message: Schema.String
+}) {}
 
 export interface AuthenticatorService {
   /**
@@ -43,7 +50,10 @@ export interface AuthenticatorService {
   ) => Effect.Effect<Principal, AuthenticationFailed | AuthenticationUnavailable | MalformedCredentials>
 }
 
-export class Authenticator extends Context.Tag("@vellum/security/Authenticator")<Authenticator, AuthenticatorService>() {}
+export class Authenticator extends Context.Tag("@vellum/security/Authenticator")<
+  Authenticator,
+  AuthenticatorService
+>() {}
 
 export interface StreamAccessService {
   /**

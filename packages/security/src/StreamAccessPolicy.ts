@@ -9,17 +9,31 @@
 import { Effect, Layer } from "effect"
 import { EventStore, SettingsStream, type EventStoreService } from "@vellum/storage"
 import { isAdmin, StreamAccess, type Principal, type StreamAccessService } from "./Principal.js"
-import { aclTarget, decideAccess, NoSettings, parseSystemSettings, type AclTarget, type SystemSettings } from "./StreamAcl.js"
+import {
+  aclTarget,
+  decideAccess,
+  NoSettings,
+  parseSystemSettings,
+  type AclTarget,
+  type SystemSettings
+} from "./StreamAcl.js"
 
-export const makeStreamAccess: Effect.Effect<StreamAccessService, never, EventStore> =
-  Effect.map(EventStore, (store: EventStoreService) => {
-    let cached: { readonly eventNumber: number; readonly settings: SystemSettings } = { eventNumber: -1, settings: NoSettings }
+export const makeStreamAccess: Effect.Effect<StreamAccessService, never, EventStore> = Effect.map(
+  EventStore,
+  (store: EventStoreService) => {
+    let cached: { readonly eventNumber: number; readonly settings: SystemSettings } = {
+      eventNumber: -1,
+      settings: NoSettings
+    }
 
-    const settings = Effect.gen(function*() {
+    const settings = Effect.gen(function* () {
       const last = yield* store.lastEventNumber(SettingsStream)
       if (last === cached.eventNumber) return cached.settings
       const read = yield* store.readEvent(SettingsStream, -1)
-      const parsed = read._tag === "Success" && read.event.event !== undefined ? parseSystemSettings(read.event.event.data) : NoSettings
+      const parsed =
+        read._tag === "Success" && read.event.event !== undefined
+          ? parseSystemSettings(read.event.event.data)
+          : NoSettings
       cached = { eventNumber: last, settings: parsed }
       return parsed
     })
@@ -34,12 +48,16 @@ export const makeStreamAccess: Effect.Effect<StreamAccessService, never, EventSt
         const target = aclTarget(stream, action)
         const now = answerWithoutRead(principal, target)
         if (target === undefined || now !== undefined) return Effect.succeed(now === true)
-        return Effect.gen(function*() {
+        return Effect.gen(function* () {
           const metadata = yield* store.getStreamMetadata(target.stream)
           return decideAccess(principal, target, metadata.metadata.acl, yield* settings)
         }).pipe(Effect.orElseSucceed(() => false))
       }
     }
-  })
+  }
+)
 
-export const streamAccessLayer: Layer.Layer<StreamAccess, never, EventStore> = Layer.effect(StreamAccess, makeStreamAccess)
+export const streamAccessLayer: Layer.Layer<StreamAccess, never, EventStore> = Layer.effect(
+  StreamAccess,
+  makeStreamAccess
+)

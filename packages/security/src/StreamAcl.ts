@@ -10,7 +10,16 @@
  * metadata operation (denied to everyone, admins too); `$admins` (and the system account) pass everything
  * else. A role matches the user's login or one of its groups; `$all` matches everyone, anonymous included.
  */
-import { isMetastream, isSystemStream, originalStreamOf, parseJsonObject, parseMetadata, utf8Text, AllStream, type Acl } from "@vellum/storage"
+import {
+  isMetastream,
+  isSystemStream,
+  originalStreamOf,
+  parseJsonObject,
+  parseMetadata,
+  utf8Text,
+  AllStream,
+  type Acl
+} from "@vellum/storage"
 import { isAdmin, type Principal, type StreamAction } from "./Principal.js"
 
 /** The defaults of `$settings` that matter here. */
@@ -23,10 +32,25 @@ export const NoSettings: SystemSettings = {}
 
 const everyone = ["$all"]
 const admins = ["$admins"]
-export const DefaultUserStreamAcl: Required<Acl> = { read: everyone, write: everyone, delete: everyone, metaRead: everyone, metaWrite: everyone }
-export const DefaultSystemStreamAcl: Required<Acl> = { read: admins, write: admins, delete: admins, metaRead: admins, metaWrite: admins }
+export const DefaultUserStreamAcl: Required<Acl> = {
+  read: everyone,
+  write: everyone,
+  delete: everyone,
+  metaRead: everyone,
+  metaWrite: everyone
+}
+export const DefaultSystemStreamAcl: Required<Acl> = {
+  read: admins,
+  write: admins,
+  delete: admins,
+  metaRead: admins,
+  metaWrite: admins
+}
 
-const AclField = { $r: "read", $w: "write", $d: "delete", $mr: "metaRead", $mw: "metaWrite" } as const satisfies Record<StreamAction, keyof Acl>
+const AclField = { $r: "read", $w: "write", $d: "delete", $mr: "metaRead", $mw: "metaWrite" } as const satisfies Record<
+  StreamAction,
+  keyof Acl
+>
 
 /** The ACL of a JSON value, with exactly the leniency of stream metadata `$acl` (storage's parser does the work). */
 const aclOf = (value: unknown): Acl | undefined =>
@@ -56,12 +80,18 @@ export const aclTarget = (stream: string, action: StreamAction): AclTarget | und
 }
 
 /** The roles allowed to do `target.action` on `target.stream`, given its own `$acl` and the settings. */
-export const effectiveRoles = (target: AclTarget, streamAcl: Acl | undefined, settings: SystemSettings): ReadonlyArray<string> => {
+export const effectiveRoles = (
+  target: AclTarget,
+  streamAcl: Acl | undefined,
+  settings: SystemSettings
+): ReadonlyArray<string> => {
   const field = AclField[target.action]
   const system = isSystemStream(target.stream)
-  return streamAcl?.[field]
-    ?? (system ? settings.systemStreamAcl : settings.userStreamAcl)?.[field]
-    ?? (system ? DefaultSystemStreamAcl : DefaultUserStreamAcl)[field]
+  return (
+    streamAcl?.[field] ??
+    (system ? settings.systemStreamAcl : settings.userStreamAcl)?.[field] ??
+    (system ? DefaultSystemStreamAcl : DefaultUserStreamAcl)[field]
+  )
 }
 
 /** Does one of the roles name this principal? */
@@ -72,5 +102,9 @@ export const rolesGrant = (principal: Principal, roles: ReadonlyArray<string>): 
 }
 
 /** The whole decision, for a target whose own `$acl` and the settings are known. */
-export const decideAccess = (principal: Principal, target: AclTarget, streamAcl: Acl | undefined, settings: SystemSettings): boolean =>
-  isAdmin(principal) || rolesGrant(principal, effectiveRoles(target, streamAcl, settings))
+export const decideAccess = (
+  principal: Principal,
+  target: AclTarget,
+  streamAcl: Acl | undefined,
+  settings: SystemSettings
+): boolean => isAdmin(principal) || rolesGrant(principal, effectiveRoles(target, streamAcl, settings))

@@ -41,7 +41,10 @@ export class UserCache {
   /** The digest key as the prefix of every digested string (hex, so a password cannot run into it). */
   private readonly digestPrefix: string
 
-  constructor(private readonly capacity: number, digestKey: Uint8Array) {
+  constructor(
+    private readonly capacity: number,
+    digestKey: Uint8Array
+  ) {
     this.digestPrefix = `${Buffer.from(digestKey).toString("hex")}:`
   }
 

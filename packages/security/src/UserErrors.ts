@@ -12,13 +12,21 @@ export class UserNotFound extends Schema.TaggedError<UserNotFound>()("UserNotFou
 }
 
 /** The login exists with another password (create), or the user changed under a concurrent writer. */
-export class UserConflict extends Schema.TaggedError<UserConflict>()("UserConflict", { loginName: Schema.String, message: Schema.String }) {}
+export class UserConflict extends Schema.TaggedError<UserConflict>()("UserConflict", {
+  loginName: Schema.String,
+  message: Schema.String
+}) {}
 
 /** The request is not valid (empty login, login with `:`, empty password, …). */
-export class UserInvalidArgument extends Schema.TaggedError<UserInvalidArgument>()("UserInvalidArgument", { message: Schema.String }) {}
+export class UserInvalidArgument extends Schema.TaggedError<UserInvalidArgument>()("UserInvalidArgument", {
+  message: Schema.String
+}) {}
 
 /** The caller may not do this (wrong current password on change-password, not an admin, anonymous). */
-export class UserUnauthorized extends Schema.TaggedError<UserUnauthorized>()("UserUnauthorized", { loginName: Schema.String, message: Schema.String }) {}
+export class UserUnauthorized extends Schema.TaggedError<UserUnauthorized>()("UserUnauthorized", {
+  loginName: Schema.String,
+  message: Schema.String
+}) {}
 
 /**
  * The user store could not be read or written (storage failure, unreadable user data). `writesRefused`:

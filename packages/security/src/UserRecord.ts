@@ -34,7 +34,8 @@ export const loginOfStream = (stream: string): string | undefined => {
 }
 
 /** Metadata of a user stream: only `$admins` write, delete and write metadata (read falls back to system defaults). */
-export const userStreamMetadata = (): Buffer => Buffer.from(JSON.stringify({ $acl: { $w: "$admins", $d: "$admins", $mw: "$admins" } }))
+export const userStreamMetadata = (): Buffer =>
+  Buffer.from(JSON.stringify({ $acl: { $w: "$admins", $d: "$admins", $mw: "$admins" } }))
 
 /** Notifications are only needed while sessions could still use old credentials. */
 export const passwordNotificationsMetadata = (): Buffer => Buffer.from(JSON.stringify({ $maxAge: 3600 }))
@@ -59,9 +60,18 @@ export interface UserDetails {
 }
 
 export const encodeUser = (user: StoredUser): Buffer =>
-  Buffer.from(JSON.stringify({ loginName: user.loginName, fullName: user.fullName, hash: user.hash, disabled: user.disabled, groups: user.groups }))
+  Buffer.from(
+    JSON.stringify({
+      loginName: user.loginName,
+      fullName: user.fullName,
+      hash: user.hash,
+      disabled: user.disabled,
+      groups: user.groups
+    })
+  )
 
-const isStringArray = (value: unknown): value is ReadonlyArray<string> => Array.isArray(value) && value.every((v) => typeof v === "string")
+const isStringArray = (value: unknown): value is ReadonlyArray<string> =>
+  Array.isArray(value) && value.every((v) => typeof v === "string")
 
 /** Parses a user event's data; undefined when it is not a user (then the user is unusable, never half-read). */
 export const decodeUser = (loginName: string, data: Uint8Array): StoredUser | undefined => {
@@ -70,12 +80,22 @@ export const decodeUser = (loginName: string, data: Uint8Array): StoredUser | un
   const fullName = o.fullName ?? ""
   const groups = o.groups ?? []
   const disabled = o.disabled ?? false
-  if (typeof o.hash !== "string" || typeof fullName !== "string" || !isStringArray(groups) || typeof disabled !== "boolean") return undefined
+  if (
+    typeof o.hash !== "string" ||
+    typeof fullName !== "string" ||
+    !isStringArray(groups) ||
+    typeof disabled !== "boolean"
+  )
+    return undefined
   // The stream names the user (the reference answers with the requested login too).
   return { loginName, fullName, groups, disabled, hash: o.hash }
 }
 
-export const principalOf = (user: StoredUser): Principal => ({ name: user.loginName, groups: user.groups, anonymous: false })
+export const principalOf = (user: StoredUser): Principal => ({
+  name: user.loginName,
+  groups: user.groups,
+  anonymous: false
+})
 
 /**
  * Why a login cannot be created, or undefined when it can. Beyond non-empty it must survive the places a

@@ -8,16 +8,36 @@
  * wrong passwords and disabled users all fail the same way, after the same slow hash.
  */
 import { Context, Effect, Layer, Random, type Scope } from "effect"
-import { DeletedStreamNumber, EventStore, ExpectedVersion, randomUuid, type AppendError, type EventStoreService, type ReadFailure } from "@vellum/storage"
+import {
+  DeletedStreamNumber,
+  EventStore,
+  ExpectedVersion,
+  randomUuid,
+  type AppendError,
+  type EventStoreService,
+  type ReadFailure
+} from "@vellum/storage"
 import { hashPassword, verifyPassword } from "./Password.js"
 import { AuthenticationFailed, AuthenticationUnavailable, type Principal } from "./Principal.js"
 import type { SecurityConfig } from "./SecurityConfig.js"
 import { UserCache, type CacheEntry, type LoadedUser } from "./UserCache.js"
 import { UserConflict, UserInvalidArgument, UserNotFound, UserStoreFailed, UserUnauthorized } from "./UserErrors.js"
 import {
-  decodeUser, encodeUser, invalidGroups, invalidLoginName, invalidPassword, loginOfStream, PasswordNotificationsStream,
-  passwordNotificationsMetadata, principalOf, UserEventTypes, userStream, userStreamMetadata, UsersStream,
-  type StoredUser, type UserDetails
+  decodeUser,
+  encodeUser,
+  invalidGroups,
+  invalidLoginName,
+  invalidPassword,
+  loginOfStream,
+  PasswordNotificationsStream,
+  passwordNotificationsMetadata,
+  principalOf,
+  UserEventTypes,
+  userStream,
+  userStreamMetadata,
+  UsersStream,
+  type StoredUser,
+  type UserDetails
 } from "./UserRecord.js"
 
 export interface NewUser {
@@ -51,9 +71,14 @@ export interface UsersService {
   /** Every user, sorted by login; NotFound when `$users` does not exist (as the reference). */
   readonly list: Effect.Effect<ReadonlyArray<UserDetails>, UserNotFound | UserStoreFailed>
   /** The user behind an authenticated principal; Unauthorized for anonymous. */
-  readonly current: (principal: Principal) => Effect.Effect<UserDetails, UserNotFound | UserUnauthorized | UserStoreFailed>
+  readonly current: (
+    principal: Principal
+  ) => Effect.Effect<UserDetails, UserNotFound | UserUnauthorized | UserStoreFailed>
   /** Checks a login and password; one error for every kind of wrong credentials. */
-  readonly authenticate: (loginName: string, password: string) => Effect.Effect<Principal, AuthenticationFailed | AuthenticationUnavailable>
+  readonly authenticate: (
+    loginName: string,
+    password: string
+  ) => Effect.Effect<Principal, AuthenticationFailed | AuthenticationUnavailable>
   /** The default users this start created (none when they existed already), for the start-up log. */
   readonly createdDefaultUsers: ReadonlyArray<string>
 }
@@ -62,7 +87,12 @@ export class Users extends Context.Tag("@vellum/security/Users")<Users, UsersSer
 
 /** The standard users, created on first start (passwords from the configuration). */
 export const defaultUsers = (config: SecurityConfig): ReadonlyArray<NewUser> => [
-  { loginName: "admin", fullName: "KurrentDB Administrator", groups: ["$admins"], password: config.defaultAdminPassword },
+  {
+    loginName: "admin",
+    fullName: "KurrentDB Administrator",
+    groups: ["$admins"],
+    password: config.defaultAdminPassword
+  },
   { loginName: "ops", fullName: "KurrentDB Operations", groups: ["$ops"], password: config.defaultOpsPassword }
 ]
 
@@ -85,8 +115,10 @@ const check = (reason: string | undefined): Effect.Effect<void, UserInvalidArgum
   reason === undefined ? Effect.void : Effect.fail(new UserInvalidArgument({ message: reason }))
 
 /** Builds the service over an EventStore; creates the default users when missing. */
-export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, UserStoreFailed, EventStore | Scope.Scope> =>
-  Effect.gen(function*() {
+export const makeUsers = (
+  config: SecurityConfig
+): Effect.Effect<UsersService, UserStoreFailed, EventStore | Scope.Scope> =>
+  Effect.gen(function* () {
     const store: EventStoreService = yield* EventStore
     const lock = yield* Effect.makeSemaphore(1)
     const serialized = lock.withPermits(1)
@@ -110,9 +142,15 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
         }
         const event = read.events[0]!.event!
         const user = decodeUser(loginName, event.data)
-        return Effect.succeed<LoadedUser>(user === undefined
-          ? { _tag: "Unreadable", eventNumber: event.eventNumber, reason: `The data of user '${loginName}' (${event.stream}@${event.eventNumber}) is not a valid user` }
-          : { _tag: "Found", user, eventNumber: event.eventNumber, updatedMicros: event.createdMicros })
+        return Effect.succeed<LoadedUser>(
+          user === undefined
+            ? {
+                _tag: "Unreadable",
+                eventNumber: event.eventNumber,
+                reason: `The data of user '${loginName}' (${event.stream}@${event.eventNumber}) is not a valid user`
+              }
+            : { _tag: "Found", user, eventNumber: event.eventNumber, updatedMicros: event.createdMicros }
+        )
       })
 
     const lookup = (loginName: string): Effect.Effect<CacheEntry, UserStoreFailed> =>
@@ -124,15 +162,22 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
       })
 
     /** The user, NotFound when there is none, StoreFailed when its data is unreadable. */
-    const usable = (loginName: string, loaded: LoadedUser): Effect.Effect<Extract<LoadedUser, { _tag: "Found" }>, UserNotFound | UserStoreFailed> =>
-      loaded._tag === "Found" ? Effect.succeed(loaded)
-        : loaded._tag === "Missing" ? Effect.fail(new UserNotFound({ loginName }))
-        : Effect.fail(new UserStoreFailed({ message: loaded.reason }))
+    const usable = (
+      loginName: string,
+      loaded: LoadedUser
+    ): Effect.Effect<Extract<LoadedUser, { _tag: "Found" }>, UserNotFound | UserStoreFailed> =>
+      loaded._tag === "Found"
+        ? Effect.succeed(loaded)
+        : loaded._tag === "Missing"
+          ? Effect.fail(new UserNotFound({ loginName }))
+          : Effect.fail(new UserStoreFailed({ message: loaded.reason }))
 
     /** The principal when the entry's user is usable and `password` is the one verified for it before. */
     const alreadyVerified = (entry: CacheEntry, password: string): Principal | undefined => {
       const user = entry.loaded._tag === "Found" ? entry.loaded.user : undefined
-      return user !== undefined && !user.disabled && cache.matchesVerified(entry, password) ? principalOf(user) : undefined
+      return user !== undefined && !user.disabled && cache.matchesVerified(entry, password)
+        ? principalOf(user)
+        : undefined
     }
 
     /** The slow way: the password against the stored hash; a match is remembered as the verified one. */
@@ -147,62 +192,121 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
 
     const found = (loginName: string) => Effect.flatMap(lookup(loginName), ({ loaded }) => usable(loginName, loaded))
 
-    const appended = (loginName: string) => (e: AppendError): UserConflict | UserStoreFailed =>
-      e._tag === "WrongExpectedVersion" ? new UserConflict({ loginName, message: `User '${loginName}' was changed concurrently; try again` })
-        : e._tag === "StreamDeleted" ? new UserConflict({ loginName, message: `The stream of user '${loginName}' is hard-deleted` })
-        : storeFailed(e)
+    const appended =
+      (loginName: string) =>
+      (e: AppendError): UserConflict | UserStoreFailed =>
+        e._tag === "WrongExpectedVersion"
+          ? new UserConflict({ loginName, message: `User '${loginName}' was changed concurrently; try again` })
+          : e._tag === "StreamDeleted"
+            ? new UserConflict({ loginName, message: `The stream of user '${loginName}' is hard-deleted` })
+            : storeFailed(e)
 
-    const appendEvent = (stream: string, expectedVersion: number, eventType: string, data: Uint8Array, isJson: boolean) =>
+    const appendEvent = (
+      stream: string,
+      expectedVersion: number,
+      eventType: string,
+      data: Uint8Array,
+      isJson: boolean
+    ) =>
       Effect.flatMap(randomUuid, (eventId) =>
-        store.append(stream, expectedVersion, [{ eventId, eventType, isJson, data, metadata: new Uint8Array(0) }]))
+        store.append(stream, expectedVersion, [{ eventId, eventType, isJson, data, metadata: new Uint8Array(0) }])
+      )
 
     const writeUser = (user: StoredUser, eventType: string, expectedVersion: number) =>
-      Effect.mapError(appendEvent(userStream(user.loginName), expectedVersion, eventType, encodeUser(user), true), appended(user.loginName))
+      Effect.mapError(
+        appendEvent(userStream(user.loginName), expectedVersion, eventType, encodeUser(user), true),
+        appended(user.loginName)
+      )
 
     /** `$PasswordChanged`: sessions elsewhere must check the credentials again. */
     const announce = (loginName: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const meta = yield* store.getStreamMetadata(PasswordNotificationsStream)
-        if (meta.metaLastEventNumber < 0) yield* store.setStreamMetadata(PasswordNotificationsStream, ExpectedVersion.Any, passwordNotificationsMetadata())
-        yield* appendEvent(PasswordNotificationsStream, ExpectedVersion.Any, UserEventTypes.PasswordChanged, Buffer.from(JSON.stringify({ loginName })), true)
+        if (meta.metaLastEventNumber < 0)
+          yield* store.setStreamMetadata(
+            PasswordNotificationsStream,
+            ExpectedVersion.Any,
+            passwordNotificationsMetadata()
+          )
+        yield* appendEvent(
+          PasswordNotificationsStream,
+          ExpectedVersion.Any,
+          UserEventTypes.PasswordChanged,
+          Buffer.from(JSON.stringify({ loginName })),
+          true
+        )
       }).pipe(Effect.mapError((e: AppendError | ReadFailure) => storeFailed(e)))
 
     /** Read, change and write back one user under the lock; the cache entry is dropped afterwards. */
-    const change = <E>(loginName: string, announceChange: boolean, apply: (user: StoredUser) => Effect.Effect<StoredUser, E>) =>
-      serialized(Effect.gen(function*() {
-        const loaded = yield* Effect.flatMap(readUser(loginName), (l) => usable(loginName, l))
-        const updated = yield* apply(loaded.user)
-        if (announceChange) yield* announce(loginName)
-        yield* writeUser(updated, UserEventTypes.Updated, loaded.eventNumber)
-      }).pipe(Effect.ensuring(Effect.sync(() => cache.invalidate(loginName)))))
+    const change = <E>(
+      loginName: string,
+      announceChange: boolean,
+      apply: (user: StoredUser) => Effect.Effect<StoredUser, E>
+    ) =>
+      serialized(
+        Effect.gen(function* () {
+          const loaded = yield* Effect.flatMap(readUser(loginName), (l) => usable(loginName, l))
+          const updated = yield* apply(loaded.user)
+          if (announceChange) yield* announce(loginName)
+          yield* writeUser(updated, UserEventTypes.Updated, loaded.eventNumber)
+        }).pipe(Effect.ensuring(Effect.sync(() => cache.invalidate(loginName))))
+      )
 
     const create = (user: NewUser) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* check(invalidLoginName(user.loginName) ?? invalidPassword(user.password) ?? invalidGroups(user.groups))
-        yield* serialized(Effect.gen(function*() {
-          const loaded = yield* readUser(user.loginName)
-          if (loaded._tag !== "Missing") {
-            if (loaded._tag === "Found" && verifyPassword(user.password, loaded.user.hash)) return
-            return yield* Effect.fail(new UserConflict({ loginName: user.loginName, message: `User '${user.loginName}' already exists` }))
-          }
-          const stream = userStream(user.loginName)
-          const last = yield* Effect.mapError(store.lastEventNumber(stream), storeFailed)
-          if (loaded.hardDeleted || last === DeletedStreamNumber) {
-            return yield* Effect.fail(new UserConflict({ loginName: user.loginName, message: `The stream of user '${user.loginName}' is hard-deleted; the login cannot be used again` }))
-          }
-          const hash = yield* hashPassword(user.password, config.passwordHash)
-          // The ACL first, so the user's data is never writable by others. On a soft-deleted stream this JSON
-          // metadata also recreates it (`$tb` = last + 1: the old user's events stay hidden).
-          yield* Effect.mapError(store.setStreamMetadata(stream, ExpectedVersion.Any, userStreamMetadata()), appended(user.loginName))
-          yield* writeUser({ loginName: user.loginName, fullName: user.fullName, groups: user.groups, disabled: false, hash }, UserEventTypes.Created, last)
-          yield* Effect.mapError(appendEvent(UsersStream, ExpectedVersion.Any, UserEventTypes.User, Buffer.from(user.loginName, "utf8"), false), storeFailed)
-        }).pipe(Effect.ensuring(Effect.sync(() => cache.invalidate(user.loginName)))))
+        yield* serialized(
+          Effect.gen(function* () {
+            const loaded = yield* readUser(user.loginName)
+            if (loaded._tag !== "Missing") {
+              if (loaded._tag === "Found" && verifyPassword(user.password, loaded.user.hash)) return
+              return yield* Effect.fail(
+                new UserConflict({ loginName: user.loginName, message: `User '${user.loginName}' already exists` })
+              )
+            }
+            const stream = userStream(user.loginName)
+            const last = yield* Effect.mapError(store.lastEventNumber(stream), storeFailed)
+            if (loaded.hardDeleted || last === DeletedStreamNumber) {
+              return yield* Effect.fail(
+                new UserConflict({
+                  loginName: user.loginName,
+                  message: `The stream of user '${user.loginName}' is hard-deleted; the login cannot be used again`
+                })
+              )
+            }
+            const hash = yield* hashPassword(user.password, config.passwordHash)
+            // The ACL first, so the user's data is never writable by others. On a soft-deleted stream this JSON
+            // metadata also recreates it (`$tb` = last + 1: the old user's events stay hidden).
+            yield* Effect.mapError(
+              store.setStreamMetadata(stream, ExpectedVersion.Any, userStreamMetadata()),
+              appended(user.loginName)
+            )
+            yield* writeUser(
+              { loginName: user.loginName, fullName: user.fullName, groups: user.groups, disabled: false, hash },
+              UserEventTypes.Created,
+              last
+            )
+            yield* Effect.mapError(
+              appendEvent(
+                UsersStream,
+                ExpectedVersion.Any,
+                UserEventTypes.User,
+                Buffer.from(user.loginName, "utf8"),
+                false
+              ),
+              storeFailed
+            )
+          }).pipe(Effect.ensuring(Effect.sync(() => cache.invalidate(user.loginName))))
+        )
       })
 
-    const listLogins = Effect.gen(function*() {
+    const listLogins = Effect.gen(function* () {
       const logins = new Set<string>()
       for (let from = 0; ;) {
-        const read = yield* Effect.mapError(store.readStreamForward(UsersStream, from, store.config.maxReadCount), storeFailed)
+        const read = yield* Effect.mapError(
+          store.readStreamForward(UsersStream, from, store.config.maxReadCount),
+          storeFailed
+        )
         if (read._tag !== "Success") return yield* Effect.fail(new UserNotFound({ loginName: UsersStream }))
         for (const { event } of read.events) {
           if (event !== undefined && event.eventType === UserEventTypes.User) logins.add(event.data.toString("utf8"))
@@ -217,28 +321,49 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
       createdDefaultUsers,
       create,
       update: (loginName, changes) =>
-        Effect.zipRight(check(changes.groups === undefined ? undefined : invalidGroups(changes.groups)),
-          change(loginName, true, (user) => Effect.succeed({ ...user, fullName: changes.fullName ?? user.fullName, groups: changes.groups ?? user.groups }))),
+        Effect.zipRight(
+          check(changes.groups === undefined ? undefined : invalidGroups(changes.groups)),
+          change(loginName, true, (user) =>
+            Effect.succeed({
+              ...user,
+              fullName: changes.fullName ?? user.fullName,
+              groups: changes.groups ?? user.groups
+            })
+          )
+        ),
       delete: (loginName) =>
-        serialized(Effect.gen(function*() {
-          const loaded = yield* readUser(loginName)
-          // An unreadable user can still be deleted: that is how an admin gets rid of it.
-          if (loaded._tag === "Missing") return yield* Effect.fail(new UserNotFound({ loginName }))
-          yield* Effect.mapError(store.deleteStream(userStream(loginName), loaded.eventNumber, false), appended(loginName))
-          yield* announce(loginName)
-        }).pipe(Effect.ensuring(Effect.sync(() => cache.invalidate(loginName))))),
+        serialized(
+          Effect.gen(function* () {
+            const loaded = yield* readUser(loginName)
+            // An unreadable user can still be deleted: that is how an admin gets rid of it.
+            if (loaded._tag === "Missing") return yield* Effect.fail(new UserNotFound({ loginName }))
+            yield* Effect.mapError(
+              store.deleteStream(userStream(loginName), loaded.eventNumber, false),
+              appended(loginName)
+            )
+            yield* announce(loginName)
+          }).pipe(Effect.ensuring(Effect.sync(() => cache.invalidate(loginName))))
+        ),
       enable: (loginName) => change(loginName, false, (user) => Effect.succeed({ ...user, disabled: false })),
       disable: (loginName) => change(loginName, true, (user) => Effect.succeed({ ...user, disabled: true })),
       resetPassword: (loginName, newPassword) =>
-        Effect.zipRight(check(invalidPassword(newPassword)), change(loginName, true, (user) =>
-          Effect.map(hashPassword(newPassword, config.passwordHash), (hash) => ({ ...user, hash })))),
+        Effect.zipRight(
+          check(invalidPassword(newPassword)),
+          change(loginName, true, (user) =>
+            Effect.map(hashPassword(newPassword, config.passwordHash), (hash) => ({ ...user, hash }))
+          )
+        ),
       changePassword: (loginName, currentPassword, newPassword) =>
-        Effect.zipRight(check(invalidPassword(newPassword)), change(loginName, true, (user) =>
-          verifyPassword(currentPassword, user.hash)
-            ? Effect.map(hashPassword(newPassword, config.passwordHash), (hash) => ({ ...user, hash }))
-            : Effect.fail(new UserUnauthorized({ loginName, message: "The current password is wrong" })))),
+        Effect.zipRight(
+          check(invalidPassword(newPassword)),
+          change(loginName, true, (user) =>
+            verifyPassword(currentPassword, user.hash)
+              ? Effect.map(hashPassword(newPassword, config.passwordHash), (hash) => ({ ...user, hash }))
+              : Effect.fail(new UserUnauthorized({ loginName, message: "The current password is wrong" }))
+          )
+        ),
       get: (loginName) => Effect.map(found(loginName), detailsOf),
-      list: Effect.gen(function*() {
+      list: Effect.gen(function* () {
         const users: Array<UserDetails> = []
         for (const login of yield* listLogins) {
           // As the reference, one unreadable user fails the listing (its reason names the user to delete).
@@ -246,7 +371,11 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
           if (loaded._tag !== "Missing") users.push(detailsOf(yield* usable(login, loaded)))
         }
         // The reference sorts with .NET's default (culture-aware) string order; "en" collation is its closest match.
-        return users.sort((a, b) => a.loginName.localeCompare(b.loginName, "en") || (a.loginName < b.loginName ? -1 : a.loginName > b.loginName ? 1 : 0))
+        return users.sort(
+          (a, b) =>
+            a.loginName.localeCompare(b.loginName, "en") ||
+            (a.loginName < b.loginName ? -1 : a.loginName > b.loginName ? 1 : 0)
+        )
       }),
       current: (principal) =>
         principal.anonymous
@@ -258,11 +387,14 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
         const cached = cache.get(loginName)
         const verified = cached === undefined ? undefined : alreadyVerified(cached, password)
         if (verified !== undefined) return Effect.succeed(verified)
-        return Effect.flatMap(Effect.mapError(lookup(loginName), (e) => new AuthenticationUnavailable({ message: e.message })), (entry) => {
-          // The entry checked above needs no second digest; one loaded or stored since might be verified.
-          const now = entry === cached ? undefined : alreadyVerified(entry, password)
-          return now !== undefined ? Effect.succeed(now) : verifySlowly(entry, password)
-        })
+        return Effect.flatMap(
+          Effect.mapError(lookup(loginName), (e) => new AuthenticationUnavailable({ message: e.message })),
+          (entry) => {
+            // The entry checked above needs no second digest; one loaded or stored since might be verified.
+            const now = entry === cached ? undefined : alreadyVerified(entry, password)
+            return now !== undefined ? Effect.succeed(now) : verifySlowly(entry, password)
+          }
+        )
       }
     }
 
@@ -271,7 +403,14 @@ export const makeUsers = (config: SecurityConfig): Effect.Effect<UsersService, U
       for (const user of defaultUsers(config)) {
         const loaded = yield* readUser(user.loginName)
         if (loaded._tag === "Missing" && !loaded.hardDeleted) {
-          yield* Effect.mapError(create(user), (e) => new UserStoreFailed({ message: `Could not create the default user '${user.loginName}': ${e.message}`, cause: e }))
+          yield* Effect.mapError(
+            create(user),
+            (e) =>
+              new UserStoreFailed({
+                message: `Could not create the default user '${user.loginName}': ${e.message}`,
+                cause: e
+              })
+          )
           createdDefaultUsers.push(user.loginName)
         }
       }

@@ -23,7 +23,11 @@ describe("Basic credentials", () => {
     ["an empty password", basic("ops:"), { login: "ops", password: "" }],
     ["an empty login", basic(":pw"), { login: "", password: "pw" }],
     ["UTF-8 text", basic("jürgen:pässwörd"), { login: "jürgen", password: "pässwörd" }],
-    ["extra spaces around the token", "  Basic    " + Buffer.from("a:b").toString("base64") + "  ", { login: "a", password: "b" }],
+    [
+      "extra spaces around the token",
+      "  Basic    " + Buffer.from("a:b").toString("base64") + "  ",
+      { login: "a", password: "b" }
+    ],
     ["a tab after the scheme", "Basic\t" + Buffer.from("a:b").toString("base64"), { login: "a", password: "b" }],
     ["scheme in lower case is not Basic", "basic " + Buffer.from("a:b").toString("base64"), undefined],
     ["scheme in upper case is not Basic", "BASIC " + Buffer.from("a:b").toString("base64"), undefined],
@@ -33,10 +37,22 @@ describe("Basic credentials", () => {
     ["Basic and spaces", "Basic   ", "malformed: The Basic credentials are empty"],
     ["not base64", "Basic not*base64", "malformed: The Basic credentials are not valid base64"],
     ["unpadded base64", "Basic YWRtaW46Y2hhbmdlaXQ", "malformed: The Basic credentials are not valid base64"],
-    ["url-safe alphabet", "Basic " + Buffer.from("a:b>>?").toString("base64url"), "malformed: The Basic credentials are not valid base64"],
+    [
+      "url-safe alphabet",
+      "Basic " + Buffer.from("a:b>>?").toString("base64url"),
+      "malformed: The Basic credentials are not valid base64"
+    ],
     ["two tokens", "Basic YTpi YTpi", "malformed: The Basic credentials are not valid base64"],
-    ["no colon", basic("adminchangeit"), "malformed: The Basic credentials have no ':' between the login and the password"],
-    ["invalid UTF-8", "Basic " + Buffer.from([0x61, 0x3a, 0xff, 0xfe]).toString("base64"), "malformed: The Basic credentials are not valid UTF-8"]
+    [
+      "no colon",
+      basic("adminchangeit"),
+      "malformed: The Basic credentials have no ':' between the login and the password"
+    ],
+    [
+      "invalid UTF-8",
+      "Basic " + Buffer.from([0x61, 0x3a, 0xff, 0xfe]).toString("base64"),
+      "malformed: The Basic credentials are not valid UTF-8"
+    ]
   ]
   for (const [name, header, expected] of cases) {
     it(name, () => {

@@ -6,7 +6,14 @@
 import { describe, it, assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { EventStore, ExpectedVersion } from "@vellum/storage"
-import { anonymousPrincipal, linkAccessFor, StreamAccess, streamAccessLayer, type Principal, type StreamAccessService } from "../src/index.js"
+import {
+  anonymousPrincipal,
+  linkAccessFor,
+  StreamAccess,
+  streamAccessLayer,
+  type Principal,
+  type StreamAccessService
+} from "../src/index.js"
 import { jsonEvent, storeLayer } from "./support.js"
 
 const mallory: Principal = { name: "mallory", groups: [], anonymous: false }
@@ -15,13 +22,17 @@ const admin: Principal = { name: "root", groups: ["$admins"], anonymous: false }
 
 describe("linkAccessFor", () => {
   it.scoped("allows a target exactly when the reader's direct read of it is allowed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* EventStore
       const access = yield* StreamAccess
       const may = (p: Principal, stream: string) => linkAccessFor(access, p).mayRead(stream)
       yield* store.append("orders", ExpectedVersion.Any, [jsonEvent(1, "t", {})])
       yield* store.append("secret", ExpectedVersion.Any, [jsonEvent(2, "t", {})])
-      yield* store.setStreamMetadata("secret", ExpectedVersion.Any, Buffer.from(JSON.stringify({ $acl: { $r: "readers", $mr: "$admins" } })))
+      yield* store.setStreamMetadata(
+        "secret",
+        ExpectedVersion.Any,
+        Buffer.from(JSON.stringify({ $acl: { $r: "readers", $mr: "$admins" } }))
+      )
 
       // User streams are open by default; system streams (a user's record) are for admins.
       assert.isTrue(yield* may(mallory, "orders"))
@@ -38,13 +49,16 @@ describe("linkAccessFor", () => {
       assert.isTrue(yield* may(mallory, "$$orders"))
       assert.isFalse(yield* may(mallory, "$all"))
       // `$settings` defaults apply as for a direct read.
-      yield* store.append("$settings", ExpectedVersion.Any, [jsonEvent(3, "$settings", { $userStreamAcl: { $r: "readers" } })])
+      yield* store.append("$settings", ExpectedVersion.Any, [
+        jsonEvent(3, "$settings", { $userStreamAcl: { $r: "readers" } })
+      ])
       assert.isFalse(yield* may(mallory, "orders"))
       assert.isTrue(yield* may(reader, "orders"))
-    }).pipe(Effect.provide(streamAccessLayer), Effect.provide(storeLayer)))
+    }).pipe(Effect.provide(streamAccessLayer), Effect.provide(storeLayer))
+  )
 
   it.effect("takes the answer that needs no read when the policy has one (admins), and asks `$r` otherwise", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const asked: Array<string> = []
       const policy: StreamAccessService = {
         decideNow: (p) => (p === admin ? true : undefined),
@@ -53,5 +67,6 @@ describe("linkAccessFor", () => {
       assert.isTrue(yield* linkAccessFor(policy, admin).mayRead("$user-alice"))
       assert.isFalse(yield* linkAccessFor(policy, mallory).mayRead("$user-alice"))
       assert.deepStrictEqual(asked, ["mallory $user-alice $r"])
-    }))
+    })
+  )
 })

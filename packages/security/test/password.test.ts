@@ -6,15 +6,29 @@
 import { describe, it, assert } from "@effect/vitest"
 import { Effect, Random } from "effect"
 import {
-  cheapHashParams, decodeHash, hashPassword, hashPasswordWithSalt, invalidHashParams, KeyBytes, productionHashParams, randomSalt, SaltBytes,
-  verifyPassword, type HashParams
+  cheapHashParams,
+  decodeHash,
+  hashPassword,
+  hashPasswordWithSalt,
+  invalidHashParams,
+  KeyBytes,
+  productionHashParams,
+  randomSalt,
+  SaltBytes,
+  verifyPassword,
+  type HashParams
 } from "../src/index.js"
 
 const b64 = (hex: string) => Buffer.from(hex, "hex").toString("base64").replace(/=+$/, "")
 
 describe("password hashing", () => {
   it("scrypt matches the RFC 7914 test vector (first 32 bytes)", () => {
-    const encoded = hashPasswordWithSalt("password", Buffer.from("NaCl"), { algorithm: "scrypt", logN: 10, r: 8, p: 16 })
+    const encoded = hashPasswordWithSalt("password", Buffer.from("NaCl"), {
+      algorithm: "scrypt",
+      logN: 10,
+      r: 8,
+      p: 16
+    })
     const expected = "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162"
     assert.strictEqual(encoded, `$scrypt$ln=10,r=8,p=16$${b64(Buffer.from("NaCl").toString("hex"))}$${b64(expected)}`)
   })
@@ -31,7 +45,8 @@ describe("password hashing", () => {
       const salt = Buffer.alloc(SaltBytes, 7)
       const encoded = hashPasswordWithSalt("chänge:it", salt, params)
       assert.isTrue(verifyPassword("chänge:it", encoded))
-      for (const wrong of ["change:it", "chänge:it ", "", "chänge:iT"]) assert.isFalse(verifyPassword(wrong, encoded), wrong)
+      for (const wrong of ["change:it", "chänge:it ", "", "chänge:iT"])
+        assert.isFalse(verifyPassword(wrong, encoded), wrong)
       // Pure given the salt; another salt gives another hash of the same password.
       assert.strictEqual(hashPasswordWithSalt("chänge:it", salt, params), encoded)
       assert.notStrictEqual(hashPasswordWithSalt("chänge:it", Buffer.alloc(SaltBytes, 8), params), encoded)
@@ -51,10 +66,19 @@ describe("password hashing", () => {
     const good = hashPasswordWithSalt("pw", Buffer.alloc(16, 1), cheapHashParams)
     const [, , , salt, key] = good.split("$")
     const bad = [
-      "", "pw", "$scrypt$ln=4,r=1,p=1$" + salt, `$md5$i=1$${salt}$${key}`, `$scrypt$ln=4,r=1$${salt}$${key}`,
-      `$scrypt$ln=4,r=1,p=1,p=1$${salt}$${key}`, `$scrypt$ln=40,r=1,p=1$${salt}$${key}`, `$pbkdf2-sha256$i=0$${salt}$${key}`,
-      `$pbkdf2-sha256$i=99999999$${salt}$${key}`, `$scrypt$ln=4,r=1,p=1$${salt}$${key}=`, `$scrypt$ln=4,r=1,p=1$AAAA$${key}`,
-      `$scrypt$ln=4,r=1,p=1$${salt}$AAAA`, `x$scrypt$ln=4,r=1,p=1$${salt}$${key}`
+      "",
+      "pw",
+      "$scrypt$ln=4,r=1,p=1$" + salt,
+      `$md5$i=1$${salt}$${key}`,
+      `$scrypt$ln=4,r=1$${salt}$${key}`,
+      `$scrypt$ln=4,r=1,p=1,p=1$${salt}$${key}`,
+      `$scrypt$ln=40,r=1,p=1$${salt}$${key}`,
+      `$pbkdf2-sha256$i=0$${salt}$${key}`,
+      `$pbkdf2-sha256$i=99999999$${salt}$${key}`,
+      `$scrypt$ln=4,r=1,p=1$${salt}$${key}=`,
+      `$scrypt$ln=4,r=1,p=1$AAAA$${key}`,
+      `$scrypt$ln=4,r=1,p=1$${salt}$AAAA`,
+      `x$scrypt$ln=4,r=1,p=1$${salt}$${key}`
     ]
     for (const encoded of bad) {
       assert.isUndefined(decodeHash(encoded), encoded)
@@ -68,11 +92,14 @@ describe("password hashing", () => {
     assert.isUndefined(invalidHashParams(cheapHashParams))
     assert.match(invalidHashParams({ algorithm: "scrypt", logN: 0, r: 8, p: 1 })!, /scrypt parameters/)
     assert.match(invalidHashParams({ algorithm: "pbkdf2-sha256", iterations: 1.5 })!, /iterations/)
-    assert.throws(() => hashPasswordWithSalt("pw", Buffer.alloc(16), { algorithm: "scrypt", logN: 30, r: 8, p: 1 }), /scrypt parameters/)
+    assert.throws(
+      () => hashPasswordWithSalt("pw", Buffer.alloc(16), { algorithm: "scrypt", logN: 30, r: 8, p: 1 }),
+      /scrypt parameters/
+    )
   })
 
   it.effect("salts come from Effect's Random: 16 bytes, fresh per hash, reproducible under a seed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const salt = yield* randomSalt
       assert.strictEqual(salt.length, SaltBytes)
       const a = yield* hashPassword("pw", cheapHashParams)
@@ -82,5 +109,6 @@ describe("password hashing", () => {
       const seeded = (seed: number) => Effect.withRandom(hashPassword("pw", cheapHashParams), Random.make(seed))
       assert.strictEqual(yield* seeded(42), yield* seeded(42))
       assert.notStrictEqual(yield* seeded(42), yield* seeded(43))
-    }))
+    })
+  )
 })

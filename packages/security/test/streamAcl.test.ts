@@ -7,8 +7,17 @@ import { describe, it, assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { EventStore, ExpectedVersion, type Acl } from "@vellum/storage"
 import {
-  aclTarget, anonymousPrincipal, decideAccess, NoSettings, parseSystemSettings, StreamAccess, streamAccessLayer, systemPrincipal,
-  type Principal, type StreamAction, type SystemSettings
+  aclTarget,
+  anonymousPrincipal,
+  decideAccess,
+  NoSettings,
+  parseSystemSettings,
+  StreamAccess,
+  streamAccessLayer,
+  systemPrincipal,
+  type Principal,
+  type StreamAction,
+  type SystemSettings
 } from "../src/index.js"
 import { jsonEvent, storeLayer } from "./support.js"
 
@@ -21,7 +30,13 @@ const adminByLogin = user("admin")
 const settings = (value: unknown): SystemSettings => parseSystemSettings(Buffer.from(JSON.stringify(value)))
 
 /** The pure decision with the same pre-checks as the layer (target first; undefined target = denied). */
-const allowed = (p: Principal, stream: string, action: StreamAction, acl: Acl | undefined = undefined, s: SystemSettings = NoSettings) => {
+const allowed = (
+  p: Principal,
+  stream: string,
+  action: StreamAction,
+  acl: Acl | undefined = undefined,
+  s: SystemSettings = NoSettings
+) => {
   const target = aclTarget(stream, action)
   return target !== undefined && decideAccess(p, target, acl, s)
 }
@@ -107,29 +122,42 @@ describe("stream ACL rules (pure)", () => {
 })
 
 describe("StreamAccess layer over the EventStore", () => {
-  const check = (p: Principal, stream: string, action: StreamAction) => Effect.flatMap(StreamAccess, (a) => a.check(p, stream, action))
+  const check = (p: Principal, stream: string, action: StreamAction) =>
+    Effect.flatMap(StreamAccess, (a) => a.check(p, stream, action))
 
   it.scoped("reads the stream's $acl and the last $settings event; changes apply to the next check", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* EventStore
       assert.isTrue(yield* check(bob, "orders", "$r"))
-      yield* store.setStreamMetadata("orders", ExpectedVersion.Any, Buffer.from(JSON.stringify({ $acl: { $r: "alice" } })))
+      yield* store.setStreamMetadata(
+        "orders",
+        ExpectedVersion.Any,
+        Buffer.from(JSON.stringify({ $acl: { $r: "alice" } }))
+      )
       assert.isFalse(yield* check(bob, "orders", "$r"))
       assert.isTrue(yield* check(alice, "orders", "$r"))
       assert.isTrue(yield* check(bob, "orders", "$w"), "unset $w: default")
 
-      yield* store.append("$settings", ExpectedVersion.Any, [jsonEvent(1, "$settings", { $userStreamAcl: { $w: "alice" }, $systemStreamAcl: { $r: "bob" } })])
+      yield* store.append("$settings", ExpectedVersion.Any, [
+        jsonEvent(1, "$settings", { $userStreamAcl: { $w: "alice" }, $systemStreamAcl: { $r: "bob" } })
+      ])
       assert.isFalse(yield* check(bob, "orders", "$w"))
       assert.isTrue(yield* check(bob, "$stats-1", "$r"))
       assert.isFalse(yield* check(alice, "$stats-1", "$r"))
 
       // Only the last $settings event counts (any event type).
-      yield* store.append("$settings", ExpectedVersion.Any, [jsonEvent(2, "whatever", { $userStreamAcl: { $w: "bob" } })])
+      yield* store.append("$settings", ExpectedVersion.Any, [
+        jsonEvent(2, "whatever", { $userStreamAcl: { $w: "bob" } })
+      ])
       assert.isTrue(yield* check(bob, "orders", "$w"))
       assert.isFalse(yield* check(bob, "$stats-1", "$r"), "system defaults back to $admins")
 
       // Metastreams: `$$orders` read is `$mr` of orders.
-      yield* store.setStreamMetadata("orders", ExpectedVersion.Any, Buffer.from(JSON.stringify({ $acl: { $mr: "bob" } })))
+      yield* store.setStreamMetadata(
+        "orders",
+        ExpectedVersion.Any,
+        Buffer.from(JSON.stringify({ $acl: { $mr: "bob" } }))
+      )
       assert.isTrue(yield* check(bob, "$$orders", "$r"))
       assert.isFalse(yield* check(alice, "$$orders", "$r"))
       assert.isFalse(yield* check(adminByGroup, "$$orders", "$d"))
@@ -139,5 +167,6 @@ describe("StreamAccess layer over the EventStore", () => {
       assert.isFalse(yield* check(bob, "$all", "$r"))
       yield* store.setStreamMetadata("$all", ExpectedVersion.Any, Buffer.from(JSON.stringify({ $acl: { $r: "$all" } })))
       assert.isTrue(yield* check(anonymousPrincipal, "$all", "$r"))
-    }).pipe(Effect.provide(streamAccessLayer), Effect.provide(storeLayer)))
+    }).pipe(Effect.provide(streamAccessLayer), Effect.provide(storeLayer))
+  )
 })

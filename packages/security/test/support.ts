@@ -4,13 +4,35 @@
  */
 import { Effect, Exit, Layer, Scope } from "effect"
 import { MemoryDisk, layerMemory } from "@vellum/platform"
-import { defaultStorageConfig, EventStore, layer as eventStoreLayer, make as makeEventStore, type EventStoreService, type StorageConfig } from "@vellum/storage"
-import { makeUsers, testSecurityConfig, Users, usersLayer, type SecurityConfig, type UsersService } from "../src/index.js"
+import {
+  defaultStorageConfig,
+  EventStore,
+  layer as eventStoreLayer,
+  make as makeEventStore,
+  type EventStoreService,
+  type StorageConfig
+} from "@vellum/storage"
+import {
+  makeUsers,
+  testSecurityConfig,
+  Users,
+  usersLayer,
+  type SecurityConfig,
+  type UsersService
+} from "../src/index.js"
 
-export const storageConfig: StorageConfig = { ...defaultStorageConfig("/db"), chunkSize: 64 * 1024, memtableMaxEntries: 64, preallocateChunks: false }
+export const storageConfig: StorageConfig = {
+  ...defaultStorageConfig("/db"),
+  chunkSize: 64 * 1024,
+  memtableMaxEntries: 64,
+  preallocateChunks: false
+}
 
 /** EventStore on a fresh in-memory disk. */
-export const storeLayer: Layer.Layer<EventStore> = eventStoreLayer(storageConfig).pipe(Layer.provide(layerMemory()), Layer.orDie)
+export const storeLayer: Layer.Layer<EventStore> = eventStoreLayer(storageConfig).pipe(
+  Layer.provide(layerMemory()),
+  Layer.orDie
+)
 
 /** EventStore + Users (cheap hashes unless overridden). */
 export const usersStack = (config: Partial<SecurityConfig> = {}): Layer.Layer<Users | EventStore> =>
@@ -25,12 +47,20 @@ export interface Node {
 
 /** A store and its Users service on one in-memory disk that can be restarted. */
 export const openNode = (config: Partial<SecurityConfig> = {}): Effect.Effect<Node, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = new MemoryDisk()
-    const open = Effect.gen(function*() {
+    const open = Effect.gen(function* () {
       const scope = yield* Scope.make()
-      const store = yield* makeEventStore(storageConfig).pipe(Effect.provide(layerMemory(disk)), Scope.extend(scope), Effect.orDie)
-      const users = yield* makeUsers({ ...testSecurityConfig, ...config }).pipe(Effect.provideService(EventStore, store), Scope.extend(scope), Effect.orDie)
+      const store = yield* makeEventStore(storageConfig).pipe(
+        Effect.provide(layerMemory(disk)),
+        Scope.extend(scope),
+        Effect.orDie
+      )
+      const users = yield* makeUsers({ ...testSecurityConfig, ...config }).pipe(
+        Effect.provideService(EventStore, store),
+        Scope.extend(scope),
+        Effect.orDie
+      )
       return { scope, store, users }
     })
     let current = yield* open
@@ -42,7 +72,7 @@ export const openNode = (config: Partial<SecurityConfig> = {}): Effect.Effect<No
       get users() {
         return current.users
       },
-      restart: Effect.gen(function*() {
+      restart: Effect.gen(function* () {
         yield* Scope.close(current.scope, Exit.void)
         current = yield* open
       })
@@ -52,9 +82,14 @@ export const openNode = (config: Partial<SecurityConfig> = {}): Effect.Effect<No
 export const uuid = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
 
 export const jsonEvent = (n: number, type: string, value: unknown) => ({
-  eventId: uuid(n), eventType: type, isJson: true, data: Buffer.from(JSON.stringify(value)), metadata: new Uint8Array(0)
+  eventId: uuid(n),
+  eventType: type,
+  isJson: true,
+  data: Buffer.from(JSON.stringify(value)),
+  metadata: new Uint8Array(0)
 })
 
 /** The tag of a failed effect's error ("Success" when it succeeded). */
-export const outcome = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<string, never, R> =>
-  Effect.match(effect, { onFailure: (e) => e._tag, onSuccess: () => "Success" })
+export const outcome = <A, E extends { readonly _tag: string }, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<string, never, R> => Effect.match(effect, { onFailure: (e) => e._tag, onSuccess: () => "Success" })

@@ -11,7 +11,15 @@
 import { Context, Effect, Layer, PubSub, type Scope } from "effect"
 import { Disk, join, lockScoped, type DiskError } from "@vellum/platform"
 import type { IndexCorrupt } from "./tableindex/Entry.js"
-import { InvalidRequest, StorageCorrupt, StorageLocked, type StorageFailed, type StreamDeleted, type WriteTimeout, type WrongExpectedVersion } from "./errors.js"
+import {
+  InvalidRequest,
+  StorageCorrupt,
+  StorageLocked,
+  type StorageFailed,
+  type StreamDeleted,
+  type WriteTimeout,
+  type WrongExpectedVersion
+} from "./errors.js"
 import { openTransactionLog, type LogConfig, type ReadError, type TransactionLog } from "./log/TransactionLog.js"
 import type { EventRecord, LogRecord } from "./log/records.js"
 import * as TableIndex from "./tableindex/TableIndex.js"
@@ -19,11 +27,33 @@ import type { HashFn } from "./tableindex/StreamHash.js"
 import { isUuid, normalizeUuid } from "./codec/bytes.js"
 import { EventIdCache } from "./cache/EventIdCache.js"
 import { RecentEventIds } from "./cache/RecentEventIds.js"
-import { DeletedStreamNumber, EpochInformationStream, EventTypes, invalidStreamName, isMetastream, metastreamOf } from "./streams/names.js"
+import {
+  DeletedStreamNumber,
+  EpochInformationStream,
+  EventTypes,
+  invalidStreamName,
+  isMetastream,
+  metastreamOf
+} from "./streams/names.js"
 import { parseMetadata, type StreamMetadata } from "./streams/metadata.js"
-import { ReadIndex, asStreamEvent, type EventReadResult, type StreamPage, type StreamReadResult } from "./streams/ReadIndex.js"
+import {
+  ReadIndex,
+  asStreamEvent,
+  type EventReadResult,
+  type StreamPage,
+  type StreamReadResult
+} from "./streams/ReadIndex.js"
 import { makeLinkResolver, type LinkAccess, type ResolvedEvent } from "./streams/links.js"
-import { makeWriter, randomUuid, type AppendResult, type ProposedEvent, type WriteCommand, type WriteResult, type WriterStats, type WritesRefused } from "./streams/Writer.js"
+import {
+  makeWriter,
+  randomUuid,
+  type AppendResult,
+  type ProposedEvent,
+  type WriteCommand,
+  type WriteResult,
+  type WriterStats,
+  type WritesRefused
+} from "./streams/Writer.js"
 
 export interface StorageConfig {
   readonly dir: string
@@ -104,7 +134,8 @@ export interface MetadataRead {
  * Why an append or a read failed. A DiskError is a disk read that failed (transient: the same request may
  * succeed again); StorageCorrupt is damage found in bytes that were read. The two are never merged.
  */
-export type AppendError = WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | WriteTimeout | DiskError
+export type AppendError =
+  WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | WriteTimeout | DiskError
 export type ReadFailure = StorageCorrupt | InvalidRequest | DiskError
 
 export interface ReadOptions {
@@ -113,23 +144,61 @@ export interface ReadOptions {
 }
 
 export interface EventStoreService {
-  readonly append: (stream: string, expectedVersion: number, events: ReadonlyArray<ProposedEvent>) => Effect.Effect<AppendResult, AppendError>
-  readonly deleteStream: (stream: string, expectedVersion: number, hard: boolean) => Effect.Effect<{ readonly position: number }, AppendError>
+  readonly append: (
+    stream: string,
+    expectedVersion: number,
+    events: ReadonlyArray<ProposedEvent>
+  ) => Effect.Effect<AppendResult, AppendError>
+  readonly deleteStream: (
+    stream: string,
+    expectedVersion: number,
+    hard: boolean
+  ) => Effect.Effect<{ readonly position: number }, AppendError>
   /** Writes `$metadata` to `$$stream` (JSON object or raw bytes). */
-  readonly setStreamMetadata: (stream: string, expectedVersion: number, metadata: Uint8Array, options?: { readonly eventId?: string; readonly isJson?: boolean }) => Effect.Effect<AppendResult, AppendError>
+  readonly setStreamMetadata: (
+    stream: string,
+    expectedVersion: number,
+    metadata: Uint8Array,
+    options?: { readonly eventId?: string; readonly isJson?: boolean }
+  ) => Effect.Effect<AppendResult, AppendError>
   readonly getStreamMetadata: (stream: string) => Effect.Effect<MetadataRead, ReadFailure>
-  readonly readStreamForward: (stream: string, from: number, maxCount: number, options?: ReadOptions) => Effect.Effect<StreamRead, ReadFailure>
+  readonly readStreamForward: (
+    stream: string,
+    from: number,
+    maxCount: number,
+    options?: ReadOptions
+  ) => Effect.Effect<StreamRead, ReadFailure>
   /** `from` = -1 reads from the end. */
-  readonly readStreamBackward: (stream: string, from: number, maxCount: number, options?: ReadOptions) => Effect.Effect<StreamRead, ReadFailure>
+  readonly readStreamBackward: (
+    stream: string,
+    from: number,
+    maxCount: number,
+    options?: ReadOptions
+  ) => Effect.Effect<StreamRead, ReadFailure>
   /** `eventNumber` = -1 reads the last event. */
-  readonly readEvent: (stream: string, eventNumber: number, options?: ReadOptions) => Effect.Effect<EventRead, ReadFailure>
+  readonly readEvent: (
+    stream: string,
+    eventNumber: number,
+    options?: ReadOptions
+  ) => Effect.Effect<EventRead, ReadFailure>
   /** Events with log position ≥ `position`, in log order (includes what stream reads hide). */
-  readonly readAllForward: (position: number, maxCount: number, options?: ReadOptions) => Effect.Effect<AllRead, ReadFailure>
+  readonly readAllForward: (
+    position: number,
+    maxCount: number,
+    options?: ReadOptions
+  ) => Effect.Effect<AllRead, ReadFailure>
   /** Events with log position < `position` (-1: from the end), newest first. */
-  readonly readAllBackward: (position: number, maxCount: number, options?: ReadOptions) => Effect.Effect<AllRead, ReadFailure>
+  readonly readAllBackward: (
+    position: number,
+    maxCount: number,
+    options?: ReadOptions
+  ) => Effect.Effect<AllRead, ReadFailure>
   readonly lastEventNumber: (stream: string) => Effect.Effect<number, ReadFailure>
   /** Writes a scavenge point (completing the active chunk); returns its number and position. */
-  readonly writeScavengePoint: (effectiveNowMicros: number, threshold: number) => Effect.Effect<{ readonly number: number; readonly position: number }, AppendError>
+  readonly writeScavengePoint: (
+    effectiveNowMicros: number,
+    threshold: number
+  ) => Effect.Effect<{ readonly number: number; readonly position: number }, AppendError>
   /** Everything below this position is durable, indexed and readable. */
   readonly committedPosition: Effect.Effect<number>
   /** A notice per durable batch (subscribe in a scope): for consumers that wait for commits (long polls). */
@@ -184,14 +253,21 @@ const lockDataDir = (dir: string): Effect.Effect<void, DiskError | StorageLocked
   Effect.flatMap(Disk, (disk) => Effect.zipRight(disk.mkdir(dir), lockScoped(dir))).pipe(
     Effect.mapError((e) =>
       e.reason === "Locked"
-        ? new StorageLocked({ message: `the data directory ${dir} is in use by another node (${e.message})`, path: e.path, cause: e })
-        : e),
+        ? new StorageLocked({
+            message: `the data directory ${dir} is in use by another node (${e.message})`,
+            path: e.path,
+            cause: e
+          })
+        : e
+    ),
     Effect.asVoid
   )
 
 /** Opens the store; the writer and the index's background work live in the given scope. */
-export const make = (config: StorageConfig): Effect.Effect<EventStoreService, StorageCorrupt | StorageLocked | DiskError, Disk | Scope.Scope> =>
-  Effect.gen(function*() {
+export const make = (
+  config: StorageConfig
+): Effect.Effect<EventStoreService, StorageCorrupt | StorageLocked | DiskError, Disk | Scope.Scope> =>
+  Effect.gen(function* () {
     const disk = yield* Disk
     // Released last: the finalizers below (log close, writer) run before it.
     yield* lockDataDir(config.dir)
@@ -212,7 +288,7 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
       verifyOnOpen: config.verifyIndexOnOpen,
       ...(config.streamHash !== undefined ? { hash: config.streamHash } : {})
     }
-    const removeIndex = Effect.gen(function*() {
+    const removeIndex = Effect.gen(function* () {
       if (!(yield* disk.exists(indexDir))) return
       for (const name of yield* disk.list(indexDir)) yield* disk.remove(join(indexDir, name))
       yield* disk.syncDir(indexDir)
@@ -220,13 +296,19 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     // The index is derived state: when it is damaged, or covers more than the log (which can only mean it
     // belongs to another log), it is rebuilt from the log.
     let index = yield* Effect.catchTag(TableIndex.open(indexConfig), "IndexCorrupt", () =>
-      Effect.zipRight(removeIndex, TableIndex.open(indexConfig))).pipe(Effect.mapError(indexCorruptAsStorage))
+      Effect.zipRight(removeIndex, TableIndex.open(indexConfig))
+    ).pipe(Effect.mapError(indexCorruptAsStorage))
     if (index.persistedPosition > log.writerPosition()) {
       yield* Effect.mapError(Effect.zipRight(removeIndex, Effect.void), indexCorruptAsStorage)
       index = yield* Effect.mapError(TableIndex.open(indexConfig), indexCorruptAsStorage)
     }
 
-    const readIndex = new ReadIndex(log, index, { streamInfoCacheCapacity: config.streamInfoCacheCapacity }, index.persistedPosition)
+    const readIndex = new ReadIndex(
+      log,
+      index,
+      { streamInfoCacheCapacity: config.streamInfoCacheCapacity },
+      index.persistedPosition
+    )
     const ids = new EventIdCache(config.eventIdCacheCapacity)
 
     // Replay the log tail the index has not persisted; refill the event-id cache with the newest ids of the
@@ -262,24 +344,45 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
           const event = asStreamEvent(record)
           if (event !== undefined) streams.add(event.stream)
         }
-        const notice: CommitNotice = { firstPosition: records[0]?.logPosition ?? endPosition, endPosition, streams: [...streams] }
+        const notice: CommitNotice = {
+          firstPosition: records[0]?.logPosition ?? endPosition,
+          endPosition,
+          streams: [...streams]
+        }
         for (const listener of commitListeners) listener(notice)
         return PubSub.publish(commits, notice)
       })
 
-    const writer = yield* makeWriter(log, readIndex, ids, { maxBatchCommands: config.maxBatchCommands, maxEventSize: config.maxEventSize, writeTimeoutMillis: config.writeTimeoutMillis }, onCommitted)
+    const writer = yield* makeWriter(
+      log,
+      readIndex,
+      ids,
+      {
+        maxBatchCommands: config.maxBatchCommands,
+        maxEventSize: config.maxEventSize,
+        writeTimeoutMillis: config.writeTimeoutMillis
+      },
+      onCommitted
+    )
     yield* Effect.forkScoped(writer.loop)
     yield* Effect.forkScoped(writer.sweeper)
 
     /** A failed disk read stays a DiskError for the caller (whose reply names no file); the log gets the file. */
     const failWith = <E extends { readonly _tag: string; readonly message: string }>(e: E): Effect.Effect<never, E> =>
-      e._tag === "DiskError" ? Effect.zipRight(Effect.logWarning(`a disk read failed: ${e.message}`), Effect.fail(e)) : Effect.fail(e)
-    const logReadError = <A, E extends { readonly _tag: string; readonly message: string }>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      Effect.catchAll(effect, failWith)
+      e._tag === "DiskError"
+        ? Effect.zipRight(Effect.logWarning(`a disk read failed: ${e.message}`), Effect.fail(e))
+        : Effect.fail(e)
+    const logReadError = <A, E extends { readonly _tag: string; readonly message: string }>(
+      effect: Effect.Effect<A, E>
+    ): Effect.Effect<A, E> => Effect.catchAll(effect, failWith)
 
-    const submit = (command: WriteCommand): Effect.Effect<WriteResult, AppendError> => logReadError(writer.submit(command))
+    const submit = (command: WriteCommand): Effect.Effect<WriteResult, AppendError> =>
+      logReadError(writer.submit(command))
 
-    const now = Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (ms) => ms * 1000)
+    const now = Effect.map(
+      Effect.clockWith((c) => c.currentTimeMillis),
+      (ms) => ms * 1000
+    )
 
     /** What reads have served, for the metrics (one pass over a page's events, no allocation). */
     const reads = { events: 0, bytes: 0 }
@@ -295,12 +398,25 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
         ? Effect.void
         : Effect.fail(new InvalidRequest({ message: `the event count must be between 1 and ${config.maxReadCount}` }))
 
-    const streamRead = (result: StreamReadResult, options: ReadOptions | undefined, nowMicros: number): Effect.Effect<StreamRead, ReadError> =>
+    const streamRead = (
+      result: StreamReadResult,
+      options: ReadOptions | undefined,
+      nowMicros: number
+    ): Effect.Effect<StreamRead, ReadError> =>
       result._tag !== "Success"
-        ? Effect.succeed(result._tag === "NoStream" ? { _tag: "NoStream", lastEventNumber: result.lastEventNumber } : { _tag: "StreamDeleted" })
-        : (countRead(result.events), Effect.map(links.resolvePage(result.events, options?.resolveLinks, nowMicros), (events) => ({ ...result, events })))
+        ? Effect.succeed(
+            result._tag === "NoStream"
+              ? { _tag: "NoStream", lastEventNumber: result.lastEventNumber }
+              : { _tag: "StreamDeleted" }
+          )
+        : (countRead(result.events),
+          Effect.map(links.resolvePage(result.events, options?.resolveLinks, nowMicros), (events) => ({
+            ...result,
+            events
+          })))
 
-    const toFailure = <A>(effect: Effect.Effect<A, ReadError | InvalidRequest>): Effect.Effect<A, ReadFailure> => logReadError(effect)
+    const toFailure = <A>(effect: Effect.Effect<A, ReadError | InvalidRequest>): Effect.Effect<A, ReadFailure> =>
+      logReadError(effect)
 
     /**
      * The events with canonical ids (lowercase, dashed: how ids are stored), copied only when one is not, or
@@ -322,7 +438,11 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
      * validation is pure, so it runs when the Effect is built, not in an `Effect.suspend` step of its own;
      * the command is queued only when the Effect runs.
      */
-    const append = (stream: string, expectedVersion: number, events: ReadonlyArray<ProposedEvent>): Effect.Effect<AppendResult, AppendError> => {
+    const append = (
+      stream: string,
+      expectedVersion: number,
+      events: ReadonlyArray<ProposedEvent>
+    ): Effect.Effect<AppendResult, AppendError> => {
       const badName = invalidStreamName(stream)
       if (badName !== undefined) return Effect.fail(new InvalidRequest({ message: badName }))
       if (!Number.isSafeInteger(expectedVersion) || expectedVersion < -4 || expectedVersion === -3) {
@@ -335,7 +455,14 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
           if (!outcome.ok) return resume(failWith(outcome.error))
           const r = outcome.result
           if (r._tag !== "Appended") return resume(Effect.die(new Error(`writer answered an append with ${r._tag}`)))
-          resume(Effect.succeed({ firstEventNumber: r.firstEventNumber, lastEventNumber: r.lastEventNumber, position: r.position, idempotent: r.idempotent }))
+          resume(
+            Effect.succeed({
+              firstEventNumber: r.firstEventNumber,
+              lastEventNumber: r.lastEventNumber,
+              position: r.position,
+              idempotent: r.idempotent
+            })
+          )
         })
       })
     }
@@ -343,82 +470,142 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     const service: EventStoreService = {
       append,
       deleteStream: (stream, expectedVersion, hard) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const badName = invalidStreamName(stream)
           if (badName !== undefined || isMetastream(stream)) {
-            return yield* Effect.fail(new InvalidRequest({ message: badName ?? "a metastream cannot be deleted; delete its stream" }))
+            return yield* Effect.fail(
+              new InvalidRequest({ message: badName ?? "a metastream cannot be deleted; delete its stream" })
+            )
           }
           const result = yield* submit({ _tag: "Delete", stream, expectedVersion, hard, eventId: yield* randomUuid })
           return { position: result._tag === "Deleted" ? result.position : -1 }
         }),
       setStreamMetadata: (stream, expectedVersion, metadata, options) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const eventId = options?.eventId ?? (yield* randomUuid)
-          return yield* append(metastreamOf(stream), expectedVersion, [{
-            eventId, eventType: EventTypes.Metadata, isJson: options?.isJson ?? true, data: metadata, metadata: new Uint8Array(0)
-          }])
+          return yield* append(metastreamOf(stream), expectedVersion, [
+            {
+              eventId,
+              eventType: EventTypes.Metadata,
+              isJson: options?.isJson ?? true,
+              data: metadata,
+              metadata: new Uint8Array(0)
+            }
+          ])
         }),
       getStreamMetadata: (stream) =>
-        toFailure(Effect.gen(function*() {
-          const last = yield* readIndex.lastEventNumber(stream)
-          const info = yield* readIndex.metaInfo(stream)
-          const event = info.metaLastEventNumber >= 0 ? yield* readIndex.eventAt(metastreamOf(stream), info.metaLastEventNumber) : undefined
-          const tag = last === DeletedStreamNumber ? "StreamDeleted" : info.metaLastEventNumber < 0 && last < 0 ? "NoStream" : "Success"
-          const isJson = event !== undefined && (event.flags & 1) !== 0
-          return { _tag: tag, metadata: event === undefined ? {} : parseMetadata(event.data, isJson), metaLastEventNumber: info.metaLastEventNumber, raw: event?.data, isJson } as MetadataRead
-        })),
+        toFailure(
+          Effect.gen(function* () {
+            const last = yield* readIndex.lastEventNumber(stream)
+            const info = yield* readIndex.metaInfo(stream)
+            const event =
+              info.metaLastEventNumber >= 0
+                ? yield* readIndex.eventAt(metastreamOf(stream), info.metaLastEventNumber)
+                : undefined
+            const tag =
+              last === DeletedStreamNumber
+                ? "StreamDeleted"
+                : info.metaLastEventNumber < 0 && last < 0
+                  ? "NoStream"
+                  : "Success"
+            const isJson = event !== undefined && (event.flags & 1) !== 0
+            return {
+              _tag: tag,
+              metadata: event === undefined ? {} : parseMetadata(event.data, isJson),
+              metaLastEventNumber: info.metaLastEventNumber,
+              raw: event?.data,
+              isJson
+            } as MetadataRead
+          })
+        ),
       readStreamForward: (stream, from, maxCount, options) =>
-        toFailure(Effect.gen(function*() {
-          yield* checkCount(maxCount)
-          if (!Number.isSafeInteger(from) || from < 0) return yield* Effect.fail(new InvalidRequest({ message: `event number ${from} is not valid` }))
-          const nowMicros = yield* now
-          return yield* streamRead(yield* readIndex.readForward(stream, from, maxCount, nowMicros), options, nowMicros)
-        })),
+        toFailure(
+          Effect.gen(function* () {
+            yield* checkCount(maxCount)
+            if (!Number.isSafeInteger(from) || from < 0)
+              return yield* Effect.fail(new InvalidRequest({ message: `event number ${from} is not valid` }))
+            const nowMicros = yield* now
+            return yield* streamRead(
+              yield* readIndex.readForward(stream, from, maxCount, nowMicros),
+              options,
+              nowMicros
+            )
+          })
+        ),
       readStreamBackward: (stream, from, maxCount, options) =>
-        toFailure(Effect.gen(function*() {
-          yield* checkCount(maxCount)
-          if (!Number.isSafeInteger(from) || from < -1) return yield* Effect.fail(new InvalidRequest({ message: `event number ${from} is not valid` }))
-          const nowMicros = yield* now
-          return yield* streamRead(yield* readIndex.readBackward(stream, from, maxCount, nowMicros), options, nowMicros)
-        })),
+        toFailure(
+          Effect.gen(function* () {
+            yield* checkCount(maxCount)
+            if (!Number.isSafeInteger(from) || from < -1)
+              return yield* Effect.fail(new InvalidRequest({ message: `event number ${from} is not valid` }))
+            const nowMicros = yield* now
+            return yield* streamRead(
+              yield* readIndex.readBackward(stream, from, maxCount, nowMicros),
+              options,
+              nowMicros
+            )
+          })
+        ),
       readEvent: (stream, eventNumber, options) =>
-        toFailure(Effect.gen(function*() {
-          if (!Number.isSafeInteger(eventNumber) || eventNumber < -1) return yield* Effect.fail(new InvalidRequest({ message: `event number ${eventNumber} is not valid` }))
-          const nowMicros = yield* now
-          const result: EventReadResult = yield* readIndex.readEvent(stream, eventNumber, nowMicros)
-          if (result._tag !== "Success") return result
-          countRead([result.event])
-          const access = options?.resolveLinks
-          const event = access === undefined ? { event: result.event, link: undefined } : yield* links.resolveOne(result.event, access, nowMicros)
-          return { _tag: "Success", event } as EventRead
-        })),
+        toFailure(
+          Effect.gen(function* () {
+            if (!Number.isSafeInteger(eventNumber) || eventNumber < -1)
+              return yield* Effect.fail(new InvalidRequest({ message: `event number ${eventNumber} is not valid` }))
+            const nowMicros = yield* now
+            const result: EventReadResult = yield* readIndex.readEvent(stream, eventNumber, nowMicros)
+            if (result._tag !== "Success") return result
+            countRead([result.event])
+            const access = options?.resolveLinks
+            const event =
+              access === undefined
+                ? { event: result.event, link: undefined }
+                : yield* links.resolveOne(result.event, access, nowMicros)
+            return { _tag: "Success", event } as EventRead
+          })
+        ),
       readAllForward: (position, maxCount, options) =>
-        toFailure(Effect.gen(function*() {
-          yield* checkCount(maxCount)
-          const limit = readIndex.committed()
-          if (!Number.isSafeInteger(position) || position < 0) return yield* Effect.fail(new InvalidRequest({ message: `position ${position} is not valid` }))
-          yield* checkBoundary(position, limit)
-          return yield* readAll(log.scanForward, position, limit, maxCount, options)
-        })),
+        toFailure(
+          Effect.gen(function* () {
+            yield* checkCount(maxCount)
+            const limit = readIndex.committed()
+            if (!Number.isSafeInteger(position) || position < 0)
+              return yield* Effect.fail(new InvalidRequest({ message: `position ${position} is not valid` }))
+            yield* checkBoundary(position, limit)
+            return yield* readAll(log.scanForward, position, limit, maxCount, options)
+          })
+        ),
       readAllBackward: (position, maxCount, options) =>
-        toFailure(Effect.gen(function*() {
-          yield* checkCount(maxCount)
-          const limit = readIndex.committed()
-          if (!Number.isSafeInteger(position) || position < -1) return yield* Effect.fail(new InvalidRequest({ message: `position ${position} is not valid` }))
-          const from = position < 0 || position > limit ? limit : position
-          if (from < limit) yield* checkBoundary(from, limit)
-          return yield* readAll(log.scanBackward, from, limit, maxCount, options)
-        })),
+        toFailure(
+          Effect.gen(function* () {
+            yield* checkCount(maxCount)
+            const limit = readIndex.committed()
+            if (!Number.isSafeInteger(position) || position < -1)
+              return yield* Effect.fail(new InvalidRequest({ message: `position ${position} is not valid` }))
+            const from = position < 0 || position > limit ? limit : position
+            if (from < limit) yield* checkBoundary(from, limit)
+            return yield* readAll(log.scanBackward, from, limit, maxCount, options)
+          })
+        ),
       lastEventNumber: (stream) => toFailure(readIndex.lastEventNumber(stream)),
       writeScavengePoint: (effectiveNowMicros, threshold) =>
-        Effect.gen(function*() {
-          const result = yield* submit({ _tag: "ScavengePoint", eventId: yield* randomUuid, effectiveNowMicros, threshold })
-          return result._tag === "SystemRecordWritten" ? { number: result.number, position: result.position } : { number: -1, position: -1 }
+        Effect.gen(function* () {
+          const result = yield* submit({
+            _tag: "ScavengePoint",
+            eventId: yield* randomUuid,
+            effectiveNowMicros,
+            threshold
+          })
+          return result._tag === "SystemRecordWritten"
+            ? { number: result.number, position: result.position }
+            : { number: -1, position: -1 }
         }),
       committedPosition: Effect.sync(() => readIndex.committed()),
       commits,
       onCommit: (listener) =>
-        Effect.acquireRelease(Effect.sync(() => void commitListeners.add(listener)), () => Effect.sync(() => void commitListeners.delete(listener))),
+        Effect.acquireRelease(
+          Effect.sync(() => void commitListeners.add(listener)),
+          () => Effect.sync(() => void commitListeners.delete(listener))
+        ),
       config,
       stats: () => ({
         writerPosition: log.writerPosition(),
@@ -435,8 +622,14 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
     }
 
     /** Pages through the log in one direction until `maxCount` events or the end, as `$all` events. */
-    function readAll(scan: TransactionLog["scanForward"], from: number, limit: number, maxCount: number, options: ReadOptions | undefined) {
-      return Effect.gen(function*() {
+    function readAll(
+      scan: TransactionLog["scanForward"],
+      from: number,
+      limit: number,
+      maxCount: number,
+      options: ReadOptions | undefined
+    ) {
+      return Effect.gen(function* () {
         const nowMicros = yield* now
         const events: Array<EventRecord> = []
         let next = from
@@ -451,29 +644,48 @@ export const make = (config: StorageConfig): Effect.Effect<EventStoreService, St
           isEnd = page.reachedEnd || page.records.length === 0
         }
         countRead(events)
-        return { events: yield* links.resolvePage(events, options?.resolveLinks, nowMicros), nextPosition: next, isEnd } as AllRead
+        return {
+          events: yield* links.resolvePage(events, options?.resolveLinks, nowMicros),
+          nextPosition: next,
+          isEnd
+        } as AllRead
       })
     }
 
     /** A position to read `$all` from must be a record boundary (or a chunk boundary / the end). */
-    function checkBoundary(position: number, limit: number): Effect.Effect<void, InvalidRequest | StorageCorrupt | ReadError> {
+    function checkBoundary(
+      position: number,
+      limit: number
+    ): Effect.Effect<void, InvalidRequest | StorageCorrupt | ReadError> {
       if (position >= limit || position % config.chunkSize === 0) return Effect.void
       return Effect.catchTag(Effect.asVoid(log.readRecord(position, limit)), "StorageCorrupt", () =>
-        Effect.fail(new InvalidRequest({ message: `position ${position} is not the position of an event` })))
+        Effect.fail(new InvalidRequest({ message: `position ${position} is not the position of an event` }))
+      )
     }
 
     // Every start begins a new epoch (a single node leads from its first moment).
     const lastEpoch = yield* Effect.mapError(readIndex.lastEventNumber(EpochInformationStream), indexCorruptAsStorage)
-    const previousEpoch = lastEpoch >= 0 ? yield* Effect.mapError(readIndex.eventAt(EpochInformationStream, lastEpoch), indexCorruptAsStorage) : undefined
-    const epoch: WriteCommand = { _tag: "Epoch", epochId: yield* randomUuid, leaderInstanceId: yield* randomUuid, prevEpochPosition: previousEpoch?.logPosition ?? -1 }
-    yield* Effect.mapError(submit(epoch), (e) =>
-      new StorageCorrupt({ message: `could not write the epoch record: ${e.message}` }))
+    const previousEpoch =
+      lastEpoch >= 0
+        ? yield* Effect.mapError(readIndex.eventAt(EpochInformationStream, lastEpoch), indexCorruptAsStorage)
+        : undefined
+    const epoch: WriteCommand = {
+      _tag: "Epoch",
+      epochId: yield* randomUuid,
+      leaderInstanceId: yield* randomUuid,
+      prevEpochPosition: previousEpoch?.logPosition ?? -1
+    }
+    yield* Effect.mapError(
+      submit(epoch),
+      (e) => new StorageCorrupt({ message: `could not write the epoch record: ${e.message}` })
+    )
     return service
   })
 
 /** The EventStore layer for a configuration (needs Disk; its fibers live as long as the layer). */
-export const layer = (config: StorageConfig): Layer.Layer<EventStore, StorageCorrupt | StorageLocked | DiskError, Disk> =>
-  Layer.scoped(EventStore, make(config))
+export const layer = (
+  config: StorageConfig
+): Layer.Layer<EventStore, StorageCorrupt | StorageLocked | DiskError, Disk> => Layer.scoped(EventStore, make(config))
 
 export { randomUuid }
 export type { AppendResult, ProposedEvent }

@@ -43,8 +43,18 @@ export class StorageFailed extends Schema.TaggedError<StorageFailed>()("StorageF
 /** The refusal a failed log write leads to, by what the disk said. */
 export const writesRefused = (error: DiskError): StorageFailed =>
   error.reason === "DiskFull"
-    ? new StorageFailed({ message: "the disk is full: writes are refused until space is freed", reason: "DiskFull", detail: error.message, cause: error })
-    : new StorageFailed({ message: "a disk error stopped writes: they resume once the disk works again", reason: "IOError", detail: error.message, cause: error })
+    ? new StorageFailed({
+        message: "the disk is full: writes are refused until space is freed",
+        reason: "DiskFull",
+        detail: error.message,
+        cause: error
+      })
+    : new StorageFailed({
+        message: "a disk error stopped writes: they resume once the disk works again",
+        reason: "IOError",
+        detail: error.message,
+        cause: error
+      })
 
 export class WrongExpectedVersion extends Schema.TaggedError<WrongExpectedVersion>()("WrongExpectedVersion", {
   stream: Schema.String,

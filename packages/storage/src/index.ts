@@ -3,7 +3,13 @@ export * from "./errors.js"
 export * from "./EventStore.js"
 export * from "./streams/names.js"
 export * from "./streams/metadata.js"
-export { SystemLinkAccess, parseLinkTarget, type LinkAccess, type LinkTarget, type ResolvedEvent } from "./streams/links.js"
+export {
+  SystemLinkAccess,
+  parseLinkTarget,
+  type LinkAccess,
+  type LinkTarget,
+  type ResolvedEvent
+} from "./streams/links.js"
 export type { EventRecord, LogRecord, NewRecord } from "./log/records.js"
 export { RecordKind, EventFlags, encodeRecord, decodeRecord, framedLength } from "./log/records.js"
 export type { WriteResult, WritesRefused } from "./streams/Writer.js"

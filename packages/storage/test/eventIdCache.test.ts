@@ -14,16 +14,19 @@ describe("EventIdCache", () => {
     expect(cache.get("0123abcd-4567-4890-abcd-ef0123456789")).toEqual({ stream: "a", eventNumber: 7 })
     expect(cache.get("0123ABCD-4567-4890-ABCD-EF0123456789")).toEqual({ stream: "a", eventNumber: 7 })
     // Differs in one bit of each word in turn.
-    for (const other of ["1123abcd-4567-4890-abcd-ef0123456789", "0123abcd-4577-4890-abcd-ef0123456789",
-      "0123abcd-4567-4890-abcc-ef0123456789", "0123abcd-4567-4890-abcd-ef0123456788"]) {
+    for (const other of [
+      "1123abcd-4567-4890-abcd-ef0123456789",
+      "0123abcd-4577-4890-abcd-ef0123456789",
+      "0123abcd-4567-4890-abcc-ef0123456789",
+      "0123abcd-4567-4890-abcd-ef0123456788"
+    ]) {
       expect(cache.get(other)).toBeUndefined()
     }
   })
 
   it("forgets an id and keeps every other one findable (backward-shift deletion over long probe runs)", () => {
-    fc.assert(fc.property(
-      fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 200 })), { maxLength: 600 }),
-      (ops) => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 200 })), { maxLength: 600 }), (ops) => {
         // Room for every id in one generation: only forgetting removes anything.
         const cache = new EventIdCache(1000)
         const model = new Map<string, number>()
@@ -40,8 +43,8 @@ describe("EventIdCache", () => {
           const expected = model.get(id(n))
           expect(cache.get(id(n))).toEqual(expected === undefined ? undefined : { stream: "s", eventNumber: expected })
         }
-      }
-    ))
+      })
+    )
   })
 
   it("forgets an id in either generation", () => {
@@ -58,7 +61,12 @@ describe("EventIdCache", () => {
 
   it("never caches a string that is not a UUID", () => {
     const cache = new EventIdCache(10)
-    for (const bad of ["", "not-a-uuid", "0123abcd-4567-4890-abcd-ef012345678g", "0123abcd+4567-4890-abcd-ef0123456789"]) {
+    for (const bad of [
+      "",
+      "not-a-uuid",
+      "0123abcd-4567-4890-abcd-ef012345678g",
+      "0123abcd+4567-4890-abcd-ef0123456789"
+    ]) {
       cache.put(bad, { stream: "a", eventNumber: 0 })
       expect(cache.get(bad)).toBeUndefined()
     }
@@ -66,22 +74,27 @@ describe("EventIdCache", () => {
   })
 
   it("keeps exactly what a two-generation cache of the same capacity keeps (GenerationalCache as the model)", () => {
-    fc.assert(fc.property(
-      fc.integer({ min: 1, max: 40 }),
-      fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 60 }), fc.constantFrom("s", "t"), fc.nat(5)), { maxLength: 400 }),
-      (capacity, ops) => {
-        const cache = new EventIdCache(capacity)
-        const model = new GenerationalCache<string, KnownEvent>(capacity)
-        for (const [isPut, n, stream, eventNumber] of ops) {
-          if (isPut) {
-            cache.put(id(n), { stream, eventNumber })
-            model.set(id(n), { stream, eventNumber })
-          } else {
-            expect(cache.get(id(n))).toEqual(model.get(id(n)))
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 60 }), fc.constantFrom("s", "t"), fc.nat(5)), {
+          maxLength: 400
+        }),
+        (capacity, ops) => {
+          const cache = new EventIdCache(capacity)
+          const model = new GenerationalCache<string, KnownEvent>(capacity)
+          for (const [isPut, n, stream, eventNumber] of ops) {
+            if (isPut) {
+              cache.put(id(n), { stream, eventNumber })
+              model.set(id(n), { stream, eventNumber })
+            } else {
+              expect(cache.get(id(n))).toEqual(model.get(id(n)))
+            }
           }
         }
-      }
-    ), { numRuns: 300 })
+      ),
+      { numRuns: 300 }
+    )
   })
 
   it("stays correct across many rotations of a large generation", () => {

@@ -16,28 +16,33 @@ describe("GenerationalCache", () => {
   })
 
   it("never holds more than its capacity plus two of its largest values, and a get never evicts", () => {
-    fc.assert(fc.property(
-      fc.integer({ min: 1, max: 64 }),
-      fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 8 })), { maxLength: 300 }),
-      (capacity, ops) => {
-        const cache = new GenerationalCache<number, { w: number }>(capacity, (v) => v.w)
-        for (const [isSet, key, w] of ops) {
-          if (isSet) cache.set(key, { w })
-          else {
-            const before = cache.size
-            const seen = [...Array(41).keys()].filter((k) => cache.peek(k) !== undefined)
-            cache.get(key)
-            expect(cache.size).toBe(before)
-            for (const k of seen) expect(cache.peek(k)).toBeDefined()
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 64 }),
+        fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 8 })), {
+          maxLength: 300
+        }),
+        (capacity, ops) => {
+          const cache = new GenerationalCache<number, { w: number }>(capacity, (v) => v.w)
+          for (const [isSet, key, w] of ops) {
+            if (isSet) cache.set(key, { w })
+            else {
+              const before = cache.size
+              const seen = [...Array(41).keys()].filter((k) => cache.peek(k) !== undefined)
+              cache.get(key)
+              expect(cache.size).toBe(before)
+              for (const k of seen) expect(cache.peek(k)).toBeDefined()
+            }
+            // Each generation rotates once it reaches half the capacity, so each can overshoot by one value.
+            expect(cache.weight).toBeLessThanOrEqual(capacity + 2 * 8)
+            let sum = 0
+            for (let k = 0; k <= 40; k++) sum += cache.peek(k)?.w ?? 0
+            expect(sum).toBe(cache.weight)
           }
-          // Each generation rotates once it reaches half the capacity, so each can overshoot by one value.
-          expect(cache.weight).toBeLessThanOrEqual(capacity + 2 * 8)
-          let sum = 0
-          for (let k = 0; k <= 40; k++) sum += cache.peek(k)?.w ?? 0
-          expect(sum).toBe(cache.weight)
         }
-      }
-    ), { numRuns: 300 })
+      ),
+      { numRuns: 300 }
+    )
   })
 
   it("skips a value heavier than the whole capacity", () => {

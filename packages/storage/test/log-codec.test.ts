@@ -10,13 +10,34 @@ import { MemoryDisk, Prng } from "@vellum/platform"
 import { ByteWriter, normalizeUuid } from "../src/codec/bytes.js"
 import { checksum } from "../src/codec/checksum.js"
 import {
-  FOOTER_SIZE, HEADER_SIZE, chunkFileName, completedFileSize, decodeFooter, decodeHeader, decodePosMap,
-  encodeFooterPrefix, encodeHeader, encodePosMap, isTempFileName, parseChunkFileName, posMapLowerBound, sealFooter
+  FOOTER_SIZE,
+  HEADER_SIZE,
+  chunkFileName,
+  completedFileSize,
+  decodeFooter,
+  decodeHeader,
+  decodePosMap,
+  encodeFooterPrefix,
+  encodeHeader,
+  encodePosMap,
+  isTempFileName,
+  parseChunkFileName,
+  posMapLowerBound,
+  sealFooter
 } from "../src/log/chunkFormat.js"
 import { openCheckpoint } from "../src/log/Checkpoint.js"
 import {
-  EventFlags, FRAME_OVERHEAD, MAX_RECORD_BODY, RecordKind, bodyLength, decodeRecord, encodeRecord, framedLength,
-  peekStream, type LogRecord, type NewRecord
+  EventFlags,
+  FRAME_OVERHEAD,
+  MAX_RECORD_BODY,
+  RecordKind,
+  bodyLength,
+  decodeRecord,
+  encodeRecord,
+  framedLength,
+  peekStream,
+  type LogRecord,
+  type NewRecord
 } from "../src/log/records.js"
 import { runOn } from "./log-support.js"
 
@@ -31,7 +52,10 @@ const u53 = fc.oneof(
   fc.maxSafeNat(),
   fc.nat()
 )
-const i53 = fc.oneof(fc.constantFrom(-1, 0, -(2 ** 32), Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER), fc.maxSafeInteger())
+const i53 = fc.oneof(
+  fc.constantFrom(-1, 0, -(2 ** 32), Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+  fc.maxSafeInteger()
+)
 /** Well-formed strings: ASCII, any Unicode scalar (incl. astral planes), graphemes, NULs. */
 const text = fc.oneof(
   fc.string({ maxLength: 40 }),
@@ -86,7 +110,8 @@ const position = u53
 
 /** Field-by-field equality; payloads compared with Buffer.equals (deep equality on big Buffers is slow). */
 const expectRecord = (actual: LogRecord, expected: NewRecord, at: number) => {
-  const strip = (r: NewRecord | LogRecord) => r.kind === RecordKind.Event ? { ...r, data: r.data.length, metadata: r.metadata.length } : r
+  const strip = (r: NewRecord | LogRecord) =>
+    r.kind === RecordKind.Event ? { ...r, data: r.data.length, metadata: r.metadata.length } : r
   expect(strip(actual)).toEqual(strip({ ...expected, logPosition: at } as LogRecord))
   if (actual.kind === RecordKind.Event && expected.kind === RecordKind.Event) {
     expect(actual.data.equals(expected.data)).toBe(true)
@@ -115,7 +140,14 @@ describe("ByteWriter", () => {
     w.raw(Uint8Array.of(1, 2))
     const b = w.bytes()
     expect(b.length).toBe(w.length)
-    expect([b[0], b.readUInt32LE(1), b.readDoubleLE(5), b[13], b[14], b.readDoubleLE(15)]).toEqual([7, 0xdeadbeef, -2.5, 0, 1, 2 ** 53])
+    expect([b[0], b.readUInt32LE(1), b.readDoubleLE(5), b[13], b[14], b.readDoubleLE(15)]).toEqual([
+      7,
+      0xdeadbeef,
+      -2.5,
+      0,
+      1,
+      2 ** 53
+    ])
     expect([b.readUInt32LE(23), b.toString("utf8", 27, 30), b[30], b[31]]).toEqual([3, "é$", 1, 2])
     w.truncate(5)
     w.u8(9)
@@ -173,17 +205,28 @@ describe("record codec", () => {
   it("strings with lone surrogates (not valid UTF-16) are stored with U+FFFD in their place, lengths consistent", () => {
     // UTF-8 cannot carry a lone surrogate, so such a name does not survive a write unchanged: whoever accepts
     // names (stream and event-type validation) must reject strings that are not well-formed.
-    const wellFormed = (x: string) => x.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD")
+    const wellFormed = (x: string) =>
+      x.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD")
     fc.assert(
       fc.property(fc.string({ unit: "binary", maxLength: 20 }), (name) => {
         const record: NewRecord = {
-          kind: RecordKind.Event, flags: 0, eventNumber: 1, createdMicros: 1, eventId: "00000000-0000-4000-8000-000000000001",
-          stream: name, eventType: name, data: Buffer.alloc(3), metadata: Buffer.alloc(0)
+          kind: RecordKind.Event,
+          flags: 0,
+          eventNumber: 1,
+          createdMicros: 1,
+          eventId: "00000000-0000-4000-8000-000000000001",
+          stream: name,
+          eventType: name,
+          data: Buffer.alloc(3),
+          metadata: Buffer.alloc(0)
         }
         const buf = encode(record, 64)
         expect(buf.length).toBe(framedLength(record))
         const d = decodeRecord(buf, 0, buf.length, 64)
-        expect(d.ok && d.record.kind === RecordKind.Event && [d.record.stream, d.record.eventType]).toEqual([wellFormed(name), wellFormed(name)])
+        expect(d.ok && d.record.kind === RecordKind.Event && [d.record.stream, d.record.eventType]).toEqual([
+          wellFormed(name),
+          wellFormed(name)
+        ])
       }),
       { numRuns: NUM_RUNS }
     )
@@ -191,16 +234,27 @@ describe("record codec", () => {
 
   it("edge values survive: empty strings and payloads, positions > 2^32, event number MAX_SAFE_INTEGER", () => {
     const record: NewRecord = {
-      kind: RecordKind.Event, flags: 0xffff, eventNumber: Number.MAX_SAFE_INTEGER, createdMicros: Number.MAX_SAFE_INTEGER,
-      eventId: "ffffffff-ffff-ffff-ffff-ffffffffffff", stream: "", eventType: "", data: Buffer.alloc(0), metadata: Buffer.alloc(0)
+      kind: RecordKind.Event,
+      flags: 0xffff,
+      eventNumber: Number.MAX_SAFE_INTEGER,
+      createdMicros: Number.MAX_SAFE_INTEGER,
+      eventId: "ffffffff-ffff-ffff-ffff-ffffffffffff",
+      stream: "",
+      eventType: "",
+      data: Buffer.alloc(0),
+      metadata: Buffer.alloc(0)
     }
     for (const at of [0, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 12345, 2 ** 40, Number.MAX_SAFE_INTEGER]) {
       const d = decodeRecord(encode(record, at), 0, framedLength(record), at)
       expect(d.ok && d.record).toEqual({ ...record, logPosition: at })
     }
     const epoch: NewRecord = {
-      kind: RecordKind.Epoch, epochNumber: 0, prevEpochPosition: -1, epochId: "00000000-0000-0000-0000-000000000000",
-      leaderInstanceId: "01234567-89ab-cdef-0123-456789abcdef", timeMicros: 0
+      kind: RecordKind.Epoch,
+      epochNumber: 0,
+      prevEpochPosition: -1,
+      epochId: "00000000-0000-0000-0000-000000000000",
+      leaderInstanceId: "01234567-89ab-cdef-0123-456789abcdef",
+      timeMicros: 0
     }
     const d = decodeRecord(encode(epoch, 5), 0, framedLength(epoch), 5)
     expect(d.ok && d.record).toEqual({ ...epoch, logPosition: 5 })
@@ -211,8 +265,15 @@ describe("record codec", () => {
     const data = Buffer.alloc(1 << 20)
     for (let i = 0; i < data.length; i += 97) data[i] = prng.int(0, 255)
     const record: NewRecord = {
-      kind: RecordKind.Event, flags: EventFlags.Json, eventNumber: 1, createdMicros: 2, eventId: "00000000-0000-4000-8000-000000000001",
-      stream: "big", eventType: "Big", data, metadata: data.subarray(0, 1000)
+      kind: RecordKind.Event,
+      flags: EventFlags.Json,
+      eventNumber: 1,
+      createdMicros: 2,
+      eventId: "00000000-0000-4000-8000-000000000001",
+      stream: "big",
+      eventType: "Big",
+      data,
+      metadata: data.subarray(0, 1000)
     }
     const d = decodeRecord(encode(record, 2 ** 33), 0, framedLength(record), 2 ** 33)
     expect(d.ok).toBe(true)
@@ -224,8 +285,15 @@ describe("record codec", () => {
 
   it("a record body over the 16 MiB limit is refused by the encoder", () => {
     const record: NewRecord = {
-      kind: RecordKind.Event, flags: 0, eventNumber: 0, createdMicros: 0, eventId: "00000000-0000-4000-8000-000000000001",
-      stream: "s", eventType: "T", data: Buffer.alloc(MAX_RECORD_BODY), metadata: Buffer.alloc(0)
+      kind: RecordKind.Event,
+      flags: 0,
+      eventNumber: 0,
+      createdMicros: 0,
+      eventId: "00000000-0000-4000-8000-000000000001",
+      stream: "s",
+      eventType: "T",
+      data: Buffer.alloc(MAX_RECORD_BODY),
+      metadata: Buffer.alloc(0)
     }
     expect(() => encode(record, 0)).toThrow(RangeError)
   })
@@ -248,8 +316,15 @@ describe("record codec", () => {
 
   it("every single-bit flip of one small record is detected (exhaustive)", () => {
     const record: NewRecord = {
-      kind: RecordKind.Event, flags: EventFlags.BatchBegin, eventNumber: 3, createdMicros: 4, eventId: "00000000-0000-4000-8000-000000000009",
-      stream: "order-1", eventType: "Placed", data: Buffer.from('{"a":1}'), metadata: Buffer.alloc(0)
+      kind: RecordKind.Event,
+      flags: EventFlags.BatchBegin,
+      eventNumber: 3,
+      createdMicros: 4,
+      eventId: "00000000-0000-4000-8000-000000000009",
+      stream: "order-1",
+      eventType: "Placed",
+      data: Buffer.from('{"a":1}'),
+      metadata: Buffer.alloc(0)
     }
     const clean = encode(record, 4096)
     for (let bit = 0; bit < clean.length * 8; bit++) {
@@ -261,7 +336,11 @@ describe("record codec", () => {
 
   it("truncated records, a wrong expected position and unknown kinds are reported, never thrown", () => {
     const record: NewRecord = {
-      kind: RecordKind.Commit, transactionPosition: 1, firstEventNumber: 2, correlationId: "00000000-0000-4000-8000-000000000001", timeMicros: 3
+      kind: RecordKind.Commit,
+      transactionPosition: 1,
+      firstEventNumber: 2,
+      correlationId: "00000000-0000-4000-8000-000000000001",
+      timeMicros: 3
     }
     const buf = encode(record, 100)
     for (let n = 0; n < buf.length; n++) {
@@ -303,9 +382,20 @@ describe("chunk format", () => {
   it("headers round-trip and any damaged header byte is detected", () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 2 ** 32 - 1 }), fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.nat(1000), fc.boolean(), uuid, fc.nat(HEADER_SIZE * 8 - 1),
+        fc.integer({ min: 1, max: 2 ** 32 - 1 }),
+        fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+        fc.nat(1000),
+        fc.boolean(),
+        uuid,
+        fc.nat(HEADER_SIZE * 8 - 1),
         (chunkSize, startNumber, extra, isScavenged, chunkId, bit) => {
-          const header = { chunkSize, startNumber, endNumber: Math.min(2 ** 32 - 1, startNumber + extra), isScavenged, chunkId }
+          const header = {
+            chunkSize,
+            startNumber,
+            endNumber: Math.min(2 ** 32 - 1, startNumber + extra),
+            isScavenged,
+            chunkId
+          }
           const buf = encodeHeader(header)
           expect(buf.length).toBe(HEADER_SIZE)
           expect(decodeHeader(buf)).toEqual(header)
@@ -320,7 +410,12 @@ describe("chunk format", () => {
 
   it("footers round-trip (sizes past 2^32) and any damaged footer byte is detected", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 32 - 1 }), u53, fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.nat(FOOTER_SIZE * 8 - 1),
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+        u53,
+        fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+        fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+        fc.nat(FOOTER_SIZE * 8 - 1),
         (physicalDataSize, logicalDataSize, posMapCount, fileChecksum, bit) => {
           const base = { physicalDataSize, logicalDataSize, posMapCount }
           const buf = sealFooter(encodeFooterPrefix(base), fileChecksum)
@@ -329,7 +424,8 @@ describe("chunk format", () => {
           expect(completedFileSize(base)).toBe(HEADER_SIZE + physicalDataSize + posMapCount * 12 + FOOTER_SIZE)
           buf[bit >> 3]! ^= 1 << (bit & 7)
           expect(typeof decodeFooter(buf)).toBe("string")
-        }),
+        }
+      ),
       { numRuns: NUM_RUNS }
     )
     expect(typeof decodeFooter(Buffer.alloc(FOOTER_SIZE))).toBe("string")
@@ -337,16 +433,20 @@ describe("chunk format", () => {
 
   it("position maps round-trip (logical positions past 2^32) and lower-bound finds entries", () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.integer({ min: 0, max: 2 ** 40 }), { maxLength: 50 }), fc.integer({ min: 0, max: 2 ** 40 + 1 }), (positions, probe) => {
-        const logical = Float64Array.from([...positions].sort((a, b) => a - b))
-        const physical = Uint32Array.from(logical, (_, i) => i * 40)
-        const map = { logical, physical }
-        const back = decodePosMap(encodePosMap(map), logical.length)
-        expect([...back.logical]).toEqual([...logical])
-        expect([...back.physical]).toEqual([...physical])
-        const i = posMapLowerBound(back, probe)
-        expect(i).toBe([...logical].filter((p) => p < probe).length)
-      }),
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 0, max: 2 ** 40 }), { maxLength: 50 }),
+        fc.integer({ min: 0, max: 2 ** 40 + 1 }),
+        (positions, probe) => {
+          const logical = Float64Array.from([...positions].sort((a, b) => a - b))
+          const physical = Uint32Array.from(logical, (_, i) => i * 40)
+          const map = { logical, physical }
+          const back = decodePosMap(encodePosMap(map), logical.length)
+          expect([...back.logical]).toEqual([...logical])
+          expect([...back.physical]).toEqual([...physical])
+          const i = posMapLowerBound(back, probe)
+          expect(i).toBe([...logical].filter((p) => p < probe).length)
+        }
+      ),
       { numRuns: NUM_RUNS }
     )
   })
@@ -363,7 +463,14 @@ describe("chunk format", () => {
       { numRuns: NUM_RUNS }
     )
     expect(chunkFileName(3, 1)).toBe("chunk-000003.000001")
-    for (const bad of ["chunk-1.000000", "chunk-000001", "chunk-000001.00000", "writer.chk", "chunk-00000a.000000", "xchunk-000001.000000"]) {
+    for (const bad of [
+      "chunk-1.000000",
+      "chunk-000001",
+      "chunk-000001.00000",
+      "writer.chk",
+      "chunk-00000a.000000",
+      "xchunk-000001.000000"
+    ]) {
       expect(parseChunkFileName(bad), bad).toBeUndefined()
     }
   })
@@ -379,15 +486,18 @@ describe("two-slot checkpoint", () => {
     runOn(mem.service, mem.service.mkdir("/cp"))
     const values = [0, 1, 2 ** 32, 2 ** 32 + 7, Number.MAX_SAFE_INTEGER, 12]
     for (const v of values) {
-      runOn(mem.service, Effect.gen(function*() {
-        const cp = yield* openCheckpoint(PATH, -1)
-        yield* cp.write(v)
-        expect(cp.value()).toBe(v)
-        yield* cp.close
-        const again = yield* openCheckpoint(PATH, -1)
-        expect(again.value()).toBe(v)
-        yield* again.close
-      }))
+      runOn(
+        mem.service,
+        Effect.gen(function* () {
+          const cp = yield* openCheckpoint(PATH, -1)
+          yield* cp.write(v)
+          expect(cp.value()).toBe(v)
+          yield* cp.close
+          const again = yield* openCheckpoint(PATH, -1)
+          expect(again.value()).toBe(v)
+          yield* again.close
+        })
+      )
     }
     const fresh = runOn(mem.service, openCheckpoint("/cp/other.chk", -1))
     expect(fresh.value()).toBe(-1)
@@ -395,7 +505,11 @@ describe("two-slot checkpoint", () => {
 
   it("a torn or garbage slot write leaves the previous value readable", () => {
     fc.assert(
-      fc.property(fc.array(u53, { minLength: 1, maxLength: 6 }), fc.uint8Array({ minLength: 1, maxLength: 16 }), fc.nat(15), fc.boolean(),
+      fc.property(
+        fc.array(u53, { minLength: 1, maxLength: 6 }),
+        fc.uint8Array({ minLength: 1, maxLength: 16 }),
+        fc.nat(15),
+        fc.boolean(),
         (values, garbage, tearAt, strict) => {
           const mem = new MemoryDisk({ prng: new Prng(values.length + garbage.length) })
           const svc = mem.service
@@ -411,11 +525,15 @@ describe("two-slot checkpoint", () => {
           expect(held.readUInt32LE(0) + held.readUInt32LE(4) * 2 ** 32).toBe(last)
           // Garbage over part of the other slot, unsynced (a torn write), then power loss.
           const h = runOn(svc, svc.open(PATH))
-          runOn(svc, h.write(target * 16 + Math.min(tearAt, 16 - 1), Buffer.from(garbage).subarray(0, 16 - Math.min(tearAt, 15))))
+          runOn(
+            svc,
+            h.write(target * 16 + Math.min(tearAt, 16 - 1), Buffer.from(garbage).subarray(0, 16 - Math.min(tearAt, 15)))
+          )
           mem.crash(new Prng(tearAt), strict ? "strict" : "random")
           const reopened = runOn(svc, openCheckpoint(PATH, -1))
           expect(reopened.value()).toBe(last)
-        }),
+        }
+      ),
       { numRuns: NUM_RUNS }
     )
   })
@@ -475,4 +593,3 @@ describe("two-slot checkpoint", () => {
     expect(runOn(svc, openCheckpoint(PATH, -1)).value()).toBe(3)
   })
 })
-

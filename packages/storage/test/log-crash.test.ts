@@ -25,7 +25,18 @@ import { HEADER_SIZE, parseChunkFileName } from "../src/log/chunkFormat.js"
 import { framedLength, type LogRecord, type NewRecord } from "../src/log/records.js"
 import { openTransactionLog, type LogConfig, type TransactionLog, type WriteUnit } from "../src/log/TransactionLog.js"
 import {
-  DIR, SEEDS_SCALE, bytesOf, chunkIds, eventOfSize, exitOn, filesIn, logConfig, powerCutDisk, randomRecord, sameRecord, type PowerCut
+  DIR,
+  SEEDS_SCALE,
+  bytesOf,
+  chunkIds,
+  eventOfSize,
+  exitOn,
+  filesIn,
+  logConfig,
+  powerCutDisk,
+  randomRecord,
+  sameRecord,
+  type PowerCut
 } from "./log-support.js"
 
 const SEEDS = 300 * SEEDS_SCALE
@@ -71,8 +82,11 @@ const roomIn = (log: TransactionLog): number => {
   return log.config.chunkSize - active.dataSize
 }
 
-const place = (units: ReadonlyArray<WriteUnit>, positions: ReadonlyArray<ReadonlyArray<number>>, ends: ReadonlyArray<number>): Array<PlacedUnit> =>
-  units.map((u, i) => ({ records: u.records, positions: positions[i]!, end: ends[i]! }))
+const place = (
+  units: ReadonlyArray<WriteUnit>,
+  positions: ReadonlyArray<ReadonlyArray<number>>,
+  ends: ReadonlyArray<number>
+): Array<PlacedUnit> => units.map((u, i) => ({ records: u.records, positions: positions[i]!, end: ends[i]! }))
 
 const flatten = (units: ReadonlyArray<PlacedUnit>) =>
   units.flatMap((u) => u.records.map((record, k) => ({ record, position: u.positions[k]! })))
@@ -93,8 +107,14 @@ const scanEverything = (log: TransactionLog, prng: Prng, limit: number): Array<L
  * `durable`, plus the visible prefix of `inflight`.
  */
 const checkRecovered = (
-  seed: number, mem: MemoryDisk, log: TransactionLog, durable: ReadonlyArray<PlacedUnit>, inflight: ReadonlyArray<PlacedUnit>,
-  inflightEnd: number, prng: Prng, stats: Stats
+  seed: number,
+  mem: MemoryDisk,
+  log: TransactionLog,
+  durable: ReadonlyArray<PlacedUnit>,
+  inflight: ReadonlyArray<PlacedUnit>,
+  inflightEnd: number,
+  prng: Prng,
+  stats: Stats
 ): Array<PlacedUnit> => {
   const fail = (message: string): never => {
     throw new Error(`seed ${seed}: ${message}`)
@@ -106,7 +126,8 @@ const checkRecovered = (
   // (b) every acknowledged record, in order, byte for byte.
   if (visible.length < must.length) fail(`only ${visible.length} records visible, ${must.length} were acknowledged`)
   must.forEach((m, i) => {
-    if (!sameRecord(visible[i]!, m.record, m.position)) fail(`acknowledged record ${i} at ${m.position} differs (found ${visible[i]!.logPosition})`)
+    if (!sameRecord(visible[i]!, m.record, m.position))
+      fail(`acknowledged record ${i} at ${m.position} differs (found ${visible[i]!.logPosition})`)
   })
   // (c) the rest is a prefix of whole units of the interrupted batch.
   let at = must.length
@@ -116,8 +137,10 @@ const checkRecovered = (
     if (unit === undefined) fail(`record at ${visible[at]!.logPosition} is visible but was never written`)
     for (let j = 0; j < unit!.records.length; j++) {
       const v = visible[at + j]
-      if (v === undefined) fail(`unit ${k} of the interrupted batch is only partly visible (${j} of ${unit!.records.length} records)`)
-      if (!sameRecord(v!, unit!.records[j]!, unit!.positions[j]!)) fail(`record ${j} of interrupted unit ${k} differs at ${v!.logPosition}`)
+      if (v === undefined)
+        fail(`unit ${k} of the interrupted batch is only partly visible (${j} of ${unit!.records.length} records)`)
+      if (!sameRecord(v!, unit!.records[j]!, unit!.positions[j]!))
+        fail(`record ${j} of interrupted unit ${k} differs at ${v!.logPosition}`)
     }
     at += unit!.records.length
     k++
@@ -140,16 +163,19 @@ const checkRecovered = (
       if (file === undefined) fileBytes.set(chunk.path, (file = mem.readFileSync(chunk.path)))
       const expected = bytesOf(record, position)
       const at = HEADER_SIZE + position - chunk.startPosition
-      if (!file.subarray(at, at + expected.length).equals(expected)) fail(`the bytes at ${position} on disk differ from those written`)
+      if (!file.subarray(at, at + expected.length).equals(expected))
+        fail(`the bytes at ${position} on disk differ from those written`)
     })
   }
   // (d) the checkpoint sits at the end of the visible data (or at a later chunk start, after a rollover),
   // and nothing is readable past it even when asked.
   const lastEnd = nowDurable.length > 0 ? nowDurable[nowDurable.length - 1]!.end : 0
   if (writer < lastEnd) fail(`writer checkpoint ${writer} is below the end of the visible data ${lastEnd}`)
-  if (writer > Math.max(lastEnd, inflightEnd) && writer % cs !== 0) fail(`writer checkpoint ${writer} is past everything written`)
+  if (writer > Math.max(lastEnd, inflightEnd) && writer % cs !== 0)
+    fail(`writer checkpoint ${writer} is past everything written`)
   const unlimited = scanEverything(log, prng, Number.MAX_SAFE_INTEGER)
-  if (unlimited.length !== visible.length) fail(`${unlimited.length - visible.length} records visible past the writer checkpoint`)
+  if (unlimited.length !== visible.length)
+    fail(`${unlimited.length - visible.length} records visible past the writer checkpoint`)
   if (writer % cs === 0) stats.reopenedAtBoundary++
 
   const chunks = log.chunks()
@@ -158,7 +184,8 @@ const checkRecovered = (
   if (names.join() !== expectedNames.join()) fail(`files ${names.join(", ")}; expected ${expectedNames.join(", ")}`)
   chunks.forEach((chunk, i) => {
     if (chunk.header.startNumber !== i) fail(`chunk ${i} is ${chunk.path}`)
-    if (parseChunkFileName(chunk.path.slice(DIR.length + 1))?.startNumber !== i) fail(`chunk ${i} has the name ${chunk.path}`)
+    if (parseChunkFileName(chunk.path.slice(DIR.length + 1))?.startNumber !== i)
+      fail(`chunk ${i} has the name ${chunk.path}`)
     if (i < chunks.length - 1) {
       if (chunk.footer === undefined) fail(`chunk ${i} is not completed`)
       const v = Effect.runSyncExit(verifyChunkFile(chunk))
@@ -172,7 +199,8 @@ const checkRecovered = (
     const bytes = mem.readFileSync(chunk.path)
     const expectedSize = HEADER_SIZE + (log.config.preallocate ? cs : off)
     if (bytes.length !== expectedSize) fail(`active chunk file is ${bytes.length} bytes, expected ${expectedSize}`)
-    if (bytes.subarray(HEADER_SIZE + off).some((b) => b !== 0)) fail("bytes past the checkpoint survived in the active chunk")
+    if (bytes.subarray(HEADER_SIZE + off).some((b) => b !== 0))
+      fail("bytes past the checkpoint survived in the active chunk")
   })
   return nowDurable
 }
@@ -240,7 +268,8 @@ const runSeed = (seed: number, stats: Stats) => {
       } else Effect.runSync(attempt.value.close)
     }
     const reopened = open(mem.service)
-    if (Exit.isFailure(reopened)) throw new Error(`seed ${seed} phase ${phase}: reopening failed: ${String(reopened.cause)}`)
+    if (Exit.isFailure(reopened))
+      throw new Error(`seed ${seed} phase ${phase}: reopening failed: ${String(reopened.cause)}`)
     log = reopened.value
     durable = checkRecovered(seed, mem, log, durable, inflight, inflightEnd, prng, stats)
   }
@@ -252,7 +281,14 @@ const runSeed = (seed: number, stats: Stats) => {
 
 describe("transaction log: crash safety", () => {
   it(`acknowledged batches survive power loss anywhere, units are atomic, nothing else appears (${SEEDS} seeds × ${PHASES} crashes)`, async () => {
-    const stats: Stats = { cutAt: new Map(), partialBatches: 0, lostBatches: 0, recoveryCrashes: 0, reopenedAtBoundary: 0, phases: 0 }
+    const stats: Stats = {
+      cutAt: new Map(),
+      partialBatches: 0,
+      lostBatches: 0,
+      recoveryCrashes: 0,
+      reopenedAtBoundary: 0,
+      phases: 0
+    }
     const first = Number(process.env["LOG_CRASH_SEED"] ?? 1)
     const count = Number(process.env["LOG_CRASH_SEEDS"] ?? SEEDS)
     for (let seed = first; seed < first + count; seed++) {

@@ -9,7 +9,17 @@ import { Cause, Effect, Exit, Option } from "effect"
 import { MemoryDisk, Prng, type MemoryDiskFaults } from "@vellum/platform"
 import { framedLength, type NewRecord } from "../src/log/records.js"
 import type { LogConfig, TransactionLog, WriteUnit } from "../src/log/TransactionLog.js"
-import { SEEDS_SCALE, flatten, type Placed, eventOfSize, logConfig, openLog, randomRecord, sameRecord, scanAll } from "./log-support.js"
+import {
+  SEEDS_SCALE,
+  flatten,
+  type Placed,
+  eventOfSize,
+  logConfig,
+  openLog,
+  randomRecord,
+  sameRecord,
+  scanAll
+} from "./log-support.js"
 
 const SEEDS = 30 * SEEDS_SCALE
 
@@ -58,7 +68,10 @@ const expectRecovered = (log: TransactionLog, acked: ReadonlyArray<Placed>, fail
     if (at >= all.length) break
     unit.records.forEach((record, k) => {
       const r = all[at + k]
-      expect(r !== undefined && sameRecord(r, record, unit.positions[k]!), "a unit of the failed batch is whole or absent").toBe(true)
+      expect(
+        r !== undefined && sameRecord(r, record, unit.positions[k]!),
+        "a unit of the failed batch is whole or absent"
+      ).toBe(true)
     })
     at += unit.records.length
   }
@@ -73,11 +86,23 @@ interface Scenario {
 }
 
 const scenarios: Array<Scenario> = [
-  { name: "write errors (probability 1)", breakDisk: (mem) => mem.setFaults({ writeError: 1 }), expectReason: "injected I/O error" },
-  { name: "sync errors (probability 1)", breakDisk: (mem) => mem.setFaults({ syncError: 1 }), expectReason: "injected I/O error" },
+  {
+    name: "write errors (probability 1)",
+    breakDisk: (mem) => mem.setFaults({ writeError: 1 }),
+    expectReason: "injected I/O error"
+  },
+  {
+    name: "sync errors (probability 1)",
+    breakDisk: (mem) => mem.setFaults({ syncError: 1 }),
+    expectReason: "injected I/O error"
+  },
   { name: "write errors (probability 0.3)", breakDisk: (mem) => mem.setFaults({ writeError: 0.3 }) },
   { name: "sync errors (probability 0.3)", breakDisk: (mem) => mem.setFaults({ syncError: 0.3 }) },
-  { name: "a full disk", breakDisk: (mem) => (mem.capacityBytes = mem.totalBytes() + new Prng(mem.totalBytes()).int(0, 3000)), expectReason: "no space left" }
+  {
+    name: "a full disk",
+    breakDisk: (mem) => (mem.capacityBytes = mem.totalBytes() + new Prng(mem.totalBytes()).int(0, 3000)),
+    expectReason: "no space left"
+  }
 ]
 
 describe("transaction log: fail-stop", () => {
@@ -88,7 +113,11 @@ describe("transaction log: fail-stop", () => {
         for (let seed = 1; seed <= SEEDS; seed++) {
           const prng = new Prng(seed)
           const mem = new MemoryDisk({ prng: prng.fork("disk") })
-          const config: LogConfig = logConfig({ chunkSize: prng.pick([512, 1024, 2048]), preallocate, verifyOnOpen: true })
+          const config: LogConfig = logConfig({
+            chunkSize: prng.pick([512, 1024, 2048]),
+            preallocate,
+            verifyOnOpen: true
+          })
           const log = openLog(mem.service, config, seed)
           const acked: Array<Placed> = []
           const breakAt = prng.int(0, 8)
@@ -160,7 +189,9 @@ describe("transaction log: fail-stop", () => {
         acked.push({ records: units[0]!.records, positions: batch.positions[0]! })
       }
       mem.setFaults(faults)
-      expect(failureTag(Effect.runSyncExit(log.write(log.prepare([{ records: [eventOfSize(prng, 150)] }]))))).toBe("StorageFailed")
+      expect(failureTag(Effect.runSyncExit(log.write(log.prepare([{ records: [eventOfSize(prng, 150)] }]))))).toBe(
+        "StorageFailed"
+      )
       mem.setFaults(undefined)
       mem.crash(prng.fork("crash"), "random")
       const again = openLog(mem.service, config)

@@ -11,7 +11,19 @@ import { MemoryDisk, Prng } from "@vellum/platform"
 import type { StorageFailed } from "../src/errors.js"
 import { framedLength, type NewRecord } from "../src/log/records.js"
 import type { TransactionLog, WriteUnit } from "../src/log/TransactionLog.js"
-import { SEEDS_SCALE, flatten, type Placed, eventOfSize, logConfig, openLog, powerCutDisk, randomRecord, sameRecord, scanAll, type PowerCut } from "./log-support.js"
+import {
+  SEEDS_SCALE,
+  flatten,
+  type Placed,
+  eventOfSize,
+  logConfig,
+  openLog,
+  powerCutDisk,
+  randomRecord,
+  sameRecord,
+  scanAll,
+  type PowerCut
+} from "./log-support.js"
 
 const SEEDS = 60 * SEEDS_SCALE
 
@@ -21,7 +33,9 @@ const unitsFor = (prng: Prng, cs: number): Array<WriteUnit> =>
     const records: Array<NewRecord> = []
     let size = 0
     for (let i = prng.int(1, 3); i > 0; i--) {
-      const r = prng.chance(0.3) ? eventOfSize(prng, prng.int(74, Math.floor(cs / 2))) : randomRecord(prng, Math.floor(cs / 5))
+      const r = prng.chance(0.3)
+        ? eventOfSize(prng, prng.int(74, Math.floor(cs / 2)))
+        : randomRecord(prng, Math.floor(cs / 5))
       if (size + framedLength(r) > cs) break
       size += framedLength(r)
       records.push(r)
@@ -42,12 +56,17 @@ const write = (log: TransactionLog, units: ReadonlyArray<WriteUnit>) => {
 const expectLog = (log: TransactionLog, acked: ReadonlyArray<Placed>, failed: ReadonlyArray<Placed>) => {
   const all = scanAll(log, 7)
   const expected = flatten(acked)
-  expected.forEach((w, i) => expect(all[i] !== undefined && sameRecord(all[i]!, w.record, w.position), `acknowledged record ${i}`).toBe(true))
+  expected.forEach((w, i) =>
+    expect(all[i] !== undefined && sameRecord(all[i]!, w.record, w.position), `acknowledged record ${i}`).toBe(true)
+  )
   let at = expected.length
   for (const unit of failed) {
     if (at >= all.length) break
     unit.records.forEach((record, k) => {
-      expect(all[at + k] !== undefined && sameRecord(all[at + k]!, record, unit.positions[k]!), "a unit of the failed batch is whole or absent").toBe(true)
+      expect(
+        all[at + k] !== undefined && sameRecord(all[at + k]!, record, unit.positions[k]!),
+        "a unit of the failed batch is whole or absent"
+      ).toBe(true)
     })
     at += unit.records.length
   }

@@ -23,7 +23,10 @@ interface Outcome {
 }
 
 const isCorrupt = <A>(exit: Exit.Exit<A, unknown>): boolean =>
-  Exit.isFailure(exit) && Cause.failureOption(exit.cause).pipe((o) => o._tag === "Some" && (o.value as { _tag?: string })._tag === "StorageCorrupt")
+  Exit.isFailure(exit) &&
+  Cause.failureOption(exit.cause).pipe(
+    (o) => o._tag === "Some" && (o.value as { _tag?: string })._tag === "StorageCorrupt"
+  )
 
 /**
  * Reads every written position of chunk 1 and scans across it both ways from probes: each read is right
@@ -31,7 +34,13 @@ const isCorrupt = <A>(exit: Exit.Exit<A, unknown>): boolean =>
  * else. `strict` also refuses "nothing" for a live record and a scan that skips one.
  */
 const readsAreRightOrCorrupt = (
-  log: TransactionLog, model: Model, inChunk: ReadonlyArray<Placed>, kept: ReadonlyArray<number>, damagedEntry: number, outcome: Outcome, strict: boolean
+  log: TransactionLog,
+  model: Model,
+  inChunk: ReadonlyArray<Placed>,
+  kept: ReadonlyArray<number>,
+  damagedEntry: number,
+  outcome: Outcome,
+  strict: boolean
 ) => {
   const limit = log.writerPosition()
   const visible = visiblePositions(model)
@@ -41,10 +50,16 @@ const readsAreRightOrCorrupt = (
       outcome.corrupt++
       continue
     }
-    expect(Exit.isSuccess(exit), `readRecord(${w.position}) failed otherwise: ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""}`).toBe(true)
+    expect(
+      Exit.isSuccess(exit),
+      `readRecord(${w.position}) failed otherwise: ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""}`
+    ).toBe(true)
     const record = Exit.isSuccess(exit) ? exit.value : undefined
     const alive = model.alive.has(w.position)
-    if (record !== undefined) expect(alive && sameRecord(record, w.record, w.position), `readRecord(${w.position}) gave another record`).toBe(true)
+    if (record !== undefined)
+      expect(alive && sameRecord(record, w.record, w.position), `readRecord(${w.position}) gave another record`).toBe(
+        true
+      )
     else if (strict) expect(alive, `readRecord(${w.position}) gave nothing for a live record`).toBe(false)
     else if (alive) {
       outcome.missed++
@@ -55,8 +70,19 @@ const readsAreRightOrCorrupt = (
   // Every ninth kept record's surroundings (every group), and those of the entries near the damage.
   for (const p of probes(kept.filter((_, i) => i % 9 === 0 || Math.abs(i - damagedEntry) <= 2))) {
     for (const [scan, expected, inRange] of [
-      [log.scanForward(p, limit, 3), visible.filter((v) => v >= p).slice(0, 3), (g: number, i: number, all: ReadonlyArray<number>) => g >= p && (i === 0 || g > all[i - 1]!)],
-      [log.scanBackward(p, limit, 3), visible.filter((v) => v < p).slice(-3).reverse(), (g: number, i: number, all: ReadonlyArray<number>) => g < p && (i === 0 || g < all[i - 1]!)]
+      [
+        log.scanForward(p, limit, 3),
+        visible.filter((v) => v >= p).slice(0, 3),
+        (g: number, i: number, all: ReadonlyArray<number>) => g >= p && (i === 0 || g > all[i - 1]!)
+      ],
+      [
+        log.scanBackward(p, limit, 3),
+        visible
+          .filter((v) => v < p)
+          .slice(-3)
+          .reverse(),
+        (g: number, i: number, all: ReadonlyArray<number>) => g < p && (i === 0 || g < all[i - 1]!)
+      ]
     ] as const) {
       const exit = Effect.runSyncExit(scan)
       if (isCorrupt(exit)) {
@@ -66,33 +92,47 @@ const readsAreRightOrCorrupt = (
       expect(Exit.isSuccess(exit), `scan from ${p}: ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""}`).toBe(true)
       const got = Exit.isSuccess(exit) ? exit.value.records.map((r) => r.logPosition) : []
       if (strict) expect(got, `scan from ${p}`).toEqual(expected)
-      else got.forEach((g, i) => expect(model.alive.has(g) && inRange(g, i, got), `scan from ${p} gave ${got.join(", ")}`).toBe(true))
+      else
+        got.forEach((g, i) =>
+          expect(model.alive.has(g) && inRange(g, i, got), `scan from ${p} gave ${got.join(", ")}`).toBe(true)
+        )
       outcome.right++
     }
     // The raw scanner (scavenge accumulation and chunk rewrites) enters the chunk through the map too.
-    const scanned = Effect.runSyncExit(Effect.gen(function*() {
-      const scan = scanRecords(log, p, limit, { pieceBytes: 4096 })
-      const seen: Array<number> = []
-      while (seen.length < 3 && (yield* scan.nextPiece)) while (seen.length < 3 && scan.next()) seen.push(scan.logPosition)
-      return seen
-    }))
+    const scanned = Effect.runSyncExit(
+      Effect.gen(function* () {
+        const scan = scanRecords(log, p, limit, { pieceBytes: 4096 })
+        const seen: Array<number> = []
+        while (seen.length < 3 && (yield* scan.nextPiece))
+          while (seen.length < 3 && scan.next()) seen.push(scan.logPosition)
+        return seen
+      })
+    )
     if (isCorrupt(scanned)) outcome.corrupt++
     else {
       const seen = Exit.isSuccess(scanned) ? scanned.value : undefined
       if (strict) expect(seen, `raw scan from ${p}`).toEqual(visible.filter((v) => v >= p).slice(0, 3))
-      else (seen ?? []).forEach((g, i, all) => expect(model.alive.has(g) && g >= p && (i === 0 || g > all[i - 1]!), `raw scan from ${p} gave ${all.join(", ")}`).toBe(true))
+      else
+        (seen ?? []).forEach((g, i, all) =>
+          expect(
+            model.alive.has(g) && g >= p && (i === 0 || g > all[i - 1]!),
+            `raw scan from ${p} gave ${all.join(", ")}`
+          ).toBe(true)
+        )
     }
   }
 }
 
 const flipAt = (mem: MemoryDisk, path: string, offset: number, mask: number) =>
-  Effect.runSync(Effect.gen(function*() {
-    const handle: FileHandle = yield* mem.service.open(path)
-    const byte = yield* handle.read(offset, 1)
-    byte[0] ^= mask
-    yield* handle.write(offset, byte)
-    yield* handle.close
-  }))
+  Effect.runSync(
+    Effect.gen(function* () {
+      const handle: FileHandle = yield* mem.service.open(path)
+      const byte = yield* handle.read(offset, 1)
+      byte[0] ^= mask
+      yield* handle.write(offset, byte)
+      yield* handle.close
+    })
+  )
 
 /** Byte offsets in the map region to damage: a few per entry of every group's edges and middle. */
 const entryAt = (mapStart: number, offset: number): number => Math.floor((offset - mapStart) / POSMAP_ENTRY_SIZE)
@@ -134,7 +174,15 @@ describe("damaged position maps in a log", () => {
     const { mem, config, model, inChunk, kept, probe, mapStart, offsets, outcome } = damageSetup()
     for (const offset of offsets) {
       flipAt(mem, probe.path, offset, 1 << (offset % 8))
-      readsAreRightOrCorrupt(openLog(mem.service, config), model, inChunk, kept, entryAt(mapStart, offset), outcome, false)
+      readsAreRightOrCorrupt(
+        openLog(mem.service, config),
+        model,
+        inChunk,
+        kept,
+        entryAt(mapStart, offset),
+        outcome,
+        false
+      )
       flipAt(mem, probe.path, offset, 1 << (offset % 8))
     }
     expect(outcome.corrupt).toBeGreaterThan(100)
@@ -155,11 +203,21 @@ describe("damaged position maps in a log", () => {
 })
 
 /** As `readsAreRightOrCorrupt` (strict) for reads that may meet transit damage: right, or a typed failure. */
-const readsAreRightOrCorruptOrDisk = (log: TransactionLog, model: Model, inChunk: ReadonlyArray<Placed>, kept: ReadonlyArray<number>, outcome: Outcome, seed: number) => {
+const readsAreRightOrCorruptOrDisk = (
+  log: TransactionLog,
+  model: Model,
+  inChunk: ReadonlyArray<Placed>,
+  kept: ReadonlyArray<number>,
+  outcome: Outcome,
+  seed: number
+) => {
   const limit = log.writerPosition()
   const visible = visiblePositions(model)
   const failedTyped = (exit: Exit.Exit<unknown, unknown>) =>
-    Exit.isFailure(exit) && Cause.failureOption(exit.cause).pipe((o) => o._tag === "Some" && ["StorageCorrupt", "DiskError"].includes((o.value as { _tag?: string })._tag ?? ""))
+    Exit.isFailure(exit) &&
+    Cause.failureOption(exit.cause).pipe(
+      (o) => o._tag === "Some" && ["StorageCorrupt", "DiskError"].includes((o.value as { _tag?: string })._tag ?? "")
+    )
   for (let i = seed % 3; i < inChunk.length; i += 3) {
     const w = inChunk[i]!
     const exit = Effect.runSyncExit(log.readRecord(w.position, limit))
@@ -169,13 +227,16 @@ const readsAreRightOrCorruptOrDisk = (log: TransactionLog, model: Model, inChunk
     }
     const record = Exit.isSuccess(exit) ? exit.value : undefined
     expect(Exit.isSuccess(exit)).toBe(true)
-    if (model.alive.has(w.position)) expect(record !== undefined && sameRecord(record, w.record, w.position), `readRecord(${w.position})`).toBe(true)
+    if (model.alive.has(w.position))
+      expect(record !== undefined && sameRecord(record, w.record, w.position), `readRecord(${w.position})`).toBe(true)
     else expect(record).toBeUndefined()
     outcome.right++
   }
   for (const p of probes(kept.filter((_, i) => i % 5 === seed))) {
     const exit = Effect.runSyncExit(log.scanForward(p, limit, 3))
     if (failedTyped(exit)) continue
-    expect(Exit.isSuccess(exit) ? exit.value.records.map((r) => r.logPosition) : []).toEqual(visible.filter((v) => v >= p).slice(0, 3))
+    expect(Exit.isSuccess(exit) ? exit.value.records.map((r) => r.logPosition) : []).toEqual(
+      visible.filter((v) => v >= p).slice(0, 3)
+    )
   }
 }

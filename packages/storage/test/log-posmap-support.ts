@@ -25,7 +25,8 @@ export const sized = (count: number) => {
   const kept = new Set<number>()
   for (let i = 0; i < count; i++) kept.add(inChunk[Math.floor((i * inChunk.length) / Math.max(count, 1))]!.position)
   for (let i = 0; kept.size < count; i++) kept.add(inChunk[i]!.position)
-  const keep = (r: { readonly logPosition: number }) => r.logPosition < CHUNK || r.logPosition >= 2 * CHUNK || kept.has(r.logPosition)
+  const keep = (r: { readonly logPosition: number }) =>
+    r.logPosition < CHUNK || r.logPosition >= 2 * CHUNK || kept.has(r.logPosition)
   const model = new Model(written, CHUNK)
   model.remove(1, 1, keep)
   const replaced = Effect.runSync(log.replaceChunks(1, 1, keep))
@@ -37,7 +38,14 @@ export const visiblePositions = (model: Model): Array<number> => model.visible()
 
 /** Positions around every given kept record and at chunk 1's edges (for at-or-after and before). */
 export const probes = (kept: ReadonlyArray<number>): Array<number> => {
-  const out = new Set<number>([CHUNK, CHUNK + 1, 2 * CHUNK - 1, 2 * CHUNK, CHUNK + 655 * RECORD, CHUNK + 655 * RECORD + 1])
+  const out = new Set<number>([
+    CHUNK,
+    CHUNK + 1,
+    2 * CHUNK - 1,
+    2 * CHUNK,
+    CHUNK + 655 * RECORD,
+    CHUNK + 655 * RECORD + 1
+  ])
   for (const p of kept) for (const d of [-RECORD, -1, 0, 1, RECORD - 1]) out.add(p + d)
   return [...out].filter((p) => p >= CHUNK && p <= 2 * CHUNK).sort((a, b) => a - b)
 }

@@ -15,8 +15,16 @@ import { writeU64 } from "../src/codec/bytes.js"
 import { StorageCorrupt } from "../src/errors.js"
 import { HEADER_SIZE, POSMAP_ENTRY_SIZE, encodePosMap } from "../src/log/chunkFormat.js"
 import {
-  POSMAP_GROUP_ENTRIES as K, mappedBoundary, mappedOffset, readResidentPosMap, residentBytes, residentEntries, residentPosMapOf,
-  type MapBounds, type MappedFile, type ResidentPosMap
+  POSMAP_GROUP_ENTRIES as K,
+  mappedBoundary,
+  mappedOffset,
+  readResidentPosMap,
+  residentBytes,
+  residentEntries,
+  residentPosMapOf,
+  type MapBounds,
+  type MappedFile,
+  type ResidentPosMap
 } from "../src/log/PositionMap.js"
 import { FRAME_OVERHEAD, MAX_RECORD_BODY, type LogRecord } from "../src/log/records.js"
 import type { TransactionLog } from "../src/log/TransactionLog.js"
@@ -56,7 +64,10 @@ const mapOf = (lengths: ReadonlyArray<number>, gaps: ReadonlyArray<number>, star
 /** Every fifth record has removed records after it; the others are followed by the next kept one. */
 const synthetic = (count: number): Synthetic => {
   const lengths = Array.from({ length: count }, (_, i) => 8 + ((i * 5) % 11))
-  return mapOf(lengths, lengths.map((_, i) => (i % 5 === 0 ? 3 * ((i % 7) + 1) : 0)))
+  return mapOf(
+    lengths,
+    lengths.map((_, i) => (i % 5 === 0 ? 3 * ((i % 7) + 1) : 0))
+  )
 }
 
 /** A MemoryDisk file laid out as a scavenged chunk: header, (zero) data, then the map. */
@@ -127,14 +138,24 @@ describe("resident position map: lookups", () => {
       length: fc.oneof(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: MAX_RECORD_BODY + FRAME_OVERHEAD })),
       gap: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 2 ** 40 }))
     })
-    fc.assert(fc.property(fc.array(entry, { maxLength: 4 * K + 3 }), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 40 }), (entries, fractions) => {
-      const s = mapOf(entries.map((e) => e.length), entries.map((e) => e.gap))
-      const map = residentPosMapOf(s.bytes, entries.length, s.bounds)
-      expect(map.problem).toBeUndefined()
-      for (const p of probesOf(s)) agreesAt(s, map, p)
-      const span = s.bounds.logicalEnd - START
-      for (const f of fractions) agreesAt(s, map, START + Math.floor(f * span))
-    }), { numRuns: 150, seed: 815 })
+    fc.assert(
+      fc.property(
+        fc.array(entry, { maxLength: 4 * K + 3 }),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 40 }),
+        (entries, fractions) => {
+          const s = mapOf(
+            entries.map((e) => e.length),
+            entries.map((e) => e.gap)
+          )
+          const map = residentPosMapOf(s.bytes, entries.length, s.bounds)
+          expect(map.problem).toBeUndefined()
+          for (const p of probesOf(s)) agreesAt(s, map, p)
+          const span = s.bounds.logicalEnd - START
+          for (const f of fractions) agreesAt(s, map, START + Math.floor(f * span))
+        }
+      ),
+      { numRuns: 150, seed: 815 }
+    )
   })
 })
 
@@ -158,7 +179,10 @@ describe("resident position map: memory and open", () => {
       return Math.floor((seed / 2147483648) * n)
     }
     const lengths = Array.from({ length: 20000 }, () => 80 + next(1020))
-    const s = mapOf(lengths, lengths.map(() => (next(3) === 0 ? 80 + next(20000) : 0)))
+    const s = mapOf(
+      lengths,
+      lengths.map(() => (next(3) === 0 ? 80 + next(20000) : 0))
+    )
     const map = residentPosMapOf(s.bytes, lengths.length, s.bounds)
     const perEntry = residentBytes(map) / lengths.length
     expect(perEntry).toBeLessThan(6)
@@ -198,10 +222,19 @@ describe("resident position map: memory and open", () => {
   const damagedShapes: Array<[string, (s: Synthetic) => void]> = [
     ["a first offset that is not 0", (s) => s.bytes.writeUInt32LE(5, 0)],
     ["offsets that go back", (s) => s.bytes.writeUInt32LE(s.physical[K + 3]! - 200, (K + 4) * POSMAP_ENTRY_SIZE)],
-    ["positions that overlap the record before", (s) => writeU64(s.bytes, (K + 7) * POSMAP_ENTRY_SIZE + 4, s.logical[K + 6]! + 1)],
+    [
+      "positions that overlap the record before",
+      (s) => writeU64(s.bytes, (K + 7) * POSMAP_ENTRY_SIZE + 4, s.logical[K + 6]! + 1)
+    ],
     ["a first position before the chunk", (s) => writeU64(s.bytes, 4, START - 1)],
-    ["a last offset past the data", (s) => s.bytes.writeUInt32LE(s.bounds.dataSize + 1, (s.logical.length - 1) * POSMAP_ENTRY_SIZE)],
-    ["a last record past the chunk's positions", (s) => writeU64(s.bytes, (s.logical.length - 1) * POSMAP_ENTRY_SIZE + 4, s.bounds.logicalEnd)]
+    [
+      "a last offset past the data",
+      (s) => s.bytes.writeUInt32LE(s.bounds.dataSize + 1, (s.logical.length - 1) * POSMAP_ENTRY_SIZE)
+    ],
+    [
+      "a last record past the chunk's positions",
+      (s) => writeU64(s.bytes, (s.logical.length - 1) * POSMAP_ENTRY_SIZE + 4, s.bounds.logicalEnd)
+    ]
   ]
   for (const [name, damage] of damagedShapes) {
     it(`a map with ${name} is damaged: every lookup fails with StorageCorrupt`, () => {
@@ -247,4 +280,3 @@ describe("scavenged chunks in a log", () => {
     })
   }
 })
-

@@ -13,7 +13,16 @@ import { FOOTER_SIZE, HEADER_SIZE, completedFileSize, decodeFooter } from "../sr
 import { RecordKind, framedLength, type LogRecord, type NewRecord } from "../src/log/records.js"
 import type { LogConfig, TransactionLog, WriteUnit } from "../src/log/TransactionLog.js"
 import {
-  SEEDS_SCALE, bytesOf, eventOfSize, filesIn, logConfig, openLog, randomRecord, sameRecord, scanAll, writeUnits
+  SEEDS_SCALE,
+  bytesOf,
+  eventOfSize,
+  filesIn,
+  logConfig,
+  openLog,
+  randomRecord,
+  sameRecord,
+  scanAll,
+  writeUnits
 } from "./log-support.js"
 
 const SEEDS = 15 * SEEDS_SCALE
@@ -75,7 +84,10 @@ const randomUnit = (prng: Prng, log: TransactionLog): WriteUnit => {
 
 const expectSameList = (actual: ReadonlyArray<LogRecord>, expected: ReadonlyArray<Written>, what: string) => {
   if (actual.length !== expected.length || actual.some((r, i) => r.logPosition !== expected[i]!.position)) {
-    expect(actual.map((r) => r.logPosition), what).toEqual(expected.map((w) => w.position))
+    expect(
+      actual.map((r) => r.logPosition),
+      what
+    ).toEqual(expected.map((w) => w.position))
   }
   actual.forEach((r, i) => {
     if (!sameRecord(r, expected[i]!.record, expected[i]!.position)) {
@@ -91,7 +103,8 @@ const checkReads = (log: TransactionLog, written: ReadonlyArray<Written>, prng: 
     const r = Effect.runSync(log.readRecord(w.position, writer))
     if (r === undefined || !sameRecord(r, w.record, w.position)) throw new Error(`readRecord(${w.position}) differs`)
     // Not visible under a limit at or before its position.
-    if (Effect.runSync(log.readRecord(w.position, w.position)) !== undefined) throw new Error(`readRecord(${w.position}) ignores its limit`)
+    if (Effect.runSync(log.readRecord(w.position, w.position)) !== undefined)
+      throw new Error(`readRecord(${w.position}) ignores its limit`)
   }
   // Forward in pages of random sizes.
   const forward: Array<LogRecord> = []
@@ -135,12 +148,24 @@ const checkReads = (log: TransactionLog, written: ReadonlyArray<Written>, prng: 
       const below = written.filter((x) => x.position < limit)
       expectSameList(Effect.runSync(log.scanForward(0, limit, 1_000_000)).records, below, `scanForward limit ${limit}`)
       if (boundaries.includes(limit)) {
-        expectSameList(Effect.runSync(log.scanBackward(writer, limit, 1_000_000)).records, [...below].reverse(), `scanBackward limit ${limit}`)
+        expectSameList(
+          Effect.runSync(log.scanBackward(writer, limit, 1_000_000)).records,
+          [...below].reverse(),
+          `scanBackward limit ${limit}`
+        )
       }
     }
     // `from` at a record: forward includes it, backward excludes it.
-    expectSameList(Effect.runSync(log.scanForward(w.position, writer, 1_000_000)).records, written.filter((x) => x.position >= w.position), "scanForward from")
-    expectSameList(Effect.runSync(log.scanBackward(w.position, writer, 1_000_000)).records, written.filter((x) => x.position < w.position).reverse(), "scanBackward from")
+    expectSameList(
+      Effect.runSync(log.scanForward(w.position, writer, 1_000_000)).records,
+      written.filter((x) => x.position >= w.position),
+      "scanForward from"
+    )
+    expectSameList(
+      Effect.runSync(log.scanBackward(w.position, writer, 1_000_000)).records,
+      written.filter((x) => x.position < w.position).reverse(),
+      "scanBackward from"
+    )
   }
 }
 
@@ -197,7 +222,10 @@ const runWorkload = (seed: number, overrides: Partial<LogConfig>) => {
       check(batch.unitEnds[u] === at, () => `unit ${u} ends at ${batch.unitEnds[u]}, expected ${at}`)
       if (unit.records.length > 0) {
         // A unit never straddles chunks.
-        check(Math.floor(positions[0]! / config.chunkSize) === Math.floor((at - 1) / config.chunkSize), () => `unit ${u} straddles chunks`)
+        check(
+          Math.floor(positions[0]! / config.chunkSize) === Math.floor((at - 1) / config.chunkSize),
+          () => `unit ${u} straddles chunks`
+        )
       }
       if (unit.completeChunkAfter === true && unit.records.length > 0) {
         const chunk = log.chunks()[Math.floor(positions[0]! / config.chunkSize)]!
@@ -208,7 +236,8 @@ const runWorkload = (seed: number, overrides: Partial<LogConfig>) => {
     // What was just written is readable at once (also through blocks cached before it was written).
     for (const w of written.slice(-6)) {
       const r = Effect.runSync(log.readRecord(w.position, log.writerPosition()))
-      if (r === undefined || !sameRecord(r, w.record, w.position)) throw new Error(`seed ${seed}: fresh readRecord(${w.position}) differs`)
+      if (r === undefined || !sameRecord(r, w.record, w.position))
+        throw new Error(`seed ${seed}: fresh readRecord(${w.position}) differs`)
     }
     if (prng.chance(0.1)) checkReads(log, written, prng, 1)
   }
@@ -246,16 +275,27 @@ describe("transaction log: writer and readers", () => {
 
   // Scans decode one 64 KiB cache block at a time and read a record crossing a block boundary whole: chunks
   // of several blocks, records from tiny to larger than a block, warm and cold caches.
-  for (const [name, cacheBytes] of [["roomy block cache", 8 << 20], ["tiny block cache", 1]] as const) {
+  for (const [name, cacheBytes] of [
+    ["roomy block cache", 8 << 20],
+    ["tiny block cache", 1]
+  ] as const) {
     it(`scans across block boundaries return every record once, in order (${name})`, async () => {
       for (let seed = 1; seed <= 3 * SEEDS_SCALE; seed++) {
         const prng = new Prng(seed)
         const mem = new MemoryDisk({ prng: prng.fork("disk") })
-        const log = openLog(mem.service, logConfig({ chunkSize: 512 * 1024, cacheBytes, preallocate: prng.chance(0.5) }), seed)
+        const log = openLog(
+          mem.service,
+          logConfig({ chunkSize: 512 * 1024, cacheBytes, preallocate: prng.chance(0.5) }),
+          seed
+        )
         const written: Array<Written> = []
         while (log.writerPosition() < 1_200_000) {
           const records = Array.from({ length: prng.int(1, 8) }, () =>
-            eventOfSize(prng, prng.chance(0.1) ? prng.int(60_000, 140_000) : prng.int(74, prng.chance(0.5) ? 200 : 3000)))
+            eventOfSize(
+              prng,
+              prng.chance(0.1) ? prng.int(60_000, 140_000) : prng.int(74, prng.chance(0.5) ? 200 : 3000)
+            )
+          )
           const batch = writeUnits(log, [{ records }])
           records.forEach((record, k) => written.push({ record, position: batch.positions[0]![k]! }))
           // Read while writing too: blocks of the active chunk are cached before they are full.
@@ -273,7 +313,10 @@ describe("transaction log: writer and readers", () => {
       const mem = new MemoryDisk()
       const log = openLog(mem.service, logConfig({ chunkSize: 512 * 1024, cacheBytes: 8 << 20 }))
       // The first record ends `delta` bytes from the first block boundary of the file.
-      const records = [eventOfSize(prng, BLOCK_SIZE + delta - HEADER_SIZE), ...Array.from({ length: 5 }, () => eventOfSize(prng, prng.int(74, 120)))]
+      const records = [
+        eventOfSize(prng, BLOCK_SIZE + delta - HEADER_SIZE),
+        ...Array.from({ length: 5 }, () => eventOfSize(prng, prng.int(74, 120)))
+      ]
       const batch = writeUnits(log, [{ records }])
       const written = records.map((record, k) => ({ record, position: batch.positions[0]![k]! }))
       try {
@@ -310,15 +353,22 @@ describe("transaction log: writer and readers", () => {
     expect(b.positions).toEqual([[1024], [1024 + 99]])
     expect(log.chunks()[0]!.footer?.logicalDataSize).toBe(1000)
     // Positions in the gap hold no records.
-    expect(Effect.runSync(log.scanForward(1000, log.writerPosition(), 10)).records.map((r) => r.logPosition)).toEqual([1024, 1123])
-    expect(Effect.runSync(log.scanBackward(1024, log.writerPosition(), 10)).records.map((r) => r.logPosition)).toEqual([0])
+    expect(Effect.runSync(log.scanForward(1000, log.writerPosition(), 10)).records.map((r) => r.logPosition)).toEqual([
+      1024, 1123
+    ])
+    expect(Effect.runSync(log.scanBackward(1024, log.writerPosition(), 10)).records.map((r) => r.logPosition)).toEqual([
+      0
+    ])
   })
 
   it("completeChunkAfter completes the chunk right after the unit, in the same write", () => {
     const prng = new Prng(3)
     const mem = new MemoryDisk()
     const log = openLog(mem.service, logConfig({ chunkSize: 1024 }))
-    const b = writeUnits(log, [{ records: [eventOfSize(prng, 100)], completeChunkAfter: true }, { records: [eventOfSize(prng, 100)] }])
+    const b = writeUnits(log, [
+      { records: [eventOfSize(prng, 100)], completeChunkAfter: true },
+      { records: [eventOfSize(prng, 100)] }
+    ])
     expect(b.positions).toEqual([[0], [1024]])
     const c = writeUnits(log, [{ records: [eventOfSize(prng, 100)], completeChunkAfter: true }])
     expect(c.endPosition).toBe(2048)
@@ -332,7 +382,12 @@ describe("transaction log: writer and readers", () => {
     const log = openLog(mem.service, logConfig({ chunkSize: 1024 }))
     writeUnits(log, [{ records: [eventOfSize(prng, 200)] }])
     expect(() => log.prepare([{ records: [eventOfSize(prng, 1025)] }])).toThrow(RangeError)
-    expect(() => log.prepare([{ records: [eventOfSize(prng, 100)] }, { records: [eventOfSize(prng, 600), eventOfSize(prng, 600)] }])).toThrow(RangeError)
+    expect(() =>
+      log.prepare([
+        { records: [eventOfSize(prng, 100)] },
+        { records: [eventOfSize(prng, 600), eventOfSize(prng, 600)] }
+      ])
+    ).toThrow(RangeError)
     expect(log.writerPosition()).toBe(200)
     const whole = writeUnits(log, [{ records: [eventOfSize(prng, 1024)] }])
     expect(whole.positions).toEqual([[1024]])
@@ -364,7 +419,9 @@ describe("transaction log: writer and readers", () => {
     // Inside the gap, or inside a record: no record can start there.
     for (const p of [1010, 1023, 3, 1024 + 50]) {
       const exit = Effect.runSyncExit(log.readRecord(p, writer))
-      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag, `position ${p}`).toBe("StorageCorrupt")
+      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag, `position ${p}`).toBe(
+        "StorageCorrupt"
+      )
     }
   })
 
@@ -378,7 +435,9 @@ describe("transaction log: writer and readers", () => {
     expect(first.next).toBe(1624)
     expect(first.reachedEnd).toBe(false)
     writeUnits(log, [{ records: [eventOfSize(prng, 100)] }])
-    expect(Effect.runSync(log.scanForward(first.next, Number.MAX_SAFE_INTEGER, 100)).records.map((r) => r.logPosition)).toEqual([1624])
+    expect(
+      Effect.runSync(log.scanForward(first.next, Number.MAX_SAFE_INTEGER, 100)).records.map((r) => r.logPosition)
+    ).toEqual([1624])
     const back = Effect.runSync(log.scanBackward(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, 100))
     expect(back.records.map((r) => r.logPosition)).toEqual([1624, 1024, 0])
     expect(back.reachedEnd).toBe(true)
@@ -393,10 +452,15 @@ describe("transaction log: writer and readers", () => {
       const r = randomRecord(prng, 50)
       if (r.kind !== RecordKind.Event) records.push(r)
     }
-    const b = writeUnits(log, records.map((r) => ({ records: [r] })))
+    const b = writeUnits(
+      log,
+      records.map((r) => ({ records: [r] }))
+    )
     const all = scanAll(log, 5)
     expect(all.length).toBe(12)
-    all.forEach((r, i) => expect(bytesOf(r, r.logPosition).equals(bytesOf(records[i]!, b.positions[i]![0]!))).toBe(true))
+    all.forEach((r, i) =>
+      expect(bytesOf(r, r.logPosition).equals(bytesOf(records[i]!, b.positions[i]![0]!))).toBe(true)
+    )
   })
 
   it("the first open creates chunk 0 and writer.chk durably", () => {

@@ -13,12 +13,24 @@ import { openCheckpoint } from "../src/log/Checkpoint.js"
 import { RecordKind, type NewRecord } from "../src/log/records.js"
 import { openTransactionLog, type LogConfig, type TransactionLog } from "../src/log/TransactionLog.js"
 import {
-  DIR, chunkIds, eventOfSize, exitOn, filesIn, logConfig, openLog, powerCutDisk, runOn, sameRecord, scanAll, writeUnits,
+  DIR,
+  chunkIds,
+  eventOfSize,
+  exitOn,
+  filesIn,
+  logConfig,
+  openLog,
+  powerCutDisk,
+  runOn,
+  sameRecord,
+  scanAll,
+  writeUnits,
   type PowerCut
 } from "./log-support.js"
 
 const CS = 1024
-const chunkPath = (n: number, version = 0) => `${DIR}/chunk-${String(n).padStart(6, "0")}.${String(version).padStart(6, "0")}`
+const chunkPath = (n: number, version = 0) =>
+  `${DIR}/chunk-${String(n).padStart(6, "0")}.${String(version).padStart(6, "0")}`
 
 interface Written {
   readonly record: NewRecord
@@ -28,7 +40,10 @@ interface Written {
 /** Writes units of the given framed sizes (one record each) and returns what was written where. */
 const writeSizes = (log: TransactionLog, prng: Prng, sizes: ReadonlyArray<number>): Array<Written> => {
   const records = sizes.map((n) => eventOfSize(prng, n))
-  const batch = writeUnits(log, records.map((r) => ({ records: [r] })))
+  const batch = writeUnits(
+    log,
+    records.map((r) => ({ records: [r] }))
+  )
   return records.map((record, i) => ({ record, position: batch.positions[i]![0]! }))
 }
 
@@ -69,7 +84,8 @@ const expectCorrupt = <A, E>(exit: Exit.Exit<A, E>, ...fragments: ReadonlyArray<
   return error
 }
 
-const reopen = (disk: DiskService, config: LogConfig, seed = 99) => exitOn(disk, openTransactionLog(config, chunkIds(seed)))
+const reopen = (disk: DiskService, config: LogConfig, seed = 99) =>
+  exitOn(disk, openTransactionLog(config, chunkIds(seed)))
 
 /** Flips one bit of a file on disk (durably). */
 const damage = (mem: MemoryDisk, path: string, offset: number) => {
@@ -92,8 +108,12 @@ const chunkIdOf = (mem: MemoryDisk, path: string): string => {
  * crashes the disk and returns it (the test reopens). The log holds `prefill` first.
  */
 const crashWhen = (
-  config: LogConfig, seed: number, mode: "strict" | "random", prefill: ReadonlyArray<number>,
-  when: PowerCut["when"], act: (log: TransactionLog, prng: Prng) => void
+  config: LogConfig,
+  seed: number,
+  mode: "strict" | "random",
+  prefill: ReadonlyArray<number>,
+  when: PowerCut["when"],
+  act: (log: TransactionLog, prng: Prng) => void
 ) => {
   const prng = new Prng(seed)
   const mem = new MemoryDisk({ prng: prng.fork("disk") })
@@ -101,7 +121,12 @@ const crashWhen = (
   const written = writeSizes(setup, prng, prefill)
   Effect.runSync(setup.close)
   let armed = false // only once the log is open: opening does its own writes and syncs
-  const cut: PowerCut = { budget: Number.MAX_SAFE_INTEGER, used: 0, cutAt: undefined, when: (op, path, pos) => armed && when!(op, path, pos) }
+  const cut: PowerCut = {
+    budget: Number.MAX_SAFE_INTEGER,
+    used: 0,
+    cutAt: undefined,
+    when: (op, path, pos) => armed && when!(op, path, pos)
+  }
   const log = openLog(powerCutDisk(mem, cut), config, seed + 1)
   armed = true
   act(log, prng)
@@ -117,7 +142,10 @@ describe("recovery: a crash inside a rollover", () => {
     const config = logConfig({ chunkSize: CS, preallocate, verifyOnOpen: true })
     const cuts: Array<[string, PowerCut["when"]]> = [
       ["at the footer write", (op, path, pos) => op === "write" && path === chunkPath(0) && pos === HEADER_SIZE + CS],
-      ["at the truncate after the footer", (op, path, pos) => op === "truncate" && path === chunkPath(0) && pos === HEADER_SIZE + CS + 128],
+      [
+        "at the truncate after the footer",
+        (op, path, pos) => op === "truncate" && path === chunkPath(0) && pos === HEADER_SIZE + CS + 128
+      ],
       ["at the footer's sync", (op, path) => op === "sync" && path === chunkPath(0)]
     ]
     for (const [where, when] of cuts) {
@@ -126,17 +154,24 @@ describe("recovery: a crash inside a rollover", () => {
           const mode = MODES[seed % 2]!
           let filler: Written | undefined
           let footerWritten = false
-          const { mem, written } = crashWhen(config, seed, mode, [300], (op, path, pos) => {
-            const hit = when!(op, path, pos) && (op !== "sync" || footerWritten) // the footer's sync, not the data's
-            if (op === "write" && path === chunkPath(0) && pos === HEADER_SIZE + CS) footerWritten = true
-            return hit
-          }, (log, prng) => {
-            const record = eventOfSize(prng, CS - 300)
-            const batch = log.prepare([{ records: [record] }])
-            expect(batch.endPosition).toBe(CS)
-            expect(Exit.isFailure(Effect.runSyncExit(log.write(batch)))).toBe(true)
-            filler = { record, position: 300 }
-          })
+          const { mem, written } = crashWhen(
+            config,
+            seed,
+            mode,
+            [300],
+            (op, path, pos) => {
+              const hit = when!(op, path, pos) && (op !== "sync" || footerWritten) // the footer's sync, not the data's
+              if (op === "write" && path === chunkPath(0) && pos === HEADER_SIZE + CS) footerWritten = true
+              return hit
+            },
+            (log, prng) => {
+              const record = eventOfSize(prng, CS - 300)
+              const batch = log.prepare([{ records: [record] }])
+              expect(batch.endPosition).toBe(CS)
+              expect(Exit.isFailure(Effect.runSyncExit(log.write(batch)))).toBe(true)
+              filler = { record, position: 300 }
+            }
+          )
           const log = openLog(mem.service, config, seed + 2)
           // The checkpoint moved to the chunk's end before the footer: the filling unit is durable.
           expect(log.writerPosition()).toBe(CS)
@@ -180,13 +215,22 @@ describe("recovery: a crash inside a rollover", () => {
     it(`an extra chunk created ahead of the checkpoint is removed (crash before the checkpoint moves into it, preallocate ${preallocate})`, () => {
       for (let seed = 1; seed <= 10; seed++) {
         let renamed = false
-        const { mem, written } = crashWhen(config, seed, "strict", [300, 200], (op, path) => {
-          if (op === "rename" && path === chunkPath(1)) renamed = true
-          // The checkpoint write that moves into the new chunk, after the rename and its syncDir.
-          return renamed && op === "write" && path.endsWith("writer.chk")
-        }, (log, prng) => {
-          expect(Exit.isFailure(Effect.runSyncExit(log.write(log.prepare([{ records: [eventOfSize(prng, 600)] }]))))).toBe(true)
-        })
+        const { mem, written } = crashWhen(
+          config,
+          seed,
+          "strict",
+          [300, 200],
+          (op, path) => {
+            if (op === "rename" && path === chunkPath(1)) renamed = true
+            // The checkpoint write that moves into the new chunk, after the rename and its syncDir.
+            return renamed && op === "write" && path.endsWith("writer.chk")
+          },
+          (log, prng) => {
+            expect(
+              Exit.isFailure(Effect.runSyncExit(log.write(log.prepare([{ records: [eventOfSize(prng, 600)] }]))))
+            ).toBe(true)
+          }
+        )
         expect(filesIn(mem)).toContain("chunk-000001.000000")
         const extraId = chunkIdOf(mem, chunkPath(1))
         const log = openLog(mem.service, config, seed + 1000)
@@ -232,7 +276,18 @@ describe("recovery: files left behind", () => {
 
   it("an extra (empty, ongoing) chunk file ahead of the checkpoint is removed", () => {
     const { mem, written } = fourChunks()
-    runOn(mem.service, Effect.asVoid(createChunkFile({ dir: DIR, startNumber: 4, chunkSize: CS, chunkId: "00000000-0000-4000-8000-00000000000e", preallocate: false })))
+    runOn(
+      mem.service,
+      Effect.asVoid(
+        createChunkFile({
+          dir: DIR,
+          startNumber: 4,
+          chunkSize: CS,
+          chunkId: "00000000-0000-4000-8000-00000000000e",
+          preallocate: false
+        })
+      )
+    )
     const log = openLog(mem.service, config)
     expect(log.chunks().length).toBe(4)
     expect(filesIn(mem)).not.toContain("chunk-000004.000000")
@@ -245,10 +300,26 @@ describe("recovery: files left behind", () => {
   it("two extra chunks are corruption, and nothing is removed", () => {
     const { mem } = fourChunks()
     for (const n of [4, 5]) {
-      runOn(mem.service, Effect.asVoid(createChunkFile({ dir: DIR, startNumber: n, chunkSize: CS, chunkId: "00000000-0000-4000-8000-00000000000e", preallocate: false })))
+      runOn(
+        mem.service,
+        Effect.asVoid(
+          createChunkFile({
+            dir: DIR,
+            startNumber: n,
+            chunkSize: CS,
+            chunkId: "00000000-0000-4000-8000-00000000000e",
+            preallocate: false
+          })
+        )
+      )
     }
     const before = filesIn(mem).sort()
-    expectCorrupt(reopen(mem.service, config), "past the writer checkpoint", "chunk-000004.000000", "chunk-000005.000000")
+    expectCorrupt(
+      reopen(mem.service, config),
+      "past the writer checkpoint",
+      "chunk-000004.000000",
+      "chunk-000005.000000"
+    )
     expect(filesIn(mem).sort()).toEqual(before)
   })
 
@@ -271,14 +342,29 @@ describe("recovery: files left behind", () => {
     // Chunk 2 holds 600 bytes; point into it and leave chunk 3 as an "extra" one.
     runOn(mem.service, cp.write(2 * CS + 100))
     Effect.runSync(cp.close)
-    runOn(mem.service, Effect.asVoid(createChunkFile({ dir: DIR, startNumber: 3, chunkSize: CS, chunkId: "00000000-0000-4000-8000-00000000000e", preallocate: false })))
+    runOn(
+      mem.service,
+      Effect.asVoid(
+        createChunkFile({
+          dir: DIR,
+          startNumber: 3,
+          chunkSize: CS,
+          chunkId: "00000000-0000-4000-8000-00000000000e",
+          preallocate: false
+        })
+      )
+    )
     const before = filesIn(mem).sort()
     expectCorrupt(reopen(mem.service, config), "inside completed chunk")
     expect(filesIn(mem).sort()).toEqual(before)
   })
 
   it("a missing chunk is corruption: in the middle, the first, the one holding the checkpoint", () => {
-    for (const [missing, fragment] of [[1, "chunk 1 is missing"], [0, "chunk 0 is missing"], [3, "is missing"]] as const) {
+    for (const [missing, fragment] of [
+      [1, "chunk 1 is missing"],
+      [0, "chunk 0 is missing"],
+      [3, "is missing"]
+    ] as const) {
       const { mem } = fourChunks()
       runOn(mem.service, mem.service.remove(chunkPath(missing)))
       expectCorrupt(reopen(mem.service, config), fragment)
@@ -378,7 +464,9 @@ describe("recovery: damaged bytes", () => {
       if (w.position === 1324) {
         expectCorrupt(exit, "chunk-000001.000000", "1324", "damaged")
       } else {
-        expect(Exit.isSuccess(exit) && exit.value !== undefined && sameRecord(exit.value, w.record, w.position)).toBe(true)
+        expect(Exit.isSuccess(exit) && exit.value !== undefined && sameRecord(exit.value, w.record, w.position)).toBe(
+          true
+        )
       }
     }
     expectCorrupt(Effect.runSyncExit(log.scanForward(0, writer, 100)), "damaged")
@@ -408,7 +496,10 @@ describe("recovery: damaged bytes", () => {
   })
 
   it("a damaged footer or header is StorageCorrupt at open", () => {
-    for (const [offset, fragment] of [[-5, "footer checksum mismatch"], [HEADER_SIZE - 60, "header"]] as const) {
+    for (const [offset, fragment] of [
+      [-5, "footer checksum mismatch"],
+      [HEADER_SIZE - 60, "header"]
+    ] as const) {
       const { mem, config } = setup(false)
       const size = mem.readFileSync(chunkPath(1)).length
       damage(mem, chunkPath(1), offset < 0 ? size + offset : offset)
@@ -478,8 +569,15 @@ describe("recovery: record data shaped like a footer", () => {
     // Footer bytes 124..128 are the footer's own CRC; in the file they are the record's length suffix.
     forgeCrc(footer, 0, 124, 40, body)
     return {
-      kind: RecordKind.Event, flags: 0, eventNumber: 0, createdMicros: 0, eventId: "00000000-0000-4000-8000-0000000000aa",
-      stream: "s", eventType: "T", data: Buffer.alloc(body - 60 - 2 - 124, 0x61), metadata: footer.subarray(0, 124)
+      kind: RecordKind.Event,
+      flags: 0,
+      eventNumber: 0,
+      createdMicros: 0,
+      eventId: "00000000-0000-4000-8000-0000000000aa",
+      stream: "s",
+      eventType: "T",
+      data: Buffer.alloc(body - 60 - 2 - 124, 0x61),
+      metadata: footer.subarray(0, 124)
     }
   }
 
@@ -510,11 +608,16 @@ describe("recovery: record data shaped like a footer", () => {
         const config = logConfig({ chunkSize: 4096, preallocate, verifyOnOpen: false })
         const framed = 4096 - 300
         const event = footerShapedEvent(framed, 4096 - 128, 4096 - 128)
-        const { mem, written } = crashWhen(config, 5, mode, [300],
+        const { mem, written } = crashWhen(
+          config,
+          5,
+          mode,
+          [300],
           (op, path, pos) => op === "write" && path === chunkPath(0) && pos === HEADER_SIZE + 4096,
           (log) => {
             expect(Exit.isFailure(Effect.runSyncExit(log.write(log.prepare([{ records: [event] }]))))).toBe(true)
-          })
+          }
+        )
         const log = openLog(mem.service, config)
         expect(log.writerPosition()).toBe(4096)
         expect(log.chunks()[0]!.footer?.physicalDataSize).toBe(4096)

@@ -16,7 +16,15 @@ import { Effect, Exit } from "effect"
 import { Prng, type CrashMode } from "@vellum/platform"
 import { decodeHeader, parseChunkFileName } from "../src/log/chunkFormat.js"
 import { DIR, filesIn, logConfig, openLog, powerCutDisk, sameRecord, writeUnits, type PowerCut } from "./log-support.js"
-import { CHUNK_SIZE, Model, buildLog, checkContent, checkFiles, keepByPosition, type Built } from "./log-rewrite-support.js"
+import {
+  CHUNK_SIZE,
+  Model,
+  buildLog,
+  checkContent,
+  checkFiles,
+  keepByPosition,
+  type Built
+} from "./log-rewrite-support.js"
 
 interface Scenario {
   readonly name: string
@@ -29,11 +37,18 @@ interface Scenario {
 const SCENARIOS: ReadonlyArray<Scenario> = [
   { name: "chunk execution", before: [], target: [2, 2, 1] },
   { name: "execution of a merged chunk", before: [[1, 2, undefined]], target: [1, 2, 2] },
-  { name: "merge of 0, 1..2, 3", before: [[0, 0, 3], [1, 2, undefined]], target: [0, 3, undefined] },
+  {
+    name: "merge of 0, 1..2, 3",
+    before: [
+      [0, 0, 3],
+      [1, 2, undefined]
+    ],
+    target: [0, 3, undefined]
+  },
   { name: "merge that also scavenges", before: [[1, 2, undefined]], target: [0, 3, 4] }
 ]
 
-const keepOf = (salt: number | undefined) => salt === undefined ? () => true : keepByPosition(salt)
+const keepOf = (salt: number | undefined) => (salt === undefined ? () => true : keepByPosition(salt))
 
 interface Stats {
   runs: number
@@ -51,7 +66,10 @@ const supersededOnDisk = (built: Built, first: number, last: number): number => 
     const header = decodeHeader(built.mem.readFileSync(`${DIR}/${n}`))
     return typeof header !== "string" && header.startNumber === first && header.endNumber === last
   })
-  return covering ? names.filter((n) => parseChunkFileName(n)!.startNumber > first && parseChunkFileName(n)!.startNumber <= last).length : 0
+  return covering
+    ? names.filter((n) => parseChunkFileName(n)!.startNumber > first && parseChunkFileName(n)!.startNumber <= last)
+        .length
+    : 0
 }
 
 const runScenario = (scenario: Scenario, seed: number, mode: CrashMode, stats: Stats) => {
@@ -60,7 +78,11 @@ const runScenario = (scenario: Scenario, seed: number, mode: CrashMode, stats: S
   // k = -1: the power goes at the first write of the new file (reads come before it in the budget order).
   for (let k = -1; k < 100; k++) {
     let armed = false
-    const built = buildLog(seed, 5, k === -1 ? (op, path) => armed && op === "write" && path.endsWith(".scavenge.tmp") : undefined)
+    const built = buildLog(
+      seed,
+      5,
+      k === -1 ? (op, path) => armed && op === "write" && path.endsWith(".scavenge.tmp") : undefined
+    )
     const { mem, cut, log } = built
     const model = new Model(built.written)
     for (const [f, l, s] of scenario.before) {
@@ -80,7 +102,9 @@ const runScenario = (scenario: Scenario, seed: number, mode: CrashMode, stats: S
     // Sometimes the power goes again while recovery repairs.
     if (mode === "random" && prng.chance(0.3)) {
       const again: PowerCut = { budget: prng.int(0, 6), used: 0, cutAt: undefined }
-      const reopen = Effect.runSyncExit(Effect.sync(() => openLog(powerCutDisk(mem, again), logConfig({ chunkSize: CHUNK_SIZE }), seed)))
+      const reopen = Effect.runSyncExit(
+        Effect.sync(() => openLog(powerCutDisk(mem, again), logConfig({ chunkSize: CHUNK_SIZE }), seed))
+      )
       if (Exit.isFailure(reopen)) {
         stats.recoveryCrashes++
         mem.crash(prng, mode)
@@ -104,14 +128,19 @@ const runScenario = (scenario: Scenario, seed: number, mode: CrashMode, stats: S
       if (salt === undefined) isNew = covering.header.endNumber === last
       if (Exit.isSuccess(exit) && !isNew) throw new Error("the replacement succeeded but the old files came back")
       if (isNew) {
-        expect([covering.header.startNumber, covering.header.endNumber, covering.header.isScavenged]).toEqual([first, last, true])
+        expect([covering.header.startNumber, covering.header.endNumber, covering.header.isScavenged]).toEqual([
+          first,
+          last,
+          true
+        ])
         stats.sawNew++
       } else stats.sawOld++
       const record = built.written[0]!.record
       const batch = writeUnits(reopened, [{ records: [record] }])
       const position = batch.positions[0]![0]!
       const r = Effect.runSync(reopened.readRecord(position, reopened.writerPosition()))
-      if (r === undefined || !sameRecord(r, record, position)) throw new Error("a record written after recovery is not readable")
+      if (r === undefined || !sameRecord(r, record, position))
+        throw new Error("a record written after recovery is not readable")
     } catch (error) {
       throw new Error(`${where}: ${error instanceof Error ? error.message : String(error)}`)
     }
@@ -130,7 +159,8 @@ describe("replaceChunks: crash at every step", () => {
         for (let repeat = 0; repeat < 3; repeat++) runScenario(scenario, seed * 100 + repeat, "random", stats)
       }
       // The cuts covered the whole replacement and both outcomes happened.
-      for (const op of ["exists", "read", "write", "sync", "rename", "syncDir", "remove"]) expect(stats.cutAt.get(op) ?? 0).toBeGreaterThan(0)
+      for (const op of ["exists", "read", "write", "sync", "rename", "syncDir", "remove"])
+        expect(stats.cutAt.get(op) ?? 0).toBeGreaterThan(0)
       expect(stats.sawOld).toBeGreaterThan(0)
       expect(stats.sawNew).toBeGreaterThan(0)
       expect(stats.recoveryCrashes).toBeGreaterThan(0)

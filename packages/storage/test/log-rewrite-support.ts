@@ -9,7 +9,16 @@ import { verifyChunkFile } from "../src/log/ChunkFile.js"
 import { parseChunkFileName } from "../src/log/chunkFormat.js"
 import type { LogRecord, NewRecord } from "../src/log/records.js"
 import { NotCached, type TransactionLog } from "../src/log/TransactionLog.js"
-import { filesIn, logConfig, openLog, powerCutDisk, randomRecord, sameRecord, writeUnits, type PowerCut } from "./log-support.js"
+import {
+  filesIn,
+  logConfig,
+  openLog,
+  powerCutDisk,
+  randomRecord,
+  sameRecord,
+  writeUnits,
+  type PowerCut
+} from "./log-support.js"
 
 export const CHUNK_SIZE = 2048
 
@@ -26,7 +35,12 @@ export interface Built {
 }
 
 /** A fresh power-cut budget that never cuts (tests lower `budget` to cut). */
-export const noCut = (when?: PowerCut["when"]): PowerCut => ({ budget: Number.POSITIVE_INFINITY, used: 0, cutAt: undefined, when })
+export const noCut = (when?: PowerCut["when"]): PowerCut => ({
+  budget: Number.POSITIVE_INFINITY,
+  used: 0,
+  cutAt: undefined,
+  when
+})
 
 /** A log (opened over a power-cut Disk) whose chunks 0..completed-1 are completed, filled from `seed`. */
 export const buildLog = (seed: number, completed = 5, when?: PowerCut["when"]): Built => {
@@ -50,13 +64,18 @@ export const appendRandom = (log: TransactionLog, prng: Prng, until: number): Ar
 }
 
 /** A deterministic predicate on positions (so the model can apply it to records not yet read). */
-export const keepByPosition = (salt: number) => (record: { readonly logPosition: number }): boolean =>
-  (Math.imul(record.logPosition ^ salt, 0x9e3779b1) >>> 29) % 3 !== 0
+export const keepByPosition =
+  (salt: number) =>
+  (record: { readonly logPosition: number }): boolean =>
+    (Math.imul(record.logPosition ^ salt, 0x9e3779b1) >>> 29) % 3 !== 0
 
 /** Positions still visible: all written ones at first; `remove` applies a replacement to it. */
 export class Model {
   readonly alive = new Set<number>()
-  constructor(readonly written: ReadonlyArray<Placed>, readonly chunkSize = CHUNK_SIZE) {
+  constructor(
+    readonly written: ReadonlyArray<Placed>,
+    readonly chunkSize = CHUNK_SIZE
+  ) {
     for (const w of written) this.alive.add(w.position)
   }
 
@@ -71,7 +90,12 @@ export class Model {
     let kept = 0
     let removed = 0
     for (const w of this.written) {
-      if (w.position < first * this.chunkSize || w.position >= (last + 1) * this.chunkSize || !this.alive.has(w.position)) continue
+      if (
+        w.position < first * this.chunkSize ||
+        w.position >= (last + 1) * this.chunkSize ||
+        !this.alive.has(w.position)
+      )
+        continue
       if (keep({ logPosition: w.position })) kept++
       else {
         this.alive.delete(w.position)
@@ -93,7 +117,8 @@ const fail = (message: string): never => {
 const sameList = (what: string, got: ReadonlyArray<LogRecord>, expected: ReadonlyArray<Placed>) => {
   if (got.length !== expected.length) fail(`${what}: ${got.length} records, expected ${expected.length}`)
   got.forEach((r, i) => {
-    if (!sameRecord(r, expected[i]!.record, expected[i]!.position)) fail(`${what}: record ${i} is at ${r.logPosition}, expected ${expected[i]!.position}`)
+    if (!sameRecord(r, expected[i]!.record, expected[i]!.position))
+      fail(`${what}: record ${i} is at ${r.logPosition}, expected ${expected[i]!.position}`)
   })
 }
 
@@ -135,7 +160,9 @@ export const checkContent = (log: TransactionLog, model: Model): void => {
     const alive = model.alive.has(w.position)
     const r = Effect.runSync(log.readRecord(w.position, limit))
     if (alive ? r === undefined || !sameRecord(r, w.record, w.position) : r !== undefined) {
-      fail(`readRecord(${w.position}) gave ${r === undefined ? "nothing" : `a record at ${r.logPosition}`}, expected ${alive ? "the record" : "nothing"}`)
+      fail(
+        `readRecord(${w.position}) gave ${r === undefined ? "nothing" : `a record at ${r.logPosition}`}, expected ${alive ? "the record" : "nothing"}`
+      )
     }
     const c = log.readRecordCached(w.position, limit)
     if (c !== NotCached && (alive ? c === undefined || !sameRecord(c, w.record, w.position) : c !== undefined)) {
@@ -154,5 +181,6 @@ export const checkFiles = (mem: MemoryDisk, log: TransactionLog): void => {
   const names = filesIn(mem).filter((n) => n !== "writer.chk")
   const starts = names.map((n) => parseChunkFileName(n)?.startNumber ?? fail(`stray file ${n}`))
   if (new Set(starts).size !== starts.length) fail(`several versions of a chunk: ${names.join(", ")}`)
-  if (names.length !== chunks.length) fail(`files ${names.join(", ")} but the log has ${chunks.map((c) => c.path).join(", ")}`)
+  if (names.length !== chunks.length)
+    fail(`files ${names.join(", ")} but the log has ${chunks.map((c) => c.path).join(", ")}`)
 }

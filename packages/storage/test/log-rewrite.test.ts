@@ -15,11 +15,22 @@ import { RETIRED_HANDLE_GRACE_MILLIS } from "../src/log/ChunkReplacer.js"
 import { openTransactionLog } from "../src/log/TransactionLog.js"
 import { DIR, chunkIds, eventOfSize, filesIn, logConfig, openLog, sameRecord, writeUnits } from "./log-support.js"
 import {
-  CHUNK_SIZE, Model, appendRandom, buildLog, checkContent, checkFiles, keepByPosition, scanForwardAll
+  CHUNK_SIZE,
+  Model,
+  appendRandom,
+  buildLog,
+  checkContent,
+  checkFiles,
+  keepByPosition,
+  scanForwardAll
 } from "./log-rewrite-support.js"
 
-const replace = (log: ReturnType<typeof buildLog>["log"], first: number, last: number, keep: (r: { logPosition: number }) => boolean) =>
-  Effect.runSync(log.replaceChunks(first, last, keep))
+const replace = (
+  log: ReturnType<typeof buildLog>["log"],
+  first: number,
+  last: number,
+  keep: (r: { logPosition: number }) => boolean
+) => Effect.runSync(log.replaceChunks(first, last, keep))
 
 describe("replaceChunks: chunk execution", () => {
   it("keeps exactly the chosen records at their positions, in a completed scavenged chunk", () => {
@@ -68,7 +79,11 @@ describe("replaceChunks: chunk execution", () => {
   it("rewriting a scavenged chunk again bumps its version and keeps a shrinking subset", () => {
     const { mem, log, written } = buildLog(5)
     const model = new Model(written)
-    for (const [salt, version] of [[11, 1], [12, 2], [13, 3]] as const) {
+    for (const [salt, version] of [
+      [11, 1],
+      [12, 2],
+      [13, 3]
+    ] as const) {
       model.remove(3, 3, keepByPosition(salt))
       replace(log, 3, 3, keepByPosition(salt))
       expect(log.chunks()[3]!.path).toBe(`${DIR}/chunk-000003.00000${version}`)
@@ -85,7 +100,14 @@ describe("replaceChunks: merging", () => {
     model.remove(0, 0, keepByPosition(1))
     replace(log, 0, 0, keepByPosition(1))
     replace(log, 1, 2, () => true)
-    expect(log.chunks().map((c) => [c.header.startNumber, c.header.endNumber])).toEqual([[0, 0], [1, 2], [3, 3], [4, 4], [5, 5], [6, 6]])
+    expect(log.chunks().map((c) => [c.header.startNumber, c.header.endNumber])).toEqual([
+      [0, 0],
+      [1, 2],
+      [3, 3],
+      [4, 4],
+      [5, 5],
+      [6, 6]
+    ])
     checkContent(log, model)
     const result = replace(log, 0, 3, () => true)
     expect(result).toMatchObject({ startNumber: 0, endNumber: 3, removed: 0 })
@@ -94,9 +116,11 @@ describe("replaceChunks: merging", () => {
     expect(merged.path).toBe(`${DIR}/chunk-000000.000002`)
     expect([merged.header.startNumber, merged.header.endNumber, merged.header.isScavenged]).toEqual([0, 3, true])
     expect(log.chunks().length).toBe(4)
-    expect(filesIn(mem).filter((n) => n.startsWith("chunk-")).sort()).toEqual(
-      ["chunk-000000.000002", "chunk-000004.000000", "chunk-000005.000000", "chunk-000006.000000"]
-    )
+    expect(
+      filesIn(mem)
+        .filter((n) => n.startsWith("chunk-"))
+        .sort()
+    ).toEqual(["chunk-000000.000002", "chunk-000004.000000", "chunk-000005.000000", "chunk-000006.000000"])
     checkContent(log, model)
     checkFiles(mem, log)
     // Then scavenging the merged file: one physical chunk covering four logical ones.
@@ -140,7 +164,8 @@ describe("replaceChunks: determinism", () => {
     const namesA = filesIn(a.mem)
     expect(namesA).toEqual(filesIn(b.mem))
     expect(namesA).toContain("chunk-000000.000002")
-    for (const name of namesA) expect(a.mem.readFileSync(`${DIR}/${name}`).equals(b.mem.readFileSync(`${DIR}/${name}`))).toBe(true)
+    for (const name of namesA)
+      expect(a.mem.readFileSync(`${DIR}/${name}`).equals(b.mem.readFileSync(`${DIR}/${name}`))).toBe(true)
   })
 
   it("rewrites sharing a scavenge run's buffer pool give the same files as rewrites without one", () => {
@@ -161,14 +186,18 @@ describe("replaceChunks: determinism", () => {
     expect(pool.idleBytes).toBeGreaterThan(0)
     const names = filesIn(pooled.mem)
     expect(names).toEqual(filesIn(plain.mem))
-    for (const name of names) expect(pooled.mem.readFileSync(`${DIR}/${name}`).equals(plain.mem.readFileSync(`${DIR}/${name}`))).toBe(true)
-    checkContent(pooled.log, (() => {
-      const model = new Model(pooled.written)
-      model.remove(2, 2, keepByPosition(5))
-      model.remove(3, 3, keepByPosition(7))
-      model.remove(0, 3, keepByPosition(6))
-      return model
-    })())
+    for (const name of names)
+      expect(pooled.mem.readFileSync(`${DIR}/${name}`).equals(plain.mem.readFileSync(`${DIR}/${name}`))).toBe(true)
+    checkContent(
+      pooled.log,
+      (() => {
+        const model = new Model(pooled.written)
+        model.remove(2, 2, keepByPosition(5))
+        model.remove(3, 3, keepByPosition(7))
+        model.remove(0, 3, keepByPosition(6))
+        return model
+      })()
+    )
   })
 
   it("the bytes depend on the predicate and on the input chunk ids", () => {
@@ -223,7 +252,9 @@ describe("replaceChunks: reads across a switch", () => {
         let from = direction === "forward" ? 0 : limit
         const switched = new Set<number>()
         for (let guard = 0; guard < 10_000; guard++) {
-          const r = Effect.runSync(direction === "forward" ? log.scanForward(from, limit, 4) : log.scanBackward(from, limit, 4))
+          const r = Effect.runSync(
+            direction === "forward" ? log.scanForward(from, limit, 4) : log.scanBackward(from, limit, 4)
+          )
           got.push(...r.records.map((x) => x.logPosition))
           if (r.reachedEnd || r.records.length === 0) break
           from = r.next
@@ -247,27 +278,34 @@ describe("replaceChunks: reads across a switch", () => {
     }
   })
 
-  effectIt.effect("replaced files stay readable through their old handles until a later switch after the grace period", () =>
-    Effect.gen(function*() {
-      const mem = sharedMem
-      const log = yield* openTransactionLog(logConfig({ chunkSize: CHUNK_SIZE }), chunkIds(12))
-      appendRandom(log, new Prng(12), 5 * CHUNK_SIZE)
-      const old = log.chunks()[1]!
-      yield* log.replaceChunks(1, 1, keepByPosition(1))
-      // A read that picked the old file before the switch can still read it.
-      expect((yield* old.handle.read(0, 8)).length).toBe(8)
-      yield* TestClock.adjust(RETIRED_HANDLE_GRACE_MILLIS - 1)
-      yield* log.replaceChunks(2, 2, keepByPosition(2))
-      expect((yield* old.handle.read(0, 8)).length).toBe(8)
-      yield* TestClock.adjust(1)
-      yield* log.replaceChunks(3, 3, keepByPosition(3))
-      const late = yield* Effect.exit(old.handle.read(0, 8))
-      expect(Exit.isFailure(late)).toBe(true)
-      // Log close closes the rest.
-      expect(mem.openHandleCount()).toBeGreaterThan(log.chunks().length + 1)
-      yield* log.close
-      expect(mem.openHandleCount()).toBe(0)
-    }).pipe(Effect.provideServiceEffect(Disk, Effect.sync(() => sharedMem.service)))
+  effectIt.effect(
+    "replaced files stay readable through their old handles until a later switch after the grace period",
+    () =>
+      Effect.gen(function* () {
+        const mem = sharedMem
+        const log = yield* openTransactionLog(logConfig({ chunkSize: CHUNK_SIZE }), chunkIds(12))
+        appendRandom(log, new Prng(12), 5 * CHUNK_SIZE)
+        const old = log.chunks()[1]!
+        yield* log.replaceChunks(1, 1, keepByPosition(1))
+        // A read that picked the old file before the switch can still read it.
+        expect((yield* old.handle.read(0, 8)).length).toBe(8)
+        yield* TestClock.adjust(RETIRED_HANDLE_GRACE_MILLIS - 1)
+        yield* log.replaceChunks(2, 2, keepByPosition(2))
+        expect((yield* old.handle.read(0, 8)).length).toBe(8)
+        yield* TestClock.adjust(1)
+        yield* log.replaceChunks(3, 3, keepByPosition(3))
+        const late = yield* Effect.exit(old.handle.read(0, 8))
+        expect(Exit.isFailure(late)).toBe(true)
+        // Log close closes the rest.
+        expect(mem.openHandleCount()).toBeGreaterThan(log.chunks().length + 1)
+        yield* log.close
+        expect(mem.openHandleCount()).toBe(0)
+      }).pipe(
+        Effect.provideServiceEffect(
+          Disk,
+          Effect.sync(() => sharedMem.service)
+        )
+      )
   )
 })
 
@@ -327,15 +365,17 @@ describe("replaceChunks: files at open", () => {
     replace(log, 1, 3, keepByPosition(4))
     Effect.runSync(log.close)
     // A crash between the switch and the removals: the replaced files are back.
-    Effect.runSync(Effect.gen(function*() {
-      for (const [i, name] of oldNames.entries()) {
-        const h = yield* mem.service.open(`${DIR}/${name}`, { create: true })
-        yield* h.write(0, oldBytes[i]!)
-        yield* h.sync
-        yield* h.close
-      }
-      yield* mem.service.syncDir(DIR)
-    }))
+    Effect.runSync(
+      Effect.gen(function* () {
+        for (const [i, name] of oldNames.entries()) {
+          const h = yield* mem.service.open(`${DIR}/${name}`, { create: true })
+          yield* h.write(0, oldBytes[i]!)
+          yield* h.sync
+          yield* h.close
+        }
+        yield* mem.service.syncDir(DIR)
+      })
+    )
     const reopened = openLog(mem.service, logConfig({ chunkSize: CHUNK_SIZE }))
     checkContent(reopened, model)
     checkFiles(mem, reopened)
@@ -347,19 +387,23 @@ describe("replaceChunks: files at open", () => {
     const oldBytes = mem.readFileSync(`${DIR}/chunk-000002.000000`)
     replace(log, 2, 2, keepByPosition(8))
     Effect.runSync(log.close)
-    Effect.runSync(Effect.gen(function*() {
-      const back = yield* mem.service.open(`${DIR}/chunk-000002.000000`, { create: true })
-      yield* back.write(0, oldBytes)
-      yield* back.sync
-      yield* back.close
-      yield* mem.service.syncDir(DIR)
-      const scavenged = yield* mem.service.open(`${DIR}/chunk-000002.000001`)
-      const byte = yield* scavenged.read(HEADER_SIZE + 20, 1)
-      yield* scavenged.write(HEADER_SIZE + 20, Buffer.from([byte[0]! ^ 0x10]))
-      yield* scavenged.sync
-      yield* scavenged.close
-    }))
-    const exit = Effect.runSyncExit(Effect.provideService(openTransactionLog(logConfig({ chunkSize: CHUNK_SIZE }), chunkIds(1)), Disk, mem.service))
+    Effect.runSync(
+      Effect.gen(function* () {
+        const back = yield* mem.service.open(`${DIR}/chunk-000002.000000`, { create: true })
+        yield* back.write(0, oldBytes)
+        yield* back.sync
+        yield* back.close
+        yield* mem.service.syncDir(DIR)
+        const scavenged = yield* mem.service.open(`${DIR}/chunk-000002.000001`)
+        const byte = yield* scavenged.read(HEADER_SIZE + 20, 1)
+        yield* scavenged.write(HEADER_SIZE + 20, Buffer.from([byte[0]! ^ 0x10]))
+        yield* scavenged.sync
+        yield* scavenged.close
+      })
+    )
+    const exit = Effect.runSyncExit(
+      Effect.provideService(openTransactionLog(logConfig({ chunkSize: CHUNK_SIZE }), chunkIds(1)), Disk, mem.service)
+    )
     expect(Exit.isFailure(exit)).toBe(true)
     if (Exit.isFailure(exit)) expect(String(Cause.squash(exit.cause))).toContain("checksum mismatch")
     expect(filesIn(mem)).toContain("chunk-000002.000000")
@@ -372,14 +416,18 @@ describe("replaceChunks: files at open", () => {
     replace(b.log, 1, 2, () => true)
     Effect.runSync(a.log.close)
     const stray = b.mem.readFileSync(`${DIR}/chunk-000001.000001`)
-    Effect.runSync(Effect.gen(function*() {
-      const h = yield* a.mem.service.open(`${DIR}/chunk-000001.000001`, { create: true })
-      yield* h.write(0, stray)
-      yield* h.sync
-      yield* h.close
-      yield* a.mem.service.syncDir(DIR)
-    }))
-    const exit = Effect.runSyncExit(Effect.provideService(openTransactionLog(logConfig({ chunkSize: CHUNK_SIZE }), chunkIds(1)), Disk, a.mem.service))
+    Effect.runSync(
+      Effect.gen(function* () {
+        const h = yield* a.mem.service.open(`${DIR}/chunk-000001.000001`, { create: true })
+        yield* h.write(0, stray)
+        yield* h.sync
+        yield* h.close
+        yield* a.mem.service.syncDir(DIR)
+      })
+    )
+    const exit = Effect.runSyncExit(
+      Effect.provideService(openTransactionLog(logConfig({ chunkSize: CHUNK_SIZE }), chunkIds(1)), Disk, a.mem.service)
+    )
     expect(Exit.isFailure(exit)).toBe(true)
     if (Exit.isFailure(exit)) expect(String(Cause.squash(exit.cause))).toContain("overlaps")
     expect(filesIn(a.mem)).toContain("chunk-000001.000001")
@@ -423,7 +471,9 @@ describe("replaceChunks: big chunks", () => {
     expect(first.kept).toBeGreaterThan(3)
     expect(merged.newBytes).toBeGreaterThan(8 * 1024 * 1024)
     // Sequential pieces of up to 4 MiB: a handful of writes, not one per record.
-    expect(mem.stats.writes - writesBefore).toBeLessThanOrEqual(Math.ceil((first.newBytes + merged.newBytes) / (4 * 1024 * 1024)) + 4)
+    expect(mem.stats.writes - writesBefore).toBeLessThanOrEqual(
+      Math.ceil((first.newBytes + merged.newBytes) / (4 * 1024 * 1024)) + 4
+    )
     checkContent(log, model)
     Effect.runSync(verifyChunkFile(log.chunks()[0]!))
   })
@@ -434,14 +484,17 @@ describe("replaceChunks: big chunks", () => {
     const log = openLog(mem.service, logConfig({ chunkSize: cs, cacheBytes: 1 << 22 }), 19)
     const prng = new Prng(19)
     const positions: Array<number> = []
-    while (log.writerPosition() < 2 * cs) positions.push(writeUnits(log, [{ records: [eventOfSize(prng, 600 * 1024)] }]).positions[0]![0]!)
+    while (log.writerPosition() < 2 * cs)
+      positions.push(writeUnits(log, [{ records: [eventOfSize(prng, 600 * 1024)] }]).positions[0]![0]!)
     Effect.runSync(log.replaceChunks(0, 0, () => true))
     Effect.runSync(log.replaceChunks(0, 1, () => true))
     // Limits just after a record's start: the scan may return records below the limit only.
     for (const p of positions.slice(1, 8)) {
       const got = Effect.runSync(log.scanForward(0, p, 10_000)).records.map((r) => r.logPosition)
       expect(got).toEqual(positions.filter((q) => q < p))
-      const fromJustBefore = Effect.runSync(log.scanForward(positions[positions.indexOf(p) - 1]!, p, 10_000)).records.map((r) => r.logPosition)
+      const fromJustBefore = Effect.runSync(
+        log.scanForward(positions[positions.indexOf(p) - 1]!, p, 10_000)
+      ).records.map((r) => r.logPosition)
       expect(fromJustBefore).toEqual([positions[positions.indexOf(p) - 1]])
     }
   })

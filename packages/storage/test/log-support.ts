@@ -6,7 +6,14 @@
 import { Effect, Exit } from "effect"
 import { Disk, DiskError, checkDiskOps, type DiskService, type MemoryDisk, Prng } from "@vellum/platform"
 import { ByteWriter } from "../src/codec/bytes.js"
-import { EventFlags, RecordKind, encodeRecord, framedLength, type LogRecord, type NewRecord } from "../src/log/records.js"
+import {
+  EventFlags,
+  RecordKind,
+  encodeRecord,
+  framedLength,
+  type LogRecord,
+  type NewRecord
+} from "../src/log/records.js"
 import { openTransactionLog, type LogConfig, type TransactionLog, type WriteUnit } from "../src/log/TransactionLog.js"
 
 export const DIR = "/db"
@@ -54,13 +61,33 @@ const randomBytes = (prng: Prng, n: number): Buffer => {
 export const randomRecord = (prng: Prng, maxData: number): NewRecord => {
   const roll = prng.int(0, 19)
   if (roll === 0) {
-    return { kind: RecordKind.Commit, transactionPosition: prng.int(0, 1e12), firstEventNumber: prng.int(0, 1e9), correlationId: uuidFrom(prng), timeMicros: prng.int(0, 2 ** 52) }
+    return {
+      kind: RecordKind.Commit,
+      transactionPosition: prng.int(0, 1e12),
+      firstEventNumber: prng.int(0, 1e9),
+      correlationId: uuidFrom(prng),
+      timeMicros: prng.int(0, 2 ** 52)
+    }
   }
   if (roll === 1) {
-    return { kind: RecordKind.Epoch, epochNumber: prng.int(0, 1000), prevEpochPosition: prng.int(-1, 1e9), epochId: uuidFrom(prng), leaderInstanceId: uuidFrom(prng), timeMicros: prng.int(0, 2 ** 52) }
+    return {
+      kind: RecordKind.Epoch,
+      epochNumber: prng.int(0, 1000),
+      prevEpochPosition: prng.int(-1, 1e9),
+      epochId: uuidFrom(prng),
+      leaderInstanceId: uuidFrom(prng),
+      timeMicros: prng.int(0, 2 ** 52)
+    }
   }
   if (roll === 2) {
-    return { kind: RecordKind.ScavengePoint, number: prng.int(0, 100), eventId: uuidFrom(prng), effectiveNowMicros: prng.int(0, 2 ** 52), threshold: prng.int(-1, 10), timeMicros: prng.int(0, 2 ** 52) }
+    return {
+      kind: RecordKind.ScavengePoint,
+      number: prng.int(0, 100),
+      eventId: uuidFrom(prng),
+      effectiveNowMicros: prng.int(0, 2 ** 52),
+      threshold: prng.int(-1, 10),
+      timeMicros: prng.int(0, 2 ** 52)
+    }
   }
   return {
     kind: RecordKind.Event,
@@ -80,8 +107,15 @@ export const eventOfSize = (prng: Prng, framed: number): NewRecord => {
   const base = 12 + 10 + 2 + 8 + 8 + 16 + 4 + 1 + 4 + 1 + 4 + 4 // framing + header + fields + "s" + "T" + 2 lengths
   if (framed < base) throw new RangeError(`an event needs at least ${base} bytes`)
   return {
-    kind: RecordKind.Event, flags: EventFlags.BatchBegin | EventFlags.BatchEnd, eventNumber: prng.int(0, 1000), createdMicros: 1,
-    eventId: uuidFrom(prng), stream: "s", eventType: "T", data: randomBytes(prng, framed - base), metadata: Buffer.alloc(0)
+    kind: RecordKind.Event,
+    flags: EventFlags.BatchBegin | EventFlags.BatchEnd,
+    eventNumber: prng.int(0, 1000),
+    createdMicros: 1,
+    eventId: uuidFrom(prng),
+    stream: "s",
+    eventType: "T",
+    data: randomBytes(prng, framed - base),
+    metadata: Buffer.alloc(0)
   }
 }
 
@@ -127,7 +161,8 @@ export interface Placed {
 }
 
 /** Every record of `units`, in order, with its position. */
-export const flatten = (units: ReadonlyArray<Placed>) => units.flatMap((u) => u.records.map((record, k) => ({ record, position: u.positions[k]! })))
+export const flatten = (units: ReadonlyArray<Placed>) =>
+  units.flatMap((u) => u.records.map((record, k) => ({ record, position: u.positions[k]! })))
 
 /** Writes units (prepare + write) and returns their positions; throws if the write fails. */
 export const writeUnits = (log: TransactionLog, units: ReadonlyArray<WriteUnit>) => {
@@ -184,4 +219,7 @@ export const powerCutDisk = (mem: MemoryDisk, cut: PowerCut): DiskService => {
 
 /** Names of the files in the log directory. */
 export const filesIn = (mem: MemoryDisk, dir = DIR): Array<string> =>
-  mem.files().filter((p) => p.startsWith(`${dir}/`)).map((p) => p.slice(dir.length + 1))
+  mem
+    .files()
+    .filter((p) => p.startsWith(`${dir}/`))
+    .map((p) => p.slice(dir.length + 1))

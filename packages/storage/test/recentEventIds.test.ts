@@ -6,8 +6,16 @@ import { DeletedStreamNumber } from "../src/streams/names.js"
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
 const event = (n: number, eventNumber = n): EventRecord => ({
-  kind: RecordKind.Event, logPosition: n * 100, flags: EventFlags.Json, eventNumber, createdMicros: 0, eventId: uuid(n),
-  stream: `s-${n}`, eventType: "T", data: Buffer.alloc(0), metadata: Buffer.alloc(0)
+  kind: RecordKind.Event,
+  logPosition: n * 100,
+  flags: EventFlags.Json,
+  eventNumber,
+  createdMicros: 0,
+  eventId: uuid(n),
+  stream: `s-${n}`,
+  eventType: "T",
+  data: Buffer.alloc(0),
+  metadata: Buffer.alloc(0)
 })
 
 describe("RecentEventIds", () => {
@@ -20,7 +28,16 @@ describe("RecentEventIds", () => {
     expect(recent.missing).toBe(0)
     const cache = new EventIdCache(1000)
     recent.fillInto(cache)
-    expect([6, 7, 8, 9, 10, 11, 12, 13].map((n) => cache.get(uuid(n))?.eventNumber)).toEqual([undefined, undefined, 8, 9, 10, 11, 12, undefined])
+    expect([6, 7, 8, 9, 10, 11, 12, 13].map((n) => cache.get(uuid(n))?.eventNumber)).toEqual([
+      undefined,
+      undefined,
+      8,
+      9,
+      10,
+      11,
+      12,
+      undefined
+    ])
   })
 
   it("a replay longer than the window keeps its newest ids and wants none from before", () => {
@@ -38,7 +55,8 @@ describe("RecentEventIds", () => {
       const recent = new RecentEventIds(cache.window)
       for (let n = 1; n <= cache.window + 5; n++) recent.forward(event(n))
       recent.fillInto(cache)
-      for (let n = 6; n <= cache.window + 5; n++) expect(cache.get(uuid(n))?.eventNumber, `capacity ${capacity}, id ${n}`).toBe(n)
+      for (let n = 6; n <= cache.window + 5; n++)
+        expect(cache.get(uuid(n))?.eventNumber, `capacity ${capacity}, id ${n}`).toBe(n)
     }
   })
 })

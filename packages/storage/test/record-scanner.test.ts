@@ -37,7 +37,7 @@ interface Seen {
 }
 
 const viaScanner = (log: TransactionLog, from: number, limit: number, pieceBytes: number, verifyFiles = false) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const scan = scanRecords(log, from, limit, { pieceBytes, verifyFiles })
     const out: Array<Seen> = []
     while (yield* scan.nextPiece) {
@@ -59,10 +59,47 @@ const viaScanner = (log: TransactionLog, from: number, limit: number, pieceBytes
 
 /** Events the state of a scavenge cares about, so every seed has some: metastream records and tombstones. */
 const notable = (prng: Prng): Array<NewRecord> => [
-  { kind: RecordKind.Event, flags: EventFlags.Json, eventNumber: 0, createdMicros: 7, eventId: uuidFrom(prng), stream: "$$orders", eventType: "$metadata", data: Buffer.from("{}"), metadata: Buffer.alloc(0) },
-  { kind: RecordKind.Event, flags: EventFlags.Tombstone, eventNumber: 2 ** 53 - 1, createdMicros: 9, eventId: uuidFrom(prng), stream: "orders", eventType: "$streamDeleted", data: Buffer.alloc(0), metadata: Buffer.alloc(0) },
-  { kind: RecordKind.Event, flags: 0, eventNumber: 3, createdMicros: 11, eventId: uuidFrom(prng), stream: "$", eventType: "T", data: Buffer.alloc(0), metadata: Buffer.alloc(0) },
-  { kind: RecordKind.ScavengePoint, number: 0, eventId: uuidFrom(prng), effectiveNowMicros: 5, threshold: 0, timeMicros: 13 }
+  {
+    kind: RecordKind.Event,
+    flags: EventFlags.Json,
+    eventNumber: 0,
+    createdMicros: 7,
+    eventId: uuidFrom(prng),
+    stream: "$$orders",
+    eventType: "$metadata",
+    data: Buffer.from("{}"),
+    metadata: Buffer.alloc(0)
+  },
+  {
+    kind: RecordKind.Event,
+    flags: EventFlags.Tombstone,
+    eventNumber: 2 ** 53 - 1,
+    createdMicros: 9,
+    eventId: uuidFrom(prng),
+    stream: "orders",
+    eventType: "$streamDeleted",
+    data: Buffer.alloc(0),
+    metadata: Buffer.alloc(0)
+  },
+  {
+    kind: RecordKind.Event,
+    flags: 0,
+    eventNumber: 3,
+    createdMicros: 11,
+    eventId: uuidFrom(prng),
+    stream: "$",
+    eventType: "T",
+    data: Buffer.alloc(0),
+    metadata: Buffer.alloc(0)
+  },
+  {
+    kind: RecordKind.ScavengePoint,
+    number: 0,
+    eventId: uuidFrom(prng),
+    effectiveNowMicros: 5,
+    threshold: 0,
+    timeMicros: 13
+  }
 ]
 
 /** A log with plain, scavenged and merged completed chunks and an active chunk holding notable records. */
@@ -88,7 +125,15 @@ describe("RecordScanner", () => {
       const end = log.writerPosition()
       const starts = [0, CHUNK_SIZE, 3 * CHUNK_SIZE, ...written.filter(() => prng.chance(0.1)).map((w) => w.position)]
       for (const from of starts) {
-        const limits = [end, end + 100, from + 1, 2 * CHUNK_SIZE, 4 * CHUNK_SIZE + 1, prng.int(from, end + 50), prng.int(from, end)]
+        const limits = [
+          end,
+          end + 100,
+          from + 1,
+          2 * CHUNK_SIZE,
+          4 * CHUNK_SIZE + 1,
+          prng.int(from, end + 50),
+          prng.int(from, end)
+        ]
         for (const limit of limits) {
           const expected = viaScanForward(log, from, limit)
           const seen = Effect.runSync(viaScanner(log, from, limit, prng.pick([9, 64, 300, 4096]), prng.chance(0.5)))
@@ -98,7 +143,11 @@ describe("RecordScanner", () => {
             expect(bytesOf(s.record, s.logPosition).equals(bytesOf(r, r.logPosition))).toBe(true)
             expect(s.kind).toBe(r.kind)
             if (r.kind === RecordKind.Event) {
-              expect([s.flags, s.created, s.isMetastream]).toEqual([r.flags, r.createdMicros, r.stream.startsWith("$$")])
+              expect([s.flags, s.created, s.isMetastream]).toEqual([
+                r.flags,
+                r.createdMicros,
+                r.stream.startsWith("$$")
+              ])
               if (s.isMetastream === true) metastreamEvents++
             }
             if (r.kind === RecordKind.ScavengePoint) expect(s.spTime).toBe(r.timeMicros)
@@ -120,15 +169,23 @@ describe("RecordScanner", () => {
     Effect.runSync(handle.write(offset, Buffer.from([byte[0]! ^ 0x10])))
     const from = 2 * CHUNK_SIZE
     const exit = Effect.runSyncExit(viaScanner(log, from, 3 * CHUNK_SIZE, 4096))
-    expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : "no failure").toBe("StorageCorrupt")
+    expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : "no failure").toBe(
+      "StorageCorrupt"
+    )
     const reference = Effect.runSyncExit(log.scanForward(from, 3 * CHUNK_SIZE, 10_000))
     expect(Exit.isFailure(reference)).toBe(true)
     // Chunks before the damage still scan.
-    expect(Effect.runSync(viaScanner(log, 0, 2 * CHUNK_SIZE, 4096)).length).toBe(viaScanForward(log, 0, 2 * CHUNK_SIZE).length)
+    expect(Effect.runSync(viaScanner(log, 0, 2 * CHUNK_SIZE, 4096)).length).toBe(
+      viaScanForward(log, 0, 2 * CHUNK_SIZE).length
+    )
   })
 
   it("checking file checksums, damage anywhere in a chunk read whole fails the scan when it leaves that chunk", () => {
-    for (const [startNumber, where] of [[2, "record"], [2, "tail"], [1, "posmap"]] as const) {
+    for (const [startNumber, where] of [
+      [2, "record"],
+      [2, "tail"],
+      [1, "posmap"]
+    ] as const) {
       const { log, mem } = mixedLog(12)
       const chunk = log.chunks().find((c) => c.header.startNumber === startNumber)!
       const from = startNumber * CHUNK_SIZE
@@ -138,15 +195,21 @@ describe("RecordScanner", () => {
       const size = Effect.runSync(handle.size)
       // A byte inside a record's data (its own checksum is not looked at), in the last record, or in the
       // position map of a scavenged chunk: only the file checksum can tell.
-      const offset = where === "record" ? HEADER_SIZE + 300 : where === "tail" ? HEADER_SIZE + chunk.dataSize - 10 : size - 128 - 5
+      const offset =
+        where === "record" ? HEADER_SIZE + 300 : where === "tail" ? HEADER_SIZE + chunk.dataSize - 10 : size - 128 - 5
       const byte = Effect.runSync(handle.read(offset, 1))
       Effect.runSync(handle.write(offset, Buffer.from([byte[0]! ^ 0x10])))
       const seen: Array<number> = []
-      const exit = Effect.runSyncExit(Effect.gen(function*() {
-        const scan = scanRecords(log, from, limit, { pieceBytes: 4096, verifyFiles: true })
-        while (yield* scan.nextPiece) while (scan.next()) seen.push(scan.logPosition)
-      }))
-      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error.message : "no failure", where).toContain("file checksum")
+      const exit = Effect.runSyncExit(
+        Effect.gen(function* () {
+          const scan = scanRecords(log, from, limit, { pieceBytes: 4096, verifyFiles: true })
+          while (yield* scan.nextPiece) while (scan.next()) seen.push(scan.logPosition)
+        })
+      )
+      expect(
+        Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error.message : "no failure",
+        where
+      ).toContain("file checksum")
       // The whole-file check costs no per-record check: the records were handed out before it failed.
       if (where !== "record") expect(seen.length).toBe(expected)
     }
@@ -162,7 +225,9 @@ describe("RecordScanner", () => {
     Effect.runSync(handle.write(offset, Buffer.from([byte[0]! ^ 0x10])))
     // Starting after the chunk's first record: the file checksum cannot be computed, so records are checked.
     const exit = Effect.runSyncExit(viaScanner(log, first.logPosition + 1, 3 * CHUNK_SIZE, 4096, true))
-    expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error.message : "no failure").toContain("damaged")
+    expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error.message : "no failure").toContain(
+      "damaged"
+    )
   })
 
   it("checking file checksums, a bit flipped in transit anywhere in a read fails the scan or changes nothing", () => {
@@ -184,10 +249,12 @@ describe("RecordScanner", () => {
         })
         const damagedLog = { chunks: () => log.chunks().map((c) => (c === chunk ? { ...c, handle } : c)) }
         const seen: Array<number> = []
-        const exit = Effect.runSyncExit(Effect.gen(function*() {
-          const scan = scanRecords(damagedLog, from, limit, { pieceBytes: 1024, verifyFiles: true })
-          while (yield* scan.nextPiece) while (scan.next()) seen.push(scan.logPosition)
-        }))
+        const exit = Effect.runSyncExit(
+          Effect.gen(function* () {
+            const scan = scanRecords(damagedLog, from, limit, { pieceBytes: 1024, verifyFiles: true })
+            while (yield* scan.nextPiece) while (scan.next()) seen.push(scan.logPosition)
+          })
+        )
         if (Exit.isFailure(exit)) outcomes = { ...outcomes, failed: outcomes.failed + 1 }
         else {
           expect(seen, `bit ${byte} of read ${piece}`).toEqual(expected)

@@ -4,13 +4,19 @@ import { MemoryDisk, Disk } from "@vellum/platform"
 import { defaultStorageConfig, make } from "../src/index.js"
 
 const cfg = { ...defaultStorageConfig("/db"), chunkSize: 4096, memtableMaxEntries: 16, preallocateChunks: false }
-const ev = (i: number) => ({ eventId: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`, eventType: "T", isJson: true, data: Buffer.from(`{"i":${i}}`), metadata: Buffer.alloc(0) })
+const ev = (i: number) => ({
+  eventId: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+  eventType: "T",
+  isJson: true,
+  data: Buffer.from(`{"i":${i}}`),
+  metadata: Buffer.alloc(0)
+})
 
 describe("smoke", () => {
   it.effect("append, read, restart", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const mem = new MemoryDisk()
-      const open = Effect.gen(function*() {
+      const open = Effect.gen(function* () {
         const scope = yield* Scope.make()
         const store = yield* make(cfg).pipe(Effect.provideService(Disk, mem.service), Scope.extend(scope))
         return { store, scope }
@@ -26,8 +32,13 @@ describe("smoke", () => {
       const b = yield* open
       const r2 = yield* b.store.readStreamBackward("s-3", -1, 5)
       assert.strictEqual(r2._tag, "Success")
-      if (r2._tag === "Success") assert.deepStrictEqual(r2.events.map((e) => e.event!.eventNumber), [28, 27, 26, 25, 24])
+      if (r2._tag === "Success")
+        assert.deepStrictEqual(
+          r2.events.map((e) => e.event!.eventNumber),
+          [28, 27, 26, 25, 24]
+        )
       const back = yield* b.store.readAllBackward(-1, 4096)
       assert.strictEqual(back.events.filter((e) => e.event!.stream.startsWith("s-")).length, 200)
-    }))
+    })
+  )
 })

@@ -13,7 +13,7 @@ import { baseConfig, evs } from "./streams-harness.js"
 
 /** Opens a store in a scope of its own, so the test decides when it closes. */
 const open = (disk: DiskService, config: StorageConfig) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const scope = yield* Scope.make()
     const opened = yield* Effect.exit(make(config).pipe(Effect.provideService(Disk, disk), Scope.extend(scope)))
     if (Exit.isFailure(opened)) yield* Scope.close(scope, Exit.void)
@@ -29,7 +29,7 @@ const lockedError = (exit: Exit.Exit<unknown, { readonly _tag: string }>) => {
 
 describe("store: data directory lock", () => {
   it.effect("in memory: a second open fails until the first closes; a crash frees it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const mem = new MemoryDisk()
       const config = baseConfig()
       const first = yield* open(mem.service, config)
@@ -47,10 +47,11 @@ describe("store: data directory lock", () => {
       yield* third.close
       lockedError((yield* open(mem.service, config)).opened)
       yield* fourth.close
-    }))
+    })
+  )
 
   it.effect("on the real disk: the second open names the lock file and this process's pid", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vellum-store-lock-"))
       try {
         const config = { ...baseConfig(), dir }
@@ -68,5 +69,6 @@ describe("store: data directory lock", () => {
       } finally {
         fs.rmSync(dir, { recursive: true, force: true })
       }
-    }))
+    })
+  )
 })

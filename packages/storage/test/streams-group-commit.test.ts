@@ -21,7 +21,7 @@ describe("streams: group commit", () => {
   for (const hash of Hashes) {
     for (const reopen of Reopens) {
       it.scoped(`${hash.name}, ${reopen}: concurrent appends are serializable`, () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const db = yield* openDb(hash.overrides)
           yield* db.store.append("pre", NoStream, evs(9000, 3))
           const attempts: Array<Attempt> = []
@@ -29,7 +29,8 @@ describe("streams: group commit", () => {
           for (let i = 0; i < 120; i++) {
             const stream = `c-${i % 5}`
             const mode = i % 6
-            const expected = mode === 0 ? NoStream : mode === 1 ? Any : mode === 2 ? StreamExists : mode === 3 ? (i % 7) - 1 : Any
+            const expected =
+              mode === 0 ? NoStream : mode === 1 ? Any : mode === 2 ? StreamExists : mode === 3 ? (i % 7) - 1 : Any
             const count = 1 + (i % 3)
             attempts.push({ stream, expected, ids: Array.from({ length: count }, () => id++) })
           }
@@ -41,15 +42,26 @@ describe("streams: group commit", () => {
           const dup = [id++, id++]
           attempts.push({ stream: "dup", expected: Any, ids: dup }, { stream: "dup", expected: Any, ids: dup })
 
-          const outcomes = yield* Effect.forEach(attempts, (a) =>
-            Effect.either(db.store.append(a.stream, a.expected, a.ids.map((n) => ev(n)))), { concurrency: "unbounded" })
+          const outcomes = yield* Effect.forEach(
+            attempts,
+            (a) =>
+              Effect.either(
+                db.store.append(
+                  a.stream,
+                  a.expected,
+                  a.ids.map((n) => ev(n))
+                )
+              ),
+            { concurrency: "unbounded" }
+          )
 
           for (const [i, outcome] of outcomes.entries()) {
             if (Either.isLeft(outcome)) {
               assert.oneOf(outcome.left._tag, ["WrongExpectedVersion"], `attempt ${i}: ${JSON.stringify(outcome.left)}`)
             }
           }
-          const winners = (stream: string) => outcomes.filter((o, i) => attempts[i]!.stream === stream && Either.isRight(o)).length
+          const winners = (stream: string) =>
+            outcomes.filter((o, i) => attempts[i]!.stream === stream && Either.isRight(o)).length
           assert.strictEqual(winners("race"), 1)
           assert.strictEqual(winners("pre"), 1)
           const dupResults = outcomes.slice(-2).map((o) => Either.getOrThrow(o))
@@ -89,22 +101,29 @@ describe("streams: group commit", () => {
           for (const outcome of outcomes) {
             if (Either.isRight(outcome)) assert.isTrue(all.some((e) => e.logPosition === outcome.right.position))
           }
-        }))
+        })
+      )
     }
   }
 
   it.scoped("commit notices and the committed position advance with every batch", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const db = yield* openDb()
       const notices = yield* PubSub.subscribe(db.store.commits)
       // The plain listeners hear the same notices, in the same order, and no more once their scope closes.
       const heard: Array<CommitNotice> = []
       const listening = yield* Scope.make()
-      yield* Scope.extend(db.store.onCommit((notice) => heard.push(notice)), listening)
+      yield* Scope.extend(
+        db.store.onCommit((notice) => heard.push(notice)),
+        listening
+      )
       const start = yield* db.store.committedPosition
 
-      const results = yield* Effect.forEach(Array.from({ length: 40 }, (_, i) => i), (i) =>
-        db.store.append(`n-${i % 4}`, Any, [ev(i)]), { concurrency: "unbounded" })
+      const results = yield* Effect.forEach(
+        Array.from({ length: 40 }, (_, i) => i),
+        (i) => db.store.append(`n-${i % 4}`, Any, [ev(i)]),
+        { concurrency: "unbounded" }
+      )
       const end = yield* db.store.committedPosition
       for (const r of results) assert.isBelow(r.position, end)
 
@@ -132,20 +151,29 @@ describe("streams: group commit", () => {
       yield* db.store.setStreamMetadata("n-1", Any, Buffer.from("{}"))
       yield* db.store.deleteStream("n-2", Any, true)
       const more = Chunk.toReadonlyArray(yield* Queue.takeAll(notices))
-      assert.deepStrictEqual(more.map((n) => n.streams), [["$$n-1"], ["n-2"]])
+      assert.deepStrictEqual(
+        more.map((n) => n.streams),
+        [["$$n-1"], ["n-2"]]
+      )
       assert.strictEqual(more[1]!.endPosition, yield* db.store.committedPosition)
       assert.deepStrictEqual(heard, [...received, ...more])
       yield* Scope.close(listening, Exit.void)
       yield* db.store.append("n-3", Any, [ev(101)])
       assert.strictEqual(heard.length, received.length + more.length, "a listener whose scope closed hears nothing")
       assert.strictEqual((yield* Queue.takeAll(notices)).length, 1)
-    }))
+    })
+  )
 
   it.scoped("a reader that sees the committed position sees every event below it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const db = yield* openDb()
-      const seen = yield* Effect.fork(Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) =>
-        db.store.append("r", Any, evs(i * 2, 2)), { concurrency: "unbounded" }))
+      const seen = yield* Effect.fork(
+        Effect.forEach(
+          Array.from({ length: 20 }, (_, i) => i),
+          (i) => db.store.append("r", Any, evs(i * 2, 2)),
+          { concurrency: "unbounded" }
+        )
+      )
       for (let k = 0; k < 20; k++) {
         const committed = yield* db.store.committedPosition
         const all = yield* readAll(db.store)
@@ -157,5 +185,6 @@ describe("streams: group commit", () => {
         yield* Effect.yieldNow()
       }
       yield* seen.await
-    }))
+    })
+  )
 })

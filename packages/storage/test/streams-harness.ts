@@ -10,7 +10,13 @@ import { assert } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import { Disk, MemoryDisk, Prng, type CrashMode } from "@vellum/platform"
 import {
-  defaultStorageConfig, make, type EventStoreService, type HashFn, type ProposedEvent, type StorageConfig, type StreamRead
+  defaultStorageConfig,
+  make,
+  type EventStoreService,
+  type HashFn,
+  type ProposedEvent,
+  type StorageConfig,
+  type StreamRead
 } from "../src/index.js"
 
 export const baseConfig = (overrides: Partial<StorageConfig> = {}): StorageConfig => ({
@@ -27,7 +33,10 @@ export const collide: HashFn = () => ({ hi: 0, lo: 1 })
 export const Hashes: ReadonlyArray<{ readonly name: string; readonly overrides: Partial<StorageConfig> }> = [
   { name: "real hash", overrides: {} },
   { name: "colliding hash", overrides: { streamHash: collide } },
-  { name: "colliding hash, tiny caches", overrides: { streamHash: collide, streamInfoCacheCapacity: 1, readCacheBytes: 512, memtableMaxEntries: 2 } }
+  {
+    name: "colliding hash, tiny caches",
+    overrides: { streamHash: collide, streamInfoCacheCapacity: 1, readCacheBytes: 512, memtableMaxEntries: 2 }
+  }
 ]
 
 export type Reopen = "none" | "restart" | "crash"
@@ -35,15 +44,19 @@ export const Reopens: ReadonlyArray<Reopen> = ["none", "restart", "crash"]
 
 export const uuid = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
 
-export const ev = (n: number, options: { type?: string; data?: string | Uint8Array; isJson?: boolean; metadata?: string } = {}): ProposedEvent => ({
+export const ev = (
+  n: number,
+  options: { type?: string; data?: string | Uint8Array; isJson?: boolean; metadata?: string } = {}
+): ProposedEvent => ({
   eventId: uuid(n),
   eventType: options.type ?? "T",
   isJson: options.isJson ?? true,
-  data: typeof options.data === "string" ? Buffer.from(options.data) : options.data ?? Buffer.from(`{"i":${n}}`),
+  data: typeof options.data === "string" ? Buffer.from(options.data) : (options.data ?? Buffer.from(`{"i":${n}}`)),
   metadata: Buffer.from(options.metadata ?? "")
 })
 
-export const evs = (from: number, count: number): Array<ProposedEvent> => Array.from({ length: count }, (_, i) => ev(from + i))
+export const evs = (from: number, count: number): Array<ProposedEvent> =>
+  Array.from({ length: count }, (_, i) => ev(from + i))
 
 export const link = (n: number, payload: string): ProposedEvent => ev(n, { type: "$>", data: payload, isJson: false })
 
@@ -63,22 +76,22 @@ export interface Db {
 
 /** Opens a store on a fresh in-memory disk; the current incarnation is closed with the test's scope. */
 export const openDb = (overrides: Partial<StorageConfig> = {}): Effect.Effect<Db, unknown, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = baseConfig(overrides)
     const mem = new MemoryDisk()
-    const open = Effect.gen(function*() {
+    const open = Effect.gen(function* () {
       const scope = yield* Scope.make()
       const store = yield* make(config).pipe(Effect.provideService(Disk, mem.service), Scope.extend(scope))
       return { store, scope }
     })
     let current = yield* open
     yield* Effect.addFinalizer(() => Scope.close(current.scope, Exit.void))
-    const restart = Effect.gen(function*() {
+    const restart = Effect.gen(function* () {
       yield* Scope.close(current.scope, Exit.void)
       current = yield* open
     })
     const crash = (seed = 1, mode: CrashMode = "strict") =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         mem.crash(new Prng(seed), mode)
         yield* Scope.close(current.scope, Exit.void)
         current = yield* open
@@ -91,7 +104,7 @@ export const openDb = (overrides: Partial<StorageConfig> = {}): Effect.Effect<Db
       },
       restart,
       crash,
-      reopen: (how) => how === "none" ? Effect.void : how === "restart" ? restart : crash(7)
+      reopen: (how) => (how === "none" ? Effect.void : how === "restart" ? restart : crash(7))
     }
     return db
   })
@@ -99,20 +112,28 @@ export const openDb = (overrides: Partial<StorageConfig> = {}): Effect.Effect<Db
 // ---- assertions ----
 
 export const expectWev = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>, current: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const error = yield* Effect.flip(effect)
-    assert.strictEqual(error._tag, "WrongExpectedVersion", `expected WrongExpectedVersion, got ${JSON.stringify(error)}`)
-    assert.strictEqual((error as unknown as { currentVersion: number }).currentVersion, current, "WrongExpectedVersion.currentVersion")
+    assert.strictEqual(
+      error._tag,
+      "WrongExpectedVersion",
+      `expected WrongExpectedVersion, got ${JSON.stringify(error)}`
+    )
+    assert.strictEqual(
+      (error as unknown as { currentVersion: number }).currentVersion,
+      current,
+      "WrongExpectedVersion.currentVersion"
+    )
   })
 
 export const expectDeleted = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const error = yield* Effect.flip(effect)
     assert.strictEqual(error._tag, "StreamDeleted", `expected StreamDeleted, got ${JSON.stringify(error)}`)
   })
 
 export const expectInvalid = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>, reason: RegExp) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const error = yield* Effect.flip(effect)
     assert.strictEqual(error._tag, "InvalidRequest", `expected InvalidRequest, got ${JSON.stringify(error)}`)
     assert.match((error as unknown as { message: string }).message, reason)
@@ -137,7 +158,7 @@ export const streamIds = (store: EventStoreService, stream: string) =>
 
 /** Every record of `$all`, forward, paging with `pageSize`. */
 export const readAll = (store: EventStoreService, pageSize = 4096) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const out = []
     let position = 0
     for (let guard = 0; guard < 100_000; guard++) {
@@ -152,7 +173,7 @@ export const readAll = (store: EventStoreService, pageSize = 4096) =>
 
 /** Every record of `$all`, backward from the end, paging with `pageSize`. */
 export const readAllBackward = (store: EventStoreService, pageSize = 4096) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const out = []
     let position = -1
     for (let guard = 0; guard < 100_000; guard++) {
@@ -165,4 +186,7 @@ export const readAllBackward = (store: EventStoreService, pageSize = 4096) =>
   })
 
 export const metadataJson = (store: EventStoreService, stream: string) =>
-  Effect.map(store.getStreamMetadata(stream), (m) => (m.raw === undefined ? undefined : JSON.parse(m.raw.toString("utf8"))) as Record<string, unknown> | undefined)
+  Effect.map(
+    store.getStreamMetadata(stream),
+    (m) => (m.raw === undefined ? undefined : JSON.parse(m.raw.toString("utf8"))) as Record<string, unknown> | undefined
+  )

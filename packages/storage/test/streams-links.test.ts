@@ -5,14 +5,25 @@
  */
 import { describe, it, assert } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { ExpectedVersion, SystemLinkAccess, type EventStoreService, type LinkAccess, type ResolvedEvent } from "../src/index.js"
+import {
+  ExpectedVersion,
+  SystemLinkAccess,
+  type EventStoreService,
+  type LinkAccess,
+  type ResolvedEvent
+} from "../src/index.js"
 import { Hashes, Reopens, evs, json, link, openDb, uuid } from "./streams-harness.js"
 
 const { Any, NoStream } = ExpectedVersion
 
 /** What a resolved event looks like, compactly: the target "stream#n", and the link's id. */
 const shape = (r: ResolvedEvent) => ({
-  event: r.event === undefined ? undefined : r.event.eventType === "$>" ? `link:${r.event.eventId}` : `${r.event.stream}#${r.event.eventNumber}`,
+  event:
+    r.event === undefined
+      ? undefined
+      : r.event.eventType === "$>"
+        ? `link:${r.event.eventId}`
+        : `${r.event.stream}#${r.event.eventNumber}`,
   link: r.link?.eventId
 })
 
@@ -20,16 +31,31 @@ interface Case {
   readonly name: string
   readonly payload: string
   /** "resolved" to the target, "failed" (the link with no target) or "unresolved" (the link as a plain event). */
-  readonly expect: { readonly kind: "resolved"; readonly target: string } | { readonly kind: "failed" } | { readonly kind: "unresolved" }
+  readonly expect:
+    | { readonly kind: "resolved"; readonly target: string }
+    | { readonly kind: "failed" }
+    | { readonly kind: "unresolved" }
 }
 
 const cases: ReadonlyArray<Case> = [
   { name: "a plain link", payload: "1@target", expect: { kind: "resolved", target: "target#1" } },
   { name: "the first event", payload: "0@target", expect: { kind: "resolved", target: "target#0" } },
-  { name: "a stream name containing '@' (split on the first '@')", payload: "1@a@b", expect: { kind: "resolved", target: "a@b#1" } },
+  {
+    name: "a stream name containing '@' (split on the first '@')",
+    payload: "1@a@b",
+    expect: { kind: "resolved", target: "a@b#1" }
+  },
   { name: "a stream name that is only '@'", payload: "0@@", expect: { kind: "resolved", target: "@#0" } },
-  { name: "whitespace and a sign around the number (long.TryParse)", payload: " +1 @target", expect: { kind: "resolved", target: "target#1" } },
-  { name: "-1: the last event (ReadEvent's -1)", payload: "-1@target", expect: { kind: "resolved", target: "target#2" } },
+  {
+    name: "whitespace and a sign around the number (long.TryParse)",
+    payload: " +1 @target",
+    expect: { kind: "resolved", target: "target#1" }
+  },
+  {
+    name: "-1: the last event (ReadEvent's -1)",
+    payload: "-1@target",
+    expect: { kind: "resolved", target: "target#2" }
+  },
   { name: "an event past the end", payload: "9@target", expect: { kind: "failed" } },
   { name: "a missing stream", payload: "0@missing", expect: { kind: "failed" } },
   { name: "a hard-deleted stream", payload: "0@hard", expect: { kind: "failed" } },
@@ -54,7 +80,7 @@ const cases: ReadonlyArray<Case> = [
 
 /** Targets with every read rule, and the links (ids 1000 + i) in stream "links". */
 const setup = (store: EventStoreService) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* TestClock.adjust("1000 seconds")
     yield* store.append("aged", NoStream, evs(300, 1))
     yield* TestClock.adjust("100 seconds")
@@ -71,19 +97,25 @@ const setup = (store: EventStoreService) =>
     yield* store.setStreamMetadata("truncated", NoStream, json({ $tb: 2 }))
     yield* store.append("capped", NoStream, evs(50, 3))
     yield* store.setStreamMetadata("capped", NoStream, json({ $maxCount: 1 }))
-    yield* store.append("links", NoStream, cases.map((c, i) => link(1000 + i, c.payload)))
+    yield* store.append(
+      "links",
+      NoStream,
+      cases.map((c, i) => link(1000 + i, c.payload))
+    )
   })
 
 const expectedShape = (c: Case, i: number) =>
-  c.expect.kind === "resolved" ? { event: c.expect.target, link: uuid(1000 + i) }
-  : c.expect.kind === "failed" ? { event: undefined, link: uuid(1000 + i) }
-  : { event: `link:${uuid(1000 + i)}`, link: undefined }
+  c.expect.kind === "resolved"
+    ? { event: c.expect.target, link: uuid(1000 + i) }
+    : c.expect.kind === "failed"
+      ? { event: undefined, link: uuid(1000 + i) }
+      : { event: `link:${uuid(1000 + i)}`, link: undefined }
 
 describe("streams: links", () => {
   for (const hash of Hashes) {
     for (const reopen of Reopens) {
       it.scoped(`${hash.name}, ${reopen}: resolution through every read, with the target's rules`, () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const db = yield* openDb(hash.overrides)
           yield* setup(db.store)
           yield* db.reopen(reopen)
@@ -94,7 +126,10 @@ describe("streams: links", () => {
           cases.forEach((c, i) => assert.deepStrictEqual(got[i], expectedShape(c, i), `${c.name} (${c.payload})`))
 
           const backward = yield* s.readStreamBackward("links", -1, 100, { resolveLinks: SystemLinkAccess })
-          assert.deepStrictEqual(backward._tag === "Success" ? backward.events.map(shape) : backward, [...got].reverse())
+          assert.deepStrictEqual(
+            backward._tag === "Success" ? backward.events.map(shape) : backward,
+            [...got].reverse()
+          )
 
           for (let i = 0; i < cases.length; i++) {
             const one = yield* s.readEvent("links", i, { resolveLinks: SystemLinkAccess })
@@ -104,13 +139,17 @@ describe("streams: links", () => {
           const all = yield* s.readAllForward(0, 4096, { resolveLinks: SystemLinkAccess })
           assert.deepStrictEqual(all.events.filter((r) => (r.link ?? r.event)!.stream === "links").map(shape), got)
           const allBack = yield* s.readAllBackward(-1, 4096, { resolveLinks: SystemLinkAccess })
-          assert.deepStrictEqual(allBack.events.filter((r) => (r.link ?? r.event)!.stream === "links").map(shape), [...got].reverse())
-        }))
+          assert.deepStrictEqual(
+            allBack.events.filter((r) => (r.link ?? r.event)!.stream === "links").map(shape),
+            [...got].reverse()
+          )
+        })
+      )
     }
   }
 
   it.scoped("links are not resolved unless asked", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const db = yield* openDb()
       yield* setup(db.store)
       const unresolved = cases.map((_, i) => ({ event: `link:${uuid(1000 + i)}`, link: undefined }))
@@ -122,10 +161,11 @@ describe("streams: links", () => {
         const all = yield* db.store.readAllForward(0, 4096, options)
         assert.deepStrictEqual(all.events.filter((r) => r.event!.stream === "links").map(shape), unresolved)
       }
-    }))
+    })
+  )
 
   it.scoped("a resolved link carries the target's data; events that are not links pass through", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const db = yield* openDb()
       yield* db.store.append("target", NoStream, evs(0, 2))
       yield* db.store.append("mixed", NoStream, [...evs(5, 1), link(6, "1@target"), ...evs(7, 1)])
@@ -141,45 +181,59 @@ describe("streams: links", () => {
         assert.strictEqual(read.events[1]!.link!.eventNumber, 1)
         assert.strictEqual(read.events[1]!.link!.stream, "mixed")
       }
-    }))
+    })
+  )
 
-  it.scoped("a reader's LinkAccess decides: denied targets read as links whose target is gone, asked once per stream per read", () =>
-    Effect.gen(function*() {
-      const db = yield* openDb()
-      yield* db.store.append("open", NoStream, evs(0, 2))
-      yield* db.store.append("closed", NoStream, evs(2, 2))
-      const payloads = ["0@open", "0@closed", "1@open", "1@closed", "0@open", "x@closed", "0@missing"]
-      yield* db.store.append("links", NoStream, payloads.map((p, i) => link(100 + i, p)))
-      const asked: Array<string> = []
-      const access: LinkAccess = { mayRead: (stream) => Effect.sync(() => (asked.push(stream), stream !== "closed")) }
-      const expected = [
-        { event: "open#0", link: uuid(100) },
-        { event: undefined, link: uuid(101) },
-        { event: "open#1", link: uuid(102) },
-        { event: undefined, link: uuid(103) },
-        { event: "open#0", link: uuid(104) },
-        { event: `link:${uuid(105)}`, link: undefined },
-        { event: undefined, link: uuid(106) }
-      ]
-      const forward = yield* db.store.readStreamForward("links", 0, 100, { resolveLinks: access })
-      assert.deepStrictEqual(forward._tag === "Success" ? forward.events.map(shape) : forward, expected)
-      assert.deepStrictEqual(asked, ["open", "closed", "missing"])
-      asked.length = 0
-      const backward = yield* db.store.readStreamBackward("links", -1, 100, { resolveLinks: access })
-      assert.deepStrictEqual(backward._tag === "Success" ? backward.events.map(shape) : backward, [...expected].reverse())
-      assert.deepStrictEqual(asked, ["missing", "open", "closed"])
-      asked.length = 0
-      const all = yield* db.store.readAllBackward(-1, 4096, { resolveLinks: access })
-      assert.deepStrictEqual(all.events.filter((r) => (r.link ?? r.event)!.stream === "links").map(shape), [...expected].reverse())
-      assert.deepStrictEqual(asked, ["missing", "open", "closed"])
-      asked.length = 0
-      for (const [i, want] of expected.entries()) {
-        const one = yield* db.store.readEvent("links", i, { resolveLinks: access })
-        assert.deepStrictEqual(one._tag === "Success" ? shape(one.event) : one, want)
-      }
-      // A page without links asks nothing.
-      asked.length = 0
-      yield* db.store.readStreamForward("open", 0, 100, { resolveLinks: access })
-      assert.deepStrictEqual(asked, [])
-    }))
+  it.scoped(
+    "a reader's LinkAccess decides: denied targets read as links whose target is gone, asked once per stream per read",
+    () =>
+      Effect.gen(function* () {
+        const db = yield* openDb()
+        yield* db.store.append("open", NoStream, evs(0, 2))
+        yield* db.store.append("closed", NoStream, evs(2, 2))
+        const payloads = ["0@open", "0@closed", "1@open", "1@closed", "0@open", "x@closed", "0@missing"]
+        yield* db.store.append(
+          "links",
+          NoStream,
+          payloads.map((p, i) => link(100 + i, p))
+        )
+        const asked: Array<string> = []
+        const access: LinkAccess = { mayRead: (stream) => Effect.sync(() => (asked.push(stream), stream !== "closed")) }
+        const expected = [
+          { event: "open#0", link: uuid(100) },
+          { event: undefined, link: uuid(101) },
+          { event: "open#1", link: uuid(102) },
+          { event: undefined, link: uuid(103) },
+          { event: "open#0", link: uuid(104) },
+          { event: `link:${uuid(105)}`, link: undefined },
+          { event: undefined, link: uuid(106) }
+        ]
+        const forward = yield* db.store.readStreamForward("links", 0, 100, { resolveLinks: access })
+        assert.deepStrictEqual(forward._tag === "Success" ? forward.events.map(shape) : forward, expected)
+        assert.deepStrictEqual(asked, ["open", "closed", "missing"])
+        asked.length = 0
+        const backward = yield* db.store.readStreamBackward("links", -1, 100, { resolveLinks: access })
+        assert.deepStrictEqual(
+          backward._tag === "Success" ? backward.events.map(shape) : backward,
+          [...expected].reverse()
+        )
+        assert.deepStrictEqual(asked, ["missing", "open", "closed"])
+        asked.length = 0
+        const all = yield* db.store.readAllBackward(-1, 4096, { resolveLinks: access })
+        assert.deepStrictEqual(
+          all.events.filter((r) => (r.link ?? r.event)!.stream === "links").map(shape),
+          [...expected].reverse()
+        )
+        assert.deepStrictEqual(asked, ["missing", "open", "closed"])
+        asked.length = 0
+        for (const [i, want] of expected.entries()) {
+          const one = yield* db.store.readEvent("links", i, { resolveLinks: access })
+          assert.deepStrictEqual(one._tag === "Success" ? shape(one.event) : one, want)
+        }
+        // A page without links asks nothing.
+        asked.length = 0
+        yield* db.store.readStreamForward("open", 0, 100, { resolveLinks: access })
+        assert.deepStrictEqual(asked, [])
+      })
+  )
 })

@@ -5,7 +5,13 @@
  */
 import { describe, it, assert } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { ExpectedVersion, SystemLinkAccess, parseMetadata, type EventStoreService, type StreamRead } from "../src/index.js"
+import {
+  ExpectedVersion,
+  SystemLinkAccess,
+  parseMetadata,
+  type EventStoreService,
+  type StreamRead
+} from "../src/index.js"
 import { Hashes, Reopens, ev, evs, json, metadataJson, openDb, streamNumbers } from "./streams-harness.js"
 
 const { Any, NoStream } = ExpectedVersion
@@ -18,19 +24,23 @@ interface Page {
 }
 
 const page = (read: StreamRead): Page | StreamRead["_tag"] =>
-  read._tag !== "Success" ? read._tag : {
-    numbers: read.events.map((e) => e.event!.eventNumber),
-    next: read.nextEventNumber,
-    last: read.lastEventNumber,
-    end: read.isEndOfStream
-  }
+  read._tag !== "Success"
+    ? read._tag
+    : {
+        numbers: read.events.map((e) => e.event!.eventNumber),
+        next: read.nextEventNumber,
+        last: read.lastEventNumber,
+        end: read.isEndOfStream
+      }
 
-const fwd = (store: EventStoreService, stream: string, from: number, count: number) => Effect.map(store.readStreamForward(stream, from, count), page)
-const bwd = (store: EventStoreService, stream: string, from: number, count: number) => Effect.map(store.readStreamBackward(stream, from, count), page)
+const fwd = (store: EventStoreService, stream: string, from: number, count: number) =>
+  Effect.map(store.readStreamForward(stream, from, count), page)
+const bwd = (store: EventStoreService, stream: string, from: number, count: number) =>
+  Effect.map(store.readStreamBackward(stream, from, count), page)
 
 /** 10 events (0..9) in S, a neighbour, then the metadata. */
 const streamWith = (store: EventStoreService, metadata: unknown) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* store.append("s", NoStream, evs(0, 5))
     yield* store.append("n", NoStream, evs(100, 4))
     yield* store.append("s", 4, evs(5, 5))
@@ -42,7 +52,7 @@ describe("streams: metadata read rules", () => {
     for (const reopen of Reopens) {
       describe(`${hash.name}, ${reopen}`, () => {
         it.scoped("$maxCount: only the last N events are readable; lastEventNumber stays the true last", () =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const db = yield* openDb(hash.overrides)
             yield* streamWith(db.store, { $maxCount: 3 })
             yield* db.reopen(reopen)
@@ -66,15 +76,21 @@ describe("streams: metadata read rules", () => {
             // More events move the window.
             yield* s.append("s", Any, evs(10, 2))
             assert.deepStrictEqual(yield* fwd(s, "s", 0, 100), { numbers: [9, 10, 11], next: 12, last: 11, end: true })
-          }))
+          })
+        )
 
         it.scoped("$tb hides earlier events; backward paging fields", () =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const db = yield* openDb(hash.overrides)
             yield* streamWith(db.store, { $tb: 4 })
             yield* db.reopen(reopen)
             const s = db.store
-            assert.deepStrictEqual(yield* fwd(s, "s", 0, 100), { numbers: [4, 5, 6, 7, 8, 9], next: 10, last: 9, end: true })
+            assert.deepStrictEqual(yield* fwd(s, "s", 0, 100), {
+              numbers: [4, 5, 6, 7, 8, 9],
+              next: 10,
+              last: 9,
+              end: true
+            })
             assert.deepStrictEqual(yield* fwd(s, "s", 0, 4), { numbers: [], next: 4, last: 9, end: false })
             assert.deepStrictEqual(yield* fwd(s, "s", 2, 4), { numbers: [4, 5], next: 6, last: 9, end: false })
             assert.deepStrictEqual(yield* bwd(s, "s", -1, 3), { numbers: [9, 8, 7], next: 6, last: 9, end: false })
@@ -86,10 +102,11 @@ describe("streams: metadata read rules", () => {
             assert.deepStrictEqual(yield* s.readEvent("s", 3), { _tag: "NotFound" })
             assert.strictEqual((yield* s.readEvent("s", 4))._tag, "Success")
             assert.deepStrictEqual(yield* s.readEvent("s", 10), { _tag: "NotFound" })
-          }))
+          })
+        )
 
         it.scoped("$maxCount and $tb together: min = max(last - maxCount + 1, tb)", () =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const db = yield* openDb(hash.overrides)
             yield* streamWith(db.store, { $maxCount: 8, $tb: 5 })
             yield* db.store.append("t", NoStream, evs(200, 10))
@@ -97,10 +114,11 @@ describe("streams: metadata read rules", () => {
             yield* db.reopen(reopen)
             assert.deepStrictEqual(yield* streamNumbers(db.store, "s"), [5, 6, 7, 8, 9])
             assert.deepStrictEqual(yield* streamNumbers(db.store, "t"), [7, 8, 9])
-          }))
+          })
+        )
 
         it.scoped("a huge $tb other than long.MaxValue hides every event without soft-deleting", () =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const db = yield* openDb(hash.overrides)
             yield* db.store.append("s", NoStream, evs(0, 3))
             yield* db.store.setStreamMetadata("s", NoStream, Buffer.from(`{"$tb": 9223372036854775806}`))
@@ -110,10 +128,11 @@ describe("streams: metadata read rules", () => {
             const appended = yield* db.store.append("s", ExpectedVersion.StreamExists, [ev(10)])
             assert.strictEqual(appended.firstEventNumber, 3)
             assert.deepStrictEqual(yield* db.store.readEvent("s", 3), { _tag: "NotFound" })
-          }))
+          })
+        )
 
         it.scoped("backward paging without metadata walks the whole stream", () =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const db = yield* openDb(hash.overrides)
             yield* db.store.append("s", NoStream, evs(0, 10))
             yield* db.reopen(reopen)
@@ -130,11 +149,16 @@ describe("streams: metadata read rules", () => {
               }
               from = p.next
             }
-            assert.deepStrictEqual(pages, [[9, 8, 7, 6], [5, 4, 3, 2], [1, 0]])
-          }))
+            assert.deepStrictEqual(pages, [
+              [9, 8, 7, 6],
+              [5, 4, 3, 2],
+              [1, 0]
+            ])
+          })
+        )
 
         it.scoped("the metastream behaves as $maxCount 1", () =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const db = yield* openDb(hash.overrides)
             yield* db.store.append("s", NoStream, evs(0, 2))
             for (let i = 0; i < 3; i++) yield* db.store.setStreamMetadata("s", i - 1, json({ version: i }))
@@ -148,10 +172,11 @@ describe("streams: metadata read rules", () => {
             const last = yield* db.store.readEvent("$$s", -1)
             assert.strictEqual(last._tag === "Success" ? last.event.event!.data.toString() : last._tag, `{"version":2}`)
             assert.deepStrictEqual(yield* metadataJson(db.store, "s"), { version: 2 })
-          }))
+          })
+        )
 
         it.scoped("getStreamMetadata: NoStream, metadata only, events only, custom keys kept, raw bytes returned", () =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const db = yield* openDb(hash.overrides)
             const body = `{"$maxCount":5,"custom":{"nested":[1,"two",{"three":3}]},"flag":true,"$cacheControl":30,"$tmp":true}`
             yield* db.store.setStreamMetadata("m", NoStream, Buffer.from(body))
@@ -160,7 +185,10 @@ describe("streams: metadata read rules", () => {
             const none = yield* db.store.getStreamMetadata("nothing")
             assert.deepStrictEqual([none._tag, none.metaLastEventNumber, none.raw], ["NoStream", -1, undefined])
             const eventsOnly = yield* db.store.getStreamMetadata("e")
-            assert.deepStrictEqual([eventsOnly._tag, eventsOnly.metaLastEventNumber, eventsOnly.metadata], ["Success", -1, {}])
+            assert.deepStrictEqual(
+              [eventsOnly._tag, eventsOnly.metaLastEventNumber, eventsOnly.metadata],
+              ["Success", -1, {}]
+            )
             const m = yield* db.store.getStreamMetadata("m")
             assert.strictEqual(m._tag, "Success")
             assert.strictEqual(m.metaLastEventNumber, 0)
@@ -170,11 +198,15 @@ describe("streams: metadata read rules", () => {
             assert.strictEqual(m.metadata.cacheControl, 30)
             assert.strictEqual(m.metadata.tempStream, true)
             assert.deepStrictEqual(m.metadata.raw, JSON.parse(body))
-            assert.deepStrictEqual(yield* db.store.readStreamForward("m", 0, 10), { _tag: "NoStream", lastEventNumber: -1 })
-          }))
+            assert.deepStrictEqual(yield* db.store.readStreamForward("m", 0, 10), {
+              _tag: "NoStream",
+              lastEventNumber: -1
+            })
+          })
+        )
 
         it.scoped("metadata takes effect for the next read, and the newest metadata wins", () =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const db = yield* openDb(hash.overrides)
             yield* db.store.append("s", NoStream, evs(0, 6))
             yield* db.store.setStreamMetadata("s", NoStream, json({ $maxCount: 2 }))
@@ -184,7 +216,8 @@ describe("streams: metadata read rules", () => {
             yield* db.store.setStreamMetadata("s", 1, json({}))
             yield* db.reopen(reopen)
             assert.deepStrictEqual(yield* streamNumbers(db.store, "s"), [0, 1, 2, 3, 4, 5])
-          }))
+          })
+        )
       })
     }
   }
@@ -194,13 +227,16 @@ describe("streams: $maxAge", () => {
   for (const hash of Hashes) {
     for (const reopen of Reopens) {
       it.scoped(`${hash.name}, ${reopen}: evaluated at read time with the Clock`, () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const db = yield* openDb(hash.overrides)
           yield* TestClock.adjust("1000 seconds")
           yield* db.store.append("s", NoStream, evs(0, 5)) // t = 1000 s
           yield* TestClock.adjust("100 seconds")
           yield* db.store.append("s", 4, evs(5, 5)) // t = 1100 s
-          yield* db.store.append("l", NoStream, [ev(50, { type: "$>", data: "2@s", isJson: false }), ev(51, { type: "$>", data: "7@s", isJson: false })])
+          yield* db.store.append("l", NoStream, [
+            ev(50, { type: "$>", data: "2@s", isJson: false }),
+            ev(51, { type: "$>", data: "7@s", isJson: false })
+          ])
           yield* db.store.setStreamMetadata("s", NoStream, json({ $maxAge: 50 }))
           yield* db.reopen(reopen)
           const s = db.store
@@ -209,12 +245,20 @@ describe("streams: $maxAge", () => {
           const expiredWindow = yield* fwd(s, "s", 0, 3)
           assert.deepStrictEqual(expiredWindow, { numbers: [], next: 5, last: 9, end: false })
           assert.deepStrictEqual(yield* fwd(s, "s", 3, 4), { numbers: [5, 6], next: 7, last: 9, end: false })
-          assert.deepStrictEqual((yield* bwd(s, "s", -1, 100)) as Page, { numbers: [9, 8, 7, 6, 5], next: -1, last: 9, end: true })
+          assert.deepStrictEqual((yield* bwd(s, "s", -1, 100)) as Page, {
+            numbers: [9, 8, 7, 6, 5],
+            next: -1,
+            last: 9,
+            end: true
+          })
           assert.deepStrictEqual(yield* s.readEvent("s", 4), { _tag: "NotFound" })
           assert.strictEqual((yield* s.readEvent("s", 5))._tag, "Success")
           // Links into the expired part do not resolve.
           const links = yield* s.readStreamForward("l", 0, 10, { resolveLinks: SystemLinkAccess })
-          assert.deepStrictEqual(links._tag === "Success" ? links.events.map((e) => e.event?.eventNumber) : links, [undefined, 7])
+          assert.deepStrictEqual(links._tag === "Success" ? links.events.map((e) => e.event?.eventNumber) : links, [
+            undefined,
+            7
+          ])
           // Time moves on: everything expires; lastEventNumber is still the true last.
           yield* TestClock.adjust("60 seconds")
           assert.deepStrictEqual(yield* fwd(s, "s", 0, 100), { numbers: [], next: 10, last: 9, end: true })
@@ -225,7 +269,8 @@ describe("streams: $maxAge", () => {
           // Raising $maxAge brings old events back (nothing is removed until scavenge).
           yield* s.setStreamMetadata("s", 0, json({ $maxAge: 10_000 }))
           assert.deepStrictEqual(yield* streamNumbers(s, "s"), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
-        }))
+        })
+      )
     }
   }
 })
@@ -258,32 +303,71 @@ describe("streams: metadata parsing", () => {
   ]
   for (const c of empty) {
     it.scoped(`${c.name} → empty metadata: every event readable`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const db = yield* openDb()
         yield* db.store.append("s", NoStream, evs(0, 10))
         yield* db.store.setStreamMetadata("s", NoStream, Buffer.from(c.body), { isJson: c.isJson ?? true })
         const meta = yield* db.store.getStreamMetadata("s")
         assert.strictEqual(meta.raw!.toString(), c.body, "the raw bytes are kept")
         assert.deepStrictEqual(
-          [meta.metadata.maxCount, meta.metadata.truncateBefore, meta.metadata.maxAge, meta.metadata.acl, meta.metadata.tempStream],
+          [
+            meta.metadata.maxCount,
+            meta.metadata.truncateBefore,
+            meta.metadata.maxAge,
+            meta.metadata.acl,
+            meta.metadata.tempStream
+          ],
           [undefined, undefined, undefined, undefined, undefined]
         )
         assert.deepStrictEqual(yield* streamNumbers(db.store, "s"), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
-      }))
+      })
+    )
   }
 
   const parsed: ReadonlyArray<{ name: string; body: string; expect: Record<string, unknown> }> = [
-    { name: "$maxCount 0 is ignored, the rest applies", body: `{"$maxCount": 0, "$tb": 3}`, expect: { truncateBefore: 3, maxCount: undefined } },
-    { name: "negative $maxCount and $maxAge are ignored", body: `{"$maxCount": -1, "$maxAge": -5, "$tb": 3}`, expect: { truncateBefore: 3, maxCount: undefined, maxAge: undefined } },
-    { name: "negative $tb is ignored", body: `{"$tb": -1, "$maxCount": 4}`, expect: { truncateBefore: undefined, maxCount: 4 } },
-    { name: "$tb = long.MaxValue means soft-deleted", body: `{"$tb": 9223372036854775807}`, expect: { truncateBefore: Number.MAX_SAFE_INTEGER } },
-    { name: "$maxCount = long.MaxValue", body: `{"$maxCount": 9223372036854775807}`, expect: { maxCount: Number.MAX_SAFE_INTEGER } },
-    { name: "$tb past 2^53 but below long.MaxValue hides everything without soft-deleting", body: `{"$tb": 9223372036854775806}`, expect: { truncateBefore: Number.MAX_SAFE_INTEGER - 1 } },
+    {
+      name: "$maxCount 0 is ignored, the rest applies",
+      body: `{"$maxCount": 0, "$tb": 3}`,
+      expect: { truncateBefore: 3, maxCount: undefined }
+    },
+    {
+      name: "negative $maxCount and $maxAge are ignored",
+      body: `{"$maxCount": -1, "$maxAge": -5, "$tb": 3}`,
+      expect: { truncateBefore: 3, maxCount: undefined, maxAge: undefined }
+    },
+    {
+      name: "negative $tb is ignored",
+      body: `{"$tb": -1, "$maxCount": 4}`,
+      expect: { truncateBefore: undefined, maxCount: 4 }
+    },
+    {
+      name: "$tb = long.MaxValue means soft-deleted",
+      body: `{"$tb": 9223372036854775807}`,
+      expect: { truncateBefore: Number.MAX_SAFE_INTEGER }
+    },
+    {
+      name: "$maxCount = long.MaxValue",
+      body: `{"$maxCount": 9223372036854775807}`,
+      expect: { maxCount: Number.MAX_SAFE_INTEGER }
+    },
+    {
+      name: "$tb past 2^53 but below long.MaxValue hides everything without soft-deleting",
+      body: `{"$tb": 9223372036854775806}`,
+      expect: { truncateBefore: Number.MAX_SAFE_INTEGER - 1 }
+    },
     { name: "large $maxAge within TimeSpan", body: `{"$maxAge": 922337203685}`, expect: { maxAge: 922337203685 } },
-    { name: "keys are read anywhere in the object, custom keys skipped", body: `{"a": {"$maxCount": "x", "b": [1, 2.5, null]}, "$maxCount": 2, "z": null}`, expect: { maxCount: 2 } },
+    {
+      name: "keys are read anywhere in the object, custom keys skipped",
+      body: `{"a": {"$maxCount": "x", "b": [1, 2.5, null]}, "$maxCount": 2, "z": null}`,
+      expect: { maxCount: 2 }
+    },
     { name: "the last duplicate key wins", body: `{"$maxCount": 5, "$maxCount": 2}`, expect: { maxCount: 2 } },
     { name: "escaped key names", body: `{"\\u0024maxCount": 2}`, expect: { maxCount: 2 } },
-    { name: "whitespace around values", body: ` { "$maxCount" :\n 2 , "$tmp" : false } `, expect: { maxCount: 2, tempStream: undefined } }
+    {
+      name: "whitespace around values",
+      body: ` { "$maxCount" :\n 2 , "$tmp" : false } `,
+      expect: { maxCount: 2, tempStream: undefined }
+    }
   ]
   for (const c of parsed) {
     it(`${c.name}`, () => {
@@ -294,17 +378,39 @@ describe("streams: metadata parsing", () => {
   }
 
   it("$acl: a role string or an array of role strings per operation", () => {
-    const metadata = parseMetadata(json({ $acl: { $r: "reader", $w: ["a", "b"], $d: [], $mr: "$admins" }, other: 1 }), true)
-    assert.deepStrictEqual(metadata.acl, { read: ["reader"], write: ["a", "b"], delete: [], metaRead: ["$admins"], metaWrite: undefined })
-    assert.deepStrictEqual(parseMetadata(json({ $acl: {} }), true).acl, { read: undefined, write: undefined, delete: undefined, metaRead: undefined, metaWrite: undefined })
+    const metadata = parseMetadata(
+      json({ $acl: { $r: "reader", $w: ["a", "b"], $d: [], $mr: "$admins" }, other: 1 }),
+      true
+    )
+    assert.deepStrictEqual(metadata.acl, {
+      read: ["reader"],
+      write: ["a", "b"],
+      delete: [],
+      metaRead: ["$admins"],
+      metaWrite: undefined
+    })
+    assert.deepStrictEqual(parseMetadata(json({ $acl: {} }), true).acl, {
+      read: undefined,
+      write: undefined,
+      delete: undefined,
+      metaRead: undefined,
+      metaWrite: undefined
+    })
   })
 
   it.scoped("$acl round-trips through the store", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const db = yield* openDb()
       yield* db.store.setStreamMetadata("s", NoStream, json({ $acl: { $r: ["r1", "r2"], $mw: "$admins" } }))
       yield* db.restart
       const meta = yield* db.store.getStreamMetadata("s")
-      assert.deepStrictEqual(meta.metadata.acl, { read: ["r1", "r2"], write: undefined, delete: undefined, metaRead: undefined, metaWrite: ["$admins"] })
-    }))
+      assert.deepStrictEqual(meta.metadata.acl, {
+        read: ["r1", "r2"],
+        write: undefined,
+        delete: undefined,
+        metaRead: undefined,
+        metaWrite: ["$admins"]
+      })
+    })
+  )
 })

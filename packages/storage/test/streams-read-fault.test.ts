@@ -8,7 +8,9 @@ import { Disk, MemoryDisk } from "@vellum/platform"
 import { make, type EventStoreService } from "../src/index.js"
 import { baseConfig, evs } from "./streams-harness.js"
 
-const reads: ReadonlyArray<readonly [string, (store: EventStoreService) => Effect.Effect<unknown, { readonly _tag: string }>]> = [
+const reads: ReadonlyArray<
+  readonly [string, (store: EventStoreService) => Effect.Effect<unknown, { readonly _tag: string }>]
+> = [
   ["readStreamForward", (store) => store.readStreamForward("s", 0, 20)],
   ["readStreamBackward", (store) => store.readStreamBackward("s", -1, 20)],
   ["readEvent", (store) => store.readEvent("s", 3)],
@@ -19,7 +21,7 @@ const reads: ReadonlyArray<readonly [string, (store: EventStoreService) => Effec
 describe("streams: a disk read error", () => {
   for (const [name, read] of reads) {
     it.scoped(`${name} fails with the disk's DiskError, not StorageCorrupt`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const mem = new MemoryDisk()
         // Tiny caches: reads go to the disk.
         const config = baseConfig({ readCacheBytes: 0, streamInfoCacheCapacity: 1 })
@@ -33,20 +35,31 @@ describe("streams: a disk read error", () => {
         assert.strictEqual(error.reason, "IOError")
         mem.setFaults(undefined)
         assert.isTrue(Either.isRight(yield* Effect.either(read(store))), "the store reads again once the disk does")
-      }))
+      })
+    )
   }
 
   it.scoped("opening a store whose disk fails reads fails with the disk's DiskError, not StorageCorrupt", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const mem = new MemoryDisk()
       const config = baseConfig()
-      yield* Effect.scoped(Effect.flatMap(make(config).pipe(Effect.provideService(Disk, mem.service)), (store) => store.append("s", -2, evs(1, 10))))
+      yield* Effect.scoped(
+        Effect.flatMap(make(config).pipe(Effect.provideService(Disk, mem.service)), (store) =>
+          store.append("s", -2, evs(1, 10))
+        )
+      )
       mem.setFaults({ readError: 1 })
       const failed = yield* Effect.either(Effect.scoped(make(config).pipe(Effect.provideService(Disk, mem.service))))
       assert.isTrue(Either.isLeft(failed), "the open failed")
       const error = (failed as Either.Left<{ _tag: string; reason?: string }, unknown>).left
       assert.strictEqual(error._tag, "DiskError", JSON.stringify(error))
       mem.setFaults(undefined)
-      assert.isTrue(Either.isRight(yield* Effect.either(Effect.scoped(make(config).pipe(Effect.provideService(Disk, mem.service))))), "it opens once the disk reads")
-    }))
+      assert.isTrue(
+        Either.isRight(
+          yield* Effect.either(Effect.scoped(make(config).pipe(Effect.provideService(Disk, mem.service))))
+        ),
+        "it opens once the disk reads"
+      )
+    })
+  )
 })

@@ -6,31 +6,64 @@
 import { describe, it, assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { ExpectedVersion, SystemLinkAccess, type EventStoreService } from "../src/index.js"
-import { Hashes, ev, evs, expectDeleted, expectWev, json, link, openDb, readAll, streamNumbers, type Db } from "./streams-harness.js"
+import {
+  Hashes,
+  ev,
+  evs,
+  expectDeleted,
+  expectWev,
+  json,
+  link,
+  openDb,
+  readAll,
+  streamNumbers,
+  type Db
+} from "./streams-harness.js"
 
 const { Any, NoStream, StreamExists } = ExpectedVersion
 
-const Streams = ["plain", "multi", "capped", "trunc", "soft", "recreated", "hard", "phantom-hard", "meta-only", "links", "a@b", "$sys", "dup"]
+const Streams = [
+  "plain",
+  "multi",
+  "capped",
+  "trunc",
+  "soft",
+  "recreated",
+  "hard",
+  "phantom-hard",
+  "meta-only",
+  "links",
+  "a@b",
+  "$sys",
+  "dup"
+]
 
 /** Everything that can be read about the streams, plus `$all` below `end`. */
 const dump = (store: EventStoreService, end: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const out: Record<string, unknown> = {}
     for (const stream of [...Streams, ...Streams.map((s) => `$$${s}`)]) {
       const forward = yield* store.readStreamForward(stream, 0, 4096, { resolveLinks: SystemLinkAccess })
       const backward = yield* store.readStreamBackward(stream, -1, 3, { resolveLinks: SystemLinkAccess })
       const last = yield* store.lastEventNumber(stream)
       const events = []
-      for (let n = -1; n <= Math.min(last, 12); n++) events.push(yield* store.readEvent(stream, n, { resolveLinks: SystemLinkAccess }))
+      for (let n = -1; n <= Math.min(last, 12); n++)
+        events.push(yield* store.readEvent(stream, n, { resolveLinks: SystemLinkAccess }))
       const meta = stream.startsWith("$$") ? undefined : yield* store.getStreamMetadata(stream)
-      out[stream] = { forward, backward, last, events, meta: meta === undefined ? undefined : { ...meta, raw: meta.raw?.toString("hex") } }
+      out[stream] = {
+        forward,
+        backward,
+        last,
+        events,
+        meta: meta === undefined ? undefined : { ...meta, raw: meta.raw?.toString("hex") }
+      }
     }
     out["$all"] = (yield* readAll(store, 7)).filter((e) => e.logPosition < end)
     return JSON.parse(JSON.stringify(out)) as unknown
   })
 
 const build = (db: Db) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const s = db.store
     for (let i = 0; i < 6; i++) yield* s.append("plain", i - 1, [ev(i)])
     yield* s.append("multi", NoStream, evs(10, 5))
@@ -53,14 +86,22 @@ const build = (db: Db) =>
     yield* s.append("dup", NoStream, evs(80, 2))
     yield* s.append("dup", 1, evs(80, 2)) // the same ids again at 2, 3
     yield* s.append("links", NoStream, [
-      link(90, "1@plain"), link(91, "0@capped"), link(92, "5@capped"), link(93, "0@soft"), link(94, "0@hard"),
-      link(95, "1@a@b"), link(96, "nonsense"), link(97, "3@recreated"), link(98, "0@trunc"), link(99, "4@trunc")
+      link(90, "1@plain"),
+      link(91, "0@capped"),
+      link(92, "5@capped"),
+      link(93, "0@soft"),
+      link(94, "0@hard"),
+      link(95, "1@a@b"),
+      link(96, "nonsense"),
+      link(97, "3@recreated"),
+      link(98, "0@trunc"),
+      link(99, "4@trunc")
     ])
   })
 
 /** New writes after a reopen still follow the rules. */
 const continueWriting = (db: Db) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const s = db.store
     yield* expectWev(s.append("plain", 4, [ev(200)]), 5)
     const plain = yield* s.append("plain", 5, [ev(200)])
@@ -85,7 +126,7 @@ const continueWriting = (db: Db) =>
 describe("streams: restarts", () => {
   for (const hash of Hashes) {
     it.scoped(`${hash.name}: identical reads after a clean restart, strict and random power losses`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const db = yield* openDb(hash.overrides)
         yield* build(db)
         const end = yield* db.store.committedPosition
@@ -106,14 +147,21 @@ describe("streams: restarts", () => {
         const after = yield* dump(db.store, end2)
         yield* db.crash(7, "random")
         assert.deepStrictEqual(yield* dump(db.store, end2), after, "writes after a power loss survive the next one")
-      }))
+      })
+    )
 
     it.scoped(`${hash.name}: power loss in the middle of concurrent appends keeps every acknowledged write`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const db = yield* openDb(hash.overrides)
         for (const seed of [11, 12, 13]) {
-          const acknowledged = yield* Effect.forEach(Array.from({ length: 30 }, (_, i) => i), (i) =>
-            db.store.append(`p-${i % 3}`, Any, [ev(seed * 1000 + i, { data: JSON.stringify({ pad: "y".repeat(i * 20) }) })]), { concurrency: "unbounded" })
+          const acknowledged = yield* Effect.forEach(
+            Array.from({ length: 30 }, (_, i) => i),
+            (i) =>
+              db.store.append(`p-${i % 3}`, Any, [
+                ev(seed * 1000 + i, { data: JSON.stringify({ pad: "y".repeat(i * 20) }) })
+              ]),
+            { concurrency: "unbounded" }
+          )
           yield* db.crash(seed, "random")
           for (const [i, r] of acknowledged.entries()) {
             const read = yield* db.store.readEvent(`p-${i % 3}`, r.lastEventNumber)
@@ -124,7 +172,12 @@ describe("streams: restarts", () => {
             }
           }
         }
-        for (const stream of ["p-0", "p-1", "p-2"]) assert.deepStrictEqual(yield* streamNumbers(db.store, stream), Array.from({ length: 30 }, (_, i) => i))
-      }))
+        for (const stream of ["p-0", "p-1", "p-2"])
+          assert.deepStrictEqual(
+            yield* streamNumbers(db.store, stream),
+            Array.from({ length: 30 }, (_, i) => i)
+          )
+      })
+    )
   }
 })

@@ -11,11 +11,14 @@ import { baseConfig, ev } from "./streams-harness.js"
 
 describe("streams: write timeout", () => {
   it.scoped("a stalled write is answered WriteTimeout after the timeout, and still lands when the disk recovers", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const mem = new MemoryDisk({ faults: { latencyMs: { min: 30_000, max: 30_000 } } })
       mem.faulty = false
       const scope = yield* Effect.scope
-      const store = yield* make(baseConfig({ writeTimeoutMillis: 10_000 })).pipe(Effect.provideService(Disk, mem.service), Scope.extend(scope))
+      const store = yield* make(baseConfig({ writeTimeoutMillis: 10_000 })).pipe(
+        Effect.provideService(Disk, mem.service),
+        Scope.extend(scope)
+      )
       yield* store.append("s", -2, [ev(1)])
       mem.faulty = true // every disk operation now takes 30 s
       const stalled = yield* Effect.fork(Effect.either(store.append("s", -2, [ev(2)])))
@@ -31,6 +34,11 @@ describe("streams: write timeout", () => {
       assert.strictEqual(next.firstEventNumber, 2)
       const read = yield* store.readStreamForward("s", 0, 10)
       assert.strictEqual(read._tag, "Success")
-      if (read._tag === "Success") assert.deepStrictEqual(read.events.map((e) => e.event?.eventId), [ev(1).eventId, ev(2).eventId, ev(3).eventId])
-    }))
+      if (read._tag === "Success")
+        assert.deepStrictEqual(
+          read.events.map((e) => e.event?.eventId),
+          [ev(1).eventId, ev(2).eventId, ev(3).eventId]
+        )
+    })
+  )
 })

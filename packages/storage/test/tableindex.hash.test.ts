@@ -10,8 +10,12 @@ const murmurBytes = (b: Uint8Array, seed: number): number => {
   let i = 0
   for (; i + 4 <= n; i += 4) {
     let k = (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)) >>> 0
-    k = Math.imul(k, 0xcc9e2d51); k = rotl(k, 15); k = Math.imul(k, 0x1b873593)
-    h ^= k; h = rotl(h, 13); h = (Math.imul(h, 5) + 0xe6546b64) >>> 0
+    k = Math.imul(k, 0xcc9e2d51)
+    k = rotl(k, 15)
+    k = Math.imul(k, 0x1b873593)
+    h ^= k
+    h = rotl(h, 13)
+    h = (Math.imul(h, 5) + 0xe6546b64) >>> 0
   }
   let k = 0
   const rem = n & 3
@@ -19,13 +23,24 @@ const murmurBytes = (b: Uint8Array, seed: number): number => {
   if (rem >= 2) k ^= b[i + 1]! << 8
   if (rem >= 1) {
     k ^= b[i]!
-    k = Math.imul(k, 0xcc9e2d51); k = rotl(k, 15); k = Math.imul(k, 0x1b873593); h ^= k
+    k = Math.imul(k, 0xcc9e2d51)
+    k = rotl(k, 15)
+    k = Math.imul(k, 0x1b873593)
+    h ^= k
   }
   h ^= n
-  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  h ^= h >>> 16
   return h >>> 0
 }
-const P1 = 0x9e3779b1, P2 = 0x85ebca77, P3 = 0xc2b2ae3d, P4 = 0x27d4eb2f, P5 = 0x165667b1
+const P1 = 0x9e3779b1,
+  P2 = 0x85ebca77,
+  P3 = 0xc2b2ae3d,
+  P4 = 0x27d4eb2f,
+  P5 = 0x165667b1
 const xxhBytes = (b: Uint8Array, seed: number): number => {
   const n = b.length
   const u32 = (i: number) => (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)) >>> 0
@@ -33,16 +48,26 @@ const xxhBytes = (b: Uint8Array, seed: number): number => {
   let i = 0
   let h: number
   if (n >= 16) {
-    let v1 = (seed + P1 + P2) >>> 0, v2 = (seed + P2) >>> 0, v3 = seed >>> 0, v4 = (seed - P1) >>> 0
+    let v1 = (seed + P1 + P2) >>> 0,
+      v2 = (seed + P2) >>> 0,
+      v3 = seed >>> 0,
+      v4 = (seed - P1) >>> 0
     for (; i + 16 <= n; i += 16) {
-      v1 = round(v1, u32(i)); v2 = round(v2, u32(i + 4)); v3 = round(v3, u32(i + 8)); v4 = round(v4, u32(i + 12))
+      v1 = round(v1, u32(i))
+      v2 = round(v2, u32(i + 4))
+      v3 = round(v3, u32(i + 8))
+      v4 = round(v4, u32(i + 12))
     }
     h = (rotl(v1, 1) + rotl(v2, 7) + rotl(v3, 12) + rotl(v4, 18)) >>> 0
   } else h = (seed + P5) >>> 0
   h = (h + n) >>> 0
   for (; i + 4 <= n; i += 4) h = Math.imul(rotl((h + Math.imul(u32(i), P3)) >>> 0, 17), P4) >>> 0
   for (; i < n; i++) h = Math.imul(rotl((h + Math.imul(b[i]!, P5)) >>> 0, 11), P1) >>> 0
-  h ^= h >>> 15; h = Math.imul(h, P2); h ^= h >>> 13; h = Math.imul(h, P3); h ^= h >>> 16
+  h ^= h >>> 15
+  h = Math.imul(h, P2)
+  h ^= h >>> 13
+  h = Math.imul(h, P3)
+  h ^= h >>> 16
   return h >>> 0
 }
 
@@ -60,11 +85,14 @@ describe("stream hash", () => {
   })
 
   it("string versions equal the byte references over UTF-16LE", () => {
-    fc.assert(fc.property(fc.string({ unit: "binary", maxLength: 40 }), fc.integer(), (s, seed) => {
-      const bytes = Buffer.from(s, "utf16le")
-      expect(murmur3Utf16(s, seed)).toBe(murmurBytes(bytes, seed >>> 0))
-      expect(xxh32Utf16(s, seed)).toBe(xxhBytes(bytes, seed >>> 0))
-    }), { numRuns: 2000 })
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 40 }), fc.integer(), (s, seed) => {
+        const bytes = Buffer.from(s, "utf16le")
+        expect(murmur3Utf16(s, seed)).toBe(murmurBytes(bytes, seed >>> 0))
+        expect(xxh32Utf16(s, seed)).toBe(xxhBytes(bytes, seed >>> 0))
+      }),
+      { numRuns: 2000 }
+    )
   })
 
   it("is deterministic and the halves are unsigned", () => {

@@ -35,12 +35,15 @@ class Model {
 
   /** The batches to replay when the index is durable up to `persisted`. */
   replayFrom(persisted: number): ReadonlyArray<Batch> {
-    if (persisted !== 0 && !this.batches.some((b) => b.end === persisted)) throw new Error(`persistedPosition ${persisted} is not a batch boundary`)
+    if (persisted !== 0 && !this.batches.some((b) => b.end === persisted))
+      throw new Error(`persistedPosition ${persisted} is not a batch boundary`)
     return this.batches.filter((b) => b.start >= persisted)
   }
 
   asc(stream: string): Array<[number, number]> {
-    return (this.byStream.get(stream) ?? []).map((e): [number, number] => [e.eventNumber, e.position]).sort((a, b) => a[0] - b[0] || a[1] - b[1])
+    return (this.byStream.get(stream) ?? [])
+      .map((e): [number, number] => [e.eventNumber, e.position])
+      .sort((a, b) => a[0] - b[0] || a[1] - b[1])
   }
 }
 
@@ -48,7 +51,7 @@ const pairs = (es: ReadonlyArray<IndexEntry>) => es.map((e) => [e.eventNumber, e
 
 /** Checks range and latest of every stream against the model (as the caller would use them). */
 const checkAll = (index: TableIndex, model: Model, streams: ReadonlyArray<string>, hash: HashFn) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (const stream of streams) {
       const h = hash(stream)
       const want = model.asc(stream)
@@ -65,7 +68,10 @@ const checkAll = (index: TableIndex, model: Model, streams: ReadonlyArray<string
         seen.add(e.position)
         if (i > 0) {
           const p = all[i - 1]!
-          assert.isTrue(p.eventNumber < e.eventNumber || (p.eventNumber === e.eventNumber && p.position <= e.position), "not ascending")
+          assert.isTrue(
+            p.eventNumber < e.eventNumber || (p.eventNumber === e.eventNumber && p.position <= e.position),
+            "not ascending"
+          )
         }
       }
       assert.deepStrictEqual(pairs(all.filter((e) => model.owner.get(e.position) === stream)), want)
@@ -73,7 +79,10 @@ const checkAll = (index: TableIndex, model: Model, streams: ReadonlyArray<string
         const from = want[Math.floor(want.length / 3)]![0]
         const to = want[Math.floor((want.length * 2) / 3)]![0]
         const part = yield* index.range(stream, from, to)
-        assert.deepStrictEqual(pairs(part.filter((e) => model.owner.get(e.position) === stream)), want.filter(([en]) => en >= from && en <= to))
+        assert.deepStrictEqual(
+          pairs(part.filter((e) => model.owner.get(e.position) === stream)),
+          want.filter(([en]) => en >= from && en <= to)
+        )
       }
       const desc = [...want].sort((a, b) => b[0] - a[0] || a[1] - b[1])
       for (const limit of [1, 3, 10_000]) {
@@ -97,7 +106,7 @@ const DIR = "/db/index"
 
 /** Opens an index in a fresh scope; returns it with the scope to close it. */
 const openIn = (service: DiskService, config: TableIndexConfig) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const scope = yield* Scope.make()
     const index = yield* open(config).pipe(Scope.extend(scope), Effect.provide(Layer.succeed(Disk, service)))
     return { index, scope }
@@ -105,11 +114,22 @@ const openIn = (service: DiskService, config: TableIndexConfig) =>
 
 type Cmd =
   | { readonly t: "batch"; readonly picks: ReadonlyArray<readonly [number, number]>; readonly gap: number }
-  | { readonly t: "flush" } | { readonly t: "mergeAll" } | { readonly t: "idle" } | { readonly t: "check" } | { readonly t: "reopen" }
+  | { readonly t: "flush" }
+  | { readonly t: "mergeAll" }
+  | { readonly t: "idle" }
+  | { readonly t: "check" }
+  | { readonly t: "reopen" }
   | { readonly t: "yield"; readonly n: number }
 
 const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
-  { weight: 12, arbitrary: fc.record({ t: fc.constant("batch" as const), picks: fc.array(fc.tuple(fc.nat(STREAMS.length - 1), fc.nat(9)), { maxLength: 6 }), gap: fc.nat(3) }) },
+  {
+    weight: 12,
+    arbitrary: fc.record({
+      t: fc.constant("batch" as const),
+      picks: fc.array(fc.tuple(fc.nat(STREAMS.length - 1), fc.nat(9)), { maxLength: 6 }),
+      gap: fc.nat(3)
+    })
+  },
   { weight: 1, arbitrary: fc.constant({ t: "flush" as const }) },
   { weight: 1, arbitrary: fc.constant({ t: "mergeAll" as const }) },
   { weight: 1, arbitrary: fc.constant({ t: "idle" as const }) },
@@ -119,13 +139,26 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
 )
 
 /** Turns picks into entries: next event number mostly, sometimes a duplicate, a gap, or the tombstone. */
-const makeBatch = (model: Model, last: Map<string, number>, picks: ReadonlyArray<readonly [number, number]>, gap: number, pos: { at: number }) => {
+const makeBatch = (
+  model: Model,
+  last: Map<string, number>,
+  picks: ReadonlyArray<readonly [number, number]>,
+  gap: number,
+  pos: { at: number }
+) => {
   const entries: Array<NewIndexEntry> = []
   for (const [s, kind] of picks) {
     const stream = STREAMS[s]!
     const prev = last.get(stream) ?? -1
     if (prev === Number.MAX_SAFE_INTEGER) continue
-    const eventNumber = kind === 0 ? Math.max(prev, 0) : kind === 1 ? prev + 3 : kind === 2 && prev > 5 ? Number.MAX_SAFE_INTEGER : prev + 1
+    const eventNumber =
+      kind === 0
+        ? Math.max(prev, 0)
+        : kind === 1
+          ? prev + 3
+          : kind === 2 && prev > 5
+            ? Number.MAX_SAFE_INTEGER
+            : prev + 1
     last.set(stream, eventNumber)
     entries.push({ stream, eventNumber, position: pos.at })
     pos.at += 1 + gap
@@ -136,77 +169,94 @@ const makeBatch = (model: Model, last: Map<string, number>, picks: ReadonlyArray
 
 describe("TableIndex", () => {
   it("equals a brute-force model under random batches, flushes, merges, reopens (2-bit hash)", async () => {
-    await fc.assert(fc.asyncProperty(
-      fc.array(cmdArb, { minLength: 5, maxLength: 70 }),
-      fc.record({ mem: fc.integer({ min: 1, max: 8 }), per: fc.integer({ min: 1, max: 5 }), levels: fc.integer({ min: 2, max: 3 }), big: fc.boolean(), yieldy: fc.boolean(), autoMerge: fc.boolean() }),
-      async (cmds, cfg) => {
-        const disk = new MemoryDisk()
-        const service = cfg.yieldy ? yieldy(disk.service) : disk.service
-        const hash = weakHash(2)
-        const config: TableIndexConfig = {
-          dir: DIR, memtableMaxEntries: cfg.mem, tablesPerLevel: cfg.levels, entriesPerBlock: cfg.per, hash,
-          blockCacheBytes: 24 * cfg.per * 4, autoMerge: cfg.autoMerge, ioChunkBytes: 24 * 3, verifyOnOpen: true
-        }
-        const base = cfg.big ? 2 ** 33 : 0
-        const program = Effect.gen(function*() {
-          const model = new Model()
-          const last = new Map<string, number>()
-          const pos = { at: base }
-          let { index, scope } = yield* openIn(service, config)
-          // The log may start high (positions above 2^32): a first batch without index entries.
-          model.add([], base)
-          index.addBatch([], base)
-          for (const cmd of cmds) {
-            switch (cmd.t) {
-              case "batch": {
-                const entries = makeBatch(model, last, cmd.picks, cmd.gap, pos)
-                model.add(entries, pos.at)
-                index.addBatch(entries, pos.at)
-                assert.strictEqual(index.coveredPosition, pos.at)
-                break
-              }
-              case "flush":
-                yield* index.flush
-                assert.strictEqual(index.persistedPosition, model.end)
-                assert.strictEqual(index.stats().memtableEntries, 0)
-                break
-              case "mergeAll":
-                yield* index.mergeAll
-                assert.isAtMost(index.stats().tables, 1)
-                break
-              case "idle":
-                yield* index.awaitIdle
-                break
-              case "yield":
-                for (let i = 0; i < cmd.n; i++) yield* Effect.yieldNow()
-                break
-              case "check":
-                yield* checkAll(index, model, STREAMS, hash)
-                break
-              case "reopen": {
-                yield* Scope.close(scope, Exit.void)
-                ;({ index, scope } = yield* openIn(service, config))
-                const persisted = index.persistedPosition
-                assert.strictEqual(index.coveredPosition, persisted)
-                assert.isAtMost(persisted, model.end)
-                for (const b of model.replayFrom(persisted)) index.addBatch(b.entries, b.end)
-                assert.strictEqual(index.coveredPosition, model.end)
-                break
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(cmdArb, { minLength: 5, maxLength: 70 }),
+        fc.record({
+          mem: fc.integer({ min: 1, max: 8 }),
+          per: fc.integer({ min: 1, max: 5 }),
+          levels: fc.integer({ min: 2, max: 3 }),
+          big: fc.boolean(),
+          yieldy: fc.boolean(),
+          autoMerge: fc.boolean()
+        }),
+        async (cmds, cfg) => {
+          const disk = new MemoryDisk()
+          const service = cfg.yieldy ? yieldy(disk.service) : disk.service
+          const hash = weakHash(2)
+          const config: TableIndexConfig = {
+            dir: DIR,
+            memtableMaxEntries: cfg.mem,
+            tablesPerLevel: cfg.levels,
+            entriesPerBlock: cfg.per,
+            hash,
+            blockCacheBytes: 24 * cfg.per * 4,
+            autoMerge: cfg.autoMerge,
+            ioChunkBytes: 24 * 3,
+            verifyOnOpen: true
+          }
+          const base = cfg.big ? 2 ** 33 : 0
+          const program = Effect.gen(function* () {
+            const model = new Model()
+            const last = new Map<string, number>()
+            const pos = { at: base }
+            let { index, scope } = yield* openIn(service, config)
+            // The log may start high (positions above 2^32): a first batch without index entries.
+            model.add([], base)
+            index.addBatch([], base)
+            for (const cmd of cmds) {
+              switch (cmd.t) {
+                case "batch": {
+                  const entries = makeBatch(model, last, cmd.picks, cmd.gap, pos)
+                  model.add(entries, pos.at)
+                  index.addBatch(entries, pos.at)
+                  assert.strictEqual(index.coveredPosition, pos.at)
+                  break
+                }
+                case "flush":
+                  yield* index.flush
+                  assert.strictEqual(index.persistedPosition, model.end)
+                  assert.strictEqual(index.stats().memtableEntries, 0)
+                  break
+                case "mergeAll":
+                  yield* index.mergeAll
+                  assert.isAtMost(index.stats().tables, 1)
+                  break
+                case "idle":
+                  yield* index.awaitIdle
+                  break
+                case "yield":
+                  for (let i = 0; i < cmd.n; i++) yield* Effect.yieldNow()
+                  break
+                case "check":
+                  yield* checkAll(index, model, STREAMS, hash)
+                  break
+                case "reopen": {
+                  yield* Scope.close(scope, Exit.void)
+                  ;({ index, scope } = yield* openIn(service, config))
+                  const persisted = index.persistedPosition
+                  assert.strictEqual(index.coveredPosition, persisted)
+                  assert.isAtMost(persisted, model.end)
+                  for (const b of model.replayFrom(persisted)) index.addBatch(b.entries, b.end)
+                  assert.strictEqual(index.coveredPosition, model.end)
+                  break
+                }
               }
             }
-          }
-          yield* checkAll(index, model, STREAMS, hash)
-          yield* index.awaitIdle
-          yield* checkAll(index, model, STREAMS, hash)
-          const s = index.stats()
-          // Entries persisted before a reopen are in tables once, replayed ones in memtables once.
-          assert.strictEqual(s.memtableEntries + s.tableEntries, model.owner.size)
-          yield* Scope.close(scope, Exit.void)
-          assert.strictEqual(disk.openHandleCount(), 0)
-        })
-        await Effect.runPromise(program)
-      }
-    ), { numRuns: 150 })
+            yield* checkAll(index, model, STREAMS, hash)
+            yield* index.awaitIdle
+            yield* checkAll(index, model, STREAMS, hash)
+            const s = index.stats()
+            // Entries persisted before a reopen are in tables once, replayed ones in memtables once.
+            assert.strictEqual(s.memtableEntries + s.tableEntries, model.owner.size)
+            yield* Scope.close(scope, Exit.void)
+            assert.strictEqual(disk.openHandleCount(), 0)
+          })
+          await Effect.runPromise(program)
+        }
+      ),
+      { numRuns: 150 }
+    )
   })
 })
 
@@ -222,7 +272,9 @@ const crashing = (disk: MemoryDisk, crashAt: number, prng: Prng, mode: "random" 
         state.onCrash()
         disk.crash(prng, mode)
       }
-      return state.crashed ? Effect.fail(new DiskError({ reason: "IOError", op: "crashed", path: "", message: "the node crashed" })) : e
+      return state.crashed
+        ? Effect.fail(new DiskError({ reason: "IOError", op: "crashed", path: "", message: "the node crashed" }))
+        : e
     })
   const service = gateDisk(disk.service, gate)
   return { service, state }
@@ -236,8 +288,13 @@ interface Step {
 }
 
 /** Runs the steps on an index over `service` (which may crash under it); returns the model of the log. */
-const crashWorkload = (service: DiskService, config: TableIndexConfig, steps: ReadonlyArray<Step>, onOpen: (index: TableIndex) => void) =>
-  Effect.gen(function*() {
+const crashWorkload = (
+  service: DiskService,
+  config: TableIndexConfig,
+  steps: ReadonlyArray<Step>,
+  onOpen: (index: TableIndex) => void
+) =>
+  Effect.gen(function* () {
     const model = new Model()
     const last = new Map<string, number>()
     const pos = { at: 0 }
@@ -259,76 +316,119 @@ const crashWorkload = (service: DiskService, config: TableIndexConfig, steps: Re
 
 describe("TableIndex crash safety", () => {
   it("a crash at any point during flushes and merges leaves an openable index; replay restores the answers", async () => {
-    const stepArb = fc.record({ picks: fc.array(fc.tuple(fc.nat(STREAMS.length - 1), fc.nat(9)), { maxLength: 5 }), gap: fc.nat(2), pause: fc.nat(6), flush: fc.boolean() })
-    await fc.assert(fc.asyncProperty(
-      fc.array(stepArb, { minLength: 1, maxLength: 50 }),
-      fc.double({ min: 0, max: 1, noNaN: true }), fc.integer(), fc.boolean(), fc.integer({ min: 1, max: 6 }),
-      async (steps, crashFraction, seed, strict, mem) => {
-        const hash = weakHash(2)
-        const config: TableIndexConfig = { dir: DIR, memtableMaxEntries: mem, tablesPerLevel: 2, entriesPerBlock: 2, hash, ioChunkBytes: 24 * 4 }
-        // A dry run counts the Disk operations of the workload (it is deterministic), to crash inside it.
-        const dry = crashing(new MemoryDisk(), Number.POSITIVE_INFINITY, new Prng(seed), "strict")
-        await Effect.runPromise(crashWorkload(dry.service, config, steps, () => {}))
-        const crashAt = Math.floor(crashFraction * dry.state.ops)
-
-        const disk = new MemoryDisk()
-        const { service, state } = crashing(disk, crashAt, new Prng(seed), strict ? "strict" : "random")
-        const program = Effect.gen(function*() {
-          const model = yield* crashWorkload(service, config, steps, (index) => {
-            state.onCrash = () => (state.coveredAtCrash = index.coveredPosition)
-          })
-          if (!state.crashed) {
-            state.crashed = true
-            state.coveredAtCrash = model.end
-            disk.crash(new Prng(seed), strict ? "strict" : "random")
+    const stepArb = fc.record({
+      picks: fc.array(fc.tuple(fc.nat(STREAMS.length - 1), fc.nat(9)), { maxLength: 5 }),
+      gap: fc.nat(2),
+      pause: fc.nat(6),
+      flush: fc.boolean()
+    })
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(stepArb, { minLength: 1, maxLength: 50 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.integer(),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 6 }),
+        async (steps, crashFraction, seed, strict, mem) => {
+          const hash = weakHash(2)
+          const config: TableIndexConfig = {
+            dir: DIR,
+            memtableMaxEntries: mem,
+            tablesPerLevel: 2,
+            entriesPerBlock: 2,
+            hash,
+            ioChunkBytes: 24 * 4
           }
-          // A new node boots on what the crash left.
-          const { index, scope } = yield* openIn(disk.service, { ...config, verifyOnOpen: true })
-          assert.isAtMost(index.persistedPosition, Math.max(0, state.coveredAtCrash))
-          const names = yield* disk.service.list(DIR)
-          assert.strictEqual(names.filter((n) => n !== "indexmap").length, index.stats().tables, `leftover files: ${names.join(",")}`)
-          for (const b of model.replayFrom(index.persistedPosition)) index.addBatch(b.entries, b.end)
-          yield* checkAll(index, model, STREAMS, hash)
-          yield* index.flush
-          yield* checkAll(index, model, STREAMS, hash)
-          yield* Scope.close(scope, Exit.void)
-        })
-        await Effect.runPromise(program)
-      }
-    ), { numRuns: 300 })
+          // A dry run counts the Disk operations of the workload (it is deterministic), to crash inside it.
+          const dry = crashing(new MemoryDisk(), Number.POSITIVE_INFINITY, new Prng(seed), "strict")
+          await Effect.runPromise(crashWorkload(dry.service, config, steps, () => {}))
+          const crashAt = Math.floor(crashFraction * dry.state.ops)
+
+          const disk = new MemoryDisk()
+          const { service, state } = crashing(disk, crashAt, new Prng(seed), strict ? "strict" : "random")
+          const program = Effect.gen(function* () {
+            const model = yield* crashWorkload(service, config, steps, (index) => {
+              state.onCrash = () => (state.coveredAtCrash = index.coveredPosition)
+            })
+            if (!state.crashed) {
+              state.crashed = true
+              state.coveredAtCrash = model.end
+              disk.crash(new Prng(seed), strict ? "strict" : "random")
+            }
+            // A new node boots on what the crash left.
+            const { index, scope } = yield* openIn(disk.service, { ...config, verifyOnOpen: true })
+            assert.isAtMost(index.persistedPosition, Math.max(0, state.coveredAtCrash))
+            const names = yield* disk.service.list(DIR)
+            assert.strictEqual(
+              names.filter((n) => n !== "indexmap").length,
+              index.stats().tables,
+              `leftover files: ${names.join(",")}`
+            )
+            for (const b of model.replayFrom(index.persistedPosition)) index.addBatch(b.entries, b.end)
+            yield* checkAll(index, model, STREAMS, hash)
+            yield* index.flush
+            yield* checkAll(index, model, STREAMS, hash)
+            yield* Scope.close(scope, Exit.void)
+          })
+          await Effect.runPromise(program)
+        }
+      ),
+      { numRuns: 300 }
+    )
   })
 })
 
 describe("TableIndex crash at every operation", () => {
   it("crashing at each Disk operation of a flush-and-merge workload is always recoverable", async () => {
     const hash = weakHash(2)
-    const config: TableIndexConfig = { dir: DIR, memtableMaxEntries: 3, tablesPerLevel: 2, entriesPerBlock: 2, hash, ioChunkBytes: 24 * 2 }
+    const config: TableIndexConfig = {
+      dir: DIR,
+      memtableMaxEntries: 3,
+      tablesPerLevel: 2,
+      entriesPerBlock: 2,
+      hash,
+      ioChunkBytes: 24 * 2
+    }
     const steps: Array<Step> = Array.from({ length: 14 }, (_, k) => ({
-      picks: [[k % STREAMS.length, 3], [(k * 5) % STREAMS.length, k % 4]], gap: k % 2, pause: k % 3 === 0 ? 0 : 4, flush: k % 5 === 4
+      picks: [
+        [k % STREAMS.length, 3],
+        [(k * 5) % STREAMS.length, k % 4]
+      ],
+      gap: k % 2,
+      pause: k % 3 === 0 ? 0 : 4,
+      flush: k % 5 === 4
     }))
     const dry = crashing(new MemoryDisk(), Number.POSITIVE_INFINITY, new Prng(0), "strict")
     await Effect.runPromise(crashWorkload(dry.service, config, steps, () => {}))
     assert.isAbove(dry.state.ops, 100)
     for (let crashAt = 0; crashAt <= dry.state.ops; crashAt++) {
-      for (const [seed, mode] of [[1, "strict"], [2, "random"], [3, "random"], [4, "random"]] as const) {
+      for (const [seed, mode] of [
+        [1, "strict"],
+        [2, "random"],
+        [3, "random"],
+        [4, "random"]
+      ] as const) {
         const disk = new MemoryDisk()
         const { service, state } = crashing(disk, crashAt, new Prng(seed * 1000 + crashAt), mode)
-        await Effect.runPromise(Effect.gen(function*() {
-          const model = yield* crashWorkload(service, config, steps, (index) => {
-            state.onCrash = () => (state.coveredAtCrash = index.coveredPosition)
+        await Effect.runPromise(
+          Effect.gen(function* () {
+            const model = yield* crashWorkload(service, config, steps, (index) => {
+              state.onCrash = () => (state.coveredAtCrash = index.coveredPosition)
+            })
+            if (!state.crashed) {
+              state.coveredAtCrash = model.end
+              disk.crash(new Prng(seed), mode)
+            }
+            const reopened = yield* Effect.either(openIn(disk.service, { ...config, verifyOnOpen: true }))
+            if (reopened._tag === "Left")
+              assert.fail(`crash at op ${crashAt} (${mode}, seed ${seed}): ${reopened.left.message}`)
+            const { index, scope } = reopened.right
+            assert.isAtMost(index.persistedPosition, Math.max(0, state.coveredAtCrash))
+            for (const b of model.replayFrom(index.persistedPosition)) index.addBatch(b.entries, b.end)
+            yield* checkAll(index, model, STREAMS, hash)
+            yield* Scope.close(scope, Exit.void)
           })
-          if (!state.crashed) {
-            state.coveredAtCrash = model.end
-            disk.crash(new Prng(seed), mode)
-          }
-          const reopened = yield* Effect.either(openIn(disk.service, { ...config, verifyOnOpen: true }))
-          if (reopened._tag === "Left") assert.fail(`crash at op ${crashAt} (${mode}, seed ${seed}): ${reopened.left.message}`)
-          const { index, scope } = reopened.right
-          assert.isAtMost(index.persistedPosition, Math.max(0, state.coveredAtCrash))
-          for (const b of model.replayFrom(index.persistedPosition)) index.addBatch(b.entries, b.end)
-          yield* checkAll(index, model, STREAMS, hash)
-          yield* Scope.close(scope, Exit.void)
-        }))
+        )
       }
     }
   })
@@ -337,7 +437,9 @@ describe("TableIndex crash at every operation", () => {
 // ---- levels, corruption, concurrency ----
 
 const withIndex = <A, E>(disk: MemoryDisk, config: TableIndexConfig, f: (index: TableIndex) => Effect.Effect<A, E>) =>
-  Effect.runPromise(Effect.scoped(Effect.flatMap(open(config), f)).pipe(Effect.provide(Layer.succeed(Disk, disk.service))))
+  Effect.runPromise(
+    Effect.scoped(Effect.flatMap(open(config), f)).pipe(Effect.provide(Layer.succeed(Disk, disk.service)))
+  )
 
 const digits = (n: number, base: number): Array<number> => {
   const out: Array<number> = []
@@ -350,7 +452,7 @@ describe("TableIndex levels", () => {
     it(`merges like a base-${tablesPerLevel} counter`, async () => {
       const disk = new MemoryDisk()
       await withIndex(disk, { dir: DIR, memtableMaxEntries: 1, tablesPerLevel }, (index) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           for (let k = 1; k <= 30; k++) {
             index.addBatch([{ stream: `s${k % 4}`, eventNumber: k, position: k * 10 }], k * 10 + 1)
             yield* index.awaitIdle
@@ -361,17 +463,21 @@ describe("TableIndex levels", () => {
           }
           assert.strictEqual(index.stats().tableEntries, 30)
           const got = yield* index.range("s1", 0, 100)
-          assert.deepStrictEqual(got.map((e) => e.eventNumber).filter((en) => en % 4 === 1), [1, 5, 9, 13, 17, 21, 25, 29])
+          assert.deepStrictEqual(
+            got.map((e) => e.eventNumber).filter((en) => en % 4 === 1),
+            [1, 5, 9, 13, 17, 21, 25, 29]
+          )
           // Merged-away files are gone.
           assert.strictEqual(disk.files().filter((f) => f.endsWith(".vtable")).length, index.stats().tables)
-        }))
+        })
+      )
     })
   }
 
   it("respects maxAutoMergeLevel and mergeAll merges everything", async () => {
     const disk = new MemoryDisk()
     await withIndex(disk, { dir: DIR, memtableMaxEntries: 1, maxAutoMergeLevel: 1 }, (index) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         for (let k = 1; k <= 9; k++) {
           index.addBatch([{ stream: "s", eventNumber: k, position: k }], k + 1)
           yield* index.awaitIdle
@@ -379,31 +485,40 @@ describe("TableIndex levels", () => {
         assert.deepStrictEqual(index.stats().levels, [1, 4])
         yield* index.mergeAll
         assert.deepStrictEqual(index.stats().levels, [0, 1])
-        assert.deepStrictEqual((yield* index.latest("s", 2)).map((e) => e.eventNumber), [9, 8])
-      }))
+        assert.deepStrictEqual(
+          (yield* index.latest("s", 2)).map((e) => e.eventNumber),
+          [9, 8]
+        )
+      })
+    )
   })
 
   it("merges levels left full by an earlier run when it opens", async () => {
     const disk = new MemoryDisk()
     await withIndex(disk, { dir: DIR, memtableMaxEntries: 1, autoMerge: false }, (index) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         for (let k = 0; k < 5; k++) index.addBatch([{ stream: "s", eventNumber: k, position: k }], k + 1)
         yield* index.awaitIdle
         assert.deepStrictEqual(index.stats().levels, [5])
-      }))
+      })
+    )
     await withIndex(disk, { dir: DIR, memtableMaxEntries: 1 }, (index) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* index.awaitIdle
         assert.deepStrictEqual(index.stats().levels, [0, 1])
         assert.strictEqual(index.persistedPosition, 5)
-        assert.deepStrictEqual((yield* index.latest("s", 10)).map((e) => e.eventNumber), [4, 3, 2, 1, 0])
-      }))
+        assert.deepStrictEqual(
+          (yield* index.latest("s", 10)).map((e) => e.eventNumber),
+          [4, 3, 2, 1, 0]
+        )
+      })
+    )
   })
 
   it("autoMerge false keeps level 0; flush with no entries still advances persistedPosition", async () => {
     const disk = new MemoryDisk()
     await withIndex(disk, { dir: DIR, memtableMaxEntries: 2, autoMerge: false }, (index) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         for (let k = 0; k < 8; k++) index.addBatch([{ stream: "s", eventNumber: k, position: k * 2 }], k * 2 + 1)
         yield* index.awaitIdle
         assert.deepStrictEqual(index.stats().levels, [4])
@@ -411,7 +526,8 @@ describe("TableIndex levels", () => {
         yield* index.flush
         assert.strictEqual(index.persistedPosition, 100)
         assert.strictEqual(index.stats().tables, 4)
-      }))
+      })
+    )
   })
 })
 
@@ -419,7 +535,7 @@ describe("TableIndex backpressure", () => {
   it("awaitCapacity holds a writer that outruns the flushes", async () => {
     const disk = new MemoryDisk()
     await withIndex(disk, { dir: DIR, memtableMaxEntries: 2, maxFrozenMemtables: 1 }, (index) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         for (let k = 0; k < 20; k++) index.addBatch([{ stream: "s", eventNumber: k, position: k }], k + 1)
         assert.strictEqual(index.stats().memtables, 11)
         yield* index.awaitCapacity
@@ -430,8 +546,12 @@ describe("TableIndex backpressure", () => {
           assert.isAtMost(index.stats().memtables, 2)
         }
         yield* index.flush
-        assert.deepStrictEqual((yield* index.range("s", 0, 100)).map((e) => e.eventNumber), Array.from({ length: 40 }, (_, i) => i))
-      }))
+        assert.deepStrictEqual(
+          (yield* index.range("s", 0, 100)).map((e) => e.eventNumber),
+          Array.from({ length: 40 }, (_, i) => i)
+        )
+      })
+    )
   })
 })
 
@@ -439,24 +559,29 @@ describe("TableIndex corruption", () => {
   const setup = async () => {
     const disk = new MemoryDisk()
     await withIndex(disk, { dir: DIR, memtableMaxEntries: 4, autoMerge: false }, (index) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         for (let k = 0; k < 10; k++) index.addBatch([{ stream: "s", eventNumber: k, position: k }], k + 1)
         yield* index.flush
-      }))
+      })
+    )
     const tables = disk.files().filter((f) => f.endsWith(".vtable"))
     return { disk, tables }
   }
   const openResult = (disk: MemoryDisk, config: Partial<TableIndexConfig> = {}) =>
     withIndex(disk, { dir: DIR, ...config }, (index) => Effect.succeed(index.persistedPosition)).then(
-      (v) => `ok ${v}`, (e: unknown) => String(e))
+      (v) => `ok ${v}`,
+      (e: unknown) => String(e)
+    )
   const patch = (disk: MemoryDisk, path: string, at: (size: number) => number) =>
-    Effect.runPromise(Effect.gen(function*() {
-      const h = yield* disk.service.open(path)
-      const size = yield* h.size
-      const [b] = yield* h.read(at(size), 1)
-      yield* h.write(at(size), Buffer.from([b! ^ 0x40]))
-      yield* h.close
-    }))
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const h = yield* disk.service.open(path)
+        const size = yield* h.size
+        const [b] = yield* h.read(at(size), 1)
+        yield* h.write(at(size), Buffer.from([b! ^ 0x40]))
+        yield* h.close
+      })
+    )
 
   it("opens cleanly when intact", async () => {
     const { disk, tables } = await setup()
@@ -500,26 +625,49 @@ describe("TableIndex under read faults", () => {
   it("bits flipped on read are re-read, or reported as IndexCorrupt; answers are never wrong", async () => {
     const disk = new MemoryDisk({ prng: new Prng(7) })
     const hash = weakHash(2)
-    const config: TableIndexConfig = { dir: DIR, memtableMaxEntries: 6, entriesPerBlock: 3, hash, blockCacheBytes: 0, autoMerge: false }
+    const config: TableIndexConfig = {
+      dir: DIR,
+      memtableMaxEntries: 6,
+      entriesPerBlock: 3,
+      hash,
+      blockCacheBytes: 0,
+      autoMerge: false
+    }
     const model = new Model()
     await withIndex(disk, config, (index) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const last = new Map<string, number>()
         const pos = { at: 0 }
         for (let k = 0; k < 60; k++) {
-          const entries = makeBatch(model, last, [[k % STREAMS.length, 3], [(k * 3) % STREAMS.length, 3]], 0, pos)
+          const entries = makeBatch(
+            model,
+            last,
+            [
+              [k % STREAMS.length, 3],
+              [(k * 3) % STREAMS.length, 3]
+            ],
+            0,
+            pos
+          )
           model.add(entries, pos.at)
           index.addBatch(entries, pos.at)
         }
         yield* index.flush
-      }))
+      })
+    )
     let ok = 0
     let corrupt = 0
     disk.setFaults({ bitFlipOnRead: 0.08 })
     for (let round = 0; round < 20; round++) {
-      const r = await Effect.runPromise(Effect.either(
-        Effect.scoped(Effect.flatMap(open(config), (index) => Effect.zipRight(index.mergeAll, checkAll(index, model, STREAMS, hash))))
-      ).pipe(Effect.provide(Layer.succeed(Disk, disk.service))))
+      const r = await Effect.runPromise(
+        Effect.either(
+          Effect.scoped(
+            Effect.flatMap(open(config), (index) =>
+              Effect.zipRight(index.mergeAll, checkAll(index, model, STREAMS, hash))
+            )
+          )
+        ).pipe(Effect.provide(Layer.succeed(Disk, disk.service)))
+      )
       if (r._tag === "Right") ok++
       else {
         assert.strictEqual(r.left._tag, "IndexCorrupt")
@@ -538,24 +686,47 @@ describe("TableIndex concurrency", () => {
     const disk = new MemoryDisk()
     const service = yieldy(disk.service)
     const hash = weakHash(2)
-    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const index = yield* open({ dir: DIR, memtableMaxEntries: 5, entriesPerBlock: 2, hash, autoMerge: false, blockCacheBytes: 96 })
-      const model = new Model()
-      const last = new Map<string, number>()
-      const pos = { at: 0 }
-      for (let k = 0; k < 40; k++) {
-        const entries = makeBatch(model, last, [[k % STREAMS.length, 3], [(k * 3) % STREAMS.length, 3]], 0, pos)
-        model.add(entries, pos.at)
-        index.addBatch(entries, pos.at)
-      }
-      yield* index.flush
-      const tablesBefore = index.stats().tables
-      assert.isAbove(tablesBefore, 4)
-      const reads = Effect.all(Array.from({ length: 12 }, () => checkAll(index, model, STREAMS, hash)), { concurrency: "unbounded" })
-      yield* Effect.all([reads, index.mergeAll, reads], { concurrency: "unbounded" })
-      assert.strictEqual(index.stats().tables, 1)
-      yield* checkAll(index, model, STREAMS, hash)
-      assert.strictEqual(disk.files().filter((f) => f.endsWith(".vtable")).length, 1)
-    })).pipe(Effect.provide(Layer.succeed(Disk, service))))
+    await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const index = yield* open({
+            dir: DIR,
+            memtableMaxEntries: 5,
+            entriesPerBlock: 2,
+            hash,
+            autoMerge: false,
+            blockCacheBytes: 96
+          })
+          const model = new Model()
+          const last = new Map<string, number>()
+          const pos = { at: 0 }
+          for (let k = 0; k < 40; k++) {
+            const entries = makeBatch(
+              model,
+              last,
+              [
+                [k % STREAMS.length, 3],
+                [(k * 3) % STREAMS.length, 3]
+              ],
+              0,
+              pos
+            )
+            model.add(entries, pos.at)
+            index.addBatch(entries, pos.at)
+          }
+          yield* index.flush
+          const tablesBefore = index.stats().tables
+          assert.isAbove(tablesBefore, 4)
+          const reads = Effect.all(
+            Array.from({ length: 12 }, () => checkAll(index, model, STREAMS, hash)),
+            { concurrency: "unbounded" }
+          )
+          yield* Effect.all([reads, index.mergeAll, reads], { concurrency: "unbounded" })
+          assert.strictEqual(index.stats().tables, 1)
+          yield* checkAll(index, model, STREAMS, hash)
+          assert.strictEqual(disk.files().filter((f) => f.endsWith(".vtable")).length, 1)
+        })
+      ).pipe(Effect.provide(Layer.succeed(Disk, service)))
+    )
   })
 })

@@ -29,10 +29,17 @@ const jsonValue = (value: DtoValue): unknown =>
   typeof value === "object" ? Object.fromEntries(value.map((f) => [camelCase(f.name), jsonValue(f.value)])) : value
 
 const xmlFields = (fields: ReadonlyArray<DtoField>): string =>
-  fields.map((f) => (typeof f.value === "object" ? wrapElement(f.name, xmlFields(f.value)) : textElement(f.name, String(f.value)))).join("")
+  fields
+    .map((f) =>
+      typeof f.value === "object" ? wrapElement(f.name, xmlFields(f.value)) : textElement(f.name, String(f.value))
+    )
+    .join("")
 
 const textForm = (fields: ReadonlyArray<DtoField>): string =>
-  fields.filter((f) => f.inText !== false).map((f) => `${f.name}: ${typeof f.value === "object" ? "" : f.value}`).join(", ")
+  fields
+    .filter((f) => f.inText !== false)
+    .map((f) => `${f.name}: ${typeof f.value === "object" ? "" : f.value}`)
+    .join(", ")
 
 /** The DTO in the format of the negotiated `responseType`. */
 export const renderDto = (responseType: string, dto: Dto): string => {

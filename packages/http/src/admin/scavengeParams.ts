@@ -20,11 +20,11 @@ export const ScavengeParamMessages = {
 
 export type ScavengeQuery =
   | {
-    readonly ok: true
-    readonly options: StartScavengeOptions
-    /** The `threads` asked for, before clamping (for the warning the reference logs). */
-    readonly requestedThreads: number
-  }
+      readonly ok: true
+      readonly options: StartScavengeOptions
+      /** The `threads` asked for, before clamping (for the warning the reference logs). */
+      readonly requestedThreads: number
+    }
   | { readonly ok: false; readonly message: string }
 
 const refuse = (message: string): ScavengeQuery => ({ ok: false, message })

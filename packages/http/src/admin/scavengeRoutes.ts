@@ -29,16 +29,28 @@ export const scavengeLink = (scavengeId: string): string => `/admin/scavenge/${s
 
 /** A scavenge error: the service's reason as a text body (the reference's InProgress/NotFound envelopes). */
 const messageReply = (status: 400 | 404, message: string): Reply =>
-  reply(status, { reason: status === 400 ? "Bad Request" : "Not Found", headers: { "Content-Type": TextPlainUtf8 }, body: message })
+  reply(status, {
+    reason: status === 400 ? "Bad Request" : "Not Found",
+    headers: { "Content-Type": TextPlainUtf8 },
+    body: message
+  })
 
 export const scavengeStartedDto = (scavengeId: string): Dto => ({
   type: "ScavengeResultDto",
   fields: [{ name: "ScavengeId", value: scavengeId }]
 })
 
-export const currentScavengeDto = (running: { readonly scavengeId: string; readonly progress: ScavengeProgress } | undefined): Dto => {
+export const currentScavengeDto = (
+  running: { readonly scavengeId: string; readonly progress: ScavengeProgress } | undefined
+): Dto => {
   if (running === undefined) {
-    return { type: "ScavengeGetCurrentResultDto", fields: [{ name: "ScavengeId", value: "" }, { name: "ScavengeLink", value: "" }] }
+    return {
+      type: "ScavengeGetCurrentResultDto",
+      fields: [
+        { name: "ScavengeId", value: "" },
+        { name: "ScavengeLink", value: "" }
+      ]
+    }
   }
   const { phase, done, total } = running.progress
   return {
@@ -48,7 +60,14 @@ export const currentScavengeDto = (running: { readonly scavengeId: string; reado
       { name: "ScavengeLink", value: scavengeLink(running.scavengeId) },
       // Vellum's addition: the text form stays the reference's ToString so scripts that parse it keep working.
       { name: "Phase", value: phase, inText: false },
-      { name: "Progress", value: [{ name: "Done", value: done }, { name: "Total", value: total }], inText: false }
+      {
+        name: "Progress",
+        value: [
+          { name: "Done", value: done },
+          { name: "Total", value: total }
+        ],
+        inText: false
+      }
     ]
   }
 }
@@ -77,7 +96,7 @@ export const startScavengeRoute: RouteDef<Scavenger> = {
   access: "ops",
   responseCodecs: AdminCodecs,
   handle: (input) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const parsed = parseScavengeQuery(input.query)
       if (!parsed.ok) return badRequest(parsed.message)
       const { options, requestedThreads } = parsed
@@ -87,7 +106,8 @@ export const startScavengeRoute: RouteDef<Scavenger> = {
       const scavenger = yield* Scavenger
       return yield* Effect.match(scavenger.start(options), {
         onFailure: (running) => messageReply(400, running.message),
-        onSuccess: ({ scavengeId }) => documentReply(input.responseType, renderDto(input.responseType, scavengeStartedDto(scavengeId)))
+        onSuccess: ({ scavengeId }) =>
+          documentReply(input.responseType, renderDto(input.responseType, scavengeStartedDto(scavengeId)))
       })
     })
 }
@@ -99,7 +119,9 @@ export const currentScavengeRoute: RouteDef<Scavenger> = {
   responseCodecs: AdminCodecs,
   handle: (input) =>
     Effect.flatMap(Scavenger, (scavenger) => scavenger.current).pipe(
-      Effect.map((running) => documentReply(input.responseType, renderDto(input.responseType, currentScavengeDto(running))))
+      Effect.map((running) =>
+        documentReply(input.responseType, renderDto(input.responseType, currentScavengeDto(running)))
+      )
     )
 }
 
@@ -136,7 +158,9 @@ export const mergeIndexesRoute: RouteDef<Scavenger> = {
   responseCodecs: AdminCodecs,
   handle: (input) =>
     Effect.flatMap(Scavenger, (scavenger) => scavenger.mergeIndexes).pipe(
-      Effect.map(({ mergeIndexesId }) => documentReply(input.responseType, renderDto(input.responseType, mergeIndexesDto(mergeIndexesId))))
+      Effect.map(({ mergeIndexesId }) =>
+        documentReply(input.responseType, renderDto(input.responseType, mergeIndexesDto(mergeIndexesId)))
+      )
     )
 }
 

@@ -34,8 +34,8 @@ export const positionETag = (position: number, contentType: string): string =>
 export const ifNoneMatchPosition = (header: string | undefined, contentType: string): number | undefined => {
   if (header === undefined) return undefined
   let value = header.trim()
-  if (value.startsWith("\"")) value = value.slice(1)
-  if (value.endsWith("\"")) value = value.slice(0, -1)
+  if (value.startsWith('"')) value = value.slice(1)
+  if (value.endsWith('"')) value = value.slice(0, -1)
   const parts = value.split(";")
   if (parts.length !== 2) return undefined
   if (parts[1] !== String(contentTypeHash(contentType))) return undefined
@@ -59,10 +59,14 @@ const Immutable: CacheDecision = { immutable: true, eTagPosition: undefined }
  * Backward pages are immutable unless they are the head or start past the last event; forward pages
  * once they are full (`last + 1 ≥ from + count`).
  */
-export const streamFeedCache = (direction: "forward" | "backward", from: number, count: number, lastEventNumber: number): CacheDecision => {
-  const immutable = direction === "backward"
-    ? from >= 0 && lastEventNumber >= from
-    : lastEventNumber + 1 >= from + count
+export const streamFeedCache = (
+  direction: "forward" | "backward",
+  from: number,
+  count: number,
+  lastEventNumber: number
+): CacheDecision => {
+  const immutable =
+    direction === "backward" ? from >= 0 && lastEventNumber >= from : lastEventNumber + 1 >= from + count
   return immutable ? Immutable : { immutable: false, eTagPosition: lastEventNumber }
 }
 
@@ -79,9 +83,8 @@ export const allFeedCache = (
   count: number,
   lastCommitPosition: number
 ): CacheDecision => {
-  const immutable = direction === "backward"
-    ? !isHead && from <= lastCommitPosition
-    : !isHead && eventsReturned === count
+  const immutable =
+    direction === "backward" ? !isHead && from <= lastCommitPosition : !isHead && eventsReturned === count
   return immutable ? Immutable : { immutable: false, eTagPosition: lastCommitPosition }
 }
 
@@ -103,14 +106,15 @@ export interface CacheHeaderOptions {
 
 /** Cache-Control, Vary and (when due) ETag headers of a successful read. */
 export const cacheHeaders = (decision: CacheDecision, options: CacheHeaderOptions): Record<string, string> => {
-  const cacheControl = options.disableHttpCaching === true
-    ? NoCacheControl
-    : decision.immutable
-    ? ImmutableCacheControl
-    : options.cacheControlSeconds !== undefined
-    ? `max-age=${options.cacheControlSeconds}, private`
-    : NoCacheControl
-  const headers: Record<string, string> = { "Cache-Control": cacheControl, "Vary": "Accept" }
+  const cacheControl =
+    options.disableHttpCaching === true
+      ? NoCacheControl
+      : decision.immutable
+        ? ImmutableCacheControl
+        : options.cacheControlSeconds !== undefined
+          ? `max-age=${options.cacheControlSeconds}, private`
+          : NoCacheControl
+  const headers: Record<string, string> = { "Cache-Control": cacheControl, Vary: "Accept" }
   if (!decision.immutable && decision.eTagPosition !== undefined) {
     headers["ETag"] = `"${positionETag(decision.eTagPosition, options.contentType)}"`
   }

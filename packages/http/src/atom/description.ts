@@ -8,7 +8,11 @@ import { quoteJson } from "./jsonText.js"
 
 export const DescriptionDocumentReason = "Description Document"
 
-const StreamTypes = ["application/atom+xml", "application/vnd.kurrent.atom+json", "application/vnd.eventstore.atom+json"]
+const StreamTypes = [
+  "application/atom+xml",
+  "application/vnd.kurrent.atom+json",
+  "application/vnd.eventstore.atom+json"
+]
 const CompetingTypes = [
   "application/vnd.eventstore.competingatom+xml",
   "application/vnd.kurrent.competingatom+json",
@@ -21,27 +25,67 @@ const I4 = "\n        "
 
 /** A `{href, supportedContentTypes}` object whose members sit at `inner` and closing brace at `outer`. */
 const linkObject = (href: string, types: ReadonlyArray<string>, outer: string, inner: string, item: string): string =>
-  "{" + inner + "\"href\": " + quoteJson(href) + "," + inner + "\"supportedContentTypes\": [" +
-  types.map((t) => item + quoteJson(t)).join(",") + inner + "]" + outer + "}"
+  "{" +
+  inner +
+  '"href": ' +
+  quoteJson(href) +
+  "," +
+  inner +
+  '"supportedContentTypes": [' +
+  types.map((t) => item + quoteJson(t)).join(",") +
+  inner +
+  "]" +
+  outer +
+  "}"
 
 /**
  * @param contentType the negotiated streamdesc type (`self.supportedContentTypes` lists only it)
  * @param subscriptionGroups persistent-subscription groups on the stream; none (or empty) → `null`.
  *   Group names go into the href as they are (the reference does not escape them here).
  */
-export const renderDescriptionDocument = (stream: string, contentType: string, subscriptionGroups?: ReadonlyArray<string>): string => {
+export const renderDescriptionDocument = (
+  stream: string,
+  contentType: string,
+  subscriptionGroups?: ReadonlyArray<string>
+): string => {
   const href = "/streams/" + escapeDataString(stream)
-  const subscriptions = subscriptionGroups === undefined || subscriptionGroups.length === 0
-    ? "null"
-    : "[" + subscriptionGroups.map((group) =>
-      I3 + linkObject("/subscriptions/" + escapeDataString(stream) + "/" + group, CompetingTypes, I3, I4, "\n          ")).join(",") +
-      I2 + "]"
-  return "{\n" +
-    "  \"title\": " + quoteJson(`Description document for '${stream}'`) + ",\n" +
-    "  \"description\": \"The description document will be presented when no accept header is present or it was requested\",\n" +
-    "  \"_links\": {" +
-    I2 + "\"self\": " + linkObject(href, [contentType], I2, I3, I4) + "," +
-    I2 + "\"stream\": " + linkObject(href, StreamTypes, I2, I3, I4) + "," +
-    I2 + "\"streamSubscription\": " + subscriptions +
+  const subscriptions =
+    subscriptionGroups === undefined || subscriptionGroups.length === 0
+      ? "null"
+      : "[" +
+        subscriptionGroups
+          .map(
+            (group) =>
+              I3 +
+              linkObject(
+                "/subscriptions/" + escapeDataString(stream) + "/" + group,
+                CompetingTypes,
+                I3,
+                I4,
+                "\n          "
+              )
+          )
+          .join(",") +
+        I2 +
+        "]"
+  return (
+    "{\n" +
+    '  "title": ' +
+    quoteJson(`Description document for '${stream}'`) +
+    ",\n" +
+    '  "description": "The description document will be presented when no accept header is present or it was requested",\n' +
+    '  "_links": {' +
+    I2 +
+    '"self": ' +
+    linkObject(href, [contentType], I2, I3, I4) +
+    "," +
+    I2 +
+    '"stream": ' +
+    linkObject(href, StreamTypes, I2, I3, I4) +
+    "," +
+    I2 +
+    '"streamSubscription": ' +
+    subscriptions +
     "\n  }\n}"
+  )
 }

@@ -49,31 +49,58 @@ const entryFacts = (resolved: ResolvedEvent, embed: EmbedLevel, single: boolean)
   const { event, link } = resolved
   if (link !== undefined) {
     const target = linkTarget(link)
-    return { stream: target.stream, number: target.number, micros: link.createdMicros, summary: "$>", content: undefined }
+    return {
+      stream: target.stream,
+      number: target.number,
+      micros: link.createdMicros,
+      summary: "$>",
+      content: undefined
+    }
   }
   if (event === undefined) throw new Error("a resolved event without event and link")
   const showContent = (single || embed === "Content") && isJsonEvent(event)
-  return { stream: event.stream, number: wireEventNumber(event.eventNumber), micros: event.createdMicros, summary: event.eventType, content: showContent ? event : undefined }
+  return {
+    stream: event.stream,
+    number: wireEventNumber(event.eventNumber),
+    micros: event.createdMicros,
+    summary: event.eventType,
+    content: showContent ? event : undefined
+  }
 }
 
 const eventUrl = (baseUrl: string, stream: string, number: string): string =>
   baseUrl + "/streams/" + escapeDataString(stream) + "/" + number
 
 /** A `{uri, relation, type}` link object whose brace sits at `depth` (preceded by its line break). */
-export const linkJson = (uri: string, relation: string, depth: number): string => quotedLinkJson(quoteJson(uri), quoteJson(relation), depth)
+export const linkJson = (uri: string, relation: string, depth: number): string =>
+  quotedLinkJson(quoteJson(uri), quoteJson(relation), depth)
 
 /** A link from an already quoted URI and relation (an entry quotes its URL once for its id and two links). */
 const quotedLinkJson = (quotedUri: string, quotedRelation: string, depth: number): string => {
   const p = indent(depth + 1)
-  return indent(depth) + "{" + p + "\"uri\": " + quotedUri + "," + p + "\"relation\": " + quotedRelation + "," + p +
-    "\"type\": null" + indent(depth) + "}"
+  return (
+    indent(depth) +
+    "{" +
+    p +
+    '"uri": ' +
+    quotedUri +
+    "," +
+    p +
+    '"relation": ' +
+    quotedRelation +
+    "," +
+    p +
+    '"type": null' +
+    indent(depth) +
+    "}"
+  )
 }
 
 const EDIT = quoteJson("edit")
 const ALTERNATE = quoteJson("alternate")
 
 export const authorJson = (depth: number): string =>
-  "{" + indent(depth + 1) + "\"name\": \"" + AtomAuthor + "\"" + indent(depth) + "}"
+  "{" + indent(depth + 1) + '"name": "' + AtomAuthor + '"' + indent(depth) + "}"
 
 /** The content object of an event, its brace at `depth` (data/metadata parsed for JSON events). */
 export const contentJson = (event: EventRecord, depth: number): string => {
@@ -81,14 +108,34 @@ export const contentJson = (event: EventRecord, depth: number): string => {
   const json = isJsonEvent(event)
   const data = event.data.toString("utf8")
   const metadata = event.metadata.toString("utf8")
-  return "{" +
-    p + "\"eventStreamId\": " + quoteJson(event.stream) + "," +
-    p + "\"eventNumber\": " + wireEventNumber(event.eventNumber) + "," +
-    p + "\"eventType\": " + quoteJson(event.eventType) + "," +
-    p + "\"eventId\": " + quoteJson(event.eventId) + "," +
-    p + "\"data\": " + (json ? jsonValueOrString(data, depth + 1) : quoteJson(data)) + "," +
-    p + "\"metadata\": " + (json ? jsonValueOrString(metadata, depth + 1) : quoteJson(metadata)) +
-    indent(depth) + "}"
+  return (
+    "{" +
+    p +
+    '"eventStreamId": ' +
+    quoteJson(event.stream) +
+    "," +
+    p +
+    '"eventNumber": ' +
+    wireEventNumber(event.eventNumber) +
+    "," +
+    p +
+    '"eventType": ' +
+    quoteJson(event.eventType) +
+    "," +
+    p +
+    '"eventId": ' +
+    quoteJson(event.eventId) +
+    "," +
+    p +
+    '"data": ' +
+    (json ? jsonValueOrString(data, depth + 1) : quoteJson(data)) +
+    "," +
+    p +
+    '"metadata": ' +
+    (json ? jsonValueOrString(metadata, depth + 1) : quoteJson(metadata)) +
+    indent(depth) +
+    "}"
+  )
 }
 
 /** Text shown at pretty levels: JSON objects re-indented, anything else as stored. */
@@ -124,46 +171,127 @@ const richFieldsJson = (resolved: ResolvedEvent, event: EventRecord, embed: Embe
     }
   }
   const original = resolved.link ?? event
-  return p + "\"eventId\": " + quoteJson(event.eventId) + "," +
-    p + "\"eventType\": " + quoteJson(event.eventType) + "," +
-    p + "\"eventNumber\": " + wireEventNumber(event.eventNumber) + "," +
-    p + "\"data\": " + data + "," +
-    p + "\"metaData\": " + metaData + "," +
-    p + "\"linkMetaData\": " + linkMetaData + "," +
-    p + "\"streamId\": " + quoteJson(event.stream) + "," +
-    p + "\"isJson\": " + isJson + "," +
-    p + "\"isMetaData\": " + isMetaData + "," +
-    p + "\"isLinkMetaData\": " + isLinkMetaData + "," +
-    p + "\"isRedacted\": false," +
-    p + "\"positionEventNumber\": " + wireEventNumber(original.eventNumber) + "," +
-    p + "\"positionStreamId\": " + quoteJson(original.stream) + ","
+  return (
+    p +
+    '"eventId": ' +
+    quoteJson(event.eventId) +
+    "," +
+    p +
+    '"eventType": ' +
+    quoteJson(event.eventType) +
+    "," +
+    p +
+    '"eventNumber": ' +
+    wireEventNumber(event.eventNumber) +
+    "," +
+    p +
+    '"data": ' +
+    data +
+    "," +
+    p +
+    '"metaData": ' +
+    metaData +
+    "," +
+    p +
+    '"linkMetaData": ' +
+    linkMetaData +
+    "," +
+    p +
+    '"streamId": ' +
+    quoteJson(event.stream) +
+    "," +
+    p +
+    '"isJson": ' +
+    isJson +
+    "," +
+    p +
+    '"isMetaData": ' +
+    isMetaData +
+    "," +
+    p +
+    '"isLinkMetaData": ' +
+    isLinkMetaData +
+    "," +
+    p +
+    '"isRedacted": false,' +
+    p +
+    '"positionEventNumber": ' +
+    wireEventNumber(original.eventNumber) +
+    "," +
+    p +
+    '"positionStreamId": ' +
+    quoteJson(original.stream) +
+    ","
+  )
 }
 
 /**
  * An entry as JSON, its brace at `depth` (not preceded by a line break).
  * @param single a single-event document: content for JSON events at every embed level
  */
-export const entryJson = (resolved: ResolvedEvent, baseUrl: string, embed: EmbedLevel, single: boolean, depth: number): string => {
+export const entryJson = (
+  resolved: ResolvedEvent,
+  baseUrl: string,
+  embed: EmbedLevel,
+  single: boolean,
+  depth: number
+): string => {
   const facts = entryFacts(resolved, embed, single)
   const p = indent(depth + 1)
   const quotedUrl = quoteJson(eventUrl(baseUrl, facts.stream, facts.number))
-  const rich = EmbedRank[embed] > EmbedRank.Content && resolved.event !== undefined
-    ? richFieldsJson(resolved, resolved.event, embed, p)
-    : ""
-  return "{" + rich +
-    p + "\"title\": " + quoteJson(facts.number + "@" + facts.stream) + "," +
-    p + "\"id\": " + quotedUrl + "," +
-    p + "\"updated\": \"" + formatAtomDate(facts.micros) + "\"," +
-    p + "\"author\": " + authorJson(depth + 1) + "," +
-    p + "\"summary\": " + quoteJson(facts.summary) + "," +
-    p + "\"retryCount\": null," +
-    p + "\"content\": " + (facts.content === undefined ? "null" : contentJson(facts.content, depth + 1)) + "," +
-    p + "\"links\": [" + quotedLinkJson(quotedUrl, EDIT, depth + 2) + "," + quotedLinkJson(quotedUrl, ALTERNATE, depth + 2) + p + "]" +
-    indent(depth) + "}"
+  const rich =
+    EmbedRank[embed] > EmbedRank.Content && resolved.event !== undefined
+      ? richFieldsJson(resolved, resolved.event, embed, p)
+      : ""
+  return (
+    "{" +
+    rich +
+    p +
+    '"title": ' +
+    quoteJson(facts.number + "@" + facts.stream) +
+    "," +
+    p +
+    '"id": ' +
+    quotedUrl +
+    "," +
+    p +
+    '"updated": "' +
+    formatAtomDate(facts.micros) +
+    '",' +
+    p +
+    '"author": ' +
+    authorJson(depth + 1) +
+    "," +
+    p +
+    '"summary": ' +
+    quoteJson(facts.summary) +
+    "," +
+    p +
+    '"retryCount": null,' +
+    p +
+    '"content": ' +
+    (facts.content === undefined ? "null" : contentJson(facts.content, depth + 1)) +
+    "," +
+    p +
+    '"links": [' +
+    quotedLinkJson(quotedUrl, EDIT, depth + 2) +
+    "," +
+    quotedLinkJson(quotedUrl, ALTERNATE, depth + 2) +
+    p +
+    "]" +
+    indent(depth) +
+    "}"
+  )
 }
 
 /** A payload (data or metadata) as XML elements named `name`: converted JSON, else the text. */
-export const payloadXml = (text: string, isJson: boolean, name: string, attributes: string, repeatArrays: boolean): string => {
+export const payloadXml = (
+  text: string,
+  isJson: boolean,
+  name: string,
+  attributes: string,
+  repeatArrays: boolean
+): string => {
   if (isJson && text.length > 0 && text.trim() !== "null") {
     const xml = jsonToXml(text, name, attributes, repeatArrays)
     if (xml !== undefined) return xml
@@ -174,16 +302,18 @@ export const payloadXml = (text: string, isJson: boolean, name: string, attribut
 /** The content object's members as XML elements (in no namespace: `attributes` resets a default one). */
 export const contentXmlMembers = (event: EventRecord, attributes: string): string => {
   const json = isJsonEvent(event)
-  return xmlElement("eventStreamId", event.stream, attributes) +
+  return (
+    xmlElement("eventStreamId", event.stream, attributes) +
     xmlElement("eventNumber", wireEventNumber(event.eventNumber), attributes) +
     xmlElement("eventType", event.eventType, attributes) +
     xmlElement("eventId", event.eventId, attributes) +
     payloadXml(event.data.toString("utf8"), json, "data", attributes, true) +
     payloadXml(event.metadata.toString("utf8"), json, "metadata", attributes, true)
+  )
 }
 
 export const linkXml = (prefix: string, uri: string, relation: string): string =>
-  "<" + prefix + "link href=\"" + escapeXmlAttribute(uri) + "\" rel=\"" + escapeXmlAttribute(relation) + "\" />"
+  "<" + prefix + 'link href="' + escapeXmlAttribute(uri) + '" rel="' + escapeXmlAttribute(relation) + '" />'
 
 export const authorXml = (prefix: string): string =>
   "<" + prefix + "author><" + prefix + "name>" + AtomAuthor + "</" + prefix + "name></" + prefix + "author>"
@@ -192,22 +322,66 @@ export const authorXml = (prefix: string): string =>
  * An entry as Atom XML. In a feed (`prefix` "") the Atom namespace is the default one, so content members
  * reset it with `xmlns=""`; a single-event document uses the `atom:` prefix and declares it on its root.
  */
-export const entryXml = (resolved: ResolvedEvent, baseUrl: string, embed: EmbedLevel, single: boolean, prefix: "" | "atom:"): string => {
+export const entryXml = (
+  resolved: ResolvedEvent,
+  baseUrl: string,
+  embed: EmbedLevel,
+  single: boolean,
+  prefix: "" | "atom:"
+): string => {
   const facts = entryFacts(resolved, embed, single)
   const url = eventUrl(baseUrl, facts.stream, facts.number)
   const root = prefix + "entry"
-  const declaration = prefix === "" ? "" : " xmlns:atom=\"" + AtomNamespace + "\""
-  const content = facts.content === undefined
-    ? ""
-    : "<" + prefix + "content type=\"application/xml\">" + contentXmlMembers(facts.content, prefix === "" ? " xmlns=\"\"" : "") +
-      "</" + prefix + "content>"
-  return "<" + root + declaration + ">" +
-    "<" + prefix + "title>" + escapeXmlText(facts.number + "@" + facts.stream) + "</" + prefix + "title>" +
-    "<" + prefix + "id>" + escapeXmlText(url) + "</" + prefix + "id>" +
-    "<" + prefix + "updated>" + formatAtomDate(facts.micros) + "</" + prefix + "updated>" +
+  const declaration = prefix === "" ? "" : ' xmlns:atom="' + AtomNamespace + '"'
+  const content =
+    facts.content === undefined
+      ? ""
+      : "<" +
+        prefix +
+        'content type="application/xml">' +
+        contentXmlMembers(facts.content, prefix === "" ? ' xmlns=""' : "") +
+        "</" +
+        prefix +
+        "content>"
+  return (
+    "<" +
+    root +
+    declaration +
+    ">" +
+    "<" +
+    prefix +
+    "title>" +
+    escapeXmlText(facts.number + "@" + facts.stream) +
+    "</" +
+    prefix +
+    "title>" +
+    "<" +
+    prefix +
+    "id>" +
+    escapeXmlText(url) +
+    "</" +
+    prefix +
+    "id>" +
+    "<" +
+    prefix +
+    "updated>" +
+    formatAtomDate(facts.micros) +
+    "</" +
+    prefix +
+    "updated>" +
     authorXml(prefix) +
-    "<" + prefix + "summary>" + escapeXmlText(facts.summary) + "</" + prefix + "summary>" +
-    linkXml(prefix, url, "edit") + linkXml(prefix, url, "alternate") +
+    "<" +
+    prefix +
+    "summary>" +
+    escapeXmlText(facts.summary) +
+    "</" +
+    prefix +
+    "summary>" +
+    linkXml(prefix, url, "edit") +
+    linkXml(prefix, url, "alternate") +
     content +
-    "</" + root + ">"
+    "</" +
+    root +
+    ">"
+  )
 }

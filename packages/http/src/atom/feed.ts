@@ -183,29 +183,66 @@ const renderFeed = (
 ): string => {
   const n = events.length
   if (syntax === "xml") {
-    let out = XML_DECLARATION + "<feed xmlns=\"" + AtomNamespace + "\"><title>" + escapeXmlText(head.title) + "</title><id>" +
-      escapeXmlText(head.id) + "</id><updated>" + head.updated + "</updated>" + authorXml("")
+    let out =
+      XML_DECLARATION +
+      '<feed xmlns="' +
+      AtomNamespace +
+      '"><title>' +
+      escapeXmlText(head.title) +
+      "</title><id>" +
+      escapeXmlText(head.id) +
+      "</id><updated>" +
+      head.updated +
+      "</updated>" +
+      authorXml("")
     for (const link of links) out += linkXml("", link.uri, link.relation)
     for (let i = 0; i < n; i++) out += entryXml(events[newestFirst ? i : n - 1 - i]!, baseUrl, embed, false, "")
     return out + "</feed>"
   }
   const p = indent(1)
-  let out = "{" +
-    p + "\"title\": " + quoteJson(head.title) + "," +
-    p + "\"id\": " + quoteJson(head.id) + "," +
-    p + "\"updated\": \"" + head.updated + "\"," +
-    p + "\"streamId\": " + head.streamId + "," +
-    p + "\"author\": " + authorJson(1) + "," +
-    p + "\"headOfStream\": " + head.headOfStream + "," +
-    p + "\"selfUrl\": " + head.selfUrl + "," +
-    p + "\"eTag\": " + head.eTag + "," +
-    p + "\"links\": ["
+  let out =
+    "{" +
+    p +
+    '"title": ' +
+    quoteJson(head.title) +
+    "," +
+    p +
+    '"id": ' +
+    quoteJson(head.id) +
+    "," +
+    p +
+    '"updated": "' +
+    head.updated +
+    '",' +
+    p +
+    '"streamId": ' +
+    head.streamId +
+    "," +
+    p +
+    '"author": ' +
+    authorJson(1) +
+    "," +
+    p +
+    '"headOfStream": ' +
+    head.headOfStream +
+    "," +
+    p +
+    '"selfUrl": ' +
+    head.selfUrl +
+    "," +
+    p +
+    '"eTag": ' +
+    head.eTag +
+    "," +
+    p +
+    '"links": ['
   for (let i = 0; i < links.length; i++) out += (i === 0 ? "" : ",") + linkJson(links[i]!.uri, links[i]!.relation, 2)
-  out += p + "]," + p + "\"entries\": ["
+  out += p + "]," + p + '"entries": ['
   if (n === 0) return out + "]\n}"
   const entryIndent = indent(2)
   for (let i = 0; i < n; i++) {
-    out += (i === 0 ? "" : ",") + entryIndent + entryJson(events[newestFirst ? i : n - 1 - i]!, baseUrl, embed, false, 2)
+    out +=
+      (i === 0 ? "" : ",") + entryIndent + entryJson(events[newestFirst ? i : n - 1 - i]!, baseUrl, embed, false, 2)
   }
   return out + p + "]\n}"
 }

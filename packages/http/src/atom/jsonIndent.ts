@@ -50,7 +50,9 @@ class IndentedJson implements JsonEmitter {
     this.afterName = true
   }
 
-  endObject(): void { this.close("}") }
+  endObject(): void {
+    this.close("}")
+  }
 
   beginArray(): void {
     this.beginValue()
@@ -59,7 +61,9 @@ class IndentedJson implements JsonEmitter {
     this.depth++
   }
 
-  endArray(): void { this.close("]") }
+  endArray(): void {
+    this.close("]")
+  }
 
   private close(bracket: string): void {
     this.depth--

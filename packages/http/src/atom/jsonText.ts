@@ -39,7 +39,7 @@ const extraEscape = (c: string): string => "\\u" + c.charCodeAt(0).toString(16).
  * exist), and also U+0085, U+2028, U+2029; everything else literal.
  */
 export const quoteJson = (s: string): string => {
-  if (!NEEDS_ESCAPE.test(s)) return "\"" + s + "\""
+  if (!NEEDS_ESCAPE.test(s)) return '"' + s + '"'
   const quoted = JSON.stringify(s)
   return HAS_NEWTONSOFT_EXTRA.test(quoted) ? quoted.replace(NEWTONSOFT_EXTRA, extraEscape) : quoted
 }
@@ -71,7 +71,10 @@ export const parseJson = (text: string, emitter: JsonEmitter): boolean => {
 
 class Parser {
   pos = 0
-  constructor(readonly text: string, readonly out: JsonEmitter) {}
+  constructor(
+    readonly text: string,
+    readonly out: JsonEmitter
+  ) {}
 
   skipSpace(): void {
     const t = this.text
@@ -176,7 +179,7 @@ class Parser {
     const quote = t.charCodeAt(this.pos)
     const start = this.pos + 1
     // Fast path: no escapes before the closing quote.
-    const close = t.indexOf(quote === 34 ? "\"" : "'", start)
+    const close = t.indexOf(quote === 34 ? '"' : "'", start)
     if (close < 0) throw notJson
     const raw = t.slice(start, close)
     const firstEscape = raw.indexOf("\\")
@@ -199,12 +202,27 @@ class Parser {
       }
       const e = t[i + 1]
       switch (e) {
-        case "\"": case "'": case "\\": case "/": s += e; break
-        case "b": s += "\b"; break
-        case "f": s += "\f"; break
-        case "n": s += "\n"; break
-        case "r": s += "\r"; break
-        case "t": s += "\t"; break
+        case '"':
+        case "'":
+        case "\\":
+        case "/":
+          s += e
+          break
+        case "b":
+          s += "\b"
+          break
+        case "f":
+          s += "\f"
+          break
+        case "n":
+          s += "\n"
+          break
+        case "r":
+          s += "\r"
+          break
+        case "t":
+          s += "\t"
+          break
         case "u": {
           const hex = t.slice(i + 2, i + 6)
           if (!/^[0-9A-Fa-f]{4}$/.test(hex)) throw notJson
@@ -212,7 +230,8 @@ class Parser {
           i += 4
           break
         }
-        default: throw notJson
+        default:
+          throw notJson
       }
       i += 2
     }

@@ -41,4 +41,4 @@ export const parseAllPosition = (text: string): AllPosition | undefined => {
   return { commit: toSafe(commit), prepare: toSafe(prepare) }
 }
 
-const toSafe = (n: bigint): number => n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n)
+const toSafe = (n: bigint): number => (n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n))

@@ -32,7 +32,11 @@ class XmlFromJson implements JsonEmitter {
    * @param repeatRootArray a root array repeats `<rootName>` per item (the value is a property); otherwise it
    *   becomes `<rootName><item>…</item></rootName>` (the value is a whole document)
    */
-  constructor(rootName: string, private readonly topAttributes: string, private readonly repeatRootArray: boolean) {
+  constructor(
+    rootName: string,
+    private readonly topAttributes: string,
+    private readonly repeatRootArray: boolean
+  ) {
     this.pending = rootName
   }
 
@@ -43,7 +47,9 @@ class XmlFromJson implements JsonEmitter {
   /** Attributes for the next element: the top-level ones for elements at the top. */
   private attributes(): string {
     const parent = this.parent()
-    return parent === undefined || (parent.array && parent.closeWith === undefined && this.frames.length === 1) ? this.topAttributes : ""
+    return parent === undefined || (parent.array && parent.closeWith === undefined && this.frames.length === 1)
+      ? this.topAttributes
+      : ""
   }
 
   /** The element name for the next value, closing the parent's start tag. */
@@ -65,7 +71,9 @@ class XmlFromJson implements JsonEmitter {
     this.frames.push({ array: false, name, open: true, closeWith: undefined, attributeNames: undefined })
   }
 
-  name(key: string): void { this.pending = key }
+  name(key: string): void {
+    this.pending = key
+  }
 
   endObject(): void {
     const frame = this.frames.pop()!
@@ -83,7 +91,13 @@ class XmlFromJson implements JsonEmitter {
     }
     // A document-level array, or an array inside an array: a wrapper element around the items.
     this.out += "<" + name + attrs + ">"
-    this.frames.push({ array: true, name: parent === undefined ? "item" : name, open: false, closeWith: name, attributeNames: undefined })
+    this.frames.push({
+      array: true,
+      name: parent === undefined ? "item" : name,
+      open: false,
+      closeWith: name,
+      attributeNames: undefined
+    })
   }
 
   endArray(): void {
@@ -91,9 +105,13 @@ class XmlFromJson implements JsonEmitter {
     if (frame.closeWith !== undefined) this.out += "</" + frame.closeWith + ">"
   }
 
-  string(value: string): void { this.scalar(value) }
+  string(value: string): void {
+    this.scalar(value)
+  }
 
-  literal(text: string, kind: "number" | "boolean" | "null"): void { this.scalar(kind === "null" ? "" : text) }
+  literal(text: string, kind: "number" | "boolean" | "null"): void {
+    this.scalar(kind === "null" ? "" : text)
+  }
 
   private scalar(text: string): void {
     const parent = this.parent()
@@ -102,8 +120,8 @@ class XmlFromJson implements JsonEmitter {
         const attribute = encodeXmlName(this.pending.slice(1))
         // Namespace declarations are not data, and an attribute may appear once: those stay elements.
         if (!attribute.startsWith("xmlns") && parent.attributeNames?.includes(attribute) !== true) {
-          (parent.attributeNames ??= []).push(attribute)
-          this.out += " " + attribute + "=\"" + escapeXmlAttribute(text) + "\""
+          ;(parent.attributeNames ??= []).push(attribute)
+          this.out += " " + attribute + '="' + escapeXmlAttribute(text) + '"'
           return
         }
       }
@@ -127,11 +145,18 @@ class XmlFromJson implements JsonEmitter {
  * JSON text as XML elements named `name`; undefined when the text is not JSON. See XmlFromJson for how a
  * root array is written.
  */
-export const jsonToXml = (text: string, name: string, topAttributes = "", repeatRootArray = false): string | undefined => {
+export const jsonToXml = (
+  text: string,
+  name: string,
+  topAttributes = "",
+  repeatRootArray = false
+): string | undefined => {
   const emitter = new XmlFromJson(name, topAttributes, repeatRootArray)
   return parseJson(text, emitter) ? emitter.out : undefined
 }
 
 /** A scalar as an element (`<name />` when empty). */
 export const xmlElement = (name: string, text: string, attributes = ""): string =>
-  text.length === 0 ? "<" + name + attributes + " />" : "<" + name + attributes + ">" + escapeXmlText(text) + "</" + name + ">"
+  text.length === 0
+    ? "<" + name + attributes + " />"
+    : "<" + name + attributes + ">" + escapeXmlText(text) + "</" + name + ">"

@@ -41,8 +41,10 @@ export const mirror = (counter: Counter, value: number, labels?: Record<string, 
 
 /** Counter and gauge constructors on `registry`. */
 const seriesOn = (registry: Registry) => ({
-  counter: (name: string, help: string, labelNames: ReadonlyArray<string> = []) => new Counter({ name, help, labelNames, registers: [registry] }),
-  gauge: (name: string, help: string, labelNames: ReadonlyArray<string> = []) => new Gauge({ name, help, labelNames, registers: [registry] })
+  counter: (name: string, help: string, labelNames: ReadonlyArray<string> = []) =>
+    new Counter({ name, help, labelNames, registers: [registry] }),
+  gauge: (name: string, help: string, labelNames: ReadonlyArray<string> = []) =>
+    new Gauge({ name, help, labelNames, registers: [registry] })
 })
 
 const percent = (part: number, whole: number): number => (whole > 0 ? Math.round((part / whole) * 10000) / 100 : 0)
@@ -61,7 +63,9 @@ export const makeKurrentMetrics = (registry: Registry): KurrentMetrics => {
   const checkpoints = gauge("kurrentdb_checkpoints", "Value of each checkpoint (log positions)", ["name", "read"])
   const cacheHitsMisses = counter("kurrentdb_cache_hits_misses_total", "Hits/misses of each cache", ["cache", "kind"])
   const cacheBytes = gauge("kurrentdb_cache_resources_bytes", "Bytes used by each cache", ["cache", "kind"])
-  const queueBusy = counter("kurrentdb_queue_busy_seconds_total", "Time each queue spent processing, seconds", ["queue"])
+  const queueBusy = counter("kurrentdb_queue_busy_seconds_total", "Time each queue spent processing, seconds", [
+    "queue"
+  ])
 
   const sources: Array<StatusSource> = []
   // Registered at the first scrape that has a process snapshot, so a render without one shows none of
@@ -97,22 +101,39 @@ export const makeKurrentMetrics = (registry: Registry): KurrentMetrics => {
 const makeProcessSeries = (registry: Registry, statusSources: () => ReadonlyArray<StatusSource>) => {
   const { counter, gauge } = seriesOn(registry)
   const connections = gauge("kurrentdb_kestrel_connections", "Open HTTP connections")
-  const statuses = gauge("kurrentdb_statuses", "Seconds since the epoch when NAME most recently had STATUS", ["name", "status"])
+  const statuses = gauge("kurrentdb_statuses", "Seconds since the epoch when NAME most recently had STATUS", [
+    "name",
+    "status"
+  ])
   const upTime = counter("kurrentdb_proc_up_time_seconds_total", "Seconds this process has been running", ["pid"])
   const procCpu = gauge("kurrentdb_proc_cpu", "Process CPU usage since the previous scrape, % of one core")
   const procMem = gauge("kurrentdb_proc_mem_bytes", "Process memory: working set (resident set size)", ["kind"])
   const threads = gauge("kurrentdb_proc_thread_count", "Threads of the process")
-  const gcGenerations = gauge("kurrentdb_gc_generation_size_bytes", "Used bytes of each heap generation", ["generation"])
-  const gcCollections = counter("kurrentdb_gc_collection_count_total", "Garbage collections of each generation", ["generation"])
+  const gcGenerations = gauge("kurrentdb_gc_generation_size_bytes", "Used bytes of each heap generation", [
+    "generation"
+  ])
+  const gcCollections = counter("kurrentdb_gc_collection_count_total", "Garbage collections of each generation", [
+    "generation"
+  ])
   const heapSize = gauge("kurrentdb_gc_heap_size_bytes", "Used heap bytes")
   const heapFragmentation = gauge("kurrentdb_gc_heap_fragmentation", "Percentage of the heap committed but not used")
-  const allocated = counter("kurrentdb_gc_allocated_bytes_total", "Bytes allocated since the metrics started (estimated)")
-  const diskBytes = counter("kurrentdb_disk_io_bytes_total", "Bytes read from/written to the disk by the process", ["activity"])
-  const diskOps = counter("kurrentdb_disk_io_operations_total", "Read/write operations issued by the process", ["activity"])
+  const allocated = counter(
+    "kurrentdb_gc_allocated_bytes_total",
+    "Bytes allocated since the metrics started (estimated)"
+  )
+  const diskBytes = counter("kurrentdb_disk_io_bytes_total", "Bytes read from/written to the disk by the process", [
+    "activity"
+  ])
+  const diskOps = counter("kurrentdb_disk_io_operations_total", "Read/write operations issued by the process", [
+    "activity"
+  ])
   const sysCpu = gauge("kurrentdb_sys_cpu", "Machine CPU usage since the previous scrape, %")
   const loadAvg = gauge("kurrentdb_sys_load_avg", "Average system load", ["period"])
   const sysMem = gauge("kurrentdb_sys_mem_bytes", "Free/total memory of the machine", ["kind"])
-  const sysDisk = gauge("kurrentdb_sys_disk_bytes", "Used/total bytes of the disk holding the database", ["disk", "kind"])
+  const sysDisk = gauge("kurrentdb_sys_disk_bytes", "Used/total bytes of the disk holding the database", [
+    "disk",
+    "kind"
+  ])
 
   const lastSeen = new Map<string, { readonly name: string; readonly status: string; seconds: number }>()
   /** The previous scrape's snapshot and time, the baseline of the CPU percentages. */
@@ -124,7 +145,10 @@ const makeProcessSeries = (registry: Registry, statusSources: () => ReadonlyArra
     previous = { snapshot: p, atMillis: nowMillis }
     connections.set(openConnections)
     const seconds = Math.floor(nowMillis / 1000)
-    const current = [{ name: "Node", status: nodeState }, ...statusSources().map((source) => ({ name: source.name, status: source.current() }))]
+    const current = [
+      { name: "Node", status: nodeState },
+      ...statusSources().map((source) => ({ name: source.name, status: source.current() }))
+    ]
     for (const { name, status } of current) {
       const key = name + "\u0000" + status
       const seen = lastSeen.get(key)
@@ -136,7 +160,12 @@ const makeProcessSeries = (registry: Registry, statusSources: () => ReadonlyArra
     const elapsedMicros = (nowMillis - sinceMillis) * 1000
     mirror(upTime, Math.max(0, nowMillis - p.startTimeMillis) / 1000, { pid: String(p.pid) })
     procCpu.set(percent(p.cpuMicros - (before?.cpuMicros ?? 0), elapsedMicros))
-    sysCpu.set(percent(p.system.cpuBusyMicros - (before?.system.cpuBusyMicros ?? 0), p.system.cpuTotalMicros - (before?.system.cpuTotalMicros ?? 0)))
+    sysCpu.set(
+      percent(
+        p.system.cpuBusyMicros - (before?.system.cpuBusyMicros ?? 0),
+        p.system.cpuTotalMicros - (before?.system.cpuTotalMicros ?? 0)
+      )
+    )
     procMem.set({ kind: "working-set" }, p.residentBytes)
     threads.set(p.threads)
     gcGenerations.set({ generation: "gen0" }, p.heap.youngBytes)

@@ -8,10 +8,24 @@ import { randomUuid } from "@vellum/storage"
 
 /** The reference's VNodeState names (PascalCase in `/gossip`, lower-cased in `/info`). */
 export const NodeStates = [
-  "Initializing", "DiscoverLeader", "Unknown", "PreReplica", "CatchingUp", "Clone", "Follower", "PreLeader", "Leader",
-  "Manager", "ShuttingDown", "Shutdown", "ReadOnlyLeaderless", "PreReadOnlyReplica", "ReadOnlyReplica", "ResigningLeader"
+  "Initializing",
+  "DiscoverLeader",
+  "Unknown",
+  "PreReplica",
+  "CatchingUp",
+  "Clone",
+  "Follower",
+  "PreLeader",
+  "Leader",
+  "Manager",
+  "ShuttingDown",
+  "Shutdown",
+  "ReadOnlyLeaderless",
+  "PreReadOnlyReplica",
+  "ReadOnlyReplica",
+  "ResigningLeader"
 ] as const
-export type NodeState = typeof NodeStates[number]
+export type NodeState = (typeof NodeStates)[number]
 
 export interface NodeIdentity {
   /** Product version, reported as `dbVersion`/`esVersion` (/info) and `esVersion` (/gossip). */
@@ -26,7 +40,10 @@ export interface NodeIdentity {
   /** `/info` `features` (projections, userManagement, atomPub, …), in output order. */
   readonly features: Readonly<Record<string, boolean>>
   /** `/info` `authentication`: provider name (`internal`, `insecure`) and its public properties. */
-  readonly authentication: { readonly type: string; readonly properties: ReadonlyArray<{ readonly key: string; readonly value: string }> }
+  readonly authentication: {
+    readonly type: string
+    readonly properties: ReadonlyArray<{ readonly key: string; readonly value: string }>
+  }
   readonly nodePriority: number
   readonly isReadOnlyReplica: boolean
   /** Always 1 until clustering exists. */
@@ -41,7 +58,10 @@ export interface NodeInfoService {
 export class NodeInfo extends Context.Tag("@vellum/http/NodeInfo")<NodeInfo, NodeInfoService>() {
   /** A node starting in `initial` (a single node leads from its first moment). */
   static readonly layer = (identity: NodeIdentity, initial: NodeState = "Leader"): Layer.Layer<NodeInfo> =>
-    Layer.effect(NodeInfo, Effect.map(Ref.make(initial), (state) => ({ identity, state })))
+    Layer.effect(
+      NodeInfo,
+      Effect.map(Ref.make(initial), (state) => ({ identity, state }))
+    )
 }
 
 /**

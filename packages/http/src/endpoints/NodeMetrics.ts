@@ -45,8 +45,23 @@ export interface NodeMetricsService {
 }
 
 const FAMILIES = new Set([
-  "streams", "subscriptions", "users", "admin", "stats", "info", "ping", "gossip", "metrics", "health", "projections",
-  "web", "ui", "sys", "histogram", "elections", "incoming"
+  "streams",
+  "subscriptions",
+  "users",
+  "admin",
+  "stats",
+  "info",
+  "ping",
+  "gossip",
+  "metrics",
+  "health",
+  "projections",
+  "web",
+  "ui",
+  "sys",
+  "histogram",
+  "elections",
+  "incoming"
 ])
 
 /**
@@ -74,16 +89,21 @@ export const routeFamily = (path: string): string => {
 const SLASH = 47
 const QUESTION = 63
 
-
 const makeStorageMetrics = (registry: Registry) => {
   const counter = (name: string, help: string) => new Counter({ name, help, registers: [registry] })
   const gauge = (name: string, help: string) => new Gauge({ name, help, registers: [registry] })
   const m = {
-    commands: counter("vellum_writer_commands_total", "Write commands (appends, deletes, metadata writes) handled by the writer"),
+    commands: counter(
+      "vellum_writer_commands_total",
+      "Write commands (appends, deletes, metadata writes) handled by the writer"
+    ),
     rounds: counter("vellum_writer_rounds_total", "Writer rounds (each takes every waiting command)"),
     flushes: counter("vellum_writer_flushes_total", "Durable commit batches (one write + one fsync each)"),
     bytes: counter("vellum_writer_bytes_total", "Bytes written to the log by commit batches"),
-    flushSeconds: counter("vellum_writer_flush_seconds_total", "Time from write to durable, summed over commit batches"),
+    flushSeconds: counter(
+      "vellum_writer_flush_seconds_total",
+      "Time from write to durable, summed over commit batches"
+    ),
     queued: gauge("vellum_writer_queue_length", "Write commands waiting for the writer"),
     lastFlushBytes: gauge("vellum_writer_last_flush_bytes", "Bytes of the last commit batch"),
     maxFlushBytes: gauge("vellum_writer_max_flush_bytes", "Largest commit batch, bytes"),
@@ -98,7 +118,10 @@ const makeStorageMetrics = (registry: Registry) => {
     indexMemtableEntries: gauge("vellum_index_memtable_entries", "Entries in the index's memtables"),
     indexMemtables: gauge("vellum_index_memtables", "Memtables (active plus those waiting to be written)"),
     indexBytes: gauge("vellum_index_resident_bytes", "Estimated memory held by the index"),
-    writesRefused: gauge("vellum_writes_refused", "1 while writes are refused after a disk error (the node is degraded), else 0")
+    writesRefused: gauge(
+      "vellum_writes_refused",
+      "1 while writes are refused after a disk error (the node is degraded), else 0"
+    )
   }
   return (s: EventStoreStats): void => {
     mirror(m.commands, s.writer.commands)
@@ -134,9 +157,21 @@ export const makeNodeMetrics = (): NodeMetricsService => {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry]
   })
-  const received = new Counter({ name: "vellum_http_received_bytes_total", help: "HTTP request body bytes received", registers: [registry] })
-  const sent = new Counter({ name: "vellum_http_sent_bytes_total", help: "HTTP response body bytes sent", registers: [registry] })
-  const connections = new Gauge({ name: "vellum_http_open_connections", help: "Open HTTP connections", registers: [registry] })
+  const received = new Counter({
+    name: "vellum_http_received_bytes_total",
+    help: "HTTP request body bytes received",
+    registers: [registry]
+  })
+  const sent = new Counter({
+    name: "vellum_http_sent_bytes_total",
+    help: "HTTP response body bytes sent",
+    registers: [registry]
+  })
+  const connections = new Gauge({
+    name: "vellum_http_open_connections",
+    help: "Open HTTP connections",
+    registers: [registry]
+  })
   const updateStorage = makeStorageMetrics(registry)
   const kurrent = makeKurrentMetrics(registry)
   let requests = 0
@@ -148,7 +183,10 @@ export const makeNodeMetrics = (): NodeMetricsService => {
     contentType: registry.contentType,
     observeRequest: (sample) => {
       requests++
-      duration.observe({ family: sample.family, method: sample.method, status: String(sample.status) }, Math.max(0, sample.durationMillis) / 1000)
+      duration.observe(
+        { family: sample.family, method: sample.method, status: String(sample.status) },
+        Math.max(0, sample.durationMillis) / 1000
+      )
       const inBytes = Math.max(0, sample.requestBytes ?? 0)
       const outBytes = Math.max(0, sample.responseBytes ?? 0)
       receivedBytes += inBytes

@@ -20,7 +20,7 @@ export const shutdownRoute: RouteDef<NodeInfo | Shutdown> = {
   access: "ops",
   responseCodecs: AdminCodecs,
   handle: () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const info = yield* NodeInfo
       const shutdown = yield* Shutdown
       yield* Ref.set(info.state, "ShuttingDown")

@@ -27,8 +27,10 @@ export const jsonDate = (millis: number): string => {
 /** `yyyy-MM-dd HH:mm:ss.fff` (the gossip text form). */
 export const shortDate = (millis: number): string => {
   const d = new Date(millis)
-  return `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)} ` +
+  return (
+    `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)} ` +
     `${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}.${pad(d.getUTCMilliseconds(), 3)}`
+  )
 }
 
 /** `TimeSpan.ToString("G")`: `d:hh:mm:ss.fffffff`, days and seven fractional digits always present. */
@@ -36,6 +38,8 @@ export const timeSpanGeneral = (millis: number): string => {
   const ticks = Math.max(0, Math.round(millis * 10_000))
   const totalSeconds = Math.floor(ticks / 10_000_000)
   const days = Math.floor(totalSeconds / 86_400)
-  return `${days}:${pad(Math.floor(totalSeconds / 3600) % 24, 2)}:${pad(Math.floor(totalSeconds / 60) % 60, 2)}:` +
+  return (
+    `${days}:${pad(Math.floor(totalSeconds / 3600) % 24, 2)}:${pad(Math.floor(totalSeconds / 60) % 60, 2)}:` +
     `${pad(totalSeconds % 60, 2)}.${pad(ticks % 10_000_000, 7)}`
+  )
 }

@@ -113,7 +113,8 @@ const xmlValue = (property: keyof MemberInfo, value: MemberInfo[keyof MemberInfo
 
 const memberXml = (m: MemberInfo): string => {
   let inner = ""
-  for (const property of Object.keys(m) as Array<keyof MemberInfo>) inner += textElement(xmlName(property), xmlValue(property, m[property]))
+  for (const property of Object.keys(m) as Array<keyof MemberInfo>)
+    inner += textElement(xmlName(property), xmlValue(property, m[property]))
   return wrapElement("ClientMemberInfo", inner)
 }
 
@@ -142,13 +143,20 @@ export const gossipBody = (responseType: string, info: ClusterInfo): string => {
     case "text":
       return `Server: ${info.serverIp}:${info.serverPort}, Members: [${info.members.map(memberText).join(",")}]`
     case "json":
-      return indentedJson({ members: info.members.map(memberJson), serverIp: info.serverIp, serverPort: info.serverPort })
+      return indentedJson({
+        members: info.members.map(memberJson),
+        serverIp: info.serverIp,
+        serverPort: info.serverPort
+      })
   }
 }
 
 /** The gossip reply is never cached. */
 export const gossipReply = (responseType: string, info: ClusterInfo): Reply =>
-  documentReply(responseType, gossipBody(responseType, info), { "Cache-Control": "max-age=0, no-cache, must-revalidate", Vary: "Accept" })
+  documentReply(responseType, gossipBody(responseType, info), {
+    "Cache-Control": "max-age=0, no-cache, must-revalidate",
+    Vary: "Accept"
+  })
 
 /** The current epoch: the last event of `$epoch-information` (its JSON data), or `noEpoch`. */
 export const currentEpoch = (store: EventStoreService): Effect.Effect<EpochInfo> =>
@@ -174,7 +182,7 @@ export const gossipRoute: RouteDef<NodeInfo | EventStore> = {
   access: "anonymous",
   responseCodecs: GossipCodecs,
   handle: (input) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const info = yield* NodeInfo
       const store = yield* EventStore
       const stats = store.stats()

@@ -25,7 +25,8 @@ const liveCode = (query: URLSearchParams): number | undefined => {
 
 /** The whole endpoint as a pure function of the request and the node's liveness. */
 export const healthLive = (method: string, query: URLSearchParams, live: boolean): Reply => {
-  if (method !== "GET" && method !== "HEAD") return { status: 405, reason: "Method Not Allowed", headers: {}, bare: true }
+  if (method !== "GET" && method !== "HEAD")
+    return { status: 405, reason: "Method Not Allowed", headers: {}, bare: true }
   if (!live) return { status: 503, reason: "Service Unavailable", headers: {}, bare: true }
   const status = liveCode(query) ?? 204
   return { status, headers: {}, bare: true }
@@ -40,7 +41,8 @@ export const HEALTH_READY_PATH = "/health/ready"
  * elsewhere, or page someone, while `/health/live` keeps a degraded node from being restarted for nothing.
  */
 export const healthReady = (method: string, live: boolean, health: NodeHealth): Reply => {
-  if (method !== "GET" && method !== "HEAD") return { status: 405, reason: "Method Not Allowed", headers: {}, bare: true }
+  if (method !== "GET" && method !== "HEAD")
+    return { status: 405, reason: "Method Not Allowed", headers: {}, bare: true }
   if (!live) return { status: 503, reason: "Service Unavailable", headers: {}, bare: true }
   if (health.status === "degraded") {
     return { status: 503, reason: `Degraded: ${health.reason}`, headers: { "Retry-After": "5" }, bare: true }

@@ -1,19 +1,56 @@
 // The node endpoints (/ping, /info, /gossip, /stats, /metrics, /admin/shutdown, /health/live) and the
 // services behind them. Live layers (real process figures, default prom-client metrics) are in ./live.
-export { allNodeRoutes, nodeRoutes, selectNodeRoutes, type NodeRouteServices, type NodeRouteSwitches } from "./routes.js"
 export {
-  NodeInfo, NodeStates, isLive, livenessOf, makeInstanceId, nodeIsLive, singleNodeIdentity,
-  type NodeIdentity, type NodeInfoService, type NodeState
+  allNodeRoutes,
+  nodeRoutes,
+  selectNodeRoutes,
+  type NodeRouteServices,
+  type NodeRouteSwitches
+} from "./routes.js"
+export {
+  NodeInfo,
+  NodeStates,
+  isLive,
+  livenessOf,
+  makeInstanceId,
+  nodeIsLive,
+  singleNodeIdentity,
+  type NodeIdentity,
+  type NodeInfoService,
+  type NodeState
 } from "./NodeInfo.js"
-export { HEALTH_LIVE_PATH, HEALTH_READY_PATH, handleHealthLive, healthLive, healthReady, nodeHealth, type NodeHealth } from "./health.js"
+export {
+  HEALTH_LIVE_PATH,
+  HEALTH_READY_PATH,
+  handleHealthLive,
+  healthLive,
+  healthReady,
+  nodeHealth,
+  type NodeHealth
+} from "./health.js"
 export { InfoCodecs, PING_TEXT, pingReply, pingRoute, textMessageBody } from "./ping.js"
 export { infoDocument, infoReply, infoRoute, type InfoDocument } from "./info.js"
 export {
-  EMPTY_UUID, GossipCodecs, clusterInfo, currentEpoch, gossipBody, gossipReply, gossipRoute, noEpoch,
-  type ClusterInfo, type EpochInfo, type GossipInput, type MemberInfo
+  EMPTY_UUID,
+  GossipCodecs,
+  clusterInfo,
+  currentEpoch,
+  gossipBody,
+  gossipReply,
+  gossipRoute,
+  noEpoch,
+  type ClusterInfo,
+  type EpochInfo,
+  type GossipInput,
+  type MemberInfo
 } from "./gossip.js"
 export {
-  NodeMetrics, makeNodeMetrics, routeFamily, type HttpTraffic, type NodeMetricsService, type RequestSample
+  NodeMetrics,
+  makeNodeMetrics,
+  routeFamily,
+  type HttpTraffic,
+  type NodeMetricsService,
+  type RequestSample
 } from "./NodeMetrics.js"
 export { metricsRoute } from "./metricsRoute.js"
 export { Shutdown, type ShutdownService } from "./Shutdown.js"
@@ -22,14 +59,28 @@ export { ProcessStats, idleSnapshot, type ProcessSnapshot, type ProcessStatsServ
 export { NodeStats, STATS_MEMOIZE_MILLIS, type NodeStatsService } from "./stats/NodeStats.js"
 export { WRITER_QUEUE, buildStats, type StatsInput, type StatsSample } from "./stats/statsDocument.js"
 export {
-  flatGroup, groupStats, selectGroup, statMeta, statsJson, statsXml,
-  type FlatStats, type StatLeaf, type StatMetadata, type StatValue, type StatsGroup
+  flatGroup,
+  groupStats,
+  selectGroup,
+  statMeta,
+  statsJson,
+  statsXml,
+  type FlatStats,
+  type StatLeaf,
+  type StatMetadata,
+  type StatValue,
+  type StatsGroup
 } from "./stats/StatsTree.js"
 export { GROUPING_REQUIRED, StatsCodecs, statsReply, statsRoutes } from "./stats/statsRoutes.js"
 export { nodeServicesLayer, type NodeServices, type NodeServicesOptions } from "./layers.js"
 // Live layers (they read the real process; importing them starts nothing until a layer is built).
 export { nodeMetricsLive, processStatsLive, type ProcessStatsLiveOptions } from "./live/index.js"
 export {
-  STATS_EVENT_TYPE, STATS_STREAM_MAX_AGE_SECONDS, statsEventData, statsStreamLayer, statsStreamOf, writeStatsForever,
+  STATS_EVENT_TYPE,
+  STATS_STREAM_MAX_AGE_SECONDS,
+  statsEventData,
+  statsStreamLayer,
+  statsStreamOf,
+  writeStatsForever,
   type StatsStreamSettings
 } from "./stats/StatsStream.js"

@@ -42,5 +42,8 @@ export const infoRoute: RouteDef<NodeInfo | EventStore> = {
   responseCodecs: InfoCodecs,
   handle: (input) =>
     Effect.flatMap(Effect.all([NodeInfo, EventStore]), ([info, store]) =>
-      Effect.map(Ref.get(info.state), (state) => infoReply(input.responseType, info.identity, state, nodeHealth(store.stats()))))
+      Effect.map(Ref.get(info.state), (state) =>
+        infoReply(input.responseType, info.identity, state, nodeHealth(store.stats()))
+      )
+    )
 }

@@ -19,7 +19,10 @@ export interface NodeServicesOptions {
 
 export type NodeServices = NodeInfo | NodeMetrics | NodeStats | Shutdown | ProcessStats
 
-export const nodeServicesLayer = (identity: NodeIdentity, options: NodeServicesOptions = {}): Layer.Layer<NodeServices, never, EventStore> => {
+export const nodeServicesLayer = (
+  identity: NodeIdentity,
+  options: NodeServicesOptions = {}
+): Layer.Layer<NodeServices, never, EventStore> => {
   const base = Layer.mergeAll(
     NodeInfo.layer(identity, options.initialState),
     options.metrics ?? NodeMetrics.layer,

@@ -18,7 +18,7 @@ export const metricsRoute: RouteDef<NodeMetrics | EventStore | NodeInfo | Proces
   access: "authenticated",
   responseCodecs: ["text/plain"],
   handle: () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const metrics = yield* NodeMetrics
       const store = yield* EventStore
       const info = yield* NodeInfo

@@ -26,7 +26,8 @@ export const textMessageBody = (responseType: string, text: string): string => {
   }
 }
 
-export const pingReply = (responseType: string): Reply => documentReply(responseType, textMessageBody(responseType, PING_TEXT))
+export const pingReply = (responseType: string): Reply =>
+  documentReply(responseType, textMessageBody(responseType, PING_TEXT))
 
 export const pingRoute: RouteDef = {
   method: "GET",

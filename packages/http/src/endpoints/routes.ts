@@ -37,7 +37,9 @@ export const allNodeRoutes: NodeRouteSwitches = { stats: true, gossip: true, ano
 export const selectNodeRoutes = (switches: NodeRouteSwitches): ReadonlyArray<RouteDef<NodeRouteServices>> => [
   pingRoute,
   infoRoute,
-  ...(switches.gossip ? [switches.anonymousGossip ? gossipRoute : { ...gossipRoute, access: "authenticated" as const }] : []),
+  ...(switches.gossip
+    ? [switches.anonymousGossip ? gossipRoute : { ...gossipRoute, access: "authenticated" as const }]
+    : []),
   ...(switches.stats ? [...statsRoutes, metricsRoute] : []),
   ...(switches.admin ? [shutdownRoute] : [])
 ]

@@ -46,8 +46,10 @@ const workerModule = (): URL => {
 
 type Settle = (outcome: ParseOutcome | Error) => void
 
-export const makeOffThreadParser = (options: { readonly minBodyBytes?: number } = {}): Effect.Effect<AppendBodyParser, never, Scope.Scope> =>
-  Effect.gen(function*() {
+export const makeOffThreadParser = (
+  options: { readonly minBodyBytes?: number } = {}
+): Effect.Effect<AppendBodyParser, never, Scope.Scope> =>
+  Effect.gen(function* () {
     let worker: Worker | undefined
     let nextId = 0
     const pending = new Map<number, Settle>()
@@ -72,13 +74,20 @@ export const makeOffThreadParser = (options: { readonly minBodyBytes?: number } 
       return created
     }
 
-    yield* Effect.addFinalizer(() => Effect.promise(async () => {
-      const running = worker
-      worker = undefined
-      if (running !== undefined) await running.terminate()
-    }))
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        const running = worker
+        worker = undefined
+        if (running !== undefined) await running.terminate()
+      })
+    )
 
-    const parse = (body: Uint8Array, requestType: string, headerId: string | undefined, headerType: string | undefined): Effect.Effect<BodyResult> =>
+    const parse = (
+      body: Uint8Array,
+      requestType: string,
+      headerId: string | undefined,
+      headerType: string | undefined
+    ): Effect.Effect<BodyResult> =>
       Effect.async<BodyResult>((resume) => {
         const id = nextId++
         pending.set(id, (outcome) => {

@@ -63,7 +63,13 @@ const writeReply = (res: ServerResponse, reply: Reply): void => {
     res.statusCode = reply.status
     res.statusMessage = reply.reason ?? ""
     for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value as string | Array<string>)
-    res.end(reply.body === undefined ? undefined : typeof reply.body === "string" ? Buffer.from(reply.body, "utf8") : reply.body)
+    res.end(
+      reply.body === undefined
+        ? undefined
+        : typeof reply.body === "string"
+          ? Buffer.from(reply.body, "utf8")
+          : reply.body
+    )
   } catch {
     // A header value Node refuses (control characters): answer plainly rather than leave the client hanging.
     if (!res.headersSent) {
@@ -89,7 +95,9 @@ const discardThenClose = (socket: Socket, onInput?: IncomingMessage) => {
     if (onInput.complete) socket.end()
     else onInput.once("end", () => socket.end())
   } else {
-    socket.on("data", () => { /* dropped */ })
+    socket.on("data", () => {
+      /* dropped */
+    })
     socket.resume()
   }
 }
@@ -113,7 +121,7 @@ const clientErrorAnswer = (error: NodeJS.ErrnoException): string | undefined => 
  * with ListenFailed when the address cannot be bound.
  */
 export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, ListenFailed, Scope.Scope | R> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const runtime = yield* Effect.runtime<R>()
     const limit = options.maxRequestBodyBytes ?? defaultHttpSettings.maxRequestBodyBytes
     const running = new Set<Fiber.RuntimeFiber<Reply, never>>()
@@ -140,7 +148,8 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
           running.delete(fiber)
           if (running.size === 0) drained?.()
           if (exit._tag === "Success") writeReply(res, exit.value)
-          else if (!res.writableEnded && !res.destroyed) writeReply(res, { status: 500, reason: "Internal Server Error", headers: { "Content-Length": "0" } })
+          else if (!res.writableEnded && !res.destroyed)
+            writeReply(res, { status: 500, reason: "Internal Server Error", headers: { "Content-Length": "0" } })
         })
       }
 
@@ -168,22 +177,29 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
       req.on("error", () => res.destroy())
       req.on("end", () => {
         if (refused) return
-        const empty = size === 0 && req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined
+        const empty =
+          size === 0 && req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined
         dispatch(empty ? undefined : Buffer.concat(chunks), false)
       })
     }
 
     const requestTimeout = options.requestTimeoutMillis ?? defaultServeLimits.requestTimeoutMillis
     // node:http refuses a header timeout longer than the request timeout.
-    const headersTimeout = Math.min(options.headersTimeoutMillis ?? defaultServeLimits.headersTimeoutMillis, requestTimeout)
-    const server = createServer({
-      requestTimeout,
-      headersTimeout,
-      keepAliveTimeout: options.keepAliveTimeoutMillis ?? defaultServeLimits.keepAliveTimeoutMillis,
-      // How often node:http looks for timed-out requests (30 s by default, which would stretch every timeout).
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
-      maxHeaderSize: MAX_HEADER_BYTES
-    }, onRequest)
+    const headersTimeout = Math.min(
+      options.headersTimeoutMillis ?? defaultServeLimits.headersTimeoutMillis,
+      requestTimeout
+    )
+    const server = createServer(
+      {
+        requestTimeout,
+        headersTimeout,
+        keepAliveTimeout: options.keepAliveTimeoutMillis ?? defaultServeLimits.keepAliveTimeoutMillis,
+        // How often node:http looks for timed-out requests (30 s by default, which would stretch every timeout).
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
+        maxHeaderSize: MAX_HEADER_BYTES
+      },
+      onRequest
+    )
     server.maxConnections = options.maxConnections ?? defaultServeLimits.maxConnections
     server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
       const answer = clientErrorAnswer(error)
@@ -204,31 +220,42 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
     yield* Effect.acquireRelease(
       Effect.async<void, ListenFailed>((resume) => {
         const onError = (error: Error & { readonly code?: string }) =>
-          resume(Effect.fail(new ListenFailed({ host: options.host, port: options.port, code: error.code, detail: error.message, cause: error })))
+          resume(
+            Effect.fail(
+              new ListenFailed({
+                host: options.host,
+                port: options.port,
+                code: error.code,
+                detail: error.message,
+                cause: error
+              })
+            )
+          )
         server.once("error", onError)
         server.listen(options.port, options.host, () => {
           server.off("error", onError)
           resume(Effect.void)
         })
       }),
-      () => Effect.gen(function*() {
-        let closed = false
-        let onClosed: (() => void) | undefined
-        server.close(() => {
-          closed = true
-          onClosed?.()
+      () =>
+        Effect.gen(function* () {
+          let closed = false
+          let onClosed: (() => void) | undefined
+          server.close(() => {
+            closed = true
+            onClosed?.()
+          })
+          server.closeIdleConnections()
+          yield* Effect.async<void>((resume) => {
+            if (running.size === 0) return resume(Effect.void)
+            drained = () => resume(Effect.void)
+          }).pipe(Effect.timeout(options.drainMillis ?? 5000), Effect.ignore)
+          yield* Effect.forEach([...running], Fiber.interrupt, { discard: true })
+          server.closeAllConnections()
+          yield* Effect.async<void>((resume) => {
+            if (closed) return resume(Effect.void)
+            onClosed = () => resume(Effect.void)
+          })
         })
-        server.closeIdleConnections()
-        yield* Effect.async<void>((resume) => {
-          if (running.size === 0) return resume(Effect.void)
-          drained = () => resume(Effect.void)
-        }).pipe(Effect.timeout(options.drainMillis ?? 5000), Effect.ignore)
-        yield* Effect.forEach([...running], Fiber.interrupt, { discard: true })
-        server.closeAllConnections()
-        yield* Effect.async<void>((resume) => {
-          if (closed) return resume(Effect.void)
-          onClosed = () => resume(Effect.void)
-        })
-      })
     )
   })

@@ -31,5 +31,10 @@ export const denyUnlessAllowed = (
  * read of the target would be allowed. The anonymous gate needs no repeat here: a reader refused by it never
  * gets this far.
  */
-export const linkReadOptions = (principal: Principal, resolveLinks: boolean): Effect.Effect<ReadOptions, never, StreamAccess> =>
-  resolveLinks ? Effect.map(StreamAccess, (access) => ({ resolveLinks: linkAccessFor(access, principal) })) : Effect.succeed({})
+export const linkReadOptions = (
+  principal: Principal,
+  resolveLinks: boolean
+): Effect.Effect<ReadOptions, never, StreamAccess> =>
+  resolveLinks
+    ? Effect.map(StreamAccess, (access) => ({ resolveLinks: linkAccessFor(access, principal) }))
+    : Effect.succeed({})

@@ -31,9 +31,11 @@ export const parseAllFilter = (query: URLSearchParams): Parsed<AllFilter> => {
     return { ok: false, message: "Invalid context please provide one of the following: StreamId, EventType." }
   }
   const type = query.get("type")
-  if (type !== "prefix" && type !== "regex") return { ok: false, message: "Invalid type please provide one of the following: Regex, Prefix." }
+  if (type !== "prefix" && type !== "regex")
+    return { ok: false, message: "Invalid type please provide one of the following: Regex, Prefix." }
   const data = query.get("data")
-  if (data === null || data === "") return { ok: false, message: "Please provide a comma delimited list of data with at least one item." }
+  if (data === null || data === "")
+    return { ok: false, message: "Please provide a comma delimited list of data with at least one item." }
   if (type === "regex") {
     let pattern: RegExp
     try {
@@ -64,16 +66,17 @@ export const readFiltered = (
   filter: AllFilter,
   options: ReadOptions
 ): Effect.Effect<AllRead, ReadFailure> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const events: Array<ResolvedEvent> = []
     let position = from
     let scanned = 0
     let isEnd = false
     while (events.length < count && !isEnd && scanned < Math.max(count, FilterSearchWindow)) {
       const want = count - events.length
-      const page = direction === "forward"
-        ? yield* store.readAllForward(position, want, options)
-        : yield* store.readAllBackward(position, want, options)
+      const page =
+        direction === "forward"
+          ? yield* store.readAllForward(position, want, options)
+          : yield* store.readAllBackward(position, want, options)
       for (const e of page.events) if (passes(filter, e)) events.push(e)
       scanned += page.events.length
       position = page.nextPosition

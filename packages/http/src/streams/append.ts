@@ -19,7 +19,6 @@ import { parseAppendBody, type BodyResult } from "./appendBody.js"
 import * as Control from "./controlHeaders.js"
 import { bodyCarriesIdsAndTypes } from "./mediaTypes.js"
 
-
 /** Expected version and require-leader, in the reference's order (both validated for every write). */
 const writeOptions = (input: RouteInput): Control.Parsed<number> => {
   const expected = Control.expectedVersion(input.headers)
@@ -34,30 +33,50 @@ const writeOptions = (input: RouteInput): Control.Parsed<number> => {
  * about a microsecond here, and this is the hot path of HTTP appends. A large body is parsed by the
  * settings' off-thread parser when there is one.
  */
-const write = (input: RouteInput, stream: string, expectedVersion: number, id: string | undefined, type: string | undefined): Effect.Effect<Reply, never, StreamRouteRequirements> => {
+const write = (
+  input: RouteInput,
+  stream: string,
+  expectedVersion: number,
+  id: string | undefined,
+  type: string | undefined
+): Effect.Effect<Reply, never, StreamRouteRequirements> => {
   const body = input.body
   const offThread = input.settings.appendBodyParser
   if (offThread !== undefined && body !== undefined && body.byteLength >= offThread.minBodyBytes) {
-    return Effect.flatMap(offThread.parse(body, input.requestType ?? "", id, type), (parsed) => writeParsed(input, stream, expectedVersion, parsed))
+    return Effect.flatMap(offThread.parse(body, input.requestType ?? "", id, type), (parsed) =>
+      writeParsed(input, stream, expectedVersion, parsed)
+    )
   }
   return writeParsed(input, stream, expectedVersion, parseAppendBody(body, input.requestType ?? "", id, type))
 }
 
-const writeParsed = (input: RouteInput, stream: string, expectedVersion: number, parsed: BodyResult): Effect.Effect<Reply, never, StreamRouteRequirements> => {
+const writeParsed = (
+  input: RouteInput,
+  stream: string,
+  expectedVersion: number,
+  parsed: BodyResult
+): Effect.Effect<Reply, never, StreamRouteRequirements> => {
   if (parsed._tag === "Invalid") return Effect.succeed(badRequest(parsed.message))
   const settings = input.settings
   let total = 0
   for (const e of parsed.events) {
     const size = e.data.byteLength + e.metadata.byteLength
-    if (size > settings.maxAppendEventBytes) return Effect.succeed(emptyReply(413, `Too large events received. Limit is ${settings.maxAppendEventBytes} bytes.`))
+    if (size > settings.maxAppendEventBytes)
+      return Effect.succeed(
+        emptyReply(413, `Too large events received. Limit is ${settings.maxAppendEventBytes} bytes.`)
+      )
     total += size
   }
   if (total > settings.maxRequestBodyBytes) return Effect.succeed(maxAppendSizeExceeded(settings.maxRequestBodyBytes))
   return Effect.flatMap(EventStore, (store) =>
     Effect.match(store.append(stream, expectedVersion, parsed.events), {
       onFailure: storageErrorReply,
-      onSuccess: (appended) => statusReply(201, "Created", { Location: `${input.baseUrl}/streams/${escapeDataString(stream)}/${appended.firstEventNumber}` })
-    }))
+      onSuccess: (appended) =>
+        statusReply(201, "Created", {
+          Location: `${input.baseUrl}/streams/${escapeDataString(stream)}/${appended.firstEventNumber}`
+        })
+    })
+  )
 }
 
 const nonEmptyStream = (input: RouteInput): string | undefined => {
@@ -80,7 +99,9 @@ export const appendToStream = (input: RouteInput): Effect.Effect<Reply, never, S
     const carries = bodyCarriesIdsAndTypes(input.requestType ?? "")
     const type = Control.eventType(input.headers)
     if (!carries && type === undefined) {
-      return Effect.succeed(badRequest("Must include an event type with the request either in body or as Kurrent-EventType header."))
+      return Effect.succeed(
+        badRequest("Must include an event type with the request either in body or as Kurrent-EventType header.")
+      )
     }
     const id = Control.eventId(input.headers)
     if (!id.ok) return Effect.succeed(badRequest(id.message))
@@ -88,7 +109,10 @@ export const appendToStream = (input: RouteInput): Effect.Effect<Reply, never, S
       return Effect.map(randomUuid, (uuid): Reply => ({
         status: 307,
         reason: "Temporary Redirect",
-        headers: { "Content-Type": "text/plain; charset=utf-8", Location: `${withoutQuery(input.requestUrl)}/incoming/${uuid}` },
+        headers: {
+          "Content-Type": "text/plain; charset=utf-8",
+          Location: `${withoutQuery(input.requestUrl)}/incoming/${uuid}`
+        },
         body: "Forwarding to idempotent URI"
       }))
     }
@@ -100,7 +124,7 @@ export const appendToStream = (input: RouteInput): Effect.Effect<Reply, never, S
 
 /** `POST /streams/{stream}/incoming/{guid}`: the path's uuid is the event id; repeating it is idempotent. */
 export const appendIdempotent = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const stream = input.params["stream"] ?? ""
     const denied = yield* denyUnlessAllowed(input.principal, input.settings, stream, "$w")
     if (denied !== undefined) return denied
@@ -114,7 +138,7 @@ export const appendIdempotent = (input: RouteInput): Effect.Effect<Reply, never,
 
 /** `POST /streams/{stream}/metadata`: appends to `$$stream`; header-typed bodies are typed `$metadata`. */
 export const appendMetadata = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const stream = input.params["stream"] ?? ""
     const denied = yield* denyUnlessAllowed(input.principal, input.settings, stream, "$mw")
     if (denied !== undefined) return denied
@@ -124,7 +148,8 @@ export const appendMetadata = (input: RouteInput): Effect.Effect<Reply, never, S
     const id = Control.eventId(input.headers)
     if (!id.ok) return badRequest(id.message)
     const type = Control.eventType(input.headers)
-    if (type !== undefined && type !== EventTypes.Metadata) return badRequest("Bad Request. You should not include an event type for metadata.")
+    if (type !== undefined && type !== EventTypes.Metadata)
+      return badRequest("Bad Request. You should not include an event type for metadata.")
     const options = writeOptions(input)
     if (!options.ok) return badRequest(options.message)
     return yield* write(input, metastreamOf(stream), options.value, id.value, EventTypes.Metadata)
@@ -132,7 +157,7 @@ export const appendMetadata = (input: RouteInput): Effect.Effect<Reply, never, S
 
 /** `DELETE /streams/{stream}`: soft delete, or a tombstone with `Kurrent-HardDelete: true`. */
 export const deleteStream = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const stream = input.params["stream"] ?? ""
     const denied = yield* denyUnlessAllowed(input.principal, input.settings, stream, "$d")
     if (denied !== undefined) return denied

@@ -28,7 +28,8 @@ const invalid = (message: string): BodyResult => ({ _tag: "Invalid", message })
 const empty = new Uint8Array(0)
 
 /** Decodes as UTF-8 the way .NET does (invalid sequences become U+FFFD, a BOM is kept). */
-const utf8Text = (body: Uint8Array): string => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8")
+const utf8Text = (body: Uint8Array): string =>
+  Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8")
 
 /** A single event from headers: the Event constructor's checks, id first. */
 const single = (id: string | undefined, type: string | undefined, isJson: boolean, data: Uint8Array): BodyResult => {
@@ -43,7 +44,8 @@ const single = (id: string | undefined, type: string | undefined, isJson: boolea
  */
 const fieldBytes = (value: JsonValue | undefined): { readonly bytes: Uint8Array; readonly isJson: boolean } => {
   if (value === undefined) return { bytes: empty, isJson: false }
-  if (value.kind === "object" || value.kind === "array") return { bytes: Buffer.from(stringifyIndented(value), "utf8"), isJson: true }
+  if (value.kind === "object" || value.kind === "array")
+    return { bytes: Buffer.from(stringifyIndented(value), "utf8"), isJson: true }
   if (value.kind !== "string") return { bytes: empty, isJson: false }
   const parsed = tryParseLenientJson(value.value)
   if (parsed !== undefined && (parsed.kind === "object" || parsed.kind === "array")) {
@@ -86,7 +88,13 @@ export const eventsFromArray = (root: JsonValue): BodyResult => {
     const metadata = fieldBytes(memberIgnoreCase(item, "metadata"))
     if (id === EmptyGuid) return invalid(EmptyEventId)
     if (type === undefined || type === "") return invalid(EmptyEventType)
-    events.push({ eventId: id, eventType: type, isJson: data.isJson || metadata.isJson, data: data.bytes, metadata: metadata.bytes })
+    events.push({
+      eventId: id,
+      eventType: type,
+      isJson: data.isJson || metadata.isJson,
+      data: data.bytes,
+      metadata: metadata.bytes
+    })
   }
   return { _tag: "Events", events }
 }
@@ -100,7 +108,12 @@ const fromJsonArray = (text: string): BodyResult => {
  * The events of an append body. `headerId`/`headerType` are the EventId/EventType header values (or the
  * incoming URL's id), used only by the single-event forms.
  */
-export const parseAppendBody = (body: Uint8Array | undefined, requestType: string, headerId: string | undefined, headerType: string | undefined): BodyResult => {
+export const parseAppendBody = (
+  body: Uint8Array | undefined,
+  requestType: string,
+  headerId: string | undefined,
+  headerType: string | undefined
+): BodyResult => {
   const bytes = body ?? empty
   switch (requestType) {
     case M.Raw:

@@ -7,9 +7,20 @@ import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
 import { documentReply } from "../replies.js"
 
-export const cachedRead = (input: RouteInput, body: string | Uint8Array, decision: CacheDecision, cacheControlSeconds: number | undefined): Reply =>
-  documentReply(200, "OK", input.responseType, body, cacheHeaders(decision, {
-    contentType: input.responseType,
-    cacheControlSeconds,
-    disableHttpCaching: input.settings.disableHttpCaching
-  }))
+export const cachedRead = (
+  input: RouteInput,
+  body: string | Uint8Array,
+  decision: CacheDecision,
+  cacheControlSeconds: number | undefined
+): Reply =>
+  documentReply(
+    200,
+    "OK",
+    input.responseType,
+    body,
+    cacheHeaders(decision, {
+      contentType: input.responseType,
+      cacheControlSeconds,
+      disableHttpCaching: input.settings.disableHttpCaching
+    })
+  )

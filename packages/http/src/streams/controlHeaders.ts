@@ -36,7 +36,9 @@ export const expectedVersion = (headers: NormalizedHeaders): Parsed<number> => {
   if (value === undefined) return ok(-2)
   const parsed = parseLong(value)
   // Past 2^53 no stream can be at that version; such a number could only ever be a wrong version.
-  return parsed !== undefined && parsed >= -4 ? ok(Math.min(parsed, Number.MAX_SAFE_INTEGER - 1)) : wrongFormat("Kurrent-ExpectedVersion")
+  return parsed !== undefined && parsed >= -4
+    ? ok(Math.min(parsed, Number.MAX_SAFE_INTEGER - 1))
+    : wrongFormat("Kurrent-ExpectedVersion")
 }
 
 /** The event type header (an empty value counts as absent). */
@@ -88,7 +90,13 @@ export const requireLeader = (headers: NormalizedHeaders): Parsed<boolean> => {
   return values.some((v) => v.toLowerCase() === "false") ? ok(false) : wrongFormat("Kurrent-RequireLeader")
 }
 
-const booleanHeader = (headers: NormalizedHeaders, current: string, legacy: string, label: string, fallback: boolean): Parsed<boolean> => {
+const booleanHeader = (
+  headers: NormalizedHeaders,
+  current: string,
+  legacy: string,
+  label: string,
+  fallback: boolean
+): Parsed<boolean> => {
   const value = firstHeader(headers, current, legacy)
   if (value === undefined) return ok(fallback)
   const parsed = parseBoolean(value)

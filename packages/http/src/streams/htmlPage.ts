@@ -11,7 +11,10 @@ export const htmlRedirectPage = (json: string): string =>
 </head>
 <body>
 <script>
-    var data = ${json.replace(/<\//g, "<\\/").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029")};
+    var data = ${json
+      .replace(/<\//g, "<\\/")
+      .replace(/\u2028/g, "\\u2028")
+      .replace(/\u2029/g, "\\u2029")};
     var newLocation = '/web/index.html#/streams/' + data.streamId;
     if ('positionEventNumber' in data) {
         newLocation = newLocation + '/' + data.positionEventNumber;

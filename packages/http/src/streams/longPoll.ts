@@ -21,15 +21,19 @@ export interface LongPoll<A, E, R> {
 export const withLongPoll = <A, E, R>(poll: LongPoll<A, E, R>): Effect.Effect<A, E, R | EventStore> => {
   const seconds = poll.seconds
   if (seconds === undefined) return poll.read
-  return Effect.scoped(Effect.gen(function*() {
-    const store = yield* EventStore
-    const commits = yield* PubSub.subscribe(store.commits)
-    const first = yield* poll.read
-    if (!poll.isEmpty(first)) return first
-    const wake = Effect.gen(function*() {
-      while (!poll.wakesOn(yield* Queue.take(commits))) { /* keep waiting */ }
+  return Effect.scoped(
+    Effect.gen(function* () {
+      const store = yield* EventStore
+      const commits = yield* PubSub.subscribe(store.commits)
+      const first = yield* poll.read
+      if (!poll.isEmpty(first)) return first
+      const wake = Effect.gen(function* () {
+        while (!poll.wakesOn(yield* Queue.take(commits))) {
+          /* keep waiting */
+        }
+      })
+      yield* Effect.ignore(Effect.timeout(wake, Duration.seconds(seconds)))
+      return yield* poll.read
     })
-    yield* Effect.ignore(Effect.timeout(wake, Duration.seconds(seconds)))
-    return yield* poll.read
-  }))
+  )
 }

@@ -35,12 +35,21 @@ export const packEvents = (events: ReadonlyArray<ProposedEvent>): PackedEvents =
     bytes.set(e.metadata, at)
     at += e.metadata.byteLength
   }
-  return { ids: events.map((e) => e.eventId), types: events.map((e) => e.eventType), isJson, sizes, bytes: bytes.buffer }
+  return {
+    ids: events.map((e) => e.eventId),
+    types: events.map((e) => e.eventType),
+    isJson,
+    sizes,
+    bytes: bytes.buffer
+  }
 }
 
 /** The buffers `packEvents` made, for a transfer list. */
-export const transferables = (packed: PackedEvents): Array<ArrayBuffer> =>
-  [packed.bytes, packed.isJson.buffer as ArrayBuffer, packed.sizes.buffer as ArrayBuffer]
+export const transferables = (packed: PackedEvents): Array<ArrayBuffer> => [
+  packed.bytes,
+  packed.isJson.buffer as ArrayBuffer,
+  packed.sizes.buffer as ArrayBuffer
+]
 
 /** The events again, as views into the one buffer. */
 export const unpackEvents = (packed: PackedEvents): Array<ProposedEvent> => {
@@ -52,7 +61,13 @@ export const unpackEvents = (packed: PackedEvents): Array<ProposedEvent> => {
     const data = Buffer.from(packed.bytes, at, dataSize)
     const metadata = Buffer.from(packed.bytes, at + dataSize, metadataSize)
     at += dataSize + metadataSize
-    events.push({ eventId: packed.ids[i]!, eventType: packed.types[i]!, isJson: packed.isJson[i] === 1, data, metadata })
+    events.push({
+      eventId: packed.ids[i]!,
+      eventType: packed.types[i]!,
+      isJson: packed.isJson[i] === 1,
+      data,
+      metadata
+    })
   }
   return events
 }

@@ -38,9 +38,9 @@ const allRequest = (input: RouteInput, direction: "forward" | "backward", filter
     filter = parsed.value
   }
   const forward = direction === "forward"
-  const position = positionParam(forward ? input.params["position"] ?? "" : input.params["position"], !forward)
+  const position = positionParam(forward ? (input.params["position"] ?? "") : input.params["position"], !forward)
   if (!position.ok) return badRequest(position.message)
-  const count = allCountParam(forward ? input.params["count"] ?? "" : input.params["count"])
+  const count = allCountParam(forward ? (input.params["count"] ?? "") : input.params["count"])
   if (!count.ok) return badRequest(count.message)
   // Filtered reads never look at ResolveLinkTos (forward always resolves; backward follows RequireLeader, sic).
   const resolve = filtered ? { ok: true as const, value: false } : Control.resolveLinkTos(input.headers, false)
@@ -59,8 +59,12 @@ const allRequest = (input: RouteInput, direction: "forward" | "backward", filter
   }
 }
 
-const readAll = (input: RouteInput, direction: "forward" | "backward", filtered: boolean): Effect.Effect<Reply, never, StreamRouteRequirements> =>
-  Effect.gen(function*() {
+const readAll = (
+  input: RouteInput,
+  direction: "forward" | "backward",
+  filtered: boolean
+): Effect.Effect<Reply, never, StreamRouteRequirements> =>
+  Effect.gen(function* () {
     const denied = yield* denyUnlessAllowed(input.principal, input.settings, AllStream, "$r")
     if (denied !== undefined) return denied
     const request = allRequest(input, direction, filtered)
@@ -73,38 +77,53 @@ const readAll = (input: RouteInput, direction: "forward" | "backward", filtered:
     // A head read starts from the committed position, so its `previous` link misses nothing committed meanwhile.
     const from = isHead ? yield* store.committedPosition : request.position
     const options = yield* linkReadOptions(input.principal, request.resolveLinks)
-    const readPage: Effect.Effect<{ readonly page: AllRead; readonly committed: number }, Parameters<typeof storageErrorReply>[0], EventStore> =
-      Effect.gen(function*() {
-        const committed = yield* store.committedPosition
-        const page = request.filter !== undefined
+    const readPage: Effect.Effect<
+      { readonly page: AllRead; readonly committed: number },
+      Parameters<typeof storageErrorReply>[0],
+      EventStore
+    > = Effect.gen(function* () {
+      const committed = yield* store.committedPosition
+      const page =
+        request.filter !== undefined
           ? yield* readFiltered(store, direction, from, request.count, request.filter, options)
           : direction === "forward"
-          ? yield* store.readAllForward(from, request.count, options)
-          : yield* store.readAllBackward(from, request.count, options)
-        return { page, committed }
+            ? yield* store.readAllForward(from, request.count, options)
+            : yield* store.readAllBackward(from, request.count, options)
+      return { page, committed }
+    })
+    const result = yield* Effect.either(
+      withLongPoll({
+        read: readPage,
+        isEmpty: ({ page, committed }) => (page.events.length === 0 && page.isEnd) || etag === committed,
+        wakesOn: () => true,
+        seconds: request.longPollSeconds
       })
-    const result = yield* Effect.either(withLongPoll({
-      read: readPage,
-      isEmpty: ({ page, committed }) => (page.events.length === 0 && page.isEnd) || etag === committed,
-      wakesOn: () => true,
-      seconds: request.longPollSeconds
-    }))
+    )
     if (result._tag === "Left") return storageErrorReply(result.left)
     const { page, committed } = result.right
     if (etag !== undefined && etag === committed) return statusReply(304, "Not Modified")
     const metadata = yield* Effect.either(store.getStreamMetadata(AllStream))
     const embed = feedEmbed(input)
-    const body = feedBody(input, (syntax) => renderAllFeed({
-      baseUrl: input.baseUrl,
-      direction,
-      from,
-      count: request.count,
-      embed,
-      page,
-      ...(filtered ? { filtered: true } : {})
-    }, syntax))
-    return cachedRead(input, body, allFeedCache(direction, isHead, from, page.events.length, request.count, committed),
-      metadata._tag === "Right" ? metadata.right.metadata.cacheControl : undefined)
+    const body = feedBody(input, (syntax) =>
+      renderAllFeed(
+        {
+          baseUrl: input.baseUrl,
+          direction,
+          from,
+          count: request.count,
+          embed,
+          page,
+          ...(filtered ? { filtered: true } : {})
+        },
+        syntax
+      )
+    )
+    return cachedRead(
+      input,
+      body,
+      allFeedCache(direction, isHead, from, page.events.length, request.count, committed),
+      metadata._tag === "Right" ? metadata.right.metadata.cacheControl : undefined
+    )
   })
 
 export const readAllBackward = (input: RouteInput) => readAll(input, "backward", false)

@@ -39,7 +39,8 @@ interface SingleRequest {
 
 const singleRequest = (input: RouteInput, metadata: boolean): SingleRequest | Reply => {
   const stream = input.params["stream"] ?? ""
-  if (metadata && (stream === "" || isMetastream(stream))) return badRequest("Stream must be non-empty string and should not be metastream")
+  if (metadata && (stream === "" || isMetastream(stream)))
+    return badRequest("Stream must be non-empty string and should not be metastream")
   if (stream === "") return badRequest(`Invalid stream name '${stream}'`)
   const number = eventNumberParam(input.params["event"], true)
   if (!number.ok) return badRequest(number.message)
@@ -51,15 +52,25 @@ const singleRequest = (input: RouteInput, metadata: boolean): SingleRequest | Re
 }
 
 /** A successful read rendered in the negotiated type, with its cache headers. */
-const rendered = (input: RouteInput, read: Extract<EventRead, { _tag: "Success" }>, isHead: boolean, cacheControlSeconds: number | undefined): Reply => {
-  const body = renderSingleEvent({ baseUrl: input.baseUrl, event: read.event, embed: eventEmbed(input), contentType: input.responseType })
+const rendered = (
+  input: RouteInput,
+  read: Extract<EventRead, { _tag: "Success" }>,
+  isHead: boolean,
+  cacheControlSeconds: number | undefined
+): Reply => {
+  const body = renderSingleEvent({
+    baseUrl: input.baseUrl,
+    event: read.event,
+    embed: eventEmbed(input),
+    contentType: input.responseType
+  })
   if (body === undefined) return missing(404, input)
   const text = input.responseType === MediaTypes.Html && typeof body === "string" ? htmlRedirectPage(body) : body
   return cachedRead(input, text, singleEventCache(isHead, originalEvent(read.event).eventNumber), cacheControlSeconds)
 }
 
 const readSingle = (input: RouteInput, metadata: boolean): Effect.Effect<Reply, never, StreamRouteRequirements> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const addressed = input.params["stream"] ?? ""
     const denied = yield* denyUnlessAllowed(input.principal, input.settings, addressed, metadata ? "$mr" : "$r")
     if (denied !== undefined) return denied
@@ -67,7 +78,13 @@ const readSingle = (input: RouteInput, metadata: boolean): Effect.Effect<Reply, 
     if ("status" in request) return request
     const store = yield* EventStore
     const isHead = request.eventNumber < 0
-    const read = yield* Effect.either(store.readEvent(request.stream, request.eventNumber, yield* linkReadOptions(input.principal, request.resolveLinks)))
+    const read = yield* Effect.either(
+      store.readEvent(
+        request.stream,
+        request.eventNumber,
+        yield* linkReadOptions(input.principal, request.resolveLinks)
+      )
+    )
     if (read._tag === "Left") return storageErrorReply(read.left)
     const result = read.right
     switch (result._tag) {
@@ -83,7 +100,7 @@ const readSingle = (input: RouteInput, metadata: boolean): Effect.Effect<Reply, 
   })
 
 const headCacheSeconds = (stream: string): Effect.Effect<number | undefined, never, EventStore> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* EventStore
     const meta = yield* Effect.either(store.getStreamMetadata(stream))
     return meta._tag === "Right" ? meta.right.metadata.cacheControl : undefined
@@ -91,13 +108,18 @@ const headCacheSeconds = (stream: string): Effect.Effect<number | undefined, nev
 
 /** `GET /streams/{s}/metadata` when `$$s` has no event: 200 with `{}` if `s` exists, else 404/410. */
 const metadataOfExistingStream = (input: RouteInput, stream: string): Effect.Effect<Reply, never, EventStore> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* EventStore
     const meta = yield* Effect.either(store.getStreamMetadata(stream))
     if (meta._tag === "Left") return storageErrorReply(meta.left)
     if (meta.right._tag === "StreamDeleted") return missing(410, input)
     if (meta.right._tag === "NoStream") return missing(404, input)
-    return cachedRead(input, notFoundBody(input.responseType), singleEventCache(true, undefined), meta.right.metadata.cacheControl)
+    return cachedRead(
+      input,
+      notFoundBody(input.responseType),
+      singleEventCache(true, undefined),
+      meta.right.metadata.cacheControl
+    )
   })
 
 export const readStreamEvent = (input: RouteInput) => readSingle(input, false)

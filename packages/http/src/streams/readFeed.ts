@@ -7,8 +7,15 @@
 import { Effect } from "effect"
 import { EventStore, metastreamOf, isMetastream, type StreamRead } from "@vellum/storage"
 import {
-  feedSyntaxFor, ifNoneMatchPosition, renderDescriptionDocument, renderStreamFeed, streamFeedCache,
-  DescriptionDocumentReason, parseEmbed, type EmbedLevel, type FeedSyntax
+  feedSyntaxFor,
+  ifNoneMatchPosition,
+  renderDescriptionDocument,
+  renderStreamFeed,
+  streamFeedCache,
+  DescriptionDocumentReason,
+  parseEmbed,
+  type EmbedLevel,
+  type FeedSyntax
 } from "../atom/index.js"
 import { acceptsAnything } from "../mediaType.js"
 import type { Reply } from "../Reply.js"
@@ -53,7 +60,7 @@ const feedRequest = (input: RouteInput, direction: "forward" | "backward", metad
   const event = input.params["event"]
   const from = direction === "forward" ? eventNumberParam(event ?? "", false) : eventNumberParam(event, true)
   if (!from.ok) return badRequest(from.message)
-  const count = countParam(direction === "forward" ? input.params["count"] ?? "" : input.params["count"])
+  const count = countParam(direction === "forward" ? (input.params["count"] ?? "") : input.params["count"])
   if (!count.ok) return badRequest(count.message)
   const resolve = Control.resolveLinkTos(input.headers, !metadata)
   if (!resolve.ok) return badRequest(resolve.message)
@@ -81,15 +88,23 @@ const describe = (input: RouteInput, stream: string): Reply =>
   )
 
 /** Nothing new for a forward read: past the end, no stream yet, or the client's ETag still current. */
-const nothingNew = (request: FeedRequest, etag: number | undefined) => (read: StreamRead): boolean =>
-  read._tag === "NoStream" || (read._tag === "Success" && (request.from > read.lastEventNumber || etag === read.lastEventNumber))
+const nothingNew =
+  (request: FeedRequest, etag: number | undefined) =>
+  (read: StreamRead): boolean =>
+    read._tag === "NoStream" ||
+    (read._tag === "Success" && (request.from > read.lastEventNumber || etag === read.lastEventNumber))
 
-const readFeed = (input: RouteInput, direction: "forward" | "backward", metadata: boolean): Effect.Effect<Reply, never, StreamRouteRequirements> =>
-  Effect.gen(function*() {
+const readFeed = (
+  input: RouteInput,
+  direction: "forward" | "backward",
+  metadata: boolean
+): Effect.Effect<Reply, never, StreamRouteRequirements> =>
+  Effect.gen(function* () {
     const addressed = input.params["stream"] ?? ""
     const denied = yield* denyUnlessAllowed(input.principal, input.settings, addressed, metadata ? "$mr" : "$r")
     if (denied !== undefined) return denied
-    if (!metadata && direction === "backward" && isDescriptionType(input.responseType)) return describe(input, addressed)
+    if (!metadata && direction === "backward" && isDescriptionType(input.responseType))
+      return describe(input, addressed)
     const request = feedRequest(input, direction, metadata)
     if ("status" in request) return request
     const store = yield* EventStore
@@ -97,32 +112,45 @@ const readFeed = (input: RouteInput, direction: "forward" | "backward", metadata
     if (tooBig !== undefined) return tooBig
     const etag = ifNoneMatchPosition(input.headers["if-none-match"], input.responseType)
     const options = yield* linkReadOptions(input.principal, request.resolveLinks)
-    const read = direction === "forward"
-      ? store.readStreamForward(request.stream, request.from, request.count, options)
-      : store.readStreamBackward(request.stream, request.from, request.count, options)
-    const result = yield* Effect.either(withLongPoll({
-      read,
-      isEmpty: nothingNew(request, etag),
-      wakesOn: (notice) => notice.streams.includes(request.stream),
-      seconds: request.longPollSeconds
-    }))
+    const read =
+      direction === "forward"
+        ? store.readStreamForward(request.stream, request.from, request.count, options)
+        : store.readStreamBackward(request.stream, request.from, request.count, options)
+    const result = yield* Effect.either(
+      withLongPoll({
+        read,
+        isEmpty: nothingNew(request, etag),
+        wakesOn: (notice) => notice.streams.includes(request.stream),
+        seconds: request.longPollSeconds
+      })
+    )
     if (result._tag === "Left") return storageErrorReply(result.left)
     const page = result.right
     if (page._tag === "NoStream") return statusReply(404, "Not Found")
     if (page._tag === "StreamDeleted") return statusReply(410, "Deleted")
     if (etag !== undefined && etag === page.lastEventNumber) return statusReply(304, "Not Modified")
     const embed = feedEmbed(input)
-    const body = feedBody(input, (syntax) => renderStreamFeed({
-      baseUrl: input.baseUrl,
-      stream: request.stream,
-      direction,
-      from: request.from,
-      count: request.count,
-      embed,
-      contentType: input.responseType,
-      page
-    }, syntax))
-    return cachedRead(input, body, streamFeedCache(direction, request.from, request.count, page.lastEventNumber), page.metadata.cacheControl)
+    const body = feedBody(input, (syntax) =>
+      renderStreamFeed(
+        {
+          baseUrl: input.baseUrl,
+          stream: request.stream,
+          direction,
+          from: request.from,
+          count: request.count,
+          embed,
+          contentType: input.responseType,
+          page
+        },
+        syntax
+      )
+    )
+    return cachedRead(
+      input,
+      body,
+      streamFeedCache(direction, request.from, request.count, page.lastEventNumber),
+      page.metadata.cacheControl
+    )
   })
 
 export const readStreamBackward = (input: RouteInput) => readFeed(input, "backward", false)

@@ -18,14 +18,18 @@ export const eventNumberParam = (text: string | undefined, allowHead: boolean): 
   if (text === undefined) return { ok: true, value: -1 }
   if (allowHead && text === "head") return { ok: true, value: -1 }
   const n = parseLong(text)
-  return n !== undefined && n >= 0 ? { ok: true, value: clampEventNumber(n) } : { ok: false, message: `'${text}' is not valid event number` }
+  return n !== undefined && n >= 0
+    ? { ok: true, value: clampEventNumber(n) }
+    : { ok: false, message: `'${text}' is not valid event number` }
 }
 
 /** `{count}` of stream feeds: a positive int (default 20 when the route has none). */
 export const countParam = (text: string | undefined): Parsed<number> => {
   if (text === undefined || text === "") return { ok: true, value: FeedPageSize }
   const n = parseInt32(text)
-  return n !== undefined && n > 0 ? { ok: true, value: n } : { ok: false, message: `'${text}' is not valid count. Should be positive integer` }
+  return n !== undefined && n > 0
+    ? { ok: true, value: n }
+    : { ok: false, message: `'${text}' is not valid count. Should be positive integer` }
 }
 
 /** `{count}` of `$all` feeds. */
@@ -39,7 +43,9 @@ export const allCountParam = (text: string | undefined): Parsed<number> => {
 export const positionParam = (text: string | undefined, allowHead: boolean): Parsed<number> => {
   if (text === undefined || (allowHead && text === "head")) return { ok: true, value: -1 }
   const position = parseAllPosition(text)
-  return position === undefined ? { ok: false, message: `Invalid position argument: ${text}` } : { ok: true, value: position.commit }
+  return position === undefined
+    ? { ok: false, message: `Invalid position argument: ${text}` }
+    : { ok: true, value: position.commit }
 }
 
 /** Counts above the store's ceiling: 400 with the reason (upstream answers 500; no crafted request should get a 5xx here). */

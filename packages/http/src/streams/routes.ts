@@ -15,8 +15,13 @@ import type { StreamRouteRequirements } from "./requirements.js"
 
 type StreamRoute = RouteDef<StreamRouteRequirements>
 
-const get = (path: string, responseCodecs: ReadonlyArray<string>, handle: StreamRoute["handle"]): StreamRoute =>
-  ({ method: "GET", path, access: "handler", responseCodecs, handle })
+const get = (path: string, responseCodecs: ReadonlyArray<string>, handle: StreamRoute["handle"]): StreamRoute => ({
+  method: "GET",
+  path,
+  access: "handler",
+  responseCodecs,
+  handle
+})
 
 const redirect = (method: StreamRoute["method"], path: string, requestCodecs?: ReadonlyArray<string>): StreamRoute => ({
   method,
@@ -27,7 +32,11 @@ const redirect = (method: StreamRoute["method"], path: string, requestCodecs?: R
   handle: redirectWithoutSlash
 })
 
-const allFeeds = (base: string, backward: StreamRoute["handle"], forward: StreamRoute["handle"]): ReadonlyArray<StreamRoute> => [
+const allFeeds = (
+  base: string,
+  backward: StreamRoute["handle"],
+  forward: StreamRoute["handle"]
+): ReadonlyArray<StreamRoute> => [
   get(`${base}?embed={embed}`, FeedCodecs, backward),
   get(`${base}/{position}/{count}?embed={embed}`, FeedCodecs, backward),
   get(`${base}/{position}/backward/{count}?embed={embed}`, FeedCodecs, backward),
@@ -36,7 +45,14 @@ const allFeeds = (base: string, backward: StreamRoute["handle"], forward: Stream
 
 export const streamRoutes: ReadonlyArray<StreamRoute> = [
   // Writes
-  { method: "POST", path: "/streams/{stream}", access: "handler", requestCodecs: AtomCodecs, responseCodecs: AtomCodecs, handle: appendToStream },
+  {
+    method: "POST",
+    path: "/streams/{stream}",
+    access: "handler",
+    requestCodecs: AtomCodecs,
+    responseCodecs: AtomCodecs,
+    handle: appendToStream
+  },
   { method: "DELETE", path: "/streams/{stream}", access: "handler", responseCodecs: AtomCodecs, handle: deleteStream },
   {
     method: "POST",
@@ -46,7 +62,14 @@ export const streamRoutes: ReadonlyArray<StreamRoute> = [
     responseCodecs: AtomCodecsWithoutBatches,
     handle: appendIdempotent
   },
-  { method: "POST", path: "/streams/{stream}/metadata", access: "handler", requestCodecs: AtomCodecs, responseCodecs: AtomCodecs, handle: appendMetadata },
+  {
+    method: "POST",
+    path: "/streams/{stream}/metadata",
+    access: "handler",
+    requestCodecs: AtomCodecs,
+    responseCodecs: AtomCodecs,
+    handle: appendMetadata
+  },
 
   // Trailing-slash redirects
   redirect("POST", "/streams/{stream}/", AtomCodecs),
@@ -83,7 +106,12 @@ export const streamRoutes: ReadonlyArray<StreamRoute> = [
  */
 export const scavengeHistoryRoutes: ReadonlyArray<StreamRoute> = [
   get("/streams/$scavenges?embed={embed}", FeedCodecs, (input) =>
-    readStreamBackward({ ...input, params: { ...input.params, stream: "$scavenges" } })),
+    readStreamBackward({ ...input, params: { ...input.params, stream: "$scavenges" } })
+  ),
   get("/streams/$scavenges/{scavengeId}/{event}/{count}?embed={embed}", FeedCodecs, (input) =>
-    readStreamBackward({ ...input, params: { ...input.params, stream: `$scavenges-${input.params["scavengeId"] ?? ""}` } }))
+    readStreamBackward({
+      ...input,
+      params: { ...input.params, stream: `$scavenges-${input.params["scavengeId"] ?? ""}` }
+    })
+  )
 ]

@@ -42,7 +42,8 @@ const elementValue = (children: ReadonlyArray<OrderedNode>): JsonValue => {
     else values.push(value)
   }
   const members: Array<[string, JsonValue]> = []
-  for (const [tag, values] of byName) members.push([tag, values.length === 1 ? values[0]! : { kind: "array", items: values }])
+  for (const [tag, values] of byName)
+    members.push([tag, values.length === 1 ? values[0]! : { kind: "array", items: values }])
   return { kind: "object", members }
 }
 

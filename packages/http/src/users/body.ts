@@ -37,7 +37,9 @@ const stringMember = (body: JsonValue, name: string): Parsed<string | undefined>
 }
 
 const requiredString = (body: JsonValue, name: string): Parsed<string> =>
-  Either.flatMap(stringMember(body, name), (value) => value === undefined ? Either.left(`'${name}' is required`) : Either.right(value))
+  Either.flatMap(stringMember(body, name), (value) =>
+    value === undefined ? Either.left(`'${name}' is required`) : Either.right(value)
+  )
 
 /** `groups`: an array of strings (numbers as text); undefined when absent or null. */
 const groupsMember = (body: JsonValue): Parsed<ReadonlyArray<string> | undefined> => {
@@ -55,7 +57,7 @@ const groupsMember = (body: JsonValue): Parsed<ReadonlyArray<string> | undefined
 
 /** `POST /users`: `{loginName, fullName, groups, password}`; login and password are required. */
 export const parseCreateUser = (body: Uint8Array | undefined): Parsed<NewUser> =>
-  Either.gen(function*() {
+  Either.gen(function* () {
     const json = yield* jsonObject(body)
     return {
       loginName: yield* requiredString(json, "loginName"),
@@ -67,7 +69,7 @@ export const parseCreateUser = (body: Uint8Array | undefined): Parsed<NewUser> =
 
 /** `PUT /users/{login}`: `{fullName, groups}`; an absent field keeps its value. */
 export const parseUpdateUser = (body: Uint8Array | undefined): Parsed<UserChanges> =>
-  Either.gen(function*() {
+  Either.gen(function* () {
     const json = yield* jsonObject(body)
     const fullName = yield* stringMember(json, "fullName")
     const groups = yield* groupsMember(json)
@@ -76,14 +78,19 @@ export const parseUpdateUser = (body: Uint8Array | undefined): Parsed<UserChange
 
 /** `POST /users/{login}/command/reset-password`: `{newPassword}`. */
 export const parseResetPassword = (body: Uint8Array | undefined): Parsed<{ readonly newPassword: string }> =>
-  Either.gen(function*() {
+  Either.gen(function* () {
     const json = yield* jsonObject(body)
     return { newPassword: yield* requiredString(json, "newPassword") }
   })
 
 /** `POST /users/{login}/command/change-password`: `{currentPassword, newPassword}`. */
-export const parseChangePassword = (body: Uint8Array | undefined): Parsed<{ readonly currentPassword: string; readonly newPassword: string }> =>
-  Either.gen(function*() {
+export const parseChangePassword = (
+  body: Uint8Array | undefined
+): Parsed<{ readonly currentPassword: string; readonly newPassword: string }> =>
+  Either.gen(function* () {
     const json = yield* jsonObject(body)
-    return { currentPassword: yield* requiredString(json, "currentPassword"), newPassword: yield* requiredString(json, "newPassword") }
+    return {
+      currentPassword: yield* requiredString(json, "currentPassword"),
+      newPassword: yield* requiredString(json, "newPassword")
+    }
   })

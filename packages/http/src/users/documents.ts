@@ -38,14 +38,15 @@ const userLinks = (user: UserDetails, baseUrl: string): JsonValue => {
 }
 
 /** A user with links (`dateLastUpdated` is always null in this view, as the reference's formatted one). */
-const formattedUser = (user: UserDetails, baseUrl: string): JsonValue => obj(
-  ["loginName", str(user.loginName)],
-  ["fullName", str(user.fullName)],
-  ["groups", arr(user.groups.map(str))],
-  ["dateLastUpdated", Null],
-  ["disabled", bool(user.disabled)],
-  ["links", userLinks(user, baseUrl)]
-)
+const formattedUser = (user: UserDetails, baseUrl: string): JsonValue =>
+  obj(
+    ["loginName", str(user.loginName)],
+    ["fullName", str(user.fullName)],
+    ["groups", arr(user.groups.map(str))],
+    ["dateLastUpdated", Null],
+    ["disabled", bool(user.disabled)],
+    ["links", userLinks(user, baseUrl)]
+  )
 
 const json = (status: number, reason: string, value: JsonValue, headers: Record<string, string> = {}): Reply =>
   documentReply(status, reason, "application/json", stringifyIndented(value), headers)
@@ -53,24 +54,37 @@ const json = (status: number, reason: string, value: JsonValue, headers: Record<
 const envelope = (data: JsonValue): JsonValue => obj(["data", data], ["success", bool(true)], ["error", str("Success")])
 
 /** `GET /users/{login}`. */
-export const userReply = (user: UserDetails, baseUrl: string): Reply => json(200, "OK", envelope(formattedUser(user, baseUrl)))
+export const userReply = (user: UserDetails, baseUrl: string): Reply =>
+  json(200, "OK", envelope(formattedUser(user, baseUrl)))
 
 /** `GET /users`: every user, in the order given (the store sorts by login). */
 export const userListReply = (users: ReadonlyArray<UserDetails>, baseUrl: string): Reply =>
   json(200, "OK", envelope(arr(users.map((u) => formattedUser(u, baseUrl)))))
 
 /** `GET /users/$current`: the raw user data, no links, with the date of its last change. */
-export const currentUserReply = (user: UserDetails): Reply => json(200, "OK", envelope(obj(
-  ["loginName", str(user.loginName)],
-  ["fullName", str(user.fullName)],
-  ["groups", arr(user.groups.map(str))],
-  ["dateLastUpdated", str(formatUserDate(user.updatedMicros))],
-  ["disabled", bool(user.disabled)]
-)))
+export const currentUserReply = (user: UserDetails): Reply =>
+  json(
+    200,
+    "OK",
+    envelope(
+      obj(
+        ["loginName", str(user.loginName)],
+        ["fullName", str(user.fullName)],
+        ["groups", arr(user.groups.map(str))],
+        ["dateLastUpdated", str(formatUserDate(user.updatedMicros))],
+        ["disabled", bool(user.disabled)]
+      )
+    )
+  )
 
 /** A command's success: create (201 + Location), update, delete, enable, disable, reset, change. */
 export const commandReply = (loginName: string, status = 200, headers: Record<string, string> = {}): Reply =>
-  json(status, status === 201 ? "Created" : "OK", obj(["loginName", str(loginName)], ["success", bool(true)], ["error", str("Success")]), headers)
+  json(
+    status,
+    status === 201 ? "Created" : "OK",
+    obj(["loginName", str(loginName)], ["success", bool(true)], ["error", str("Success")]),
+    headers
+  )
 
 const ErrorStatus = {
   UserNotFound: [404, "Not Found", "NotFound"],
@@ -89,11 +103,17 @@ export type ErrorShape = { readonly _tag: "Details" } | { readonly _tag: "Comman
  */
 export const userErrorReply = (error: UserError, shape: ErrorShape): Reply => {
   if (error._tag === "UserInvalidArgument") return badRequest(error.message)
-  const head: ReadonlyArray<readonly [string, JsonValue]> = shape._tag === "Details" ? [["data", Null]] : [["loginName", str(shape.loginName)]]
+  const head: ReadonlyArray<readonly [string, JsonValue]> =
+    shape._tag === "Details" ? [["data", Null]] : [["loginName", str(shape.loginName)]]
   if (error._tag === "UserStoreFailed" && error.writesRefused !== undefined) {
     // Writes refused after a disk error: the status appends get, and the reason (it names no file).
     const [status, reason] = writesRefusedStatus(error.writesRefused)
-    return json(status, reason, obj(...head, ["success", bool(false)], ["error", str("Error")], ["reason", str(error.message)]), { "Retry-After": RefusedRetryAfter })
+    return json(
+      status,
+      reason,
+      obj(...head, ["success", bool(false)], ["error", str("Error")], ["reason", str(error.message)]),
+      { "Retry-After": RefusedRetryAfter }
+    )
   }
   const [status, reason, code] = ErrorStatus[error._tag]
   return json(status, reason, obj(...head, ["success", bool(false)], ["error", str(code)]))

@@ -13,7 +13,14 @@ import { escapeDataString } from "../atom/index.js"
 import type { Reply } from "../Reply.js"
 import { badRequest, unauthorizedBare } from "../replies.js"
 import { parseChangePassword, parseCreateUser, parseResetPassword, parseUpdateUser } from "./body.js"
-import { commandReply, currentUserReply, userErrorReply, userListReply, userReply, type ErrorShape } from "./documents.js"
+import {
+  commandReply,
+  currentUserReply,
+  userErrorReply,
+  userListReply,
+  userReply,
+  type ErrorShape
+} from "./documents.js"
 
 export interface UsersRequest {
   readonly principal: Principal
@@ -30,14 +37,28 @@ const Details: ErrorShape = { _tag: "Details" }
 const command = (loginName: string): ErrorShape => ({ _tag: "Command", loginName })
 
 /** Runs `work` with the Users service; its errors become replies of the given shape. */
-const withUsers = (shape: ErrorShape, work: (users: UsersService) => Effect.Effect<Reply, UserError>): Effect.Effect<Reply, never, Users> =>
-  Effect.flatMap(Users, (users) => Effect.catchAll(work(users), (error) => Effect.succeed(userErrorReply(error, shape))))
+const withUsers = (
+  shape: ErrorShape,
+  work: (users: UsersService) => Effect.Effect<Reply, UserError>
+): Effect.Effect<Reply, never, Users> =>
+  Effect.flatMap(Users, (users) =>
+    Effect.catchAll(work(users), (error) => Effect.succeed(userErrorReply(error, shape)))
+  )
 
 /** An admin-only operation: anyone else gets the service's Unauthorized envelope. */
-const asAdmin = (input: UsersRequest, shape: ErrorShape, work: (users: UsersService) => Effect.Effect<Reply, UserError>) =>
+const asAdmin = (
+  input: UsersRequest,
+  shape: ErrorShape,
+  work: (users: UsersService) => Effect.Effect<Reply, UserError>
+) =>
   isAdmin(input.principal)
     ? withUsers(shape, work)
-    : Effect.succeed(userErrorReply(new UserUnauthorized({ loginName: input.principal.name, message: "Only $admins manage users" }), shape))
+    : Effect.succeed(
+        userErrorReply(
+          new UserUnauthorized({ loginName: input.principal.name, message: "Only $admins manage users" }),
+          shape
+        )
+      )
 
 /** A parsed body, or the 400 that says what is wrong with it. */
 const withBody = <A>(parsed: Either.Either<A, string>, use: (value: A) => Effect.Effect<Reply, never, Users>) =>
@@ -61,12 +82,20 @@ export const getCurrentUser: UsersHandler = (input) =>
 export const createUser: UsersHandler = (input) =>
   withBody(parseCreateUser(input.body), (user) =>
     asAdmin(input, command(user.loginName), (users) =>
-      Effect.as(users.create(user), commandReply(user.loginName, 201, { Location: `${input.baseUrl}/users/${escapeDataString(user.loginName)}` }))))
+      Effect.as(
+        users.create(user),
+        commandReply(user.loginName, 201, { Location: `${input.baseUrl}/users/${escapeDataString(user.loginName)}` })
+      )
+    )
+  )
 
 /** `PUT /users/{login}`: `{fullName, groups}`. */
 export const updateUser: UsersHandler = (input) =>
   withBody(parseUpdateUser(input.body), (changes) =>
-    asAdmin(input, command(login(input)), (users) => Effect.as(users.update(login(input), changes), commandReply(login(input)))))
+    asAdmin(input, command(login(input)), (users) =>
+      Effect.as(users.update(login(input), changes), commandReply(login(input)))
+    )
+  )
 
 /** `DELETE /users/{login}`. */
 export const deleteUser: UsersHandler = (input) =>
@@ -83,12 +112,17 @@ export const disableUser: UsersHandler = (input) =>
 /** `POST /users/{login}/command/reset-password`: `{newPassword}`. */
 export const resetPassword: UsersHandler = (input) =>
   withBody(parseResetPassword(input.body), ({ newPassword }) =>
-    asAdmin(input, command(login(input)), (users) => Effect.as(users.resetPassword(login(input), newPassword), commandReply(login(input)))))
+    asAdmin(input, command(login(input)), (users) =>
+      Effect.as(users.resetPassword(login(input), newPassword), commandReply(login(input)))
+    )
+  )
 
 /** `POST /users/{login}/command/change-password`: `{currentPassword, newPassword}`, the user's own only. */
 export const changePassword: UsersHandler = (input) => {
   if (input.principal.anonymous || input.principal.name !== login(input)) return Effect.succeed(unauthorizedBare)
   return withBody(parseChangePassword(input.body), ({ currentPassword, newPassword }) =>
     withUsers(command(login(input)), (users) =>
-      Effect.as(users.changePassword(login(input), currentPassword, newPassword), commandReply(login(input)))))
+      Effect.as(users.changePassword(login(input), currentPassword, newPassword), commandReply(login(input)))
+    )
+  )
 }

@@ -8,7 +8,16 @@
 import type { Users } from "@vellum/security"
 import type { Method, RouteDef } from "../Route.js"
 import {
-  changePassword, createUser, deleteUser, disableUser, enableUser, getCurrentUser, getUser, listUsers, resetPassword, updateUser,
+  changePassword,
+  createUser,
+  deleteUser,
+  disableUser,
+  enableUser,
+  getCurrentUser,
+  getUser,
+  listUsers,
+  resetPassword,
+  updateUser,
   type UsersHandler
 } from "./handlers.js"
 
@@ -16,7 +25,13 @@ export const UsersMediaTypes: ReadonlyArray<string> = ["application/json"]
 
 type UsersRoute = RouteDef<Users>
 
-const route = (method: Method, path: string, access: UsersRoute["access"], handler: UsersHandler, withBody = false): UsersRoute => ({
+const route = (
+  method: Method,
+  path: string,
+  access: UsersRoute["access"],
+  handler: UsersHandler,
+  withBody = false
+): UsersRoute => ({
   method,
   path,
   access,

@@ -52,7 +52,9 @@ export const describeProblem = (p: ConfigProblem): string => {
   return `${p.reason}${p.origin === undefined ? "" : `: ${describeOrigin(p.origin)}`}${hint}`
 }
 
-export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", { problems: Schema.Array(ConfigProblem) }) {
+export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", {
+  problems: Schema.Array(ConfigProblem)
+}) {
   override get message(): string {
     return this.problems.map(describeProblem).join("; ")
   }

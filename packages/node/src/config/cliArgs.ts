@@ -21,7 +21,9 @@ export const readCommandLine = (argv: ReadonlyArray<string>): SourceReading => {
       continue
     }
     if (!isFlag(token) || token.length === 2) {
-      collector.addProblem(problem(undefined, undefined, `unexpected argument ${JSON.stringify(token)} (options start with --)`))
+      collector.addProblem(
+        problem(undefined, undefined, `unexpected argument ${JSON.stringify(token)} (options start with --)`)
+      )
       continue
     }
     const equals = token.indexOf("=")
@@ -47,7 +49,9 @@ export const readCommandLine = (argv: ReadonlyArray<string>): SourceReading => {
       raw = next
       i++
     } else {
-      collector.addProblem(problem(found.spec.name, { _tag: "Cli", flag }, `needs a value (${flag}=${found.spec.placeholder})`))
+      collector.addProblem(
+        problem(found.spec.name, { _tag: "Cli", flag }, `needs a value (${flag}=${found.spec.placeholder})`)
+      )
       continue
     }
     collector.add(found, raw, { _tag: "Cli", flag })

@@ -12,7 +12,7 @@ import type { ReadConfigFile } from "./load.js"
 const MAX_CONFIG_FILE_BYTES = 1024 * 1024
 
 export const readConfigFileFromDisk: ReadConfigFile<Disk> = (path) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = yield* Disk
     const opened = yield* Effect.either(disk.open(path, { readOnly: true }))
     if (opened._tag === "Left") {
@@ -20,14 +20,18 @@ export const readConfigFileFromDisk: ReadConfigFile<Disk> = (path) =>
       return yield* Effect.fail(new ConfigFileUnreadable({ path, detail: opened.left.message, cause: opened.left }))
     }
     const handle = opened.right
-    const content = yield* Effect.gen(function*() {
+    const content = yield* Effect.gen(function* () {
       const size = yield* handle.size
       if (size > MAX_CONFIG_FILE_BYTES) {
-        return yield* Effect.fail(new ConfigFileUnreadable({ path, detail: `${size} bytes is too large for a config file` }))
+        return yield* Effect.fail(
+          new ConfigFileUnreadable({ path, detail: `${size} bytes is too large for a config file` })
+        )
       }
       return (yield* handle.read(0, size)).toString("utf8").replace(/^\uFEFF/, "")
     }).pipe(
-      Effect.catchTag("DiskError", (error) => Effect.fail(new ConfigFileUnreadable({ path, detail: error.message, cause: error }))),
+      Effect.catchTag("DiskError", (error) =>
+        Effect.fail(new ConfigFileUnreadable({ path, detail: error.message, cause: error }))
+      ),
       Effect.ensuring(Effect.ignore(handle.close))
     )
     return Option.some(content)

@@ -21,12 +21,19 @@ export const checkConsistency = (
 
   if (config.MaxAppendEventSize + RECORD_ALLOWANCE > config.ChunkSize) {
     const blamed = sources.ChunkSize._tag === "Default" ? "MaxAppendEventSize" : "ChunkSize"
-    problems.push(problem(blamed, sources[blamed],
-      `an event of MaxAppendEventSize (${config.MaxAppendEventSize} bytes) plus ${RECORD_ALLOWANCE} bytes of record ` +
-        `overhead must fit in one chunk of ChunkSize (${config.ChunkSize} bytes); lower MaxAppendEventSize or raise ChunkSize`))
+    problems.push(
+      problem(
+        blamed,
+        sources[blamed],
+        `an event of MaxAppendEventSize (${config.MaxAppendEventSize} bytes) plus ${RECORD_ALLOWANCE} bytes of record ` +
+          `overhead must fit in one chunk of ChunkSize (${config.ChunkSize} bytes); lower MaxAppendEventSize or raise ChunkSize`
+      )
+    )
   }
   if (!config.WriteStatsToDb && sources.StatsPeriodSec._tag !== "Default") {
-    warnings.push("StatsPeriodSec only sets how often stats are written with WriteStatsToDb, which is off: it has no effect")
+    warnings.push(
+      "StatsPeriodSec only sets how often stats are written with WriteStatsToDb, which is off: it has no effect"
+    )
   }
   return { problems, warnings }
 }

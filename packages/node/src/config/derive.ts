@@ -43,17 +43,28 @@ export const toScavengerSettings = (config: Config, dbDir: string): ScavengerLay
  */
 export const toSecurityConfig = (config: Config): SecurityConfig => ({
   ...defaultSecurityConfig,
-  passwordHash: productionHashParams.algorithm === "scrypt"
-    ? { ...productionHashParams, logN: config.PasswordHashCost }
-    : productionHashParams,
+  passwordHash:
+    productionHashParams.algorithm === "scrypt"
+      ? { ...productionHashParams, logN: config.PasswordHashCost }
+      : productionHashParams,
   defaultAdminPassword: config.DefaultAdminPassword,
   defaultOpsPassword: config.DefaultOpsPassword,
   enableTrustedAuth: config.EnableTrustedAuth
 })
 
 /** The HTTP server's limits: the body limit is MaxAppendSize; timeouts and the connection cap. */
-export const toServeLimits = (config: Config): Required<Pick<ServeOptions<never>,
-  "maxRequestBodyBytes" | "headersTimeoutMillis" | "requestTimeoutMillis" | "keepAliveTimeoutMillis" | "maxConnections">> => ({
+export const toServeLimits = (
+  config: Config
+): Required<
+  Pick<
+    ServeOptions<never>,
+    | "maxRequestBodyBytes"
+    | "headersTimeoutMillis"
+    | "requestTimeoutMillis"
+    | "keepAliveTimeoutMillis"
+    | "maxConnections"
+  >
+> => ({
   maxRequestBodyBytes: config.MaxAppendSize,
   headersTimeoutMillis: config.HttpHeadersTimeout,
   requestTimeoutMillis: config.HttpRequestTimeout,

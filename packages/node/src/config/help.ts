@@ -6,12 +6,15 @@ import { groupTitles, type OptionGroup, optionSpecs, type OptionSpec } from "./o
 
 export const versionText = (version: string): string => `Vellum ${version}`
 
-const usage = (flag: string, spec: OptionSpec): string => (spec.kind === "boolean" ? flag : `${flag}=${spec.placeholder}`)
+const usage = (flag: string, spec: OptionSpec): string =>
+  spec.kind === "boolean" ? flag : `${flag}=${spec.placeholder}`
 
 const explanation = (spec: OptionSpec): string => {
   const notes = [
     spec.defaultText === "" ? undefined : `default: ${spec.defaultText}`,
-    spec.aliases.length === 0 ? undefined : `old name: ${spec.aliases.map((alias) => `--${kebabCase(alias)}`).join(", ")}`
+    spec.aliases.length === 0
+      ? undefined
+      : `old name: ${spec.aliases.map((alias) => `--${kebabCase(alias)}`).join(", ")}`
   ].filter((note) => note !== undefined)
   return notes.length === 0 ? spec.description : `${spec.description} (${notes.join("; ")})`
 }
@@ -39,13 +42,23 @@ export const helpText = (version: string): string => {
   for (const group of groups) {
     const specs = settable.filter((spec) => spec.group === group)
     if (specs.length === 0) continue
-    lines.push("", groupTitles[group], ...table(specs.map((spec) => [left(spec), explanation(spec)] as const), width))
+    lines.push(
+      "",
+      groupTitles[group],
+      ...table(
+        specs.map((spec) => [left(spec), explanation(spec)] as const),
+        width
+      )
+    )
   }
   if (envOnly.length > 0) {
     lines.push(
       "",
       "Environment-only Options (never on the command line or in files, where other users could read them)",
-      ...table(envOnly.map((spec) => [left(spec), explanation(spec)] as const), width)
+      ...table(
+        envOnly.map((spec) => [left(spec), explanation(spec)] as const),
+        width
+      )
     )
   }
   return lines.join("\n")

@@ -1,5 +1,14 @@
 // The node's configuration: the option table, loading (CLI > env > YAML > defaults), help, /info/options.
-export { type Config, defaultConfig, groupTitles, type OptionGroup, type OptionName, optionSpecs, type OptionSpec, optionTable } from "./options.js"
+export {
+  type Config,
+  defaultConfig,
+  groupTitles,
+  type OptionGroup,
+  type OptionName,
+  optionSpecs,
+  type OptionSpec,
+  optionTable
+} from "./options.js"
 export {
   ConfigError,
   ConfigFileUnreadable,
@@ -12,7 +21,13 @@ export { type ConfigOutcome, type LoadConfigInput, loadConfig, type ReadConfigFi
 export type { ConfigSources, LoadedConfig } from "./LoadedConfig.js"
 export { readConfigFileFromDisk } from "./configFile.js"
 export { helpText, versionText } from "./help.js"
-export { formatEffectiveConfig, infoOptions, type InfoOption, SENSITIVE_MASK, sourceDisplayName } from "./infoOptions.js"
+export {
+  formatEffectiveConfig,
+  infoOptions,
+  type InfoOption,
+  SENSITIVE_MASK,
+  sourceDisplayName
+} from "./infoOptions.js"
 export { toLogLevel, toScavengerSettings, toSecurityConfig, toServeLimits, toStorageConfig } from "./derive.js"
 export { NodeConfig } from "./NodeConfig.js"
 export { optionSupport, type OptionSupport, refusedSettings } from "./optionSupport.js"

@@ -8,7 +8,14 @@
  * problems are collected into one ConfigError so a single run shows everything to fix.
  */
 import { Effect, Either, Option } from "effect"
-import { type ConfigFileUnreadable, ConfigError, type ConfigProblem, describeProblem, type Origin, problem } from "./ConfigError.js"
+import {
+  type ConfigFileUnreadable,
+  ConfigError,
+  type ConfigProblem,
+  describeProblem,
+  type Origin,
+  problem
+} from "./ConfigError.js"
 import { readCommandLine } from "./cliArgs.js"
 import { checkConsistency } from "./consistency.js"
 import { type Environment, readEnvironment } from "./environment.js"
@@ -60,7 +67,15 @@ const readConfigFile = <R>(
   readFile: ReadConfigFile<R>,
   spec: OptionSpec,
   located: RawSetting | undefined
-): Effect.Effect<{ readonly reading: SourceReading | undefined; readonly problems: ReadonlyArray<ConfigProblem>; readonly path?: string }, never, R> => {
+): Effect.Effect<
+  {
+    readonly reading: SourceReading | undefined
+    readonly problems: ReadonlyArray<ConfigProblem>
+    readonly path?: string
+  },
+  never,
+  R
+> => {
   const origin = located?.origin ?? DEFAULT_ORIGIN
   const decoded = located === undefined ? Either.right(spec.defaultValue) : spec.decode(located.raw)
   if (Either.isLeft(decoded) || typeof decoded.right !== "string") {
@@ -68,15 +83,19 @@ const readConfigFile = <R>(
   }
   const path = decoded.right
   return readFile(path).pipe(
-    Effect.map(Option.match({
-      // The default file is optional; a file the user named must exist.
-      onNone: () => ({
-        reading: undefined,
-        problems: located === undefined ? [] : [problem(spec.name, origin, `config file ${path} does not exist`)]
-      }),
-      onSome: (content) => ({ reading: readYamlConfig(content, path), problems: [], path })
-    })),
-    Effect.catchAll((error) => Effect.succeed({ reading: undefined, problems: [problem(spec.name, origin, error.message)] }))
+    Effect.map(
+      Option.match({
+        // The default file is optional; a file the user named must exist.
+        onNone: () => ({
+          reading: undefined,
+          problems: located === undefined ? [] : [problem(spec.name, origin, `config file ${path} does not exist`)]
+        }),
+        onSome: (content) => ({ reading: readYamlConfig(content, path), problems: [], path })
+      })
+    ),
+    Effect.catchAll((error) =>
+      Effect.succeed({ reading: undefined, problems: [problem(spec.name, origin, error.message)] })
+    )
   )
 }
 
@@ -94,7 +113,7 @@ const unknownProblems = (readings: ReadonlyArray<SourceReading>, allowUnknown: b
 }
 
 export const loadConfig = <R>(input: LoadConfigInput<R>): Effect.Effect<ConfigOutcome, ConfigError, R> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cli = readCommandLine(input.argv)
     if (asksFor(cli, "Help")) return { _tag: "Help", text: helpText(input.version) } as const
     if (asksFor(cli, "Version")) return { _tag: "Version", text: versionText(input.version) } as const
@@ -134,7 +153,10 @@ export const loadConfig = <R>(input: LoadConfigInput<R>): Effect.Effect<ConfigOu
     }
     if (problems.length > 0) return yield* Effect.fail(new ConfigError({ problems }))
     const loaded: LoadedConfig = {
-      config, sources: sources as ConfigSources, warnings, ...(file.path === undefined ? {} : { configFile: file.path })
+      config,
+      sources: sources as ConfigSources,
+      warnings,
+      ...(file.path === undefined ? {} : { configFile: file.path })
     }
     if (config.WhatIf) return { _tag: "WhatIf", text: formatEffectiveConfig(loaded) } as const
     return { _tag: "Start", loaded } as const

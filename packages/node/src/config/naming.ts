@@ -8,12 +8,10 @@
  */
 
 /** `MaxMemTableSize` → `max-mem-table-size`. */
-export const kebabCase = (pascal: string): string =>
-  pascal.replace(/([a-z0-9])([A-Z])/g, "$1-$2").toLowerCase()
+export const kebabCase = (pascal: string): string => pascal.replace(/([a-z0-9])([A-Z])/g, "$1-$2").toLowerCase()
 
 /** `MaxMemTableSize` → `MAX_MEM_TABLE_SIZE`. */
-export const upperSnakeCase = (pascal: string): string =>
-  pascal.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase()
+export const upperSnakeCase = (pascal: string): string => pascal.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase()
 
 /** The flag for a key path: `["AutoScavenge", "Enabled"]` → `--auto-scavenge:enabled`. */
 export const cliFlagOf = (path: ReadonlyArray<string>): string => `--${path.map(kebabCase).join(":")}`

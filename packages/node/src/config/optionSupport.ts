@@ -17,19 +17,19 @@ import { type Config, type OptionName, optionSpecs } from "./options.js"
 
 export type OptionSupport =
   | {
-    readonly _tag: "Honoured"
-    /** Source files (from the repository root) that read the option's value. */
-    readonly readIn: ReadonlyArray<string>
-    /** The test file (from the repository root) that shows the option's effect. */
-    readonly provedBy: string
-  }
+      readonly _tag: "Honoured"
+      /** Source files (from the repository root) that read the option's value. */
+      readonly readIn: ReadonlyArray<string>
+      /** The test file (from the repository root) that shows the option's effect. */
+      readonly provedBy: string
+    }
   | {
-    readonly _tag: "Refused"
-    /** Why a value other than the default cannot be honoured; ends the error message. */
-    readonly reason: string
-    /** A value the node refuses, for the test (command-line text). */
-    readonly example: string
-  }
+      readonly _tag: "Refused"
+      /** Why a value other than the default cannot be honoured; ends the error message. */
+      readonly reason: string
+      /** A value the node refuses, for the test (command-line text). */
+      readonly example: string
+    }
 
 const CONFIG = "packages/node/src/config/"
 const DERIVE = `${CONFIG}derive.ts`
@@ -131,7 +131,10 @@ export const optionSupport: { readonly [K in OptionName]: OptionSupport } = {
   MaxProjectionStateSize: refused(NO_PROJECTIONS, "1048576"),
 
   // Auto-scavenge
-  AutoScavengeEnabled: refused("auto-scavenge is not built yet (a later issue); scavenge with POST /admin/scavenge", "true")
+  AutoScavengeEnabled: refused(
+    "auto-scavenge is not built yet (a later issue); scavenge with POST /admin/scavenge",
+    "true"
+  )
 }
 
 /** A problem for every refused option set to something other than its default. */
@@ -139,5 +142,7 @@ export const refusedSettings = (config: Config, sources: ConfigSources): Readonl
   optionSpecs.flatMap((spec) => {
     const support = optionSupport[spec.name]
     if (support._tag !== "Refused" || spec.encode(config[spec.name]) === spec.defaultText) return []
-    return [problem(spec.name, sources[spec.name], `${spec.encode(config[spec.name])} is not supported: ${support.reason}`)]
+    return [
+      problem(spec.name, sources[spec.name], `${spec.encode(config[spec.name])} is not supported: ${support.reason}`)
+    ]
   })

@@ -24,7 +24,15 @@ import {
 } from "./valueTypes.js"
 
 export type OptionGroup =
-  | "Application" | "DefaultUser" | "Logging" | "Auth" | "Cluster" | "Database" | "Interface" | "Projection" | "AutoScavenge"
+  | "Application"
+  | "DefaultUser"
+  | "Logging"
+  | "Auth"
+  | "Cluster"
+  | "Database"
+  | "Interface"
+  | "Projection"
+  | "AutoScavenge"
 
 /** Group headings, in `--help` order. */
 export const groupTitles: Readonly<Record<OptionGroup, string>> = {
@@ -89,7 +97,13 @@ const flag = (group: OptionGroup, description: string, defaultValue = false) =>
 export const optionTable = {
   // Application
   Help: option({ group: "Application", description: "Show help.", type: boolean(), default: false, onlyFrom: ["cli"] }),
-  Version: option({ group: "Application", description: "Show version.", type: boolean(), default: false, onlyFrom: ["cli"] }),
+  Version: option({
+    group: "Application",
+    description: "Show version.",
+    type: boolean(),
+    default: false,
+    onlyFrom: ["cli"]
+  }),
   Config: option({
     group: "Application",
     description: "The YAML configuration file. Optional when left at its default; must exist when given.",
@@ -98,26 +112,43 @@ export const optionTable = {
     onlyFrom: ["cli", "env"]
   }),
   WhatIf: flag("Application", "Print the effective configuration, with the source of each value, then exit."),
-  AllowUnknownOptions: flag("Application", "Start even when unknown options are present (they are reported as warnings)."),
+  AllowUnknownOptions: flag(
+    "Application",
+    "Start even when unknown options are present (they are reported as warnings)."
+  ),
   DisableHttpCaching: flag("Application", "Disable HTTP caching."),
   StatsPeriodSec: option({
-    group: "Application", description: "The number of seconds between statistics gathers (written to the $stats stream with WriteStatsToDb).",
-    type: integer({ min: 1, max: 86_400, unit: "s" }), default: 30
+    group: "Application",
+    description: "The number of seconds between statistics gathers (written to the $stats stream with WriteStatsToDb).",
+    type: integer({ min: 1, max: 86_400, unit: "s" }),
+    default: 30
   }),
-  LogHttpRequests: flag("Application", "Log one line per HTTP request: method, path, status and time taken (never headers, credentials, query strings or bodies)."),
-  LogFailedAuthenticationAttempts: flag("Application", "Log each failed login as a warning, with the login name and the client's address (never the password)."),
+  LogHttpRequests: flag(
+    "Application",
+    "Log one line per HTTP request: method, path, status and time taken (never headers, credentials, query strings or bodies)."
+  ),
+  LogFailedAuthenticationAttempts: flag(
+    "Application",
+    "Log each failed login as a warning, with the login name and the client's address (never the password)."
+  ),
   MaxAppendSize: option({
     group: "Application",
-    description: "The maximum size of appends, in bytes: the total size of all events in one append request. May not exceed 16MB. " +
+    description:
+      "The maximum size of appends, in bytes: the total size of all events in one append request. May not exceed 16MB. " +
       "Over HTTP it also bounds every request body, which is refused unread when larger.",
-    type: integer({ min: 1, max: 16 * MiB }), default: 1 * MiB
+    type: integer({ min: 1, max: 16 * MiB }),
+    default: 1 * MiB
   }),
   MaxAppendEventSize: option({
     group: "Application",
     description: `The maximum size of one event (data + metadata) in an append request, in bytes. At most ${STORAGE_MAX_EVENT_SIZE} (the storage record limit).`,
-    type: integer({ min: 1, max: STORAGE_MAX_EVENT_SIZE }), default: STORAGE_MAX_EVENT_SIZE
+    type: integer({ min: 1, max: STORAGE_MAX_EVENT_SIZE }),
+    default: STORAGE_MAX_EVENT_SIZE
   }),
-  Insecure: flag("Application", "Disable authentication and authorization: every request acts as the system user. Vellum serves plain HTTP either way."),
+  Insecure: flag(
+    "Application",
+    "Disable authentication and authorization: every request acts as the system user. Vellum serves plain HTTP either way."
+  ),
   AllowAnonymousEndpointAccess: flag("Application", "Allow anonymous access to HTTP API endpoints."),
   AllowAnonymousStreamAccess: flag("Application", "Allow anonymous access to streams."),
   OverrideAnonymousEndpointAccessForGossip: flag(
@@ -128,87 +159,134 @@ export const optionTable = {
 
   // Default users
   DefaultAdminPassword: option({
-    group: "DefaultUser", description: "Password of the default admin user, set when the user is first created.",
-    type: text({ nonEmpty: true, placeholder: "<password>" }), default: "changeit", sensitive: true, onlyFrom: ["env"]
+    group: "DefaultUser",
+    description: "Password of the default admin user, set when the user is first created.",
+    type: text({ nonEmpty: true, placeholder: "<password>" }),
+    default: "changeit",
+    sensitive: true,
+    onlyFrom: ["env"]
   }),
   DefaultOpsPassword: option({
-    group: "DefaultUser", description: "Password of the default ops user, set when the user is first created.",
-    type: text({ nonEmpty: true, placeholder: "<password>" }), default: "changeit", sensitive: true, onlyFrom: ["env"]
+    group: "DefaultUser",
+    description: "Password of the default ops user, set when the user is first created.",
+    type: text({ nonEmpty: true, placeholder: "<password>" }),
+    default: "changeit",
+    sensitive: true,
+    onlyFrom: ["env"]
   }),
 
   // Logging
   LogLevel: option({
-    group: "Logging", description: "The minimum level of the messages logged.",
-    type: oneOf(["Default", "Verbose", "Debug", "Information", "Warning", "Error", "Fatal"]), default: "Default"
+    group: "Logging",
+    description: "The minimum level of the messages logged.",
+    type: oneOf(["Default", "Verbose", "Debug", "Information", "Warning", "Error", "Fatal"]),
+    default: "Default"
   }),
   LogConsoleFormat: option({
-    group: "Logging", description: "The console log format: one JSON object per line, or plain text.",
-    type: oneOf(["Json", "Plain"]), default: "Json"
+    group: "Logging",
+    description: "The console log format: one JSON object per line, or plain text.",
+    type: oneOf(["Json", "Plain"]),
+    default: "Json"
   }),
   Log: option({
     group: "Logging",
-    description: "A directory to write the log to as well, as <dir>/vellum.log (one JSON object per line, appended); " +
+    description:
+      "A directory to write the log to as well, as <dir>/vellum.log (one JSON object per line, appended); " +
       "created if missing. Empty: the console only.",
-    type: text({ placeholder: "<path>" }), default: ""
+    type: text({ placeholder: "<path>" }),
+    default: ""
   }),
 
   // Authentication
-  EnableTrustedAuth: flag("Auth", "Enable trusted authentication by an intermediary in HTTP (the Kurrent-TrustedAuth / ES-TrustedAuth header)."),
+  EnableTrustedAuth: flag(
+    "Auth",
+    "Enable trusted authentication by an intermediary in HTTP (the Kurrent-TrustedAuth / ES-TrustedAuth header)."
+  ),
   PasswordHashCost: option({
     group: "Auth",
-    description: "Vellum: the cost of new password hashes as scrypt's log2(N): 15 takes 32 MiB and about 0.1-0.2 s per hash, " +
+    description:
+      "Vellum: the cost of new password hashes as scrypt's log2(N): 15 takes 32 MiB and about 0.1-0.2 s per hash, " +
       "each step up doubles both. Existing hashes keep the cost they were made with.",
-    type: integer({ min: 1, max: 20 }), default: 15
+    type: integer({ min: 1, max: 20 }),
+    default: 15
   }),
 
   // Cluster
-  ClusterSize: option({ group: "Cluster", description: "The number of nodes in the cluster.", type: integer({ min: 1, max: 99 }), default: 1 }),
+  ClusterSize: option({
+    group: "Cluster",
+    description: "The number of nodes in the cluster.",
+    type: integer({ min: 1, max: 99 }),
+    default: 1
+  }),
   NodePriority: option({
-    group: "Cluster", description: "The node priority used during leader election (a hint, not a guarantee).",
-    type: integer({ min: -MAX_INT32 - 1, max: MAX_INT32 }), default: 0
+    group: "Cluster",
+    description: "The node priority used during leader election (a hint, not a guarantee).",
+    type: integer({ min: -MAX_INT32 - 1, max: MAX_INT32 }),
+    default: 0
   }),
   GossipSeed: option({
-    group: "Cluster", description: "Endpoints (host:port) of other cluster nodes from which to seed gossip.",
-    type: endpointList(), default: []
+    group: "Cluster",
+    description: "Endpoints (host:port) of other cluster nodes from which to seed gossip.",
+    type: endpointList(),
+    default: []
   }),
   GossipIntervalMs: option({
-    group: "Cluster", description: "The interval, in ms, nodes should try to gossip with each other.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }), default: 2_000
+    group: "Cluster",
+    description: "The interval, in ms, nodes should try to gossip with each other.",
+    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
+    default: 2_000
   }),
   GossipTimeoutMs: option({
-    group: "Cluster", description: "The timeout, in ms, on gossip to another node.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }), default: 2_500
+    group: "Cluster",
+    description: "The timeout, in ms, on gossip to another node.",
+    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
+    default: 2_500
   }),
   LeaderElectionTimeoutMs: option({
-    group: "Cluster", description: "The timeout, in ms, on election messages to other nodes.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }), default: 1_000
+    group: "Cluster",
+    description: "The timeout, in ms, on election messages to other nodes.",
+    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
+    default: 1_000
   }),
   DeadMemberRemovalPeriodSec: option({
-    group: "Cluster", description: "The number of seconds a dead node remains in the gossip before being pruned.",
-    type: integer({ min: 0, max: MAX_INT32, unit: "s" }), default: 1_800
+    group: "Cluster",
+    description: "The number of seconds a dead node remains in the gossip before being pruned.",
+    type: integer({ min: 0, max: MAX_INT32, unit: "s" }),
+    default: 1_800
   }),
 
   // Database
   Db: option({
-    group: "Database", description: "The path the database is loaded from and saved to.",
-    type: text({ nonEmpty: true, placeholder: "<path>" }), default: "./data"
+    group: "Database",
+    description: "The path the database is loaded from and saved to.",
+    type: text({ nonEmpty: true, placeholder: "<path>" }),
+    default: "./data"
   }),
   MemDb: flag("Database", "Keep everything in memory: no directories or files are created."),
   ChunkSize: option({
-    group: "Database", description: "The size of a log chunk in bytes; fixed when the database is created.",
-    type: integer({ min: 64 * KiB, max: 2 * GiB }), default: 256 * MiB
+    group: "Database",
+    description: "The size of a log chunk in bytes; fixed when the database is created.",
+    type: integer({ min: 64 * KiB, max: 2 * GiB }),
+    default: 256 * MiB
   }),
   ChunksCacheSize: option({
-    group: "Database", description: "The amount of memory, in bytes, used to cache log blocks for reads.",
-    type: integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), default: 64 * MiB
+    group: "Database",
+    description: "The amount of memory, in bytes, used to cache log blocks for reads.",
+    type: integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+    default: 64 * MiB
   }),
   MaxMemTableSize: option({
-    group: "Database", description: "The number of index entries kept in memory before they are written to an index table (half the reference's 1,000,000: after a crash, a start replays at most this many events).",
-    type: integer({ min: 1_000, max: 100_000_000 }), default: 524_288
+    group: "Database",
+    description:
+      "The number of index entries kept in memory before they are written to an index table (half the reference's 1,000,000: after a crash, a start replays at most this many events).",
+    type: integer({ min: 1_000, max: 100_000_000 }),
+    default: 524_288
   }),
   StreamInfoCacheCapacity: option({
-    group: "Database", description: "The maximum number of entries to keep in the stream info cache.",
-    type: integer({ min: 0, max: MAX_INT32 }), default: 100_000
+    group: "Database",
+    description: "The maximum number of entries to keep in the stream info cache.",
+    type: integer({ min: 0, max: MAX_INT32 }),
+    default: 100_000
   }),
   SkipDbVerify: flag(
     "Database",
@@ -216,100 +294,141 @@ export const optionTable = {
     true
   ),
   SkipIndexVerify: flag("Database", "Skip checking the checksums of index tables at start-up.", true),
-  WriteStatsToDb: flag("Database", "Write statistics to the database: a $statsCollected event in $stats-<ip>:<port> every StatsPeriodSec, kept ten days."),
+  WriteStatsToDb: flag(
+    "Database",
+    "Write statistics to the database: a $statsCollected event in $stats-<ip>:<port> every StatsPeriodSec, kept ten days."
+  ),
   DisableScavengeMerging: flag("Database", "Disable the merging of small chunks when scavenge is running."),
   UnsafeIgnoreHardDelete: flag(
     "Database",
     "Makes a scavenge remove tombstones and every event of hard-deleted streams, so their names can be used again. Unsafe: hard-deleted streams stop reading as deleted."
   ),
   ScavengeHistoryMaxAge: option({
-    group: "Database", description: "The number of days to keep scavenge history.",
-    type: integer({ min: 0, max: 36_500, unit: "d" }), default: 30
+    group: "Database",
+    description: "The number of days to keep scavenge history.",
+    type: integer({ min: 0, max: 36_500, unit: "d" }),
+    default: 30
   }),
   ScavengeBackendPageSize: option({
-    group: "Database", description: "The page size of the scavenge database, in KiB.",
-    type: integer({ min: 1, max: 64, unit: "KiB" }), default: 16
+    group: "Database",
+    description: "The page size of the scavenge database, in KiB.",
+    type: integer({ min: 1, max: 64, unit: "KiB" }),
+    default: 16
   }),
   ScavengeBackendCacheSize: option({
-    group: "Database", description: "The amount of memory, in bytes, used to cache the scavenge database.",
-    type: integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), default: 64 * MiB
+    group: "Database",
+    description: "The amount of memory, in bytes, used to cache the scavenge database.",
+    type: integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+    default: 64 * MiB
   }),
   ScavengeHashUsersCacheCapacity: option({
     group: "Database",
-    description: "The number of stream hashes to remember when checking for collisions (raise it when accumulation reports many cache misses).",
-    type: integer({ min: 1, max: MAX_INT32 }), default: 100_000
+    description:
+      "The number of stream hashes to remember when checking for collisions (raise it when accumulation reports many cache misses).",
+    type: integer({ min: 1, max: MAX_INT32 }),
+    default: 100_000
   }),
 
   // Interface
   NodeIp: option({
-    group: "Interface", description: "The IP address the HTTP server listens on (0.0.0.0 for every interface).",
-    type: ipAddress(), default: "127.0.0.1", aliases: ["HttpIp"]
+    group: "Interface",
+    description: "The IP address the HTTP server listens on (0.0.0.0 for every interface).",
+    type: ipAddress(),
+    default: "127.0.0.1",
+    aliases: ["HttpIp"]
   }),
   NodePort: option({
-    group: "Interface", description: "The port to run the HTTP server on.",
-    type: integer({ min: 1, max: 65_535 }), default: 2113, aliases: ["HttpPort"]
+    group: "Interface",
+    description: "The port to run the HTTP server on.",
+    type: integer({ min: 1, max: 65_535 }),
+    default: 2113,
+    aliases: ["HttpPort"]
   }),
   EnableAtomPubOverHttp: flag("Interface", "Enable the AtomPub over HTTP interface (on by default in Vellum).", true),
-  DisableAdminUi: flag("Interface", "Disable the admin UI (Vellum has none) and, as in the reference, the admin endpoints (/admin/shutdown, /admin/scavenge...)."),
+  DisableAdminUi: flag(
+    "Interface",
+    "Disable the admin UI (Vellum has none) and, as in the reference, the admin endpoints (/admin/shutdown, /admin/scavenge...)."
+  ),
   DisableStatsOnHttp: flag("Interface", "Disable statistics requests on the HTTP endpoint."),
   DisableGossipOnHttp: flag("Interface", "Disable gossip requests on the HTTP endpoint."),
   HttpHeadersTimeout: option({
     group: "Interface",
-    description: "Vellum: the time, in ms, a client has to send its request headers; a slower one gets 408 and is disconnected. " +
+    description:
+      "Vellum: the time, in ms, a client has to send its request headers; a slower one gets 408 and is disconnected. " +
       "At most HttpRequestTimeout.",
-    type: integer({ min: 100, max: 3_600_000, unit: "ms" }), default: 10_000
+    type: integer({ min: 100, max: 3_600_000, unit: "ms" }),
+    default: 10_000
   }),
   HttpRequestTimeout: option({
     group: "Interface",
-    description: "Vellum: the time, in ms, a client has to send its whole request, headers and body; a slower one gets 408 and is " +
+    description:
+      "Vellum: the time, in ms, a client has to send its whole request, headers and body; a slower one gets 408 and is " +
       "disconnected. It stops counting when the request has arrived, so long polls are not cut.",
-    type: integer({ min: 100, max: 3_600_000, unit: "ms" }), default: 60_000
+    type: integer({ min: 100, max: 3_600_000, unit: "ms" }),
+    default: 60_000
   }),
   HttpKeepAliveTimeout: option({
     group: "Interface",
-    description: "Vellum: the time, in ms, an idle keep-alive HTTP connection stays open. Longer than the idle timeout of client " +
+    description:
+      "Vellum: the time, in ms, an idle keep-alive HTTP connection stays open. Longer than the idle timeout of client " +
       "pools and load balancers (often 60 s), so they close first.",
-    type: integer({ min: 100, max: 3_600_000, unit: "ms" }), default: 65_000
+    type: integer({ min: 100, max: 3_600_000, unit: "ms" }),
+    default: 65_000
   }),
   HttpMaxConnections: option({
     group: "Interface",
-    description: "Vellum: the most HTTP connections open at once; more are closed as they arrive. Keep it below the process's " +
+    description:
+      "Vellum: the most HTTP connections open at once; more are closed as they arrive. Keep it below the process's " +
       "open-file limit (ulimit -n) minus the files the database holds open.",
-    type: integer({ min: 1, max: 1_000_000 }), default: 500
+    type: integer({ min: 1, max: 1_000_000 }),
+    default: 500
   }),
 
   // Projections
   RunProjections: option({
-    group: "Projection", description: "Which projections run: System runs the built-in projections, All runs user projections too.",
-    type: oneOf(["None", "System", "All"]), default: "None"
+    group: "Projection",
+    description: "Which projections run: System runs the built-in projections, All runs user projections too.",
+    type: oneOf(["None", "System", "All"]),
+    default: "None"
   }),
   StartStandardProjections: flag("Projection", "Start the built-in system projections."),
   ProjectionsQueryExpiry: option({
-    group: "Projection", description: "The number of minutes a query can be idle before it expires.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "m" }), default: 5
+    group: "Projection",
+    description: "The number of minutes a query can be idle before it expires.",
+    type: integer({ min: 1, max: MAX_INT32, unit: "m" }),
+    default: 5
   }),
   FaultOutOfOrderProjections: flag(
     "Projection",
     "Fault a projection when the event number expected in a stream differs from the one received (events deleted or expired)."
   ),
   ProjectionCompilationTimeout: option({
-    group: "Projection", description: "The time, in ms, allowed for compiling a user projection.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }), default: 500
+    group: "Projection",
+    description: "The time, in ms, allowed for compiling a user projection.",
+    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
+    default: 500
   }),
   ProjectionExecutionTimeout: option({
-    group: "Projection", description: "The maximum time, in ms, a user projection's handler may run for one event.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }), default: 250
+    group: "Projection",
+    description: "The maximum time, in ms, a user projection's handler may run for one event.",
+    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
+    default: 250
   }),
   MaxProjectionStateSize: option({
-    group: "Projection", description: "The maximum size, in bytes, of a projection's state and result. May not exceed 16MB.",
-    type: integer({ min: 1, max: 16 * MiB }), default: 16 * MiB
+    group: "Projection",
+    description: "The maximum size, in bytes, of a projection's state and result. May not exceed 16MB.",
+    type: integer({ min: 1, max: 16 * MiB }),
+    default: 16 * MiB
   }),
 
   // Auto-scavenge
   AutoScavengeEnabled: option({
     group: "AutoScavenge",
-    description: "Enable auto-scavenge. Not built yet: true is refused (the reference's default is true, inert there without a licence).",
-    type: boolean(), default: false, path: ["AutoScavenge", "Enabled"]
+    description:
+      "Enable auto-scavenge. Not built yet: true is refused (the reference's default is true, inert there without a licence).",
+    type: boolean(),
+    default: false,
+    path: ["AutoScavenge", "Enabled"]
   })
 }
 
@@ -383,8 +502,9 @@ const toSpec = (name: OptionName, entry: ErasedEntry): OptionSpec => {
 }
 
 /** Every option, in table order (groups stay together). */
-export const optionSpecs: ReadonlyArray<OptionSpec> = (Object.keys(optionTable) as Array<OptionName>)
-  .map((name) => toSpec(name, optionTable[name]))
+export const optionSpecs: ReadonlyArray<OptionSpec> = (Object.keys(optionTable) as Array<OptionName>).map((name) =>
+  toSpec(name, optionTable[name])
+)
 
 const byLookupKey = new Map<string, { readonly spec: OptionSpec; readonly alias: string | undefined }>()
 for (const spec of optionSpecs) {

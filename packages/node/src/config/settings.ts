@@ -30,11 +30,15 @@ const sourceLabels: Readonly<Record<SettableSource, string>> = {
 
 /** Where an option can be set, for the message when it is set elsewhere. */
 const allowedPlaces = (spec: OptionSpec, allowed: ReadonlyArray<SettableSource>): string =>
-  allowed.map((source) =>
-    source === "cli" ? `on the command line (${spec.cliFlag})`
-      : source === "env" ? `with an environment variable (${spec.envName})`
-      : `in the config file (${spec.yamlKey})`
-  ).join(" or ")
+  allowed
+    .map((source) =>
+      source === "cli"
+        ? `on the command line (${spec.cliFlag})`
+        : source === "env"
+          ? `with an environment variable (${spec.envName})`
+          : `in the config file (${spec.yamlKey})`
+    )
+    .join(" or ")
 
 /** Accumulates one source's reading, enforcing the shared rules. */
 export class SourceCollector {
@@ -55,13 +59,19 @@ export class SourceCollector {
     const earlier = this.seen.get(spec.name)
     if (earlier !== undefined) {
       this.problems.push(
-        problem(spec.name, origin, `is given more than once ${sourceLabels[this.source]} (also as ${describeOrigin(earlier)})`)
+        problem(
+          spec.name,
+          origin,
+          `is given more than once ${sourceLabels[this.source]} (also as ${describeOrigin(earlier)})`
+        )
       )
       return
     }
     this.seen.set(spec.name, origin)
     if (alias !== undefined) {
-      this.warnings.push(`${alias} is the old name of ${spec.name}; prefer ${spec.cliFlag} / ${spec.envName} / ${spec.yamlKey}`)
+      this.warnings.push(
+        `${alias} is the old name of ${spec.name}; prefer ${spec.cliFlag} / ${spec.envName} / ${spec.yamlKey}`
+      )
     }
     this.settings.push({ spec, raw, origin })
   }

@@ -9,7 +9,9 @@ import { Either, ParseResult, Schema } from "effect"
 export type ValueKind = "boolean" | "integer" | "string" | "enum" | "list"
 
 /** The `schema` object of an `/info/options` entry (a small JSON-schema fragment). */
-export type OptionJsonSchema = Readonly<Record<string, string | ReadonlyArray<string> | Readonly<Record<string, string>>>>
+export type OptionJsonSchema = Readonly<
+  Record<string, string | ReadonlyArray<string> | Readonly<Record<string, string>>>
+>
 
 export interface ValueType<A> {
   readonly kind: ValueKind
@@ -24,8 +26,10 @@ export interface ValueType<A> {
 
 /** Decodes text with a value type; the failure is the first reason the schema gives. */
 export const decodeValue = <A>(type: ValueType<A>, raw: string): Either.Either<A, string> =>
-  Either.mapLeft(Schema.decodeEither(type.schema)(raw), (error) =>
-    ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "is not valid")
+  Either.mapLeft(
+    Schema.decodeEither(type.schema)(raw),
+    (error) => ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "is not valid"
+  )
 
 export const encodeValue = <A>(type: ValueType<A>, value: A): string => Schema.encodeSync(type.schema)(value)
 
@@ -54,8 +58,11 @@ export const boolean = (): ValueType<boolean> => ({
   schema: fromText(
     (text) => {
       const word = text.trim().toLowerCase()
-      return word === "true" ? Either.right(true) : word === "false" ? Either.right(false)
-        : Either.left(`expected true or false, got ${quoted(text)}`)
+      return word === "true"
+        ? Either.right(true)
+        : word === "false"
+          ? Either.right(false)
+          : Either.left(`expected true or false, got ${quoted(text)}`)
     },
     (value) => (value ? "true" : "false"),
     Schema.Boolean
@@ -89,12 +96,15 @@ export const integer = ({ max, min, unit }: IntegerBounds): ValueType<number> =>
 })
 
 /** Free text; `nonEmpty` rejects the empty string (paths, passwords). */
-export const text = (options: { readonly nonEmpty?: boolean; readonly placeholder?: string } = {}): ValueType<string> => ({
+export const text = (
+  options: { readonly nonEmpty?: boolean; readonly placeholder?: string } = {}
+): ValueType<string> => ({
   kind: "string",
   placeholder: options.placeholder ?? "<text>",
   jsonSchema: () => ({ type: "string" }),
   schema: fromText(
-    (value) => (options.nonEmpty === true && value.trim() === "" ? Either.left("must not be empty") : Either.right(value)),
+    (value) =>
+      options.nonEmpty === true && value.trim() === "" ? Either.left("must not be empty") : Either.right(value),
     (value) => value,
     Schema.String
   )
@@ -151,7 +161,10 @@ export const endpointList = (): ValueType<ReadonlyArray<string>> => ({
   jsonSchema: () => ({ type: "array", items: { type: "string" } }),
   schema: fromText<ReadonlyArray<string>>(
     (value) => {
-      const items = value.split(",").map((item) => item.trim()).filter((item) => item !== "")
+      const items = value
+        .split(",")
+        .map((item) => item.trim())
+        .filter((item) => item !== "")
       for (const item of items) {
         const match = ENDPOINT.exec(item)
         const port = match === null ? NaN : Number(match[2])

@@ -18,8 +18,13 @@ export const readYamlConfig = (content: string, file: string): SourceReading => 
     const at = firstError.linePos?.[0]
     // The pretty message repeats the position and quotes the source; keep only the explanation.
     const explanation = firstError.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")
-    collector.addProblem(problem(undefined, undefined,
-      `config file ${file} is not valid YAML${at === undefined ? "" : ` (line ${at.line}, column ${at.col})`}: ${explanation}`))
+    collector.addProblem(
+      problem(
+        undefined,
+        undefined,
+        `config file ${file} is not valid YAML${at === undefined ? "" : ` (line ${at.line}, column ${at.col})`}: ${explanation}`
+      )
+    )
     return collector.result()
   }
   const lineOf = (node: unknown): number | undefined =>
@@ -27,8 +32,13 @@ export const readYamlConfig = (content: string, file: string): SourceReading => 
 
   const visit = (node: unknown, path: ReadonlyArray<string>): void => {
     if (!isMap(node)) {
-      collector.addProblem(problem(undefined, undefined,
-        `config file ${file} must be a mapping of option names to values${path.length === 0 ? "" : ` (at ${path.join(":")})`}`))
+      collector.addProblem(
+        problem(
+          undefined,
+          undefined,
+          `config file ${file} must be a mapping of option names to values${path.length === 0 ? "" : ` (at ${path.join(":")})`}`
+        )
+      )
       return
     }
     for (const pair of node.items) {
@@ -37,10 +47,12 @@ export const readYamlConfig = (content: string, file: string): SourceReading => 
       const found = findOption(keyPath)
       const value = pair.value
       if (found === undefined) {
-        if (isMap(value)) visit(value, keyPath) // a section: its keys are the options
+        if (isMap(value))
+          visit(value, keyPath) // a section: its keys are the options
         else collector.addUnknown(origin)
       } else if (isScalar(value)) {
-        if (value.value === null || value.value === undefined) collector.addProblem(problem(found.spec.name, origin, "has no value"))
+        if (value.value === null || value.value === undefined)
+          collector.addProblem(problem(found.spec.name, origin, "has no value"))
         else collector.add(found, String(value.value), origin)
       } else if (isSeq(value) && found.spec.kind === "list") {
         const items = value.items.map((item) => (isScalar(item) ? String(item.value) : undefined))
@@ -48,7 +60,9 @@ export const readYamlConfig = (content: string, file: string): SourceReading => 
           collector.addProblem(problem(found.spec.name, origin, "expected a list of plain values"))
         } else collector.add(found, items.join(","), origin)
       } else {
-        collector.addProblem(problem(found.spec.name, origin, `expected a single value, got ${isSeq(value) ? "a list" : "a mapping"}`))
+        collector.addProblem(
+          problem(found.spec.name, origin, `expected a single value, got ${isSeq(value) ? "a list" : "a mapping"}`)
+        )
       }
     }
   }

@@ -82,11 +82,14 @@ const alive = (holder: Holder | undefined, me: Holder): boolean => {
 }
 
 const lockedError = (file: string, holder: Holder | undefined, me: Holder): DiskError => {
-  const who = holder === undefined
-    ? "another process"
-    : holder.host !== me.host
-      ? `pid ${holder.pid} on host ${holder.host} (remove the file if that node is gone)`
-      : holder.pid === me.pid ? `this process (pid ${holder.pid})` : `pid ${holder.pid}`
+  const who =
+    holder === undefined
+      ? "another process"
+      : holder.host !== me.host
+        ? `pid ${holder.pid} on host ${holder.host} (remove the file if that node is gone)`
+        : holder.pid === me.pid
+          ? `this process (pid ${holder.pid})`
+          : `pid ${holder.pid}`
   return new DiskError({ reason: "Locked", op: "lock", path: file, message: `lock ${file}: held by ${who}` })
 }
 
@@ -158,7 +161,10 @@ const acquire = (dir: string): DirLock => {
     if (createExclusive(file, text, me)) {
       const token = {}
       heldHere.set(file, token)
-      return { path: file, release: Effect.try({ try: () => release(file, text, token), catch: (e) => toLockError("unlock", file, e) }) }
+      return {
+        path: file,
+        release: Effect.try({ try: () => release(file, text, token), catch: (e) => toLockError("unlock", file, e) })
+      }
     }
     const current = readOrNull(file)
     if (current === null) continue

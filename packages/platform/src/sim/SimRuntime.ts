@@ -72,7 +72,10 @@ export interface SimRunResult {
 
 /** A run that could not finish: deadlock (quiescent while still suspended) or an exhausted budget. */
 export class SimRunError extends Error {
-  constructor(readonly reason: Exclude<SimStopReason, "condition">, message: string) {
+  constructor(
+    readonly reason: Exclude<SimStopReason, "condition">,
+    message: string
+  ) {
     super(message)
     this.name = "SimRunError"
   }
@@ -194,9 +197,7 @@ export class SimWorld {
   private install(name: string, incarnation: number, offsetMs: number): SimNode {
     const owner = this.clock.allocateOwner()
     const seed = this.prng.fork(`node:${name}#${incarnation}`).nextSeed()
-    const scheduler = new SimScheduler(
-      this.maxOps === undefined ? { name } : { name, maxOpsBeforeYield: this.maxOps }
-    )
+    const scheduler = new SimScheduler(this.maxOps === undefined ? { name } : { name, maxOpsBeforeYield: this.maxOps })
     const node = new SimNode(name, incarnation, scheduler, this.clock.view({ owner, offsetMs }), Random.make(seed))
     this.allSchedulers.add(scheduler)
     const previous = this.nodes.get(name)
@@ -372,7 +373,9 @@ export interface RunSimOptions {
  * budget runs out.
  */
 export const runSim = <A, E>(effect: Effect.Effect<A, E>, options: RunSimOptions): Exit.Exit<A, E> => {
-  const world = new SimWorld(options.epochMs === undefined ? { seed: options.seed } : { seed: options.seed, epochMs: options.epochMs })
+  const world = new SimWorld(
+    options.epochMs === undefined ? { seed: options.seed } : { seed: options.seed, epochMs: options.epochMs }
+  )
   const fiber = world.fork("main", effect)
   let result: SimRunResult
   let exit: Exit.Exit<A, E> | null
@@ -390,7 +393,10 @@ export const runSim = <A, E>(effect: Effect.Effect<A, E>, options: RunSimOptions
   const at = `after ${result.elapsedMs} simulated ms and ${result.steps} tasks (seed ${options.seed})`
   switch (result.reason) {
     case "quiescent":
-      throw new SimRunError("quiescent", `runSim: deadlock: the effect is still suspended but nothing can wake it (no runnable task, no timer) ${at}`)
+      throw new SimRunError(
+        "quiescent",
+        `runSim: deadlock: the effect is still suspended but nothing can wake it (no runnable task, no timer) ${at}`
+      )
     case "time-limit":
       throw new SimRunError("time-limit", `runSim: the effect did not finish within maxSimMs=${options.maxSimMs} ${at}`)
     default:

@@ -55,7 +55,10 @@ interface Bucket {
 
 /** Thrown by `runUntilIdle` when a node never goes idle: a livelock, or a budget set too low. */
 export class SimLivelockError extends Error {
-  constructor(readonly schedulerName: string, readonly maxTasks: number) {
+  constructor(
+    readonly schedulerName: string,
+    readonly maxTasks: number
+  ) {
     super(`SimScheduler "${schedulerName}" still had runnable tasks after ${maxTasks} tasks (livelock?)`)
     this.name = "SimLivelockError"
   }

@@ -44,7 +44,10 @@ const NewtonsoftExtraEscapes = /[\u0085\u2028\u2029]/g
 
 /** Newtonsoft's indented text of a flat object whose members are already in order. */
 export const indentedJson = (members: Readonly<Record<string, JsonScalar>>): string =>
-  JSON.stringify(members, null, 2).replace(NewtonsoftExtraEscapes, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+  JSON.stringify(members, null, 2).replace(
+    NewtonsoftExtraEscapes,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
+  )
 
 /** Who wrote a history event: every payload names the run and the node. */
 export interface RunIdentity {

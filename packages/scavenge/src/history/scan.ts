@@ -65,11 +65,12 @@ const integerField = (payload: JsonObject, name: string): number | undefined => 
 /** Adds one event of a run's stream to its totals (events of other types leave them unchanged). */
 export const addToTotals = (totals: RunTotals, eventType: string, data: Uint8Array): RunTotals => {
   const isChunks = eventType === HistoryEventTypes.ChunksCompleted
-  if (!isChunks && eventType !== HistoryEventTypes.MergeCompleted && eventType !== HistoryEventTypes.IndexCompleted) return totals
+  if (!isChunks && eventType !== HistoryEventTypes.MergeCompleted && eventType !== HistoryEventTypes.IndexCompleted)
+    return totals
   const payload = parseObject(data)
   if (payload === undefined) return totals
   const timeTaken = payload["timeTaken"]
-  const ticks = typeof timeTaken === "string" ? parseTimeSpanTicks(timeTaken) ?? 0 : 0
+  const ticks = typeof timeTaken === "string" ? (parseTimeSpanTicks(timeTaken) ?? 0) : 0
   const chunkEnd = isChunks ? integerField(payload, "chunkEndNumber") : undefined
   return {
     spaceSaved: totals.spaceSaved + (integerField(payload, "spaceSaved") ?? 0),

@@ -45,8 +45,10 @@ export const parseTimeSpanTicks = (text: string): number | undefined => {
   const seconds = m[5] === undefined ? 0 : Number(m[5])
   if (hours > 23 || minutes > 59 || seconds > 59) return undefined
   const fraction = m[6] === undefined ? 0 : Number(m[6].padEnd(7, "0"))
-  const ticks = (m[2] === undefined ? 0 : Number(m[2])) * TicksPerDay +
-    ((hours * 60 + minutes) * 60 + seconds) * TicksPerSecond + fraction
+  const ticks =
+    (m[2] === undefined ? 0 : Number(m[2])) * TicksPerDay +
+    ((hours * 60 + minutes) * 60 + seconds) * TicksPerSecond +
+    fraction
   if (!Number.isSafeInteger(ticks)) return undefined
   return m[1] === "-" ? -ticks : ticks
 }

@@ -10,9 +10,27 @@ import type { ScavengePointInfo, StateAccess } from "./StateAccess.js"
 
 /** History events a run emits as it goes (written to `$scavenges-{id}` by the history module). */
 export interface RunEvents {
-  readonly chunkExecuted: (e: { readonly startNumber: number; readonly endNumber: number; readonly timeTakenMillis: number; readonly spaceSaved: number }) => Effect.Effect<void>
-  readonly chunksMerged: (e: { readonly startNumber: number; readonly endNumber: number; readonly timeTakenMillis: number; readonly spaceSaved: number; readonly error: string | undefined }) => Effect.Effect<void>
-  readonly indexTableScavenged: (e: { readonly level: number; readonly index: number; readonly timeTakenMillis: number; readonly entriesDeleted: number; readonly entriesKept: number; readonly spaceSaved: number }) => Effect.Effect<void>
+  readonly chunkExecuted: (e: {
+    readonly startNumber: number
+    readonly endNumber: number
+    readonly timeTakenMillis: number
+    readonly spaceSaved: number
+  }) => Effect.Effect<void>
+  readonly chunksMerged: (e: {
+    readonly startNumber: number
+    readonly endNumber: number
+    readonly timeTakenMillis: number
+    readonly spaceSaved: number
+    readonly error: string | undefined
+  }) => Effect.Effect<void>
+  readonly indexTableScavenged: (e: {
+    readonly level: number
+    readonly index: number
+    readonly timeTakenMillis: number
+    readonly entriesDeleted: number
+    readonly entriesKept: number
+    readonly spaceSaved: number
+  }) => Effect.Effect<void>
 }
 
 export interface RunOptions {

@@ -7,7 +7,15 @@
  */
 import { Effect } from "effect"
 import {
-  EventFlags, RecordKind, StorageCorrupt, isMetastream, metastreamOf, originalStreamOf, parseMetadata, scanRecords, type EventRecord
+  EventFlags,
+  RecordKind,
+  StorageCorrupt,
+  isMetastream,
+  metastreamOf,
+  originalStreamOf,
+  parseMetadata,
+  scanRecords,
+  type EventRecord
 } from "@vellum/storage"
 import { REST_PERIOD, type RunContext } from "./RunContext.js"
 import { emptyOriginal, lookupMetastream, lookupOriginal } from "./StateAccess.js"
@@ -15,7 +23,7 @@ import { ScavengeFailed } from "./errors.js"
 
 /** Accumulates logical chunks `fromChunk` up to the one holding the scavenge point. */
 export const accumulate = <E>(ctx: RunContext<E>, fromChunk: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const chunkSize = ctx.engine.log.config.chunkSize
     const lastChunk = Math.floor(ctx.sp.position / chunkSize)
     const rest = { since: 0 }
@@ -24,18 +32,22 @@ export const accumulate = <E>(ctx: RunContext<E>, fromChunk: number) =>
       // A chunk is checked by its file checksum when the scan leaves it, after its records were accumulated:
       // on a mismatch this chunk's changes are dropped and it is read once more (the bytes may have been
       // damaged on their way from the disk); damage found twice fails the run.
-      yield* Effect.catchIf(accumulateChunk(ctx, n, rest), (e) => e instanceof StorageCorrupt, () =>
-        Effect.suspend(() => {
-          ctx.state.rollback()
-          return accumulateChunk(ctx, n, rest)
-        }))
+      yield* Effect.catchIf(
+        accumulateChunk(ctx, n, rest),
+        (e) => e instanceof StorageCorrupt,
+        () =>
+          Effect.suspend(() => {
+            ctx.state.rollback()
+            return accumulateChunk(ctx, n, rest)
+          })
+      )
     }
     ctx.progress("Accumulating", lastChunk - fromChunk + 1, lastChunk - fromChunk + 1)
   })
 
 /** One logical chunk: its records scanned, what they say put in the state, committed with the checkpoint. */
 const accumulateChunk = <E>(ctx: RunContext<E>, n: number, rest: { since: number }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { log } = ctx.engine
     const chunkSize = log.config.chunkSize
     const limit = Math.min((n + 1) * chunkSize, ctx.sp.position + 1)
@@ -44,11 +56,13 @@ const accumulateChunk = <E>(ctx: RunContext<E>, n: number, rest: { since: number
     // The raw scan: per record only its kind, flags and time are read in place; tombstones and metastream
     // records (the only ones that change the state) are decoded.
     const scan = scanRecords(log, n * chunkSize, limit, { verifyFiles: true, pool: ctx.buffers })
-    const pass = Effect.gen(function*() {
+    const pass = Effect.gen(function* () {
       while (yield* scan.nextPiece) {
         while (scan.next()) {
           if (scan.logPosition > ctx.sp.position) {
-            return yield* Effect.fail(new ScavengeFailed({ message: "Accumulator expected to find the scavenge point before now" }))
+            return yield* Effect.fail(
+              new ScavengeFailed({ message: "Accumulator expected to find the scavenge point before now" })
+            )
           }
           const kind = scan.kind
           if (kind === RecordKind.Event) {
@@ -74,7 +88,10 @@ const accumulateChunk = <E>(ctx: RunContext<E>, n: number, rest: { since: number
       }
     })
     // The scan's read buffers serve the next chunk (or the run's rewrites), whichever way this pass ends.
-    yield* Effect.ensuring(pass, Effect.sync(() => scan.release()))
+    yield* Effect.ensuring(
+      pass,
+      Effect.sync(() => scan.release())
+    )
     if (min <= max) ctx.state.setChunkTimeRange(n, { minMicros: min, maxMicros: max })
     yield* ctx.state.commit({ stage: "Accumulating", sp: ctx.sp, doneLogicalChunk: n })
   })
@@ -90,14 +107,23 @@ const chunkOf = <E>(ctx: RunContext<E>, position: number) => Math.floor(position
 
 /** The metastream's index entries before the scavenge point whose records are still in the log. */
 const metastreamEntries = <E>(ctx: RunContext<E>, metastream: string) =>
-  Effect.map(ctx.engine.readIndex.liveEntries(metastream), (entries) => entries.filter((e) => e.position < ctx.sp.position))
+  Effect.map(ctx.engine.readIndex.liveEntries(metastream), (entries) =>
+    entries.filter((e) => e.position < ctx.sp.position)
+  )
 
 const accumulateTombstone = <E>(ctx: RunContext<E>, record: EventRecord) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const stream = record.stream
-    if (isMetastream(stream)) return yield* Effect.fail(new ScavengeFailed({ message: `Found Tombstone in metadata stream ${stream}` }))
+    if (isMetastream(stream))
+      return yield* Effect.fail(new ScavengeFailed({ message: `Found Tombstone in metadata stream ${stream}` }))
     const original = (yield* lookupOriginal(ctx.state, stream)) ?? emptyOriginal
-    ctx.state.setOriginalStream(stream, { ...original, isTombstoned: true, status: "Active", calculatedLast: undefined, calculatedLastPosition: undefined })
+    ctx.state.setOriginalStream(stream, {
+      ...original,
+      isTombstoned: true,
+      status: "Active",
+      calculatedLast: undefined,
+      calculatedLastPosition: undefined
+    })
     ctx.totals.indexWork = true
     const meta = metastreamOf(stream)
     const metaData = (yield* lookupMetastream(ctx.state, meta)) ?? { isTombstoned: false, discardPoint: 0 }
@@ -109,7 +135,7 @@ const accumulateTombstone = <E>(ctx: RunContext<E>, record: EventRecord) =>
   })
 
 const accumulateMetadata = <E>(ctx: RunContext<E>, record: EventRecord) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const meta = record.stream
     const entries = yield* metastreamEntries(ctx, meta)
     // Out of order: an earlier record of this metastream already has this number or a later one.
@@ -127,8 +153,13 @@ const accumulateMetadata = <E>(ctx: RunContext<E>, record: EventRecord) =>
       const parsed = parseMetadata(record.data, true)
       const original = (yield* lookupOriginal(ctx.state, stream)) ?? emptyOriginal
       ctx.state.setOriginalStream(stream, {
-        ...original, maxAgeSeconds: parsed.maxAge, maxCount: parsed.maxCount, truncateBefore: parsed.truncateBefore, status: "Active",
-        calculatedLast: undefined, calculatedLastPosition: undefined
+        ...original,
+        maxAgeSeconds: parsed.maxAge,
+        maxCount: parsed.maxCount,
+        truncateBefore: parsed.truncateBefore,
+        status: "Active",
+        calculatedLast: undefined,
+        calculatedLastPosition: undefined
       })
     }
     const metaData = (yield* lookupMetastream(ctx.state, meta)) ?? { isTombstoned: false, discardPoint: 0 }

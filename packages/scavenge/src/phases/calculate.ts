@@ -18,7 +18,8 @@ export const CALCULATION_BATCH = 32_768
 export const statusAfterCalculation = (data: OriginalStreamData, last: number): StreamStatus => {
   if (data.isTombstoned) return "Archived"
   if (data.maxAgeSeconds !== undefined || data.maxCount !== undefined) return "Active"
-  if (data.truncateBefore !== undefined && data.truncateBefore !== DeletedStreamNumber && last < data.truncateBefore) return "Active"
+  if (data.truncateBefore !== undefined && data.truncateBefore !== DeletedStreamNumber && last < data.truncateBefore)
+    return "Active"
   return "Spent"
 }
 
@@ -32,15 +33,23 @@ const SLICE = 8192
  * — unless other streams with state share its hash, when nobody can tell whose it was (upstream skips
  * it too). A stream without state never loses a record, so it cannot own an entry whose record is gone.
  */
-const isOurs = <E>(ctx: RunContext<E>, stream: string, hashShared: boolean, entry: { readonly exact: boolean; readonly position: number }) =>
-  entry.exact ? Effect.succeed(true) : Effect.map(ctx.engine.log.readRecord(entry.position, ctx.engine.readIndex.committed(), UNCACHED), (record) =>
-    record === undefined ? !hashShared : record.kind === RecordKind.Event && record.stream === stream)
+const isOurs = <E>(
+  ctx: RunContext<E>,
+  stream: string,
+  hashShared: boolean,
+  entry: { readonly exact: boolean; readonly position: number }
+) =>
+  entry.exact
+    ? Effect.succeed(true)
+    : Effect.map(ctx.engine.log.readRecord(entry.position, ctx.engine.readIndex.committed(), UNCACHED), (record) =>
+        record === undefined ? !hashShared : record.kind === RecordKind.Event && record.stream === stream
+      )
 
 const NO_EVENT = { eventNumber: -1, position: undefined } as const
 
 /** The stream's last event before the scavenge point (number -1 if none), from its newest entries. */
 const lastBeforePoint = <E>(ctx: RunContext<E>, stream: string, hashShared: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (const limit of [64, Number.MAX_SAFE_INTEGER]) {
       const newest = yield* ctx.engine.index.latest(stream, limit)
       for (const entry of newest) {
@@ -59,10 +68,15 @@ const lastBeforePoint = <E>(ctx: RunContext<E>, stream: string, hashShared: bool
  * stream would have a newer entry of the same hash); otherwise its last event number is asked for.
  */
 const unchangedSinceCalculated = <E>(ctx: RunContext<E>, stream: string, data: OriginalStreamData) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (data.calculatedLastPosition !== undefined) {
       const [newest] = yield* ctx.engine.index.latest(stream, 1)
-      if (newest !== undefined && newest.position === data.calculatedLastPosition && newest.eventNumber === data.calculatedLast) return true
+      if (
+        newest !== undefined &&
+        newest.position === data.calculatedLastPosition &&
+        newest.eventNumber === data.calculatedLast
+      )
+        return true
     }
     return (yield* ctx.engine.readIndex.lastEventNumber(stream)) === data.calculatedLast
   })
@@ -72,8 +86,14 @@ const unchangedSinceCalculated = <E>(ctx: RunContext<E>, stream: string, data: O
  * slices, stopping at the first kept event: a stream with nothing new to remove costs a few index reads,
  * not a read of every entry and its record.
  */
-const calculateOne = <E>(ctx: RunContext<E>, stream: string, data: OriginalStreamData, hashes: StreamsByHash, context: CalculationContext) =>
-  Effect.gen(function*() {
+const calculateOne = <E>(
+  ctx: RunContext<E>,
+  stream: string,
+  data: OriginalStreamData,
+  hashes: StreamsByHash,
+  context: CalculationContext
+) =>
+  Effect.gen(function* () {
     const { hi, lo } = ctx.engine.index.hashOf(stream)
     const hashShared = hashes.isShared(hi, lo)
     const last = yield* lastBeforePoint(ctx, stream, hashShared)
@@ -105,7 +125,7 @@ const calculateOne = <E>(ctx: RunContext<E>, stream: string, data: OriginalStrea
   })
 
 export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { log } = ctx.engine
     const chunkSize = log.config.chunkSize
     const context: CalculationContext = {
@@ -125,7 +145,11 @@ export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined
         if (data === undefined) continue
         // Same limits (no `$maxAge`: time does not change the answer) and no event since the last
         // calculation: the answer is the one stored.
-        if (data.maxAgeSeconds === undefined && data.calculatedLast !== undefined && (yield* unchangedSinceCalculated(ctx, stream, data))) {
+        if (
+          data.maxAgeSeconds === undefined &&
+          data.calculatedLast !== undefined &&
+          (yield* unchangedSinceCalculated(ctx, stream, data))
+        ) {
           ctx.progress("Calculating", ++done, done)
           continue
         }
@@ -140,8 +164,13 @@ export const calculate = <E>(ctx: RunContext<E>, afterStream: string | undefined
           calculatedLastPosition: last.position
         }
         if (next.discardPoint !== data.discardPoint) ctx.totals.indexWork = true
-        if (next.discardPoint !== data.discardPoint || next.maybeDiscardPoint !== data.maybeDiscardPoint || next.status !== data.status ||
-          next.calculatedLast !== data.calculatedLast || next.calculatedLastPosition !== data.calculatedLastPosition) {
+        if (
+          next.discardPoint !== data.discardPoint ||
+          next.maybeDiscardPoint !== data.maybeDiscardPoint ||
+          next.status !== data.status ||
+          next.calculatedLast !== data.calculatedLast ||
+          next.calculatedLastPosition !== data.calculatedLastPosition
+        ) {
           ctx.state.setOriginalStream(stream, next)
         }
         ctx.progress("Calculating", ++done, done)

@@ -8,12 +8,14 @@ import type { RunContext } from "./RunContext.js"
 import { ScavengeFailed } from "./errors.js"
 
 export const clean = <E>(ctx: RunContext<E>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (ctx.state.weightedChunks().length === 0) {
       ctx.state.deleteAllMetastreams()
       ctx.state.deleteSpentStreams(ctx.options.unsafeIgnoreHardDeletes)
     } else if (ctx.options.unsafeIgnoreHardDeletes) {
-      return yield* Effect.fail(new ScavengeFailed({ message: "UnsafeIgnoreHardDeletes is true but not all chunks have been executed" }))
+      return yield* Effect.fail(
+        new ScavengeFailed({ message: "UnsafeIgnoreHardDeletes is true but not all chunks have been executed" })
+      )
     }
     yield* ctx.state.commit({ stage: "Cleaning", sp: ctx.sp })
   })

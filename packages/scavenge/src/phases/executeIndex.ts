@@ -14,13 +14,21 @@ import { UNCACHED, type RunContext } from "./RunContext.js"
 import { lookupMetastream, lookupOriginal } from "./StateAccess.js"
 import { StreamsByHash } from "./streamHashes.js"
 
-const drops = <E>(ctx: RunContext<E>, stream: string, eventNumber: number, position: number, discard: DiscardContext) =>
+const drops = <E>(
+  ctx: RunContext<E>,
+  stream: string,
+  eventNumber: number,
+  position: number,
+  discard: DiscardContext
+) =>
   isMetastream(stream)
-    ? Effect.map(lookupMetastream(ctx.state, stream), (data) => dropsMetastreamEntry(data, eventNumber, position, discard))
+    ? Effect.map(lookupMetastream(ctx.state, stream), (data) =>
+        dropsMetastreamEntry(data, eventNumber, position, discard)
+      )
     : Effect.map(lookupOriginal(ctx.state, stream), (data) => dropsOriginalEntry(data, eventNumber, position, discard))
 
 export const executeIndex = <E>(ctx: RunContext<E>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { index, log, readIndex } = ctx.engine
     // The chunk passes are over: their scratch buffers (~20 MiB) need not wait for the run's end.
     ctx.buffers.clear()
@@ -33,7 +41,12 @@ export const executeIndex = <E>(ctx: RunContext<E>) =>
       for (const [i, t] of unchanged.entries()) {
         ctx.progress("ExecutingIndex", i + 1, unchanged.length)
         yield* ctx.events.indexTableScavenged({
-          level: t.level, index: t.index, timeTakenMillis: 0, entriesDeleted: 0, entriesKept: t.entries, spaceSaved: 0
+          level: t.level,
+          index: t.index,
+          timeTakenMillis: 0,
+          entriesDeleted: 0,
+          entriesKept: t.entries,
+          spaceSaved: 0
         })
       }
       return
@@ -59,12 +72,18 @@ export const executeIndex = <E>(ctx: RunContext<E>) =>
       })
     }
     yield* index.scavenge(keep, (t) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         tables++
         ctx.progress("ExecutingIndex", tables, tables)
         ctx.totals.spaceSaved += t.spaceSaved
         yield* ctx.events.indexTableScavenged({
-          level: t.level, index: t.index, timeTakenMillis: t.timeTakenMillis, entriesDeleted: t.entriesDeleted, entriesKept: t.entriesKept, spaceSaved: t.spaceSaved
+          level: t.level,
+          index: t.index,
+          timeTakenMillis: t.timeTakenMillis,
+          entriesDeleted: t.entriesDeleted,
+          entriesKept: t.entriesKept,
+          spaceSaved: t.spaceSaved
         })
-      }))
+      })
+    )
   })

@@ -17,7 +17,10 @@ import type { RunContext } from "./RunContext.js"
 /** A Uint32Array or Float64Array that grows as values are pushed. */
 class Growing<A extends Uint32Array | Float64Array> {
   length = 0
-  constructor(public data: A, private readonly make: (n: number) => A) {}
+  constructor(
+    public data: A,
+    private readonly make: (n: number) => A
+  ) {}
 
   push(v: number): void {
     if (this.length === this.data.length) {
@@ -33,9 +36,14 @@ class Growing<A extends Uint32Array | Float64Array> {
  * The lowest event number a stream's index entries are safe from (definite discard points only;
  * a tombstoned stream under UnsafeIgnoreHardDeletes, and a tombstoned stream's metastream, lose every entry).
  */
-const dropBoundOf = (original: OriginalStreamData | undefined, metastream: MetastreamData | undefined, unsafeIgnoreHardDeletes: boolean): number => {
+const dropBoundOf = (
+  original: OriginalStreamData | undefined,
+  metastream: MetastreamData | undefined,
+  unsafeIgnoreHardDeletes: boolean
+): number => {
   let bound = 0
-  if (original !== undefined) bound = original.isTombstoned && unsafeIgnoreHardDeletes ? Infinity : original.discardPoint
+  if (original !== undefined)
+    bound = original.isTombstoned && unsafeIgnoreHardDeletes ? Infinity : original.discardPoint
   if (metastream !== undefined) bound = Math.max(bound, metastream.isTombstoned ? Infinity : metastream.discardPoint)
   return bound
 }
@@ -60,7 +68,13 @@ export class StreamsByHash {
       lo.push(hash.lo)
       bounds.push(dropBoundOf(original, metastream, unsafe))
     })
-    return Effect.map(walk, () => StreamsByHash.sorted(hi.data.subarray(0, hi.length), lo.data.subarray(0, lo.length), bounds.data.subarray(0, bounds.length)))
+    return Effect.map(walk, () =>
+      StreamsByHash.sorted(
+        hi.data.subarray(0, hi.length),
+        lo.data.subarray(0, lo.length),
+        bounds.data.subarray(0, bounds.length)
+      )
+    )
   }
 
   private static sorted(hi: Uint32Array, lo: Uint32Array, bounds: Float64Array): StreamsByHash {

@@ -68,9 +68,14 @@ export class StreamWalk {
   private seen = 0
   private stopped = false
 
-  constructor(private readonly limits: StreamLimits, private readonly last: number, private readonly context: CalculationContext) {
+  constructor(
+    private readonly limits: StreamLimits,
+    private readonly last: number,
+    private readonly context: CalculationContext
+  ) {
     this.truncated = truncationPoint(limits, last)
-    this.cutoff = limits.maxAgeSeconds === undefined ? undefined : context.effectiveNowMicros - limits.maxAgeSeconds * 1_000_000
+    this.cutoff =
+      limits.maxAgeSeconds === undefined ? undefined : context.effectiveNowMicros - limits.maxAgeSeconds * 1_000_000
   }
 
   get done(): boolean {
@@ -120,7 +125,10 @@ export class StreamWalk {
   /** The points and weights; a walk that saw entries must have stopped at a kept one. */
   result(): StreamCalculation {
     if (this.seen === 0) return { discardPoint: 0, maybeDiscardPoint: 0, weights: this.weights }
-    if (!this.stopped) throw new CalculationInvariantBroken(`stream entries ended without a kept event (last ${this.last}, ${this.seen} entries)`)
+    if (!this.stopped)
+      throw new CalculationInvariantBroken(
+        `stream entries ended without a kept event (last ${this.last}, ${this.seen} entries)`
+      )
     return { discardPoint: this.discard, maybeDiscardPoint: this.maybe, weights: this.weights }
   }
 }

@@ -54,12 +54,21 @@ export const discardsMetastreamEvent = (
 }
 
 /** True when the index entry of an original stream's event is dropped (definite point only). */
-export const dropsOriginalEntry = (info: OriginalInfo | undefined, eventNumber: number, position: number, context: DiscardContext): boolean => {
+export const dropsOriginalEntry = (
+  info: OriginalInfo | undefined,
+  eventNumber: number,
+  position: number,
+  context: DiscardContext
+): boolean => {
   if (position >= context.spPosition || info === undefined) return false
   if (info.isTombstoned && context.unsafeIgnoreHardDeletes) return true
   return eventNumber < info.discardPoint
 }
 
 /** The index executor's rule for a metastream's entry: dropped when its stream is tombstoned or below its discard point. */
-export const dropsMetastreamEntry = (info: MetastreamInfo | undefined, eventNumber: number, position: number, context: DiscardContext): boolean =>
-  discardsMetastreamEvent(info, eventNumber, position, context)
+export const dropsMetastreamEntry = (
+  info: MetastreamInfo | undefined,
+  eventNumber: number,
+  position: number,
+  context: DiscardContext
+): boolean => discardsMetastreamEvent(info, eventNumber, position, context)

@@ -24,7 +24,8 @@ export const planMerges = (completed: ReadonlyArray<MergeCandidate>, chunkSize: 
   let size = 0
   let count = 0
   const close = () => {
-    if (first !== undefined && last !== undefined && count >= 2) groups.push({ startNumber: first.startNumber, endNumber: last.endNumber, chunks: count })
+    if (first !== undefined && last !== undefined && count >= 2)
+      groups.push({ startNumber: first.startNumber, endNumber: last.endNumber, chunks: count })
   }
   for (const chunk of completed) {
     if (first !== undefined && size + chunk.physicalDataSize <= chunkSize) {

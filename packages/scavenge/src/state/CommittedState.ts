@@ -11,10 +11,25 @@ import { directoryBytes, emptyTableDirectory, type SnapshotDirectory } from "./p
 import { SnapshotTable, type SnapshotSource } from "./SnapshotTable.js"
 import { TableCursor } from "./TableCursor.js"
 import {
-  ACTIVE_CODE, ALL_METASTREAMS_MASK, DELTA_ROW_BYTES, MAP_ENTRY_BYTES, METASTREAMS, nameBytes, ORIGINALS, spentMask, type RowLayer, type TableSpec
+  ACTIVE_CODE,
+  ALL_METASTREAMS_MASK,
+  DELTA_ROW_BYTES,
+  MAP_ENTRY_BYTES,
+  METASTREAMS,
+  nameBytes,
+  ORIGINALS,
+  spentMask,
+  type RowLayer,
+  type TableSpec
 } from "./tables.js"
 import type {
-  Checkpoint, ChunkTimeRange, ChunkWeight, MetastreamData, OriginalStreamData, StateChange, StateCorrupt
+  Checkpoint,
+  ChunkTimeRange,
+  ChunkWeight,
+  MetastreamData,
+  OriginalStreamData,
+  StateChange,
+  StateCorrupt
 } from "./types.js"
 import { NotResident } from "./types.js"
 
@@ -33,8 +48,13 @@ export const emptySnapshot = (): LoadedSnapshot => {
   return {
     handle: undefined,
     directory: {
-      seq: 0, checkpoint: undefined, weights: new Map(), timeRanges: new Map(), fileBytes: 0,
-      originals: emptyTableDirectory(ORIGINALS.codes), metastreams: emptyTableDirectory(METASTREAMS.codes)
+      seq: 0,
+      checkpoint: undefined,
+      weights: new Map(),
+      timeRanges: new Map(),
+      fileBytes: 0,
+      originals: emptyTableDirectory(ORIGINALS.codes),
+      metastreams: emptyTableDirectory(METASTREAMS.codes)
     },
     cache,
     originals: new CachedPages(cache, ORIGINALS.id),
@@ -61,7 +81,10 @@ export class CommittedState {
   /** Bytes of pages a running compaction keeps for the next snapshot's cache. */
   private pendingCacheBytes = 0
 
-  constructor(readonly cacheBytes: number, loaded: LoadedSnapshot) {
+  constructor(
+    readonly cacheBytes: number,
+    loaded: LoadedSnapshot
+  ) {
     this.snapshot = loaded
     this.checkpoint = loaded.directory.checkpoint
     this.weights = new Map(loaded.directory.weights)
@@ -72,8 +95,17 @@ export class CommittedState {
   }
 
   private tableOf<V>(spec: TableSpec<V>, loaded: LoadedSnapshot, cached: CachedPages<V>): SnapshotTable<V> {
-    const source: SnapshotSource = { handle: loaded.handle, seq: loaded.directory.seq, cacheLimit: () => this.cacheLimit() }
-    return new SnapshotTable(spec, source, spec.id === 0 ? loaded.directory.originals : loaded.directory.metastreams, cached)
+    const source: SnapshotSource = {
+      handle: loaded.handle,
+      seq: loaded.directory.seq,
+      cacheLimit: () => this.cacheLimit()
+    }
+    return new SnapshotTable(
+      spec,
+      source,
+      spec.id === 0 ? loaded.directory.originals : loaded.directory.metastreams,
+      cached
+    )
   }
 
   get handle(): FileHandle | undefined {
@@ -110,8 +142,12 @@ export class CommittedState {
    * lookups), the others looked up (reading pages that are not cached).
    */
   resolveBases(change: StateChange, known?: Bases): Effect.Effect<Bases, StateError> {
-    const codes = <V>(table: PagedTable<V>, rows: ReadonlyMap<string, V | null>, learnt: ReadonlyMap<string, number> | undefined) =>
-      Effect.gen(function*() {
+    const codes = <V>(
+      table: PagedTable<V>,
+      rows: ReadonlyMap<string, V | null>,
+      learnt: ReadonlyMap<string, number> | undefined
+    ) =>
+      Effect.gen(function* () {
         const out = new Map<string, number>()
         if (table.snapshot.pageCount === 0) return out
         for (const name of rows.keys()) {
@@ -122,7 +158,14 @@ export class CommittedState {
             continue
           }
           const peeked = table.snapshot.peek(name)
-          out.set(name, peeked === NotResident ? yield* table.snapshotCode(name) : peeked === undefined ? 0 : table.spec.codeOf(peeked))
+          out.set(
+            name,
+            peeked === NotResident
+              ? yield* table.snapshotCode(name)
+              : peeked === undefined
+                ? 0
+                : table.spec.codeOf(peeked)
+          )
         }
         return out
       })
@@ -142,8 +185,10 @@ export class CommittedState {
   /** Estimated bytes `change`'s rows would add to the delta. */
   deltaBytesOf(change: StateChange): number {
     let bytes = 0
-    for (const name of change.originals.keys()) bytes += nameBytes(name) + MAP_ENTRY_BYTES + DELTA_ROW_BYTES + ORIGINALS.valueBytes
-    for (const name of change.metastreams.keys()) bytes += nameBytes(name) + MAP_ENTRY_BYTES + DELTA_ROW_BYTES + METASTREAMS.valueBytes
+    for (const name of change.originals.keys())
+      bytes += nameBytes(name) + MAP_ENTRY_BYTES + DELTA_ROW_BYTES + ORIGINALS.valueBytes
+    for (const name of change.metastreams.keys())
+      bytes += nameBytes(name) + MAP_ENTRY_BYTES + DELTA_ROW_BYTES + METASTREAMS.valueBytes
     return bytes
   }
 
@@ -172,10 +217,13 @@ export class CommittedState {
   }
 
   /** Up to `limit` Active original streams named after `after`, ascending; committed data. */
-  activeStreams(after: string | undefined, limit: number): Effect.Effect<Array<readonly [string, OriginalStreamData]>, StateError> {
+  activeStreams(
+    after: string | undefined,
+    limit: number
+  ): Effect.Effect<Array<readonly [string, OriginalStreamData]>, StateError> {
     const cursor = new TableCursor(this.originals, [], after, true)
     const out: Array<readonly [string, OriginalStreamData]> = []
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       while (out.length < limit) {
         const batch = yield* cursor.nextBatch()
         if (batch === undefined) break
@@ -196,7 +244,7 @@ export class CommittedState {
   ): Effect.Effect<void, StateError> {
     const a = new TableCursor(this.originals, originalsAbove, undefined, false)
     const b = new TableCursor(this.metastreams, metastreamsAbove, undefined, false)
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       let rowsA: ReadonlyArray<readonly [string, OriginalStreamData]> = []
       let rowsB: ReadonlyArray<readonly [string, MetastreamData]> = []
       let i = 0

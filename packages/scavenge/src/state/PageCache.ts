@@ -67,7 +67,10 @@ export class PageCache {
 export class CachedPages<V> {
   private readonly pages = new Map<number, DecodedPage<V>>()
 
-  constructor(private readonly cache: PageCache, private readonly tableId: 0 | 1) {}
+  constructor(
+    private readonly cache: PageCache,
+    private readonly tableId: 0 | 1
+  ) {}
 
   private key(index: number): number {
     return index * 2 + this.tableId

@@ -17,7 +17,10 @@ export class PagedTable<V> {
   /** Compaction's bookkeeping (compaction.ts): pages and rows of the last full write. */
   compactions = { pagesAtFull: 0, rowsAtFull: 0 }
 
-  constructor(readonly spec: TableSpec<V>, private current: SnapshotTable<V>) {
+  constructor(
+    readonly spec: TableSpec<V>,
+    private current: SnapshotTable<V>
+  ) {
     this.delta = new DeltaTable(spec)
   }
 
@@ -38,7 +41,7 @@ export class PagedTable<V> {
   /** The committed value given the snapshot's (which must be of the current snapshot). */
   private resolve(name: string, snapshotValue: V | undefined): V | undefined {
     const row = this.delta.row(name)
-    return row !== undefined ? row ?? undefined : this.throughDelta(snapshotValue)
+    return row !== undefined ? (row ?? undefined) : this.throughDelta(snapshotValue)
   }
 
   /**
@@ -90,7 +93,14 @@ export class PagedTable<V> {
     for (const [name, value] of rows) {
       const row = this.delta.row(name)
       const base = bases.get(name) ?? 0
-      const before = row !== undefined ? (row === null ? 0 : this.spec.codeOf(row)) : (this.delta.hideMask & (1 << base)) !== 0 ? 0 : base
+      const before =
+        row !== undefined
+          ? row === null
+            ? 0
+            : this.spec.codeOf(row)
+          : (this.delta.hideMask & (1 << base)) !== 0
+            ? 0
+            : base
       if (before !== 0) out[before]!--
       if (value !== null) out[this.spec.codeOf(value)]!++
     }

@@ -53,7 +53,15 @@ import { encodeFrame } from "./frames.js"
 import { openSnapshot, recoverJournal, removeLeftovers, stateFiles, type StateFiles } from "./stateFiles.js"
 import { Transaction, type StateTransaction } from "./StateTransaction.js"
 import type {
-  Checkpoint, ChunkTimeRange, ChunkWeight, MetastreamData, NotResident, OriginalStreamData, ScavengeStateCounts, StateChange, StateCorrupt
+  Checkpoint,
+  ChunkTimeRange,
+  ChunkWeight,
+  MetastreamData,
+  NotResident,
+  OriginalStreamData,
+  ScavengeStateCounts,
+  StateChange,
+  StateCorrupt
 } from "./types.js"
 
 export interface ScavengeStateOptions {
@@ -82,7 +90,10 @@ export interface ScavengeState {
   readonly chunkWeight: (logicalChunk: number) => number | undefined
   readonly chunkTimeRange: (logicalChunk: number) => ChunkTimeRange | undefined
   /** Up to `limit` Active original streams named strictly after `after` (all when undefined), ascending by name. */
-  readonly activeStreams: (after: string | undefined, limit: number) => Effect.Effect<ReadonlyArray<readonly [string, OriginalStreamData]>, StateError>
+  readonly activeStreams: (
+    after: string | undefined,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<readonly [string, OriginalStreamData]>, StateError>
   /** Every weight row, by ascending logical chunk. */
   readonly allChunkWeights: () => ReadonlyArray<ChunkWeight>
   readonly counts: () => ScavengeStateCounts
@@ -90,7 +101,9 @@ export interface ScavengeState {
    * Runs `body` as the only open transaction (others wait). `body` ends with `tx.commit(checkpoint)`; if
    * it fails, is interrupted or returns without committing, its changes are dropped (rollback).
    */
-  readonly transaction: <A, E, R>(body: (tx: StateTransaction) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | StateError, R>
+  readonly transaction: <A, E, R>(
+    body: (tx: StateTransaction) => Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | StateError, R>
   /**
    * A transaction outside `transaction`, for a single owner that keeps one open between commits (the
    * session of StateSession.ts). It does not wait for, nor exclude, other transactions: never mix it with
@@ -102,22 +115,27 @@ export interface ScavengeState {
 }
 
 export const openScavengeState = (
-  dir: string, options: ScavengeStateOptions
+  dir: string,
+  options: ScavengeStateOptions
 ): Effect.Effect<ScavengeState, StateError, Disk> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { pageSize, cacheBytes } = options
-    if (!Number.isSafeInteger(pageSize) || pageSize < 1) return yield* Effect.dieMessage(`invalid scavenge state page size ${pageSize}`)
-    if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) return yield* Effect.dieMessage(`invalid scavenge state cache size ${cacheBytes}`)
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1)
+      return yield* Effect.dieMessage(`invalid scavenge state page size ${pageSize}`)
+    if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0)
+      return yield* Effect.dieMessage(`invalid scavenge state cache size ${cacheBytes}`)
     const disk = yield* Disk
     const files = stateFiles(dir)
     yield* disk.mkdir(dir)
     yield* removeLeftovers(files)
 
     const snapshot = yield* openSnapshot(files)
-    const closeSnapshot = Effect.suspend(() => (snapshot.handle === undefined ? Effect.void : Effect.ignore(snapshot.handle.close)))
+    const closeSnapshot = Effect.suspend(() =>
+      snapshot.handle === undefined ? Effect.void : Effect.ignore(snapshot.handle.close)
+    )
     const committed = new CommittedState(cacheBytes, snapshot)
     const journal = yield* Effect.tapError(disk.open(files.journal, { create: true }), () => closeSnapshot)
-    const recovered = yield* Effect.gen(function*() {
+    const recovered = yield* Effect.gen(function* () {
       // The journal's directory entry must be durable before any commit relies on it.
       yield* disk.syncDir(dir)
       const recovered = yield* recoverJournal(journal, committed.snapshotSeq)
@@ -135,7 +153,8 @@ export const openScavengeState = (
     if (writer.needsCompaction()) yield* Effect.tapError(writer.compact(undefined), () => writer.close)
     const permit = yield* Effect.makeSemaphore(1)
 
-    const newTransaction = () => new Transaction(committed, (change, known) => Effect.provideService(writer.commit(change, known), Disk, disk))
+    const newTransaction = () =>
+      new Transaction(committed, (change, known) => Effect.provideService(writer.commit(change, known), Disk, disk))
     const transaction = <A, E, R>(body: (tx: StateTransaction) => Effect.Effect<A, E, R>) =>
       permit.withPermits(1)(
         Effect.suspend((): Effect.Effect<A, E | StateError, R> => {
@@ -156,7 +175,11 @@ export const openScavengeState = (
       chunkTimeRange: (n) => committed.timeRanges.get(n),
       activeStreams: (after, limit) => committed.activeStreams(after, limit),
       allChunkWeights: () => committed.allChunkWeights(),
-      counts: () => ({ ...committed.counts(), journalBytes: writer.journalBytes, snapshotBytes: committed.snapshotBytes }),
+      counts: () => ({
+        ...committed.counts(),
+        journalBytes: writer.journalBytes,
+        snapshotBytes: committed.snapshotBytes
+      }),
       transaction,
       begin: newTransaction,
       close: permit.withPermits(1)(writer.close)
@@ -190,7 +213,12 @@ class JournalWriter {
   /** Why no transaction may start, if one may not. */
   refusal(): DiskError | StateCorrupt | undefined {
     if (this.closed) {
-      return new DiskError({ reason: "Closed", op: "transaction", path: this.files.journal, message: "the scavenge state is closed" })
+      return new DiskError({
+        reason: "Closed",
+        op: "transaction",
+        path: this.files.journal,
+        message: "the scavenge state is closed"
+      })
     }
     return this.failed
   }
@@ -198,39 +226,48 @@ class JournalWriter {
   needsCompaction(): boolean {
     const { cacheBytes } = this.committed
     if (this.committed.deltaBytes > cacheBytes * DELTA_SHARE) return true
-    return this.at.journalBytes > Math.max(this.at.compactAfterBytes, Math.min(this.committed.snapshotBytes, cacheBytes))
+    return (
+      this.at.journalBytes > Math.max(this.at.compactAfterBytes, Math.min(this.committed.snapshotBytes, cacheBytes))
+    )
   }
 
   commit(change: StateChange, known: Bases): Effect.Effect<void, StateError, Disk> {
-    return Effect.uninterruptible(Effect.suspend(() => {
-      const refused = this.refusal()
-      if (refused !== undefined) return Effect.fail(refused)
-      // Reads first (the delta's counts need the snapshot rows the change shadows): a failed read fails this
-      // transaction only, before anything is written.
-      return Effect.flatMap(this.committed.resolveBases(change, known), (bases) => {
-        const seq = this.at.lastSeq + 1
-        const frame = encodeFrame(seq, encodeChange(change), this.at.pageSize)
-        return this.journal.write(this.at.journalBytes, frame).pipe(
-          Effect.zipRight(this.journal.sync),
-          Effect.zipRight(Effect.suspend(() => {
-            this.at.lastSeq = seq
-            this.at.journalBytes += frame.length
-            // Rows that would take the delta past its share go straight into a new snapshot instead.
-            if (this.committed.deltaBytes + this.committed.deltaBytesOf(change) > this.committed.cacheBytes * DELTA_SHARE) {
-              return this.compact({ change, bases })
-            }
-            this.committed.apply(change, bases)
-            return this.needsCompaction() ? this.compact(undefined) : Effect.void
-          })),
-          Effect.tapError((error) => Effect.sync(() => (this.failed ??= error)))
-        )
+    return Effect.uninterruptible(
+      Effect.suspend(() => {
+        const refused = this.refusal()
+        if (refused !== undefined) return Effect.fail(refused)
+        // Reads first (the delta's counts need the snapshot rows the change shadows): a failed read fails this
+        // transaction only, before anything is written.
+        return Effect.flatMap(this.committed.resolveBases(change, known), (bases) => {
+          const seq = this.at.lastSeq + 1
+          const frame = encodeFrame(seq, encodeChange(change), this.at.pageSize)
+          return this.journal.write(this.at.journalBytes, frame).pipe(
+            Effect.zipRight(this.journal.sync),
+            Effect.zipRight(
+              Effect.suspend(() => {
+                this.at.lastSeq = seq
+                this.at.journalBytes += frame.length
+                // Rows that would take the delta past its share go straight into a new snapshot instead.
+                if (
+                  this.committed.deltaBytes + this.committed.deltaBytesOf(change) >
+                  this.committed.cacheBytes * DELTA_SHARE
+                ) {
+                  return this.compact({ change, bases })
+                }
+                this.committed.apply(change, bases)
+                return this.needsCompaction() ? this.compact(undefined) : Effect.void
+              })
+            ),
+            Effect.tapError((error) => Effect.sync(() => (this.failed ??= error)))
+          )
+        })
       })
-    }))
+    )
   }
 
   /** A new snapshot of everything up to `lastSeq` (`pending`: a committed change not in the delta), then an empty journal. */
   compact(pending: PendingChange | undefined): Effect.Effect<void, StateError, Disk> {
-    return Effect.gen(this, function*() {
+    return Effect.gen(this, function* () {
       const loaded = yield* compactInto(this.files, this.committed, this.at.lastSeq, this.at.pageSize, pending)
       const previous = this.committed.install(loaded)
       if (pending !== undefined) this.committed.applyWrittenThrough(pending.change)

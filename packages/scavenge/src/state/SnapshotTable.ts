@@ -101,6 +101,9 @@ export class SnapshotTable<V> {
   payload(index: number): Effect.Effect<Buffer, DiskError | StateCorrupt> {
     const handle = this.source.handle
     if (handle === undefined) return Effect.dieMessage("scavenge state: a page was asked of an empty snapshot")
-    return Effect.map(readPagePayload(handle, this.source.seq, this.spec.id, this.directory.pages[index]!), (p) => p.payload)
+    return Effect.map(
+      readPagePayload(handle, this.source.seq, this.spec.id, this.directory.pages[index]!),
+      (p) => p.payload
+    )
   }
 }

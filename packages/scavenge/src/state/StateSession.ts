@@ -9,7 +9,13 @@ import type { Disk, DiskError } from "@vellum/platform"
 import { Effect } from "effect"
 import { openScavengeState, type ScavengeStateOptions } from "./ScavengeState.js"
 import type {
-  Checkpoint, ChunkTimeRange, MetastreamData, NotResident, OriginalStreamData, ScavengeStateCounts, StateCorrupt
+  Checkpoint,
+  ChunkTimeRange,
+  MetastreamData,
+  NotResident,
+  OriginalStreamData,
+  ScavengeStateCounts,
+  StateCorrupt
 } from "./types.js"
 
 /** What the phases read and change: read-your-writes lookups, changes made durable with a checkpoint. */
@@ -53,7 +59,8 @@ export interface StateSession extends StateAccess<StateError> {
 }
 
 export const openStateSession = (
-  dir: string, options: ScavengeStateOptions
+  dir: string,
+  options: ScavengeStateOptions
 ): Effect.Effect<StateSession, StateError, Disk> =>
   Effect.map(openScavengeState(dir, options), (state) => {
     let tx = state.begin()
@@ -65,9 +72,14 @@ export const openStateSession = (
       peekMetastream: (name) => tx.peekMetastream(name),
       chunkWeight: (n) => tx.chunkWeight(n) ?? 0,
       chunkTimeRange: (n) => tx.chunkTimeRange(n),
-      activeStreams: (after, limit) => Effect.map(state.activeStreams(after, limit), (rows) => rows.map(([name]) => name)),
+      activeStreams: (after, limit) =>
+        Effect.map(state.activeStreams(after, limit), (rows) => rows.map(([name]) => name)),
       streamsWithData: (visit) => Effect.suspend(() => tx.streamsWithData(visit)),
-      weightedChunks: () => tx.chunkWeights().filter((w) => w.weight !== 0).map((w) => ({ chunk: w.logicalChunk, weight: w.weight })),
+      weightedChunks: () =>
+        tx
+          .chunkWeights()
+          .filter((w) => w.weight !== 0)
+          .map((w) => ({ chunk: w.logicalChunk, weight: w.weight })),
       setOriginalStream: (name, data) => tx.setOriginalStream(name, data),
       setMetastream: (name, data) => tx.setMetastream(name, data),
       addChunkWeight: (n, weight) => tx.addChunkWeight(n, weight),

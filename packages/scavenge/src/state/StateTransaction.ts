@@ -14,10 +14,26 @@ import type { DiskError } from "@vellum/platform"
 import { Effect } from "effect"
 import type { Bases, CommittedState } from "./CommittedState.js"
 import type { PagedTable } from "./PagedTable.js"
-import { BELOW, decideAbove, hiddenBy, passUp, spentMask, ALL_METASTREAMS_MASK, type RowLayer, type TableSpec } from "./tables.js"
 import {
-  NotResident, type Checkpoint, type ChunkTimeRange, type ChunkWeight, type MetastreamData, type OriginalStreamData, type SpentDeletion,
-  type StateChange, type StateCorrupt
+  BELOW,
+  decideAbove,
+  hiddenBy,
+  passUp,
+  spentMask,
+  ALL_METASTREAMS_MASK,
+  type RowLayer,
+  type TableSpec
+} from "./tables.js"
+import {
+  NotResident,
+  type Checkpoint,
+  type ChunkTimeRange,
+  type ChunkWeight,
+  type MetastreamData,
+  type OriginalStreamData,
+  type SpentDeletion,
+  type StateChange,
+  type StateCorrupt
 } from "./types.js"
 
 type StateError = DiskError | StateCorrupt
@@ -87,7 +103,8 @@ class Overlay<V> implements RowLayer<V> {
       this.sorted = undefined
       return
     }
-    for (const [name, value] of this.rows) if (value !== null && hiddenBy(this.spec, mask, value)) this.rows.set(name, null)
+    for (const [name, value] of this.rows)
+      if (value !== null && hiddenBy(this.spec, mask, value)) this.rows.set(name, null)
   }
 
   peek(table: PagedTable<V>, name: string): V | undefined | NotResident {
@@ -105,11 +122,15 @@ class Overlay<V> implements RowLayer<V> {
 }
 
 const widen = (a: SpentDeletion, b: SpentDeletion): SpentDeletion =>
-  a === "spentOrArchived" || b === "spentOrArchived" ? "spentOrArchived" : a === "spent" || b === "spent" ? "spent" : "none"
+  a === "spentOrArchived" || b === "spentOrArchived"
+    ? "spentOrArchived"
+    : a === "spent" || b === "spent"
+      ? "spent"
+      : "none"
 
 /** The overlay value of `key`, else the committed one; `null` (deleted here) reads as undefined. */
 const overlaid = <K, V>(pending: ReadonlyMap<K, V | null>, key: K, committed: () => V | undefined): V | undefined =>
-  pending.has(key) ? pending.get(key) ?? undefined : committed()
+  pending.has(key) ? (pending.get(key) ?? undefined) : committed()
 
 export class Transaction implements StateTransaction {
   private finished = false
@@ -136,15 +157,17 @@ export class Transaction implements StateTransaction {
     if (this.finished) throw new Error("scavenge state transaction is already committed or rolled back")
   }
 
-  readonly originalStream = (name: string) => Effect.suspend(() => {
-    this.open()
-    return this.originals.get(this.state.originals, name)
-  })
+  readonly originalStream = (name: string) =>
+    Effect.suspend(() => {
+      this.open()
+      return this.originals.get(this.state.originals, name)
+    })
 
-  readonly metastream = (name: string) => Effect.suspend(() => {
-    this.open()
-    return this.metastreams.get(this.state.metastreams, name)
-  })
+  readonly metastream = (name: string) =>
+    Effect.suspend(() => {
+      this.open()
+      return this.metastreams.get(this.state.metastreams, name)
+    })
 
   readonly peekOriginalStream = (name: string) => {
     this.open()
@@ -168,13 +191,17 @@ export class Transaction implements StateTransaction {
 
   readonly chunkWeights = () => {
     const chunks = new Set([...this.state.weights.keys(), ...this.weights.keys()])
-    return [...chunks].sort((a, b) => a - b).flatMap((logicalChunk) => {
-      const weight = this.chunkWeight(logicalChunk)
-      return weight === undefined ? [] : [{ logicalChunk, weight }]
-    })
+    return [...chunks]
+      .sort((a, b) => a - b)
+      .flatMap((logicalChunk) => {
+        const weight = this.chunkWeight(logicalChunk)
+        return weight === undefined ? [] : [{ logicalChunk, weight }]
+      })
   }
 
-  readonly streamsWithData = (visit: (name: string, original: OriginalStreamData | undefined, metastream: MetastreamData | undefined) => void) =>
+  readonly streamsWithData = (
+    visit: (name: string, original: OriginalStreamData | undefined, metastream: MetastreamData | undefined) => void
+  ) =>
     Effect.suspend(() => {
       this.open()
       return this.state.streamsWithData([this.originals], [this.metastreams], visit)
@@ -222,14 +249,17 @@ export class Transaction implements StateTransaction {
     Effect.suspend(() => {
       this.open()
       this.finished = true
-      return this.commitChange({
-        checkpoint,
-        clearMetastreams: this.metastreams.hideMask !== 0,
-        deleteSpent: this.deleteSpent,
-        originals: this.originals.rows,
-        metastreams: this.metastreams.rows,
-        weights: this.weights,
-        timeRanges: this.timeRanges
-      }, { originals: this.originals.bases, metastreams: this.metastreams.bases })
+      return this.commitChange(
+        {
+          checkpoint,
+          clearMetastreams: this.metastreams.hideMask !== 0,
+          deleteSpent: this.deleteSpent,
+          originals: this.originals.rows,
+          metastreams: this.metastreams.rows,
+          weights: this.weights,
+          timeRanges: this.timeRanges
+        },
+        { originals: this.originals.bases, metastreams: this.metastreams.bases }
+      )
     })
 }

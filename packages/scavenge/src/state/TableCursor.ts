@@ -84,7 +84,8 @@ export class TableCursor<V> {
 
   /** Emits the layers' names before `limit` (all when undefined): none of them is in the snapshot. */
   private emitUpperBefore(limit: string | undefined, out: Array<readonly [string, V]>): void {
-    while (this.u < this.upper.length && (limit === undefined || this.upper[this.u]! < limit)) this.emit(this.upper[this.u++]!, undefined, out)
+    while (this.u < this.upper.length && (limit === undefined || this.upper[this.u]! < limit))
+      this.emit(this.upper[this.u++]!, undefined, out)
   }
 
   private emit(name: string, snapshotValue: V | undefined, out: Array<readonly [string, V]>): void {

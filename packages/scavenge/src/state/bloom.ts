@@ -5,7 +5,14 @@
  * 64-bit stream hash (always the strong one, whatever hash the index is configured with); a false positive
  * only costs a page read.
  */
-import { BLOOM_BITS_PER_KEY, BLOOM_PROBES, bloomAdd, bloomMayContain, bloomWordsFor, streamHash64 } from "@vellum/storage"
+import {
+  BLOOM_BITS_PER_KEY,
+  BLOOM_PROBES,
+  bloomAdd,
+  bloomMayContain,
+  bloomWordsFor,
+  streamHash64
+} from "@vellum/storage"
 import type { ByteReader, ByteWriter } from "./bytes.js"
 
 export class BloomFilter {

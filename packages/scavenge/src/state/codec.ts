@@ -4,7 +4,14 @@
  */
 import { ByteReader, ByteWriter, CodecError } from "./bytes.js"
 import type {
-  CalculationStatus, Checkpoint, CheckpointStage, ChunkTimeRange, MetastreamData, OriginalStreamData, ScavengePointInfo, SpentDeletion,
+  CalculationStatus,
+  Checkpoint,
+  CheckpointStage,
+  ChunkTimeRange,
+  MetastreamData,
+  OriginalStreamData,
+  ScavengePointInfo,
+  SpentDeletion,
   StateChange
 } from "./types.js"
 
@@ -17,7 +24,13 @@ export { CodecError }
 const FORMAT_VERSION = 3
 
 const STAGES: ReadonlyArray<CheckpointStage> = [
-  "Accumulating", "Calculating", "ExecutingChunks", "MergingChunks", "ExecutingIndex", "Cleaning", "Done"
+  "Accumulating",
+  "Calculating",
+  "ExecutingChunks",
+  "MergingChunks",
+  "ExecutingIndex",
+  "Cleaning",
+  "Done"
 ]
 const STATUSES: ReadonlyArray<CalculationStatus> = ["Active", "Archived", "Spent"]
 const SPENT_DELETIONS: ReadonlyArray<SpentDeletion> = ["none", "spent", "spentOrArchived"]
@@ -31,7 +44,12 @@ const writeSp = (w: ByteWriter, sp: ScavengePointInfo): void => {
   w.f64(sp.threshold)
 }
 
-const readSp = (r: ByteReader): ScavengePointInfo => ({ position: r.f64(), number: r.f64(), effectiveNowMicros: r.f64(), threshold: r.f64() })
+const readSp = (r: ByteReader): ScavengePointInfo => ({
+  position: r.f64(),
+  number: r.f64(),
+  effectiveNowMicros: r.f64(),
+  threshold: r.f64()
+})
 
 export const writeCheckpoint = (w: ByteWriter, cp: Checkpoint | undefined): void => {
   w.u8(cp === undefined ? 0 : 1)
@@ -86,7 +104,9 @@ const readOriginalFields = (r: ByteReader, withLastPosition: boolean): OriginalS
   const calculatedLast = r.optF64()
   const calculatedLastPosition = withLastPosition ? r.optF64() : undefined
   if (calculatedLast === undefined) return data
-  return calculatedLastPosition === undefined ? { ...data, calculatedLast } : { ...data, calculatedLast, calculatedLastPosition }
+  return calculatedLastPosition === undefined
+    ? { ...data, calculatedLast }
+    : { ...data, calculatedLast, calculatedLastPosition }
 }
 
 export const readOriginal = (r: ByteReader): OriginalStreamData => readOriginalFields(r, true)
@@ -108,7 +128,10 @@ export const readRange = (r: ByteReader): ChunkTimeRange => ({ minMicros: r.f64(
 
 /** A table section: count, then (key, present flag, value when present). */
 export const writeSection = <K, V>(
-  w: ByteWriter, entries: ReadonlyMap<K, V | null>, writeKey: (k: K) => void, writeValue: (w: ByteWriter, v: V) => void
+  w: ByteWriter,
+  entries: ReadonlyMap<K, V | null>,
+  writeKey: (k: K) => void,
+  writeValue: (w: ByteWriter, v: V) => void
 ): void => {
   w.u32(entries.size)
   for (const [key, value] of entries) {
@@ -118,7 +141,11 @@ export const writeSection = <K, V>(
   }
 }
 
-export const readSection = <K, V>(r: ByteReader, readKey: () => K, readValue: (r: ByteReader) => V): Map<K, V | null> => {
+export const readSection = <K, V>(
+  r: ByteReader,
+  readKey: () => K,
+  readValue: (r: ByteReader) => V
+): Map<K, V | null> => {
   const out = new Map<K, V | null>()
   for (let n = r.u32(); n > 0; n--) {
     const key = readKey()
@@ -137,7 +164,12 @@ export const encodeChange = (change: StateChange): Buffer => {
   w.u8(SPENT_DELETIONS.indexOf(change.deleteSpent))
   writeSection(w, change.originals, (k) => w.str(k), writeOriginal)
   writeSection(w, change.metastreams, (k) => w.str(k), writeMetastream)
-  writeSection(w, change.weights, (k) => w.f64(k), (w, v) => w.f64(v))
+  writeSection(
+    w,
+    change.weights,
+    (k) => w.f64(k),
+    (w, v) => w.f64(v)
+  )
   writeSection(w, change.timeRanges, (k) => w.f64(k), writeRange)
   return w.bytes()
 }
@@ -152,7 +184,11 @@ export const decodeChange = (payload: Uint8Array): StateChange => {
   const deleteSpent = version === 1 ? "none" : r.oneOf(SPENT_DELETIONS, "spent deletion")
   const originals = readSection(r, () => r.str(), version >= 3 ? readOriginal : readOriginalBeforeV3)
   const metastreams = readSection(r, () => r.str(), readMetastream)
-  const weights = readSection(r, () => r.f64(), (r) => r.f64())
+  const weights = readSection(
+    r,
+    () => r.f64(),
+    (r) => r.f64()
+  )
   const timeRanges = readSection(r, () => r.f64(), readRange)
   r.end()
   return { checkpoint, clearMetastreams, deleteSpent, originals, metastreams, weights, timeRanges }

@@ -58,7 +58,7 @@ interface TableSource<V> {
 }
 
 const writeFull = <V>(out: TableOutput<V>, { table, above }: TableSource<V>, rows: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const pages = new TableWriter(out.writer, table.spec, BloomFilter.forNames(Math.ceil(rows * 1.5) + 64), out.hold)
     const cursor = new TableCursor(table, above, undefined, false)
     while (true) {
@@ -73,7 +73,7 @@ const writeFull = <V>(out: TableOutput<V>, { table, above }: TableSource<V>, row
   })
 
 const writeIncremental = <V>(out: TableOutput<V>, { table, above, counts }: TableSource<V>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const snapshot = table.snapshot
     const layers = [...above, table.delta]
     const names = mergeNames(layers.map((l) => l.sortedNames()))
@@ -119,21 +119,34 @@ const writeTable = <V>(out: TableOutput<V>, source: TableSource<V>): Effect.Effe
 }
 
 /** The pending change's rows of one table as a layer, and the table's counts once it is applied. */
-const sourceOf = <V>(table: PagedTable<V>, pending: PendingChange | undefined, rows: (c: StateChange) => ReadonlyMap<string, V | null>,
-  mask: (c: StateChange) => number, bases: (b: Bases) => ReadonlyMap<string, number>): TableSource<V> => {
+const sourceOf = <V>(
+  table: PagedTable<V>,
+  pending: PendingChange | undefined,
+  rows: (c: StateChange) => ReadonlyMap<string, V | null>,
+  mask: (c: StateChange) => number,
+  bases: (b: Bases) => ReadonlyMap<string, number>
+): TableSource<V> => {
   if (pending === undefined) return { table, above: [], counts: table.counts() }
   const changed = rows(pending.change)
   const hideMask = mask(pending.change)
   let sorted: Array<string> | undefined
-  const layer: RowLayer<V> = { row: (name) => changed.get(name), hideMask, sortedNames: () => (sorted ??= [...changed.keys()].sort()) }
+  const layer: RowLayer<V> = {
+    row: (name) => changed.get(name),
+    hideMask,
+    sortedNames: () => (sorted ??= [...changed.keys()].sort())
+  }
   return { table, above: [layer], counts: table.countsAfter(changed, bases(pending.bases)) }
 }
 
 /** Writes the committed state as the snapshot of transaction `seq`; returns it opened for reading. */
 export const compactInto = (
-  files: StateFiles, committed: CommittedState, seq: number, pageSize: number, pending?: PendingChange
+  files: StateFiles,
+  committed: CommittedState,
+  seq: number,
+  pageSize: number,
+  pending?: PendingChange
 ): Effect.Effect<LoadedSnapshot, StateError, Disk> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = yield* Disk
     if (yield* disk.exists(files.snapshotTemp)) yield* disk.remove(files.snapshotTemp)
     const temp = yield* disk.open(files.snapshotTemp, { create: true })
@@ -148,12 +161,28 @@ export const compactInto = (
       }
     })
     const written = yield* Effect.ensuring(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const writer = new PageFileWriter(temp, seq, pageSize)
-        const originalPages = yield* writeTable(output(writer, originals),
-          sourceOf(committed.originals, pending, (c) => c.originals, (c) => spentMask(c.deleteSpent), (b) => b.originals))
-        const metastreamPages = yield* writeTable(output(writer, metastreams),
-          sourceOf(committed.metastreams, pending, (c) => c.metastreams, (c) => (c.clearMetastreams ? ALL_METASTREAMS_MASK : 0), (b) => b.metastreams))
+        const originalPages = yield* writeTable(
+          output(writer, originals),
+          sourceOf(
+            committed.originals,
+            pending,
+            (c) => c.originals,
+            (c) => spentMask(c.deleteSpent),
+            (b) => b.originals
+          )
+        )
+        const metastreamPages = yield* writeTable(
+          output(writer, metastreams),
+          sourceOf(
+            committed.metastreams,
+            pending,
+            (c) => c.metastreams,
+            (c) => (c.clearMetastreams ? ALL_METASTREAMS_MASK : 0),
+            (b) => b.metastreams
+          )
+        )
         const summary = committed.summaryWith(pending?.change)
         const fileBytes = yield* writer.finish(summary, originalPages, metastreamPages)
         yield* temp.sync

@@ -57,7 +57,9 @@ export interface SnapshotDirectory extends SnapshotSummary {
 }
 
 export const emptyTableDirectory = (codes: number): TableDirectory => ({
-  pages: [], codeCounts: new Array<number>(codes + 1).fill(0), bloom: BloomFilter.forNames(0)
+  pages: [],
+  codeCounts: new Array<number>(codes + 1).fill(0),
+  bloom: BloomFilter.forNames(0)
 })
 
 /** Estimated resident bytes of a directory: first names, page references, Bloom filters. */
@@ -110,7 +112,8 @@ export const readPagePayload = (handle: FileHandle, seq: number, tableId: 0 | 1,
     const frame = parseFrame(bytes, 0)
     if (typeof frame === "string") return `${frame} frame`
     if (frame.end !== ref.length || frame.seq !== seq) return `frame of ${frame.end} bytes of transaction ${frame.seq}`
-    if (frame.payload.length < PAGE_HEADER_BYTES || frame.payload[0] !== tableId) return `not a page of table ${tableId}`
+    if (frame.payload.length < PAGE_HEADER_BYTES || frame.payload[0] !== tableId)
+      return `not a page of table ${tableId}`
     return { payload: frame.payload }
   })
 
@@ -196,7 +199,11 @@ export class PageFileWriter {
   private pendingBytes = 0
   private written = 0
 
-  constructor(private readonly handle: FileHandle, readonly seq: number, readonly pageSize: number) {}
+  constructor(
+    private readonly handle: FileHandle,
+    readonly seq: number,
+    readonly pageSize: number
+  ) {}
 
   /** Where the next frame goes. */
   get offset(): number {
@@ -226,7 +233,9 @@ export class PageFileWriter {
 
   /** Writes the directory and the tail after the tables; returns the file's size. */
   finish(summary: SnapshotSummary, originals: TableDirectory, metastreams: TableDirectory) {
-    const directoryAt = this.push(encodeFrame(this.seq, encodeDirectory(summary, originals, metastreams), this.pageSize))
+    const directoryAt = this.push(
+      encodeFrame(this.seq, encodeDirectory(summary, originals, metastreams), this.pageSize)
+    )
     const tail = Buffer.alloc(TAIL_BYTES)
     tail.writeUInt32LE(TAIL_MAGIC, 0)
     tail.writeDoubleLE(directoryAt, 8)
@@ -266,7 +275,12 @@ const encodeDirectory = (summary: SnapshotSummary, originals: TableDirectory, me
   const w = new ByteWriter()
   w.u8(DIRECTORY_VERSION)
   writeCheckpoint(w, summary.checkpoint)
-  writeSection(w, summary.weights, (k) => w.f64(k), (w, v) => w.f64(v))
+  writeSection(
+    w,
+    summary.weights,
+    (k) => w.f64(k),
+    (w, v) => w.f64(v)
+  )
   writeSection(w, summary.timeRanges, (k) => w.f64(k), writeRange)
   writeTable(w, originals)
   writeTable(w, metastreams)
@@ -281,31 +295,49 @@ const present = <K, V>(section: ReadonlyMap<K, V | null>): Map<K, V> => {
 
 /** The snapshot's directory, from the tail of the file. */
 export const loadDirectory = (handle: FileHandle, specs: readonly [TableShape, TableShape]) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const size = yield* handle.size
-    const directoryAt = yield* readVerified(handle, Math.max(0, size - TAIL_BYTES), TAIL_BYTES, "snapshot tail", (tail) => {
-      if (tail.length !== TAIL_BYTES || tail.readUInt32LE(0) !== TAIL_MAGIC) return "no page-file tail"
-      if (checksum(tail, 8, 16) !== tail.readUInt32LE(4)) return "tail checksum mismatch"
-      const at = tail.readDoubleLE(8)
-      return Number.isSafeInteger(at) && at >= 0 && at < size - TAIL_BYTES ? { at } : `directory offset ${at}`
-    })
-    const length = size - TAIL_BYTES - directoryAt.at
-    return yield* readVerified(handle, directoryAt.at, length, "snapshot directory", (bytes): SnapshotDirectory | string => {
-      const frame = parseFrame(bytes, 0)
-      if (typeof frame === "string" || frame.end !== length) return "not one whole, valid frame"
-      try {
-        const r = new ByteReader(frame.payload)
-        const version = r.u8()
-        if (version !== DIRECTORY_VERSION) return `unknown directory version ${version}`
-        const checkpoint = readCheckpoint(r)
-        const weights = present(readSection(r, () => r.f64(), (r) => r.f64()))
-        const timeRanges = present(readSection(r, () => r.f64(), readRange))
-        const originals = readTable(r, specs[0])
-        const metastreams = readTable(r, specs[1])
-        r.end()
-        return { seq: frame.seq, checkpoint, weights, timeRanges, originals, metastreams, fileBytes: size }
-      } catch (e) {
-        return e instanceof CodecError ? e.message : String(e)
+    const directoryAt = yield* readVerified(
+      handle,
+      Math.max(0, size - TAIL_BYTES),
+      TAIL_BYTES,
+      "snapshot tail",
+      (tail) => {
+        if (tail.length !== TAIL_BYTES || tail.readUInt32LE(0) !== TAIL_MAGIC) return "no page-file tail"
+        if (checksum(tail, 8, 16) !== tail.readUInt32LE(4)) return "tail checksum mismatch"
+        const at = tail.readDoubleLE(8)
+        return Number.isSafeInteger(at) && at >= 0 && at < size - TAIL_BYTES ? { at } : `directory offset ${at}`
       }
-    })
+    )
+    const length = size - TAIL_BYTES - directoryAt.at
+    return yield* readVerified(
+      handle,
+      directoryAt.at,
+      length,
+      "snapshot directory",
+      (bytes): SnapshotDirectory | string => {
+        const frame = parseFrame(bytes, 0)
+        if (typeof frame === "string" || frame.end !== length) return "not one whole, valid frame"
+        try {
+          const r = new ByteReader(frame.payload)
+          const version = r.u8()
+          if (version !== DIRECTORY_VERSION) return `unknown directory version ${version}`
+          const checkpoint = readCheckpoint(r)
+          const weights = present(
+            readSection(
+              r,
+              () => r.f64(),
+              (r) => r.f64()
+            )
+          )
+          const timeRanges = present(readSection(r, () => r.f64(), readRange))
+          const originals = readTable(r, specs[0])
+          const metastreams = readTable(r, specs[1])
+          r.end()
+          return { seq: frame.seq, checkpoint, weights, timeRanges, originals, metastreams, fileBytes: size }
+        } catch (e) {
+          return e instanceof CodecError ? e.message : String(e)
+        }
+      }
+    )
   })

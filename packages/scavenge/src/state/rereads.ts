@@ -11,22 +11,32 @@ export const READ_ATTEMPTS = 5
 
 /** The error for reads that kept returning different bytes. */
 export const unstableReads = (path: string): DiskError =>
-  new DiskError({ reason: "IOError", op: "read", path, message: `${READ_ATTEMPTS} reads of ${path} returned different bytes` })
+  new DiskError({
+    reason: "IOError",
+    op: "read",
+    path,
+    message: `${READ_ATTEMPTS} reads of ${path} returned different bytes`
+  })
 
 /**
  * Reads `length` bytes at `offset` and parses them; `parse` answers a reason string when they are not what
  * they should be. StateCorrupt when two reads return the same bad bytes.
  */
 export const readVerified = <T>(
-  handle: FileHandle, offset: number, length: number, what: string, parse: (bytes: Buffer) => T | string
+  handle: FileHandle,
+  offset: number,
+  length: number,
+  what: string,
+  parse: (bytes: Buffer) => T | string
 ): Effect.Effect<T, DiskError | StateCorrupt> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const earlier: Array<Buffer> = []
     for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       const bytes = yield* handle.read(offset, length)
       const parsed = parse(bytes)
       if (typeof parsed !== "string") return parsed
-      if (earlier.some((b) => b.equals(bytes))) return yield* new StateCorrupt({ path: handle.path, detail: `${what}: ${parsed}` })
+      if (earlier.some((b) => b.equals(bytes)))
+        return yield* new StateCorrupt({ path: handle.path, detail: `${what}: ${parsed}` })
       earlier.push(bytes)
     }
     return yield* unstableReads(handle.path)

@@ -26,8 +26,10 @@ const readWhole = (handle: FileHandle): Effect.Effect<Buffer, DiskError> =>
   Effect.flatMap(handle.size, (size) => handle.read(0, size))
 
 /** A scan that stops early would make recovery cut committed frames: it is only believed when reads agree (rereads.ts). */
-const readScan = (handle: FileHandle): Effect.Effect<{ readonly bytes: Buffer; readonly scan: JournalScan }, DiskError> =>
-  Effect.gen(function*() {
+const readScan = (
+  handle: FileHandle
+): Effect.Effect<{ readonly bytes: Buffer; readonly scan: JournalScan }, DiskError> =>
+  Effect.gen(function* () {
     const earlier: Array<Buffer> = []
     for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       const bytes = yield* readWhole(handle)
@@ -41,18 +43,27 @@ const readScan = (handle: FileHandle): Effect.Effect<{ readonly bytes: Buffer; r
 const decodeFrame = (path: string, frame: Frame): Effect.Effect<StateChange, StateCorrupt> =>
   Effect.try({
     try: () => decodeChange(frame.payload),
-    catch: (e) => new StateCorrupt({ path, detail: `transaction ${frame.seq}: ${e instanceof CodecError ? e.message : String(e)}` })
+    catch: (e) =>
+      new StateCorrupt({ path, detail: `transaction ${frame.seq}: ${e instanceof CodecError ? e.message : String(e)}` })
   })
 
 /** The snapshot opened for reading (its directory loaded), or an empty one when there is none. */
 export const openSnapshot = (files: StateFiles): Effect.Effect<LoadedSnapshot, DiskError | StateCorrupt, Disk> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = yield* Disk
     if (!(yield* disk.exists(files.snapshot))) return emptySnapshot()
     const handle = yield* disk.open(files.snapshot, { readOnly: true })
-    const directory = yield* Effect.tapError(loadDirectory(handle, [ORIGINALS, METASTREAMS]), () => Effect.ignore(handle.close))
+    const directory = yield* Effect.tapError(loadDirectory(handle, [ORIGINALS, METASTREAMS]), () =>
+      Effect.ignore(handle.close)
+    )
     const cache = new PageCache()
-    return { handle, directory, cache, originals: new CachedPages(cache, ORIGINALS.id), metastreams: new CachedPages(cache, METASTREAMS.id) }
+    return {
+      handle,
+      directory,
+      cache,
+      originals: new CachedPages(cache, ORIGINALS.id),
+      metastreams: new CachedPages(cache, METASTREAMS.id)
+    }
   })
 
 export interface RecoveredJournal {
@@ -69,12 +80,16 @@ export interface RecoveredJournal {
  * (left when a compaction stopped before emptying the journal) are skipped.
  */
 export const recoverJournal = (
-  journal: FileHandle, snapshotSeq: number
+  journal: FileHandle,
+  snapshotSeq: number
 ): Effect.Effect<RecoveredJournal, DiskError | StateCorrupt> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { bytes, scan } = yield* readScan(journal)
     if (scan.damagedInside) {
-      return yield* new StateCorrupt({ path: journal.path, detail: `damaged frame at byte ${scan.validEnd} before valid ones` })
+      return yield* new StateCorrupt({
+        path: journal.path,
+        detail: `damaged frame at byte ${scan.validEnd} before valid ones`
+      })
     }
     const changes: Array<StateChange> = []
     let lastSeq = snapshotSeq
@@ -98,4 +113,7 @@ export const recoverJournal = (
 /** A temp snapshot left by a compaction that crashed before its rename is garbage. */
 export const removeLeftovers = (files: StateFiles): Effect.Effect<void, DiskError, Disk> =>
   Effect.flatMap(Disk, (disk) =>
-    Effect.flatMap(disk.exists(files.snapshotTemp), (exists) => (exists ? disk.remove(files.snapshotTemp) : Effect.void)))
+    Effect.flatMap(disk.exists(files.snapshotTemp), (exists) =>
+      exists ? disk.remove(files.snapshotTemp) : Effect.void
+    )
+  )

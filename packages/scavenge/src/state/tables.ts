@@ -61,12 +61,17 @@ export const METASTREAMS: TableSpec<MetastreamData> = {
 
 /** The codes of the original streams a wholesale Spent deletion removes. */
 export const spentMask = (deletion: SpentDeletion): number =>
-  deletion === "none" ? 0 : deletion === "spent" ? 1 << STATUS_CODES.Spent : (1 << STATUS_CODES.Spent) | (1 << STATUS_CODES.Archived)
+  deletion === "none"
+    ? 0
+    : deletion === "spent"
+      ? 1 << STATUS_CODES.Spent
+      : (1 << STATUS_CODES.Spent) | (1 << STATUS_CODES.Archived)
 
 /** Every metastream code: "delete every metastream". */
 export const ALL_METASTREAMS_MASK = 1 << 1
 
-export const hiddenBy = <V>(spec: TableSpec<V>, mask: number, v: V): boolean => mask !== 0 && (mask & (1 << spec.codeOf(v))) !== 0
+export const hiddenBy = <V>(spec: TableSpec<V>, mask: number, v: V): boolean =>
+  mask !== 0 && (mask & (1 << spec.codeOf(v))) !== 0
 
 /**
  * A layer of rows above the snapshot (the delta, a transaction's overlay). `row` answers undefined when the
@@ -82,7 +87,11 @@ export interface RowLayer<V> {
 export const BELOW: unique symbol = Symbol("below")
 
 /** The value the layers (top first) decide for `name`, or BELOW when the answer is in the snapshot. */
-export const decideAbove = <V>(spec: TableSpec<V>, layers: ReadonlyArray<RowLayer<V>>, name: string): V | undefined | typeof BELOW => {
+export const decideAbove = <V>(
+  spec: TableSpec<V>,
+  layers: ReadonlyArray<RowLayer<V>>,
+  name: string
+): V | undefined | typeof BELOW => {
   for (let i = 0; i < layers.length; i++) {
     const row = layers[i]!.row(name)
     if (row === undefined) continue
@@ -92,7 +101,12 @@ export const decideAbove = <V>(spec: TableSpec<V>, layers: ReadonlyArray<RowLaye
 }
 
 /** A value from below layer `from` (all layers when omitted), as the layers above it let it through. */
-export const passUp = <V>(spec: TableSpec<V>, layers: ReadonlyArray<RowLayer<V>>, value: V | undefined, from = layers.length): V | undefined => {
+export const passUp = <V>(
+  spec: TableSpec<V>,
+  layers: ReadonlyArray<RowLayer<V>>,
+  value: V | undefined,
+  from = layers.length
+): V | undefined => {
   if (value === undefined) return undefined
   for (let i = from - 1; i >= 0; i--) if (hiddenBy(spec, layers[i]!.hideMask, value)) return undefined
   return value

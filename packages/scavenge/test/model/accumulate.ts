@@ -3,7 +3,14 @@
  * point, up to and including this one. It records metadata, tombstones and chunk timestamp ranges, sets
  * the metastream discard points, and adds the metadata weights.
  */
-import { isMetastream, metastreamOf, originalStreamOf, RecordKind, type EventRecord, type LogRecord } from "@vellum/storage"
+import {
+  isMetastream,
+  metastreamOf,
+  originalStreamOf,
+  RecordKind,
+  type EventRecord,
+  type LogRecord
+} from "@vellum/storage"
 import { discardBefore, KeepAll } from "./discardPoint.js"
 import { addWeight, chunkOf, isTombstone } from "./logView.js"
 import { parseScavengeMetadata } from "./scavengeMetadata.js"
@@ -26,7 +33,11 @@ interface Context {
 }
 
 const freshOriginal: OriginalStreamState = {
-  limits: {}, tombstoned: false, discardPoint: KeepAll, maybeDiscardPoint: KeepAll, status: "Active"
+  limits: {},
+  tombstoned: false,
+  discardPoint: KeepAll,
+  maybeDiscardPoint: KeepAll,
+  status: "Active"
 }
 
 /** The accumulation range: after the previous SP (whose chunk it closed) up to and including this SP's record. */
@@ -39,15 +50,21 @@ const inAccumulationRange = (input: ModelInput, position: number): boolean =>
  * a scavenge point is a prepare there (an event of `$scavengePoints`), so its time counts too.
  */
 const timestampOf = (record: LogRecord): number | undefined =>
-  record.kind === RecordKind.Event ? record.createdMicros
-    : record.kind === RecordKind.ScavengePoint ? record.timeMicros
+  record.kind === RecordKind.Event
+    ? record.createdMicros
+    : record.kind === RecordKind.ScavengePoint
+      ? record.timeMicros
       : undefined
 
 /** Min/max timestamp per chunk; timestamps need not rise monotonically. */
 const trackTimestamp = (ranges: Map<number, ChunkTimeRange>, chunk: number, micros: number): void => {
   const range = ranges.get(chunk)
-  ranges.set(chunk, range === undefined ? { minMicros: micros, maxMicros: micros }
-    : { minMicros: Math.min(range.minMicros, micros), maxMicros: Math.max(range.maxMicros, micros) })
+  ranges.set(
+    chunk,
+    range === undefined
+      ? { minMicros: micros, maxMicros: micros }
+      : { minMicros: Math.min(range.minMicros, micros), maxMicros: Math.max(range.maxMicros, micros) }
+  )
 }
 
 /** Index entries of a stream positioned before the SP (what upstream's index reads return). */
@@ -65,7 +82,8 @@ const isOutOfOrder = (entries: ReadonlyArray<EventRecord>, record: EventRecord):
 const replacedRecord = (entries: ReadonlyArray<EventRecord>, record: EventRecord): EventRecord | undefined => {
   const first = entries.find((e) => e.eventNumber >= Math.max(record.eventNumber - 1, 0))
   return first !== undefined && first.eventNumber < record.eventNumber && first.logPosition < record.logPosition
-    ? first : undefined
+    ? first
+    : undefined
 }
 
 /** A metadata record of `$$x`. */

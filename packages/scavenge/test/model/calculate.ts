@@ -67,7 +67,11 @@ interface Points {
 }
 
 /** Upstream CalculateDiscardPointsForOriginalStream: walks entries in ascending event number. */
-const calculatePoints = (ctx: StreamContext, entries: ReadonlyArray<EventRecord>, weights: Map<number, number>): Points => {
+const calculatePoints = (
+  ctx: StreamContext,
+  entries: ReadonlyArray<EventRecord>,
+  weights: Map<number, number>
+): Points => {
   const first = entries[0]
   if (first === undefined) return { discardPoint: KeepAll, maybeDiscardPoint: KeepAll }
   // Gaps before the first indexed event count as already removed.
@@ -115,7 +119,14 @@ export const calculate = (
     // Calculation walks the stream's index entries before the SP.
     const entries = (index.get(stream) ?? []).filter((e) => e.logPosition < sp.position)
     const last = lastEventNumberBefore(entries, sp.position)
-    const ctx: StreamContext = { data, last, tbOrMaxCountPoint: truncateOrMaxCountPoint(data, last), sp, chunkSize, chunkTimeRanges }
+    const ctx: StreamContext = {
+      data,
+      last,
+      tbOrMaxCountPoint: truncateOrMaxCountPoint(data, last),
+      sp,
+      chunkSize,
+      chunkTimeRanges
+    }
     const points = calculatePoints(ctx, entries, weights)
     result.set(stream, {
       ...data,

@@ -27,19 +27,38 @@ interface StreamInfo {
   readonly isMetastream: boolean
 }
 
-const KeepAllInfo = (metastream: boolean): StreamInfo =>
-  ({ tombstoned: false, discardPoint: KeepAll, maybeDiscardPoint: KeepAll, maxAge: undefined, isMetastream: metastream })
+const KeepAllInfo = (metastream: boolean): StreamInfo => ({
+  tombstoned: false,
+  discardPoint: KeepAll,
+  maybeDiscardPoint: KeepAll,
+  maxAge: undefined,
+  isMetastream: metastream
+})
 
 /** A metastream has a fixed max-count-1 behaviour and no maxAge; a stream with no row keeps all. */
 const streamInfo = (streams: StreamStates, stream: string): StreamInfo => {
   if (isMetastream(stream)) {
     const meta = streams.metastreams.get(stream)
-    return meta === undefined ? KeepAllInfo(true)
-      : { tombstoned: meta.tombstoned, discardPoint: meta.discardPoint, maybeDiscardPoint: KeepAll, maxAge: undefined, isMetastream: true }
+    return meta === undefined
+      ? KeepAllInfo(true)
+      : {
+          tombstoned: meta.tombstoned,
+          discardPoint: meta.discardPoint,
+          maybeDiscardPoint: KeepAll,
+          maxAge: undefined,
+          isMetastream: true
+        }
   }
   const data = streams.originals.get(stream)
-  return data === undefined ? KeepAllInfo(false)
-    : { tombstoned: data.tombstoned, discardPoint: data.discardPoint, maybeDiscardPoint: data.maybeDiscardPoint, maxAge: data.limits.maxAge, isMetastream: false }
+  return data === undefined
+    ? KeepAllInfo(false)
+    : {
+        tombstoned: data.tombstoned,
+        discardPoint: data.discardPoint,
+        maybeDiscardPoint: data.maybeDiscardPoint,
+        maxAge: data.limits.maxAge,
+        isMetastream: false
+      }
 }
 
 /**
@@ -76,7 +95,12 @@ export interface IndexExecution {
 }
 
 /** Runs the index executor over every event record (entries removed earlier stay removed). */
-export const executeIndex = (records: ReadonlyArray<LogRecord>, streams: StreamStates, run: RunSettings, prior: ModelState | undefined): IndexExecution => {
+export const executeIndex = (
+  records: ReadonlyArray<LogRecord>,
+  streams: StreamStates,
+  run: RunSettings,
+  prior: ModelState | undefined
+): IndexExecution => {
   const keptInIndex = new Set<string>()
   const removedFromIndex = new Set(prior?.removedFromIndex)
   for (const record of records) {
@@ -121,7 +145,8 @@ export const executeChunks = (
   for (const record of records) {
     if (removedFromLog.has(record.logPosition)) continue
     // Non-event records (commits, epochs, scavenge points) always survive.
-    const discard = isEvent(record) && executed(chunkOf(record.logPosition, chunkSize)) && discardFromChunk(record, streams, run)
+    const discard =
+      isEvent(record) && executed(chunkOf(record.logPosition, chunkSize)) && discardFromChunk(record, streams, run)
     if (discard) removedFromLog.add(record.logPosition)
     else keptInLog.add(record.logPosition)
   }

@@ -6,8 +6,16 @@
  * scavenger write the same records into a real store and compare against `scavengeModel`.
  */
 import {
-  DeletedStreamNumber, EventFlags, EventTypes, framedLength, LongMaxValueText, metastreamOf, RecordKind,
-  type EventRecord, type LogRecord, type NewRecord
+  DeletedStreamNumber,
+  EventFlags,
+  EventTypes,
+  framedLength,
+  LongMaxValueText,
+  metastreamOf,
+  RecordKind,
+  type EventRecord,
+  type LogRecord,
+  type NewRecord
 } from "@vellum/storage"
 import type { ScavengePointSpec } from "./types.js"
 
@@ -36,10 +44,14 @@ export interface ScavengePointOptions {
 type Unpositioned<R> = R extends LogRecord ? Omit<R, "logPosition"> : never
 
 const toBytes = (data: unknown): Buffer =>
-  data === undefined ? Buffer.alloc(0)
-    : Buffer.isBuffer(data) ? data
-      : data instanceof Uint8Array ? Buffer.from(data)
-        : typeof data === "string" ? Buffer.from(data, "utf8")
+  data === undefined
+    ? Buffer.alloc(0)
+    : Buffer.isBuffer(data)
+      ? data
+      : data instanceof Uint8Array
+        ? Buffer.from(data)
+        : typeof data === "string"
+          ? Buffer.from(data, "utf8")
           : Buffer.from(JSON.stringify(data), "utf8")
 
 /** Deterministic, well-formed ids: the n-th record gets `00000000-0000-4000-8000-<n as 12 hex digits>`. */
@@ -85,7 +97,10 @@ export class LogBuilder {
 
   /** One atomic append of `count` events (or the given ones); returns their positions. */
   append(stream: string, events: number | ReadonlyArray<EventOptions>, common: EventOptions = {}): Array<number> {
-    const list = typeof events === "number" ? Array.from({ length: events }, () => common) : events.map((e) => ({ ...common, ...e }))
+    const list =
+      typeof events === "number"
+        ? Array.from({ length: events }, () => common)
+        : events.map((e) => ({ ...common, ...e }))
     return this.unit(list.map((e) => this.eventRecord(stream, e, 0)))
   }
 
@@ -105,26 +120,53 @@ export class LogBuilder {
 
   /** Hard delete: a tombstone with event number long.MaxValue (DeletedStreamNumber). */
   tombstone(stream: string, options: Omit<EventOptions, "eventNumber"> = {}): number {
-    const record = this.eventRecord(stream, { type: EventTypes.StreamDeleted, ...options, eventNumber: DeletedStreamNumber }, EventFlags.Tombstone)
+    const record = this.eventRecord(
+      stream,
+      { type: EventTypes.StreamDeleted, ...options, eventNumber: DeletedStreamNumber },
+      EventFlags.Tombstone
+    )
     return this.unit([record])[0]!
   }
 
   /** A link event (`$>`, data `"{n}@{stream}"`) in `stream`. */
-  link(stream: string, target: { readonly stream: string; readonly eventNumber: number }, options: EventOptions = {}): number {
-    return this.event(stream, { ...options, type: EventTypes.LinkTo, isJson: false, data: `${target.eventNumber}@${target.stream}` })
+  link(
+    stream: string,
+    target: { readonly stream: string; readonly eventNumber: number },
+    options: EventOptions = {}
+  ): number {
+    return this.event(stream, {
+      ...options,
+      type: EventTypes.LinkTo,
+      isJson: false,
+      data: `${target.eventNumber}@${target.stream}`
+    })
   }
 
   epoch(timeMicros: number = this.clock): number {
     const epochNumber = this.out.filter((r) => r.kind === RecordKind.Epoch).length
     const prev = [...this.out].reverse().find((r) => r.kind === RecordKind.Epoch)
-    return this.unit([{
-      kind: RecordKind.Epoch, epochNumber, prevEpochPosition: prev?.logPosition ?? -1,
-      epochId: uuid(this.ids++), leaderInstanceId: uuid(0), timeMicros
-    }])[0]!
+    return this.unit([
+      {
+        kind: RecordKind.Epoch,
+        epochNumber,
+        prevEpochPosition: prev?.logPosition ?? -1,
+        epochId: uuid(this.ids++),
+        leaderInstanceId: uuid(0),
+        timeMicros
+      }
+    ])[0]!
   }
 
   commit(timeMicros: number = this.clock): number {
-    return this.unit([{ kind: RecordKind.Commit, transactionPosition: this.position, firstEventNumber: 0, correlationId: uuid(this.ids++), timeMicros }])[0]!
+    return this.unit([
+      {
+        kind: RecordKind.Commit,
+        transactionPosition: this.position,
+        firstEventNumber: 0,
+        correlationId: uuid(this.ids++),
+        timeMicros
+      }
+    ])[0]!
   }
 
   /** Writes a scavenge point, which closes its chunk; returns it as the model's input wants it. */
@@ -132,9 +174,19 @@ export class LogBuilder {
     const timeMicros = options.timeMicros ?? this.clock
     const effectiveNowMicros = options.effectiveNowMicros ?? timeMicros
     const threshold = options.threshold ?? 0
-    const position = this.unit([{
-      kind: RecordKind.ScavengePoint, number: this.scavengePoints++, eventId: uuid(this.ids++), effectiveNowMicros, threshold, timeMicros
-    }], true)[0]!
+    const position = this.unit(
+      [
+        {
+          kind: RecordKind.ScavengePoint,
+          number: this.scavengePoints++,
+          eventId: uuid(this.ids++),
+          effectiveNowMicros,
+          threshold,
+          timeMicros
+        }
+      ],
+      true
+    )[0]!
     return { position, effectiveNowMicros, threshold }
   }
 
@@ -153,7 +205,9 @@ export class LogBuilder {
     const eventNumber = options.eventNumber ?? this.nextNumber.get(stream) ?? 0
     if (extraFlags === 0) this.nextNumber.set(stream, Math.max(this.nextNumber.get(stream) ?? 0, eventNumber + 1))
     const type = options.type ?? "event"
-    const isJson = options.isJson ?? (options.data === undefined || (typeof options.data === "object" && !(options.data instanceof Uint8Array)))
+    const isJson =
+      options.isJson ??
+      (options.data === undefined || (typeof options.data === "object" && !(options.data instanceof Uint8Array)))
     return {
       kind: RecordKind.Event,
       flags: (isJson ? EventFlags.Json : 0) | (type === EventTypes.LinkTo ? EventFlags.Link : 0) | extraFlags,
@@ -170,7 +224,8 @@ export class LogBuilder {
   /** Lays out one write unit the way the writer does; returns the records' positions. */
   private unit(records: ReadonlyArray<Unpositioned<LogRecord>>, completeChunkAfter = false): Array<number> {
     const size = records.reduce((sum, r) => sum + framedLength(r as NewRecord), 0)
-    if (size > this.options.chunkSize) throw new RangeError(`a write of ${size} bytes does not fit in a chunk of ${this.options.chunkSize} bytes`)
+    if (size > this.options.chunkSize)
+      throw new RangeError(`a write of ${size} bytes does not fit in a chunk of ${this.options.chunkSize} bytes`)
     if (this.used + size > this.options.chunkSize) this.nextChunk()
     const positions: Array<number> = []
     records.forEach((record, i) => {
@@ -179,9 +234,11 @@ export class LogBuilder {
       this.used += framedLength(record as NewRecord)
       const first = i === 0 ? EventFlags.BatchBegin : 0
       const last = i === records.length - 1 ? EventFlags.BatchEnd : 0
-      this.out.push(record.kind === RecordKind.Event
-        ? { ...record, logPosition, flags: record.flags | first | last }
-        : { ...record, logPosition } as LogRecord)
+      this.out.push(
+        record.kind === RecordKind.Event
+          ? { ...record, logPosition, flags: record.flags | first | last }
+          : ({ ...record, logPosition } as LogRecord)
+      )
     })
     if (completeChunkAfter || this.used === this.options.chunkSize) this.nextChunk()
     return positions

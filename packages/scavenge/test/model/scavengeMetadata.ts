@@ -78,7 +78,9 @@ const readLimits = (members: ReadonlyArray<readonly [string, JsonValue]>): Scave
     ...(maxCount !== undefined && maxCount > 0n ? { maxCount: clamp(maxCount, Number.MAX_SAFE_INTEGER) } : {}),
     ...(maxAge !== undefined && maxAge > 0n ? { maxAge: Number(maxAge) } : {}),
     // Only long.MaxValue is the soft delete (DeletedStreamNumber); other huge values stay just below it.
-    ...(tb !== undefined && tb >= 0n ? { truncateBefore: tb === LongMax ? DeletedStreamNumber : clamp(tb, DeletedStreamNumber - 1) } : {})
+    ...(tb !== undefined && tb >= 0n
+      ? { truncateBefore: tb === LongMax ? DeletedStreamNumber : clamp(tb, DeletedStreamNumber - 1) }
+      : {})
   }
 }
 

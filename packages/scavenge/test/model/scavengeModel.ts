@@ -12,15 +12,24 @@ import type { ModelInput, ModelOutput, ModelState } from "./types.js"
 
 export type { ModelInput, ModelOutput, ModelState } from "./types.js"
 
-const runSettings = (input: ModelInput): RunSettings =>
-  ({ sp: input.scavengePoint, unsafeIgnoreHardDeletes: input.unsafeIgnoreHardDeletes === true })
+const runSettings = (input: ModelInput): RunSettings => ({
+  sp: input.scavengePoint,
+  unsafeIgnoreHardDeletes: input.unsafeIgnoreHardDeletes === true
+})
 
 export const scavengeModel = (input: ModelInput): ModelOutput => {
   const run = runSettings(input)
   const index = indexByStream(input.records, input.prior?.removedFromIndex ?? new Set())
   const accumulated = accumulate(input, index)
   const weights = accumulated.weights
-  const originals = calculate(accumulated.originals, index, input.scavengePoint, input.chunkSize, accumulated.chunkTimeRanges, weights)
+  const originals = calculate(
+    accumulated.originals,
+    index,
+    input.scavengePoint,
+    input.chunkSize,
+    accumulated.chunkTimeRanges,
+    weights
+  )
   const streams: StreamStates = { originals, metastreams: accumulated.metastreams }
   const chunks = executeChunks(input.records, input.chunkSize, streams, run, weights, input.prior, -1)
   const { keptInIndex, removedFromIndex } = executeIndex(input.records, streams, run, input.prior)
@@ -48,9 +57,21 @@ export interface ThresholdExecution {
  * `input.prior` + this run's) strictly greater than `threshold` are executed. Defaults to the SP's
  * threshold. The index result does not depend on the threshold.
  */
-export const executeWithThreshold = (input: ModelInput, output: ModelOutput, threshold: number = input.scavengePoint.threshold): ThresholdExecution => {
+export const executeWithThreshold = (
+  input: ModelInput,
+  output: ModelOutput,
+  threshold: number = input.scavengePoint.threshold
+): ThresholdExecution => {
   const streams: StreamStates = { originals: output.state.originals, metastreams: output.state.metastreams }
-  const chunks = executeChunks(input.records, input.chunkSize, streams, runSettings(input), output.weights, input.prior, threshold)
+  const chunks = executeChunks(
+    input.records,
+    input.chunkSize,
+    streams,
+    runSettings(input),
+    output.weights,
+    input.prior,
+    threshold
+  )
   return {
     keptInLog: chunks.keptInLog,
     state: { ...output.state, removedFromLog: chunks.removedFromLog, pendingWeights: chunks.pendingWeights }

@@ -69,7 +69,11 @@ class Reader {
       return nested
     }
     if (c === '"') return { type: "string", value: this.string() }
-    for (const [word, value] of [["true", { type: "boolean", value: true }], ["false", { type: "boolean", value: false }], ["null", { type: "null" }]] as const) {
+    for (const [word, value] of [
+      ["true", { type: "boolean", value: true }],
+      ["false", { type: "boolean", value: false }],
+      ["null", { type: "null" }]
+    ] as const) {
       if (this.text.startsWith(word, this.i)) {
         this.i += word.length
         return value

@@ -48,7 +48,10 @@ class Generation {
   /** The slot holding `w`, or the empty slot where it would go (as -1 - slot). */
   find(w: Int32Array): number {
     const keys = this.keys
-    const w0 = w[0]!, w1 = w[1]!, w2 = w[2]!, w3 = w[3]!
+    const w0 = w[0]!,
+      w1 = w[1]!,
+      w2 = w[2]!,
+      w3 = w[3]!
     for (let slot = this.home(w0, w1, w2, w3); ; slot = (slot + 1) & this.mask) {
       if (this.streams[slot] === undefined) return -1 - slot
       const k = slot * 4

@@ -47,7 +47,8 @@ export class RecentEventIds {
 
   /** A record before the replay, newest first. */
   backward(record: LogRecord): void {
-    if (this.missing > 0 && isCacheable(record)) this.older.push({ id: record.eventId, stream: record.stream, eventNumber: record.eventNumber })
+    if (this.missing > 0 && isCacheable(record))
+      this.older.push({ id: record.eventId, stream: record.stream, eventNumber: record.eventNumber })
   }
 
   /** Puts every id gathered into `cache`, oldest first (as they were written). */

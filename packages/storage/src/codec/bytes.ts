@@ -43,7 +43,6 @@ export const readI64 = (buf: Uint8Array, offset: number): number => {
   return view.readInt32LE(offset + 4) * TWO_32 + view.readUInt32LE(offset)
 }
 
-
 const HEX_DIGITS = "0123456789abcdef"
 const HIGH_DIGIT = Uint8Array.from({ length: 256 }, (_, i) => HEX_DIGITS.charCodeAt(i >> 4))
 const LOW_DIGIT = Uint8Array.from({ length: 256 }, (_, i) => HEX_DIGITS.charCodeAt(i & 15))
@@ -57,14 +56,59 @@ const DASH = 45
 export const uuidFromBytes = (b: Uint8Array, o: number): string => {
   const H = HIGH_DIGIT
   const L = LOW_DIGIT
-  const x0 = b[o]!, x1 = b[o + 1]!, x2 = b[o + 2]!, x3 = b[o + 3]!, x4 = b[o + 4]!, x5 = b[o + 5]!, x6 = b[o + 6]!, x7 = b[o + 7]!
-  const x8 = b[o + 8]!, x9 = b[o + 9]!, x10 = b[o + 10]!, x11 = b[o + 11]!, x12 = b[o + 12]!, x13 = b[o + 13]!, x14 = b[o + 14]!, x15 = b[o + 15]!
+  const x0 = b[o]!,
+    x1 = b[o + 1]!,
+    x2 = b[o + 2]!,
+    x3 = b[o + 3]!,
+    x4 = b[o + 4]!,
+    x5 = b[o + 5]!,
+    x6 = b[o + 6]!,
+    x7 = b[o + 7]!
+  const x8 = b[o + 8]!,
+    x9 = b[o + 9]!,
+    x10 = b[o + 10]!,
+    x11 = b[o + 11]!,
+    x12 = b[o + 12]!,
+    x13 = b[o + 13]!,
+    x14 = b[o + 14]!,
+    x15 = b[o + 15]!
   return String.fromCharCode(
-    H[x0]!, L[x0]!, H[x1]!, L[x1]!, H[x2]!, L[x2]!, H[x3]!, L[x3]!, DASH,
-    H[x4]!, L[x4]!, H[x5]!, L[x5]!, DASH,
-    H[x6]!, L[x6]!, H[x7]!, L[x7]!, DASH,
-    H[x8]!, L[x8]!, H[x9]!, L[x9]!, DASH,
-    H[x10]!, L[x10]!, H[x11]!, L[x11]!, H[x12]!, L[x12]!, H[x13]!, L[x13]!, H[x14]!, L[x14]!, H[x15]!, L[x15]!
+    H[x0]!,
+    L[x0]!,
+    H[x1]!,
+    L[x1]!,
+    H[x2]!,
+    L[x2]!,
+    H[x3]!,
+    L[x3]!,
+    DASH,
+    H[x4]!,
+    L[x4]!,
+    H[x5]!,
+    L[x5]!,
+    DASH,
+    H[x6]!,
+    L[x6]!,
+    H[x7]!,
+    L[x7]!,
+    DASH,
+    H[x8]!,
+    L[x8]!,
+    H[x9]!,
+    L[x9]!,
+    DASH,
+    H[x10]!,
+    L[x10]!,
+    H[x11]!,
+    L[x11]!,
+    H[x12]!,
+    L[x12]!,
+    H[x13]!,
+    L[x13]!,
+    H[x14]!,
+    L[x14]!,
+    H[x15]!,
+    L[x15]!
   )
 }
 
@@ -88,7 +132,10 @@ const HEX_VALUE = (() => {
  * the sign bit, and OR keeps it). `at + 3` must be inside the string (past it, a NaN would index as 0).
  */
 const hex16 = (s: string, at: number): number =>
-  (HEX_VALUE[s.charCodeAt(at)]! << 12) | (HEX_VALUE[s.charCodeAt(at + 1)]! << 8) | (HEX_VALUE[s.charCodeAt(at + 2)]! << 4) | HEX_VALUE[s.charCodeAt(at + 3)]!
+  (HEX_VALUE[s.charCodeAt(at)]! << 12) |
+  (HEX_VALUE[s.charCodeAt(at + 1)]! << 8) |
+  (HEX_VALUE[s.charCodeAt(at + 2)]! << 4) |
+  HEX_VALUE[s.charCodeAt(at + 3)]!
 
 /** Where the eight 4-digit groups of a UUID start, dashed (8-4-4-4-12) and plain. */
 const DASHED_GROUPS = [0, 4, 9, 14, 19, 24, 28, 32] as const
@@ -117,7 +164,13 @@ export const uuidToBytes = (uuid: string, buf: Uint8Array, offset: number): void
 export const uuidWords = (uuid: string, out: Int32Array): boolean => {
   let groups: ReadonlyArray<number>
   if (uuid.length === 36) {
-    if (uuid.charCodeAt(8) !== 45 || uuid.charCodeAt(13) !== 45 || uuid.charCodeAt(18) !== 45 || uuid.charCodeAt(23) !== 45) return false
+    if (
+      uuid.charCodeAt(8) !== 45 ||
+      uuid.charCodeAt(13) !== 45 ||
+      uuid.charCodeAt(18) !== 45 ||
+      uuid.charCodeAt(23) !== 45
+    )
+      return false
     groups = DASHED_GROUPS
   } else if (uuid.length === 32) {
     groups = PLAIN_GROUPS

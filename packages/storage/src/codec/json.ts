@@ -4,7 +4,8 @@
  */
 
 /** The UTF-8 text of event bytes, without copying them. */
-export const utf8Text = (data: Uint8Array): string => Buffer.from(data.buffer, data.byteOffset, data.length).toString("utf8")
+export const utf8Text = (data: Uint8Array): string =>
+  Buffer.from(data.buffer, data.byteOffset, data.length).toString("utf8")
 
 /** The text as a JSON object, or undefined when it is not one. */
 export const parseJsonObject = (text: string): Readonly<Record<string, unknown>> | undefined => {
@@ -14,5 +15,7 @@ export const parseJsonObject = (text: string): Readonly<Record<string, unknown>>
   } catch {
     return undefined
   }
-  return parsed === null || typeof parsed !== "object" || Array.isArray(parsed) ? undefined : parsed as Record<string, unknown>
+  return parsed === null || typeof parsed !== "object" || Array.isArray(parsed)
+    ? undefined
+    : (parsed as Record<string, unknown>)
 }

@@ -72,7 +72,14 @@ export class BlockCache {
    * what the writer has written) are neither returned nor cached; blocks are cached as far as the valid
    * bytes go.
    */
-  range(fileId: number, handle: FileHandle, start: number, end: number, validEnd: number, fetch?: { readonly start: number; readonly end: number }): Effect.Effect<Buffer, DiskError> {
+  range(
+    fileId: number,
+    handle: FileHandle,
+    start: number,
+    end: number,
+    validEnd: number,
+    fetch?: { readonly start: number; readonly end: number }
+  ): Effect.Effect<Buffer, DiskError> {
     end = Math.min(end, validEnd)
     if (end <= start) return Effect.succeed(Buffer.alloc(0))
     const hit = this.tryRange(fileId, start, end)
@@ -82,15 +89,18 @@ export class BlockCache {
     const first = Math.floor(Math.max(0, Math.min(start, fetch?.start ?? start)) / BLOCK_SIZE)
     const last = Math.floor((Math.min(validEnd, Math.max(end, fetch?.end ?? end)) - 1) / BLOCK_SIZE)
     const readStart = first * BLOCK_SIZE
-    return Effect.map(handle.read(readStart, Math.min((last - first + 1) * BLOCK_SIZE, validEnd - readStart)), (buf) => {
-      for (let b = first; b <= last; b++) {
-        const off = (b - first) * BLOCK_SIZE
-        if (off >= buf.length) break
-        // Copy: the read buffer may be large; keep only one block's bytes per entry.
-        this.blocks.set(keyOf(fileId, b), Buffer.from(buf.subarray(off, Math.min(buf.length, off + BLOCK_SIZE))))
+    return Effect.map(
+      handle.read(readStart, Math.min((last - first + 1) * BLOCK_SIZE, validEnd - readStart)),
+      (buf) => {
+        for (let b = first; b <= last; b++) {
+          const off = (b - first) * BLOCK_SIZE
+          if (off >= buf.length) break
+          // Copy: the read buffer may be large; keep only one block's bytes per entry.
+          this.blocks.set(keyOf(fileId, b), Buffer.from(buf.subarray(off, Math.min(buf.length, off + BLOCK_SIZE))))
+        }
+        return buf.subarray(start - readStart, Math.min(buf.length, end - readStart))
       }
-      return buf.subarray(start - readStart, Math.min(buf.length, end - readStart))
-    })
+    )
   }
 
   /** Forgets every block of a file (its file was replaced or truncated). */

@@ -31,7 +31,7 @@ const decodeSlot = (buf: Buffer, offset: number): { value: number; seq: number }
 
 /** Opens (or creates with `initial`) a checkpoint file; `existed` tells whether the file was there. */
 export const openCheckpoint = (path: string, initial: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = yield* Disk
     const existed = yield* disk.exists(path)
     const handle: FileHandle = yield* disk.open(path, { create: true })
@@ -43,7 +43,7 @@ export const openCheckpoint = (path: string, initial: number) =>
       const b = decodeSlot(buf, SLOT)
       // The two slots hold consecutive sequence numbers, so compare them modulo 2^32 (serial-number
       // arithmetic): after 2^32 writes, sequence 0 is newer than 0xffffffff.
-      const best = a && b ? (((a.seq - b.seq) | 0) >= 0 ? a : b) : a ?? b
+      const best = a && b ? (((a.seq - b.seq) | 0) >= 0 ? a : b) : (a ?? b)
       if (best !== undefined) {
         value = best.value
         seq = best.seq
@@ -66,5 +66,7 @@ export const openCheckpoint = (path: string, initial: number) =>
           )
         )
       })
-    return { path, value: () => value, write, close: handle.close, existed } as Checkpoint & { readonly existed: boolean }
+    return { path, value: () => value, write, close: handle.close, existed } as Checkpoint & {
+      readonly existed: boolean
+    }
   })

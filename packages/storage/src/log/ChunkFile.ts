@@ -8,10 +8,25 @@ import { Disk, DiskError, join, type FileHandle } from "@vellum/platform"
 import { checksumUpdate } from "../codec/checksum.js"
 import { StorageCorrupt } from "../errors.js"
 import {
-  FOOTER_SIZE, HEADER_SIZE, chunkFileName, completedFileSize, decodeFooter, decodeHeader,
-  encodeFooterPrefix, encodeHeader, sealFooter, type ChunkFooter, type ChunkHeader
+  FOOTER_SIZE,
+  HEADER_SIZE,
+  chunkFileName,
+  completedFileSize,
+  decodeFooter,
+  decodeHeader,
+  encodeFooterPrefix,
+  encodeHeader,
+  sealFooter,
+  type ChunkFooter,
+  type ChunkHeader
 } from "./chunkFormat.js"
-import { mappedBoundary, mappedOffset, readResidentPosMap, type MapBoundary, type ResidentPosMap } from "./PositionMap.js"
+import {
+  mappedBoundary,
+  mappedOffset,
+  readResidentPosMap,
+  type MapBoundary,
+  type ResidentPosMap
+} from "./PositionMap.js"
 
 let nextFileId = 1
 
@@ -69,7 +84,8 @@ export const physicalOffset = (chunk: ChunkFile, position: number): number | und
  * when the chunk's map is damaged.
  */
 export const physicalOffsetAtOrAfter = (chunk: ChunkFile, position: number): MapBoundary | StorageCorrupt => {
-  if (chunk.posMap === undefined) return { offset: HEADER_SIZE + Math.max(0, position - chunk.startPosition), at: undefined, before: undefined }
+  if (chunk.posMap === undefined)
+    return { offset: HEADER_SIZE + Math.max(0, position - chunk.startPosition), at: undefined, before: undefined }
   const boundary = mappedBoundary(chunk, chunk.posMap, position)
   return boundary instanceof StorageCorrupt ? boundary : { ...boundary, offset: HEADER_SIZE + boundary.offset }
 }
@@ -78,20 +94,23 @@ const corrupt = (path: string, message: string) => new StorageCorrupt({ message:
 
 /** Opens an existing chunk file, reading its header and (if present) its footer and position map. */
 export const openChunkFile = (path: string, chunkSize: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = yield* Disk
     const handle = yield* disk.open(path)
     const size = yield* handle.size
     const header = decodeHeader(yield* handle.read(0, HEADER_SIZE))
     if (typeof header === "string") return yield* Effect.fail(corrupt(path, header))
     if (header.chunkSize !== chunkSize) {
-      return yield* Effect.fail(corrupt(path, `chunk size ${header.chunkSize} differs from the configured ${chunkSize}`))
+      return yield* Effect.fail(
+        corrupt(path, `chunk size ${header.chunkSize} differs from the configured ${chunkSize}`)
+      )
     }
     const chunk = makeChunkFile(path, header, handle)
     if (size >= HEADER_SIZE + FOOTER_SIZE) {
       const footer = decodeFooter(yield* handle.read(size - FOOTER_SIZE, FOOTER_SIZE))
       if (typeof footer === "string") chunk.footerProblem = footer
-      else if (completedFileSize(footer) !== size) chunk.footerProblem = `the footer's sizes add up to ${completedFileSize(footer)} bytes, the file has ${size}`
+      else if (completedFileSize(footer) !== size)
+        chunk.footerProblem = `the footer's sizes add up to ${completedFileSize(footer)} bytes, the file has ${size}`
       else {
         chunk.footer = footer
         chunk.dataSize = footer.physicalDataSize
@@ -100,7 +119,9 @@ export const openChunkFile = (path: string, chunkSize: number) =>
         // A damaged map is remembered and fails lookups, not the open.
         if (footer.posMapCount > 0 || header.isScavenged) {
           chunk.posMap = yield* readResidentPosMap(handle, footer.posMapCount, {
-            startPosition: chunk.startPosition, logicalEnd: chunk.startPosition + footer.logicalDataSize, dataSize: footer.physicalDataSize
+            startPosition: chunk.startPosition,
+            logicalEnd: chunk.startPosition + footer.logicalDataSize,
+            dataSize: footer.physicalDataSize
           })
         }
       }
@@ -110,7 +131,7 @@ export const openChunkFile = (path: string, chunkSize: number) =>
 
 /** Recomputes a completed chunk's file checksum and compares it with the footer's. */
 export const verifyChunkFile = (chunk: ChunkFile) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const footer = chunk.footer
     if (footer === undefined) return yield* Effect.fail(corrupt(chunk.path, "chunk is not completed"))
     const end = completedFileSize(footer) - FOOTER_SIZE + 120
@@ -130,7 +151,7 @@ const CHECKSUM_READ_ATTEMPTS = 5
  * would make a sound file look damaged forever.
  */
 export const agreedChecksumPrefix = (handle: FileHandle, length: number): Effect.Effect<number, DiskError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let previous = yield* checksumPrefix(handle, length)
     for (let attempt = 1; attempt < CHECKSUM_READ_ATTEMPTS; attempt++) {
       const next = yield* checksumPrefix(handle, length)
@@ -138,13 +159,16 @@ export const agreedChecksumPrefix = (handle: FileHandle, length: number): Effect
       previous = next
     }
     return yield* new DiskError({
-      reason: "IOError", op: "read", path: handle.path, message: `${CHECKSUM_READ_ATTEMPTS} reads of ${handle.path} gave different checksums`
+      reason: "IOError",
+      op: "read",
+      path: handle.path,
+      message: `${CHECKSUM_READ_ATTEMPTS} reads of ${handle.path} gave different checksums`
     })
   })
 
 /** CRC-32 of the first `length` bytes of a file, read in 4 MiB pieces. */
 export const checksumPrefix = (handle: FileHandle, length: number): Effect.Effect<number, DiskError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const piece = 4 * 1024 * 1024
     let crc = 0
     for (let at = 0; at < length; at += piece) {
@@ -168,7 +192,7 @@ export interface NewChunkOptions {
  * into place, directory synced — so a crash never leaves a chunk name without a valid header.
  */
 export const createChunkFile = (options: NewChunkOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = yield* Disk
     const name = chunkFileName(options.startNumber, 0)
     const path = join(options.dir, name)
@@ -198,7 +222,7 @@ export const createChunkFile = (options: NewChunkOptions) =>
  * recomputed from disk, from reads that agree.
  */
 export const completeChunkFile = (chunk: ChunkFile, runningCrc: number | undefined) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const base = { physicalDataSize: chunk.dataSize, logicalDataSize: chunk.dataSize, posMapCount: 0 }
     const crc = runningCrc ?? (yield* agreedChecksumPrefix(chunk.handle, HEADER_SIZE + chunk.dataSize))
     const prefix = encodeFooterPrefix(base)
@@ -207,6 +231,7 @@ export const completeChunkFile = (chunk: ChunkFile, runningCrc: number | undefin
     yield* chunk.handle.truncate(completedFileSize(base))
     yield* chunk.handle.sync
     const footer = decodeFooter(footerBytes)
-    if (typeof footer === "string") return yield* Effect.die(new Error(`footer encoder produced an invalid footer: ${footer}`))
+    if (typeof footer === "string")
+      return yield* Effect.die(new Error(`footer encoder produced an invalid footer: ${footer}`))
     chunk.footer = footer
   })

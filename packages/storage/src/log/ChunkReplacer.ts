@@ -66,8 +66,12 @@ export interface ReplaceOptions {
 }
 
 export interface ChunkReplacer {
-  readonly replaceChunks: <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>, options?: ReplaceOptions) =>
-    Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E>
+  readonly replaceChunks: <E = never>(
+    firstChunk: number,
+    lastChunk: number,
+    keep: KeepRecord<E>,
+    options?: ReplaceOptions
+  ) => Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E>
   /** Closes every retired handle (at log close). */
   readonly closeRetired: Effect.Effect<void>
 }
@@ -89,18 +93,21 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
     for (let n = first; n <= last; n++) {
       const chunk = ctx.byNumber[n]
       if (chunk === undefined) return `replaceChunks(${first}, ${last}): chunk ${n} does not exist`
-      if (chunk === ctx.active() || !isCompleted(chunk)) return `replaceChunks(${first}, ${last}): chunk ${n} is not completed (the active chunk is never rewritten)`
+      if (chunk === ctx.active() || !isCompleted(chunk))
+        return `replaceChunks(${first}, ${last}): chunk ${n} is not completed (the active chunk is never rewritten)`
       if (busy.has(chunk)) return `replaceChunks(${first}, ${last}): ${chunk.path} is already being replaced`
       if (sources[sources.length - 1] !== chunk) sources.push(chunk)
     }
-    if (sources[0]!.header.startNumber !== first) return `replaceChunks(${first}, ${last}): chunk ${first} is inside ${sources[0]!.path}, which starts at ${sources[0]!.header.startNumber}`
+    if (sources[0]!.header.startNumber !== first)
+      return `replaceChunks(${first}, ${last}): chunk ${first} is inside ${sources[0]!.path}, which starts at ${sources[0]!.header.startNumber}`
     const end = sources[sources.length - 1]!
-    if (end.header.endNumber !== last) return `replaceChunks(${first}, ${last}): chunk ${last} is inside ${end.path}, which ends at ${end.header.endNumber}`
+    if (end.header.endNumber !== last)
+      return `replaceChunks(${first}, ${last}): chunk ${last} is inside ${end.path}, which ends at ${end.header.endNumber}`
     return sources
   }
 
   const closeHandles = (expired: (atMillis: number) => boolean) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       for (let i = retired.length - 1; i >= 0; i--) {
         const { chunk, atMillis } = retired[i]!
         if (!expired(atMillis)) continue
@@ -112,7 +119,7 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
     })
 
   const replace = <E>(sources: ReadonlyArray<ChunkFile>, keep: KeepRecord<E>, pool: BufferPool | undefined) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const disk = yield* Disk
       const first = sources[0]!.header.startNumber
       const last = sources[sources.length - 1]!.header.endNumber
@@ -123,7 +130,9 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       // cannot: a switch durable on disk but not made in memory would leave the new file unused (and its
       // handle open) until a restart.
       const written = yield* Effect.uninterruptibleMask((restore) =>
-        Effect.tap(restore(writeScavengedChunk({ tmpPath, chunkSize: ctx.chunkSize, sources, keep, pool })), (w) => switchIn(sources, w, path, tmpPath))
+        Effect.tap(restore(writeScavengedChunk({ tmpPath, chunkSize: ctx.chunkSize, sources, keep, pool })), (w) =>
+          switchIn(sources, w, path, tmpPath)
+        )
       )
 
       // Step 4.
@@ -133,22 +142,32 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       let oldBytes = 0
       for (const source of sources) oldBytes += completedFileSize(source.footer!)
       const replacement: ChunkReplacement = {
-        startNumber: first, endNumber: last, oldBytes, newBytes: written.fileBytes, kept: written.kept, removed: written.removed
+        startNumber: first,
+        endNumber: last,
+        oldBytes,
+        newBytes: written.fileBytes,
+        kept: written.kept,
+        removed: written.removed
       }
       return replacement
     })
 
   const switchIn = (sources: ReadonlyArray<ChunkFile>, written: RewrittenChunk, path: string, tmpPath: string) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const disk = yield* Disk
       const now = yield* Clock.currentTimeMillis
       // Step 2. Undone as far as possible on failure, so the old files stay the log; where the disk refuses
       // even that, both versions are valid and the next open picks the new one.
       yield* Effect.zipRight(disk.rename(tmpPath, path), disk.syncDir(ctx.dir)).pipe(
         Effect.tapError(() =>
-          Effect.all([written.handle.close, disk.remove(path), disk.remove(tmpPath)].map((e) => Effect.ignore(e)), { discard: true })
+          Effect.all(
+            [written.handle.close, disk.remove(path), disk.remove(tmpPath)].map((e) => Effect.ignore(e)),
+            { discard: true }
+          )
         ),
-        Effect.mapError((error) => new StorageFailed({ message: `switching in the scavenged chunk ${path} failed: ${error.message}` }))
+        Effect.mapError(
+          (error) => new StorageFailed({ message: `switching in the scavenged chunk ${path} failed: ${error.message}` })
+        )
       )
 
       // Step 3: synchronous, so no read sees a half-updated list.
@@ -164,18 +183,26 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       yield* closeHandles((at) => now - at >= RETIRED_HANDLE_GRACE_MILLIS)
     })
 
-  const replaceChunks = <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>, options?: ReplaceOptions) =>
+  const replaceChunks = <E = never>(
+    firstChunk: number,
+    lastChunk: number,
+    keep: KeepRecord<E>,
+    options?: ReplaceOptions
+  ) =>
     Effect.suspend((): Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E> => {
       const failure = ctx.failed()
-      if (failure !== undefined) return Effect.fail(new StorageFailed({ message: `chunks are not rewritten: ${failure}` }))
+      if (failure !== undefined)
+        return Effect.fail(new StorageFailed({ message: `chunks are not rewritten: ${failure}` }))
       const sources = sourcesOf(firstChunk, lastChunk)
       if (typeof sources === "string") return Effect.die(new RangeError(sources))
       for (const source of sources) busy.add(source)
       return replace(sources, keep, options?.pool).pipe(
         Effect.provideService(Disk, ctx.disk),
-        Effect.ensuring(Effect.sync(() => {
-          for (const source of sources) busy.delete(source)
-        }))
+        Effect.ensuring(
+          Effect.sync(() => {
+            for (const source of sources) busy.delete(source)
+          })
+        )
       )
     })
 

@@ -26,8 +26,16 @@ import { checksumUpdate } from "../codec/checksum.js"
 import { StorageCorrupt, StorageFailed } from "../errors.js"
 import type { ChunkFile } from "./ChunkFile.js"
 import {
-  FOOTER_SIZE, HEADER_SIZE, POSMAP_ENTRY_SIZE, completedFileSize, decodeFooter, encodeFooterPrefix, encodeHeader, sealFooter,
-  type ChunkFooter, type ChunkHeader
+  FOOTER_SIZE,
+  HEADER_SIZE,
+  POSMAP_ENTRY_SIZE,
+  completedFileSize,
+  decodeFooter,
+  encodeFooterPrefix,
+  encodeHeader,
+  sealFooter,
+  type ChunkFooter,
+  type ChunkHeader
 } from "./chunkFormat.js"
 import { residentPosMapOf, type ResidentPosMap } from "./PositionMap.js"
 import { scanRecords, type ScannedRecord } from "./RecordScanner.js"
@@ -80,7 +88,11 @@ class SequentialWriter {
   private offset = 0
   crc = 0
 
-  constructor(private readonly handle: FileHandle, readonly buffer: Buffer, capacity: number) {
+  constructor(
+    private readonly handle: FileHandle,
+    readonly buffer: Buffer,
+    capacity: number
+  ) {
     this.buf = buffer.subarray(0, capacity)
   }
 
@@ -120,16 +132,19 @@ class SequentialWriter {
         this.put(bytes)
         return Effect.void
       }
-      return Effect.zipRight(this.flush(), Effect.suspend(() => {
-        if (this.fits(bytes.length)) {
-          this.put(bytes)
-          return Effect.void
-        }
-        const at = this.offset
-        this.offset += bytes.length
-        this.crc = checksumUpdate(this.crc, bytes)
-        return this.handle.write(at, bytes)
-      }))
+      return Effect.zipRight(
+        this.flush(),
+        Effect.suspend(() => {
+          if (this.fits(bytes.length)) {
+            this.put(bytes)
+            return Effect.void
+          }
+          const at = this.offset
+          this.offset += bytes.length
+          this.crc = checksumUpdate(this.crc, bytes)
+          return this.handle.write(at, bytes)
+        })
+      )
     })
   }
 }
@@ -157,14 +172,21 @@ export interface RewriteOptions<E> {
  * removed when the log is opened).
  */
 export const writeScavengedChunk = <E>(options: RewriteOptions<E>) =>
-  Effect.catchIf(writeOnce(options), (error) => error instanceof StorageCorrupt, () => writeOnce(options))
+  Effect.catchIf(
+    writeOnce(options),
+    (error) => error instanceof StorageCorrupt,
+    () => writeOnce(options)
+  )
 
 const writeOnce = <E>(options: RewriteOptions<E>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = yield* Disk
     const { tmpPath, sources, keep, pool } = options
     const writing = <A>(effect: Effect.Effect<A, DiskError>) =>
-      Effect.mapError(effect, (error) => new StorageFailed({ message: `writing the scavenged chunk ${tmpPath} failed: ${error.message}` }))
+      Effect.mapError(
+        effect,
+        (error) => new StorageFailed({ message: `writing the scavenged chunk ${tmpPath} failed: ${error.message}` })
+      )
     const first = sources[0]!
     const last = sources[sources.length - 1]!
     const header: ChunkHeader = {
@@ -182,7 +204,11 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
     for (const source of sources) sourceBytes += HEADER_SIZE + source.dataSize
     const outBytes = Math.min(PIECE, Math.max(64 * 1024, sourceBytes + FOOTER_SIZE))
     const out = new SequentialWriter(handle, takeBuffer(pool, outBytes), outBytes)
-    const scan = scanRecords({ chunks: () => sources }, first.startPosition, last.endPosition, { pieceBytes: PIECE, verifyFiles: true, pool })
+    const scan = scanRecords({ chunks: () => sources }, first.startPosition, last.endPosition, {
+      pieceBytes: PIECE,
+      verifyFiles: true,
+      pool
+    })
     // The position map is built in its file format as records are kept (a 256 MiB chunk keeps ~700,000):
     // one buffer of 12-byte entries, grown by half, is what is written and what the resident map is built
     // from (typed arrays of the entries and then their encoding held each record's entry three times).
@@ -193,7 +219,7 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
       pool?.give(out.buffer)
       pool?.give(mapBuf)
     })
-    const body = Effect.gen(function*() {
+    const body = Effect.gen(function* () {
       out.put(encodeHeader(header))
       let kept = 0
       let dataBytes = 0
@@ -201,7 +227,9 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
       // Kept records are copied in runs (a piece's frames lie back to back), not one by one: appends write
       // streams' events together, so kept and removed records come in long runs.
       const copy = (piece: Buffer, start: number, end: number) =>
-        out.fits(end - start) ? (out.put(piece, start, end), Effect.void) : writing(out.write(piece.subarray(start, end)))
+        out.fits(end - start)
+          ? (out.put(piece, start, end), Effect.void)
+          : writing(out.write(piece.subarray(start, end)))
       while (yield* scan.nextPiece) {
         const piece = scan.piece
         let runStart = -1
@@ -218,7 +246,9 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
           }
           const total = scan.length
           if (dataBytes + total > MAX_PHYSICAL) {
-            return yield* Effect.fail(new StorageFailed({ message: `a scavenged chunk cannot hold more than ${MAX_PHYSICAL} bytes of records` }))
+            return yield* Effect.fail(
+              new StorageFailed({ message: `a scavenged chunk cannot hold more than ${MAX_PHYSICAL} bytes of records` })
+            )
           }
           if (runStart < 0) runStart = scan.frameStart
           runEnd = scan.frameStart + total
@@ -245,20 +275,33 @@ const writeOnce = <E>(options: RewriteOptions<E>) =>
         posMapCount: kept
       }
       const posMap = residentPosMapOf(mapBytes, kept, {
-        startPosition: first.startPosition, logicalEnd: first.startPosition + base.logicalDataSize, dataSize: dataBytes
+        startPosition: first.startPosition,
+        logicalEnd: first.startPosition + base.logicalDataSize,
+        dataSize: dataBytes
       })
-      if (posMap.problem !== undefined) return yield* Effect.die(new Error(`the rewrite built a position map it cannot read back: ${posMap.problem}`))
+      if (posMap.problem !== undefined)
+        return yield* Effect.die(new Error(`the rewrite built a position map it cannot read back: ${posMap.problem}`))
       const prefix = encodeFooterPrefix(base)
       const footerBytes = sealFooter(prefix, checksumUpdate(out.crcSoFar(), prefix, 0, 120))
       yield* writing(out.write(footerBytes))
       yield* writing(out.flush())
       yield* writing(handle.sync)
       const footer = decodeFooter(footerBytes)
-      if (typeof footer === "string") return yield* Effect.die(new Error(`footer encoder produced an invalid footer: ${footer}`))
+      if (typeof footer === "string")
+        return yield* Effect.die(new Error(`footer encoder produced an invalid footer: ${footer}`))
       const result: RewrittenChunk = {
-        handle, header, footer, posMap, fileBytes: completedFileSize(base), kept, removed
+        handle,
+        header,
+        footer,
+        posMap,
+        fileBytes: completedFileSize(base),
+        kept,
+        removed
       }
       return result
     })
-    return yield* Effect.ensuring(Effect.onError(body, () => abandon), giveBack)
+    return yield* Effect.ensuring(
+      Effect.onError(body, () => abandon),
+      giveBack
+    )
   })

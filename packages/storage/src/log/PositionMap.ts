@@ -59,11 +59,14 @@ export interface ResidentPosMap {
 }
 
 /** Entries the map holds in memory (every entry of a sound map): for tests and stats. */
-export const residentEntries = (map: ResidentPosMap): number => map.problem === undefined ? map.count : 0
+export const residentEntries = (map: ResidentPosMap): number => (map.problem === undefined ? map.count : 0)
 
 /** Bytes of memory the map's arrays hold (their whole backing buffers): for tests and stats. */
 export const residentBytes = (map: ResidentPosMap): number =>
-  map.firstLogical.buffer.byteLength + map.firstPhysical.buffer.byteLength + map.groupStart.buffer.byteLength + map.deltas.buffer.byteLength
+  map.firstLogical.buffer.byteLength +
+  map.firstPhysical.buffer.byteLength +
+  map.groupStart.buffer.byteLength +
+  map.deltas.buffer.byteLength
 
 /** What a lookup needs of the chunk file holding a map (a ChunkFile is one). */
 export interface MappedFile {
@@ -86,7 +89,12 @@ const entriesIn = (map: ResidentPosMap, group: number): number =>
   Math.min(POSMAP_GROUP_ENTRIES, map.count - group * POSMAP_GROUP_ENTRIES)
 
 const damagedMap = (count: number, problem: string): ResidentPosMap => ({
-  count, firstLogical: new Float64Array(0), firstPhysical: new Uint32Array(0), groupStart: new Uint32Array(0), deltas: new Uint8Array(0), problem
+  count,
+  firstLogical: new Float64Array(0),
+  firstPhysical: new Uint32Array(0),
+  groupStart: new Uint32Array(0),
+  deltas: new Uint8Array(0),
+  problem
 })
 
 /**
@@ -104,7 +112,10 @@ export class ResidentPosMapBuilder {
   private prevPhysical = -1
   private problem: string | undefined
 
-  constructor(private readonly count: number, private readonly bounds: MapBounds) {
+  constructor(
+    private readonly count: number,
+    private readonly bounds: MapBounds
+  ) {
     const groups = groupCount(count)
     this.firstLogical = new Float64Array(groups)
     this.firstPhysical = new Uint32Array(groups)
@@ -123,10 +134,12 @@ export class ResidentPosMapBuilder {
 
   finish(): ResidentPosMap {
     const { count, bounds } = this
-    if (this.problem === undefined && this.seen !== count) this.problem = `it holds ${this.seen} entries, the footer says ${count}`
+    if (this.problem === undefined && this.seen !== count)
+      this.problem = `it holds ${this.seen} entries, the footer says ${count}`
     if (this.problem === undefined && count > 0) {
       // The last record runs from its offset to the end of the data, and must end inside the chunk.
-      if (this.prevPhysical >= bounds.dataSize) this.problem = `its last offset ${this.prevPhysical} is past the data (${bounds.dataSize} bytes)`
+      if (this.prevPhysical >= bounds.dataSize)
+        this.problem = `its last offset ${this.prevPhysical} is past the data (${bounds.dataSize} bytes)`
       else if (this.prevLogical + (bounds.dataSize - this.prevPhysical) > bounds.logicalEnd) {
         this.problem = `its last record (at ${this.prevLogical}) ends past the chunk's positions (${bounds.logicalEnd})`
       }
@@ -135,7 +148,12 @@ export class ResidentPosMapBuilder {
     // One copy to the exact size, so the map does not keep the growth's slack for its lifetime.
     const deltas = this.length === this.deltas.length ? this.deltas : this.deltas.slice(0, this.length)
     return {
-      count, firstLogical: this.firstLogical, firstPhysical: this.firstPhysical, groupStart: this.groupStart, deltas, problem: undefined
+      count,
+      firstLogical: this.firstLogical,
+      firstPhysical: this.firstPhysical,
+      groupStart: this.groupStart,
+      deltas,
+      problem: undefined
     }
   }
 
@@ -147,7 +165,8 @@ export class ResidentPosMapBuilder {
     const index = this.seen++
     if (index === 0) {
       if (physical !== 0) this.problem = `its first offset is ${physical}, not 0`
-      else if (logical < this.bounds.startPosition) this.problem = `its first position ${logical} is before the chunk (${this.bounds.startPosition})`
+      else if (logical < this.bounds.startPosition)
+        this.problem = `its first position ${logical} is before the chunk (${this.bounds.startPosition})`
     } else if (physical <= this.prevPhysical) {
       this.problem = `entry ${index}'s offset ${physical} does not follow ${this.prevPhysical}`
     } else if (logical - this.prevLogical < physical - this.prevPhysical) {
@@ -193,7 +212,7 @@ export const residentPosMapOf = (bytes: Buffer, count: number, bounds: MapBounds
 
 /** `length` bytes at `offset`, believed once two reads in a row agree (a read may bring damaged bytes). */
 const agreedRead = (handle: FileHandle, offset: number, length: number): Effect.Effect<Buffer, DiskError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let previous = yield* handle.read(offset, length)
     for (let attempt = 1; attempt < AGREED_READ_ATTEMPTS; attempt++) {
       const next = yield* handle.read(offset, length)
@@ -201,13 +220,20 @@ const agreedRead = (handle: FileHandle, offset: number, length: number): Effect.
       previous = next
     }
     return yield* new DiskError({
-      reason: "IOError", op: "read", path: handle.path, message: `${AGREED_READ_ATTEMPTS} reads of ${handle.path}'s position map gave different bytes`
+      reason: "IOError",
+      op: "read",
+      path: handle.path,
+      message: `${AGREED_READ_ATTEMPTS} reads of ${handle.path}'s position map gave different bytes`
     })
   })
 
 /** Reads a completed scavenged chunk's map at open into its resident form. */
-export const readResidentPosMap = (handle: FileHandle, count: number, bounds: MapBounds): Effect.Effect<ResidentPosMap, DiskError> =>
-  Effect.gen(function*() {
+export const readResidentPosMap = (
+  handle: FileHandle,
+  count: number,
+  bounds: MapBounds
+): Effect.Effect<ResidentPosMap, DiskError> =>
+  Effect.gen(function* () {
     const builder = new ResidentPosMapBuilder(count, bounds)
     const start = HEADER_SIZE + bounds.dataSize
     for (let entry = 0; entry < count; entry += OPEN_PIECE_ENTRIES) {
@@ -305,7 +331,11 @@ export const mapMismatch = (expected: number | undefined, actual: number): strin
  * The physical data offset (from the data's start) of the record at `position`: undefined when the map has
  * no entry there (a removed record), StorageCorrupt when the map is damaged.
  */
-export const mappedOffset = (file: MappedFile, map: ResidentPosMap, position: number): number | undefined | StorageCorrupt => {
+export const mappedOffset = (
+  file: MappedFile,
+  map: ResidentPosMap,
+  position: number
+): number | undefined | StorageCorrupt => {
   if (map.problem !== undefined) return mapCorrupt(file, map.problem)
   // The group holding the last entry ≤ position.
   const group = searchFirsts(map.firstLogical, position, true) - 1
@@ -328,7 +358,11 @@ export interface MapBoundary {
 }
 
 /** The boundary between the entries < `position` and those ≥ it; StorageCorrupt when the map is damaged. */
-export const mappedBoundary = (file: MappedFile, map: ResidentPosMap, position: number): MapBoundary | StorageCorrupt => {
+export const mappedBoundary = (
+  file: MappedFile,
+  map: ResidentPosMap,
+  position: number
+): MapBoundary | StorageCorrupt => {
   if (map.problem !== undefined) return mapCorrupt(file, map.problem)
   // The group holding the last entry < position; none when the first entry is already ≥ it.
   const group = searchFirsts(map.firstLogical, position, false) - 1

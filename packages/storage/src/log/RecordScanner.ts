@@ -27,7 +27,14 @@ import { takeBuffer, type BufferPool } from "./BufferPool.js"
 import { isScavenged, physicalOffsetAtOrAfter, type ChunkFile } from "./ChunkFile.js"
 import { FOOTER_SIZE, HEADER_SIZE, completedFileSize } from "./chunkFormat.js"
 import { mapMismatch } from "./PositionMap.js"
-import { FRAME_OVERHEAD, MAX_RECORD_BODY, decodeRecord, eventStreamAt, isWellFramed, type LogRecord } from "./records.js"
+import {
+  FRAME_OVERHEAD,
+  MAX_RECORD_BODY,
+  decodeRecord,
+  eventStreamAt,
+  isWellFramed,
+  type LogRecord
+} from "./records.js"
 
 /** Bytes per read of a chunk file. */
 const PIECE = 4 * 1024 * 1024
@@ -184,7 +191,7 @@ export class RecordScan implements ScannedRecord {
   }
 
   private load(): Effect.Effect<boolean, ReadError> {
-    return Effect.gen(this, function*() {
+    return Effect.gen(this, function* () {
       this.count = 0
       this.index = -1
       this.streamOf = -1
@@ -240,7 +247,10 @@ export class RecordScan implements ScannedRecord {
     this.entryPhys = boundary.offset
     this.entryPosition = boundary.at
     this.physEnd = isScavenged(chunk) ? HEADER_SIZE + chunk.dataSize : HEADER_SIZE + (this.end - chunk.startPosition)
-    this.verifyingFile = this.verifyFiles && chunk.footer !== undefined && this.phys === HEADER_SIZE &&
+    this.verifyingFile =
+      this.verifyFiles &&
+      chunk.footer !== undefined &&
+      this.phys === HEADER_SIZE &&
       HEADER_SIZE + chunk.dataSize - this.physEnd <= this.pieceBytes
     // Nothing of this file is checked yet (a chunk without records is checked whole when the scan leaves it).
     this.fileCrc = 0
@@ -259,11 +269,15 @@ export class RecordScan implements ScannedRecord {
 
   /** Reads the piece at `phys` and finds its records; a StorageCorrupt when a frame fails its checks. */
   private readPiece(chunk: ChunkFile): Effect.Effect<StorageCorrupt | undefined, ReadError> {
-    return Effect.gen(this, function*() {
+    return Effect.gen(this, function* () {
       const dataEnd = HEADER_SIZE + chunk.dataSize
       const start = this.phys
       // At least a length prefix, even when `limit` cuts the record right after its start.
-      let buf = yield* this.readPieceBytes(chunk, start, Math.min(dataEnd, Math.max(start + 8, Math.min(this.physEnd, start + this.pieceBytes))) - start)
+      let buf = yield* this.readPieceBytes(
+        chunk,
+        start,
+        Math.min(dataEnd, Math.max(start + 8, Math.min(this.physEnd, start + this.pieceBytes))) - start
+      )
       this.count = 0
       if (buf.length === 0) return this.damaged(chunk, this.pos, "truncated")
       const verifying = this.verifyingFile
@@ -344,7 +358,7 @@ export class RecordScan implements ScannedRecord {
 
   /** The rest of a file checked by its checksum (a scan's limit may stop short of its last record). */
   private checkFile(chunk: ChunkFile): Effect.Effect<StorageCorrupt | undefined, ReadError> {
-    return Effect.gen(this, function*() {
+    return Effect.gen(this, function* () {
       const footer = chunk.footer!
       const checkedEnd = completedFileSize(footer) - FOOTER_SIZE + 120
       const rest = yield* chunk.handle.read(this.crcEnd, checkedEnd - this.crcEnd)
@@ -352,7 +366,8 @@ export class RecordScan implements ScannedRecord {
       if (checksumUpdate(this.fileCrc, rest) === footer.fileChecksum) return undefined
       return new StorageCorrupt({
         message: `${chunk.path}: the file checksum does not match its contents (the bytes read may have been damaged on the way; scan again)`,
-        path: chunk.path, position: chunk.startPosition
+        path: chunk.path,
+        position: chunk.startPosition
       })
     })
   }
@@ -368,7 +383,11 @@ export class RecordScan implements ScannedRecord {
 
   private damaged(chunk: ChunkFile, position: number, problem: string): StorageCorrupt {
     this.count = 0
-    return new StorageCorrupt({ message: `${chunk.path}: the record at log position ${position} is damaged (${problem})`, path: chunk.path, position })
+    return new StorageCorrupt({
+      message: `${chunk.path}: the record at log position ${position} is damaged (${problem})`,
+      path: chunk.path,
+      position
+    })
   }
 }
 

@@ -47,8 +47,15 @@ import { checksum, checksumUpdate } from "../codec/checksum.js"
 import { StorageCorrupt, StorageFailed, writesRefused, type ReadError } from "../errors.js"
 import { BLOCK_SIZE, BlockCache } from "./BlockCache.js"
 import {
-  completeChunkFile, createChunkFile, isCompleted, isScavenged, openChunkFile, physicalOffset, physicalOffsetAtOrAfter,
-  verifyChunkFile, type ChunkFile
+  completeChunkFile,
+  createChunkFile,
+  isCompleted,
+  isScavenged,
+  openChunkFile,
+  physicalOffset,
+  physicalOffsetAtOrAfter,
+  verifyChunkFile,
+  type ChunkFile
 } from "./ChunkFile.js"
 import { HEADER_SIZE, chunkFileName, encodeHeader } from "./chunkFormat.js"
 import { chunkNames, resolveSuperseded } from "./chunkPrecedence.js"
@@ -57,7 +64,6 @@ import { makeChunkReplacer, type ChunkReplacement, type ReplaceOptions } from ".
 import { mapMismatch } from "./PositionMap.js"
 import { FRAME_OVERHEAD, decodeRecord, encodeRecord, framedLength, type LogRecord, type NewRecord } from "./records.js"
 import type { KeepRecord } from "./ChunkRewrite.js"
-
 
 /**
  * A new chunk's running checksum starts from the header it was created with, not from a read of it: a
@@ -137,7 +143,11 @@ export interface TransactionLog {
    * The record at a position, if it is below `limit` and exists: undefined if scavenged away, or at the
    * end of a chunk's data (a record boundary with no record); StorageCorrupt where no record can start.
    */
-  readonly readRecord: (position: number, limit: number, options?: ReadRecordOptions) => Effect.Effect<LogRecord | undefined, ReadError>
+  readonly readRecord: (
+    position: number,
+    limit: number,
+    options?: ReadRecordOptions
+  ) => Effect.Effect<LogRecord | undefined, ReadError>
   /**
    * `readRecord` without an Effect when the record's bytes are in the block cache and intact: the record
    * (or undefined where `readRecord` would give undefined), or `NotCached` — then use `readRecord`.
@@ -162,8 +172,12 @@ export interface TransactionLog {
    * whole completed files (or touches the active chunk) is a defect (Effect.die). A disk error fails the
    * replacement and leaves the old files in use; it does not stop the writer.
    */
-  readonly replaceChunks: <E = never>(firstChunk: number, lastChunk: number, keep: KeepRecord<E>, options?: ReplaceOptions) =>
-    Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E>
+  readonly replaceChunks: <E = never>(
+    firstChunk: number,
+    lastChunk: number,
+    keep: KeepRecord<E>,
+    options?: ReplaceOptions
+  ) => Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E>
   /**
    * After a failed write: restores the last acknowledged state durably (see the module comment) and lets
    * writes in again; fails (and writes stay refused) while the disk still fails. A no-op when nothing failed.
@@ -189,7 +203,7 @@ assert(SCAN_READ_AHEAD % BLOCK_SIZE === 0, "TransactionLog: the scan read-ahead 
 
 /** Opens (recovering) or creates the log in `config.dir`. `newChunkId` supplies chunk ids (from Random). */
 export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = yield* Disk
     const cs = config.chunkSize
     yield* disk.mkdir(config.dir)
@@ -237,7 +251,9 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     // Chunks that start after the one holding the checkpoint.
     const beyond = opened.filter((c) => c.header.startNumber > (active?.header.endNumber ?? n - 1))
     if (beyond.length > 1 || beyond.some(isCompleted)) {
-      return yield* Effect.fail(corrupt(`chunks exist past the writer checkpoint ${w}: ${beyond.map((c) => c.path).join(", ")}`, w))
+      return yield* Effect.fail(
+        corrupt(`chunks exist past the writer checkpoint ${w}: ${beyond.map((c) => c.path).join(", ")}`, w)
+      )
     }
     // Created ahead of the checkpoint by a crash mid-rollover: nothing in it was acknowledged. It is
     // removed only once the rest has been found consistent (recovery changes nothing on disk before).
@@ -245,7 +261,9 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     if (active === undefined && byNumber.length !== n) {
       // Every chunk below the checkpoint holds acknowledged records; creating chunk `byNumber.length` here
       // would silently move the checkpoint back over them.
-      return yield* Effect.fail(corrupt(`chunk ${byNumber.length} is missing: the writer checkpoint ${w} is in chunk ${n}`, w))
+      return yield* Effect.fail(
+        corrupt(`chunk ${byNumber.length} is missing: the writer checkpoint ${w} is in chunk ${n}`, w)
+      )
     }
     // A footer at the end of a chunk file is trusted as it is only where the next chunk exists (the writer
     // creates a chunk only after syncing its predecessor's footer). Where a crash mid-rollover leaves the
@@ -254,7 +272,10 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     // record data, which a client can shape into a footer that passes its own CRC (the file checksum
     // covers the random chunk id, so it cannot be forged).
     const footerIsGenuine = (chunk: ChunkFile): Effect.Effect<boolean, DiskError> =>
-      verifyChunkFile(chunk).pipe(Effect.as(true), Effect.catchTag("StorageCorrupt", () => Effect.succeed(false)))
+      verifyChunkFile(chunk).pipe(
+        Effect.as(true),
+        Effect.catchTag("StorageCorrupt", () => Effect.succeed(false))
+      )
     const notCompleted = (chunk: ChunkFile) => {
       chunk.footer = undefined
       chunk.posMap = undefined
@@ -266,28 +287,45 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     // rollover of a full chunk after the checkpoint moved and before the footer was synced (the
     // reference opens it the same way: EventStore/EventStore: src/EventStore.Core/TransactionLog/Chunks/TFChunkDb.cs).
     // The chunk's data is all acknowledged; it is completed below.
-    const completeFull = previous !== undefined && !isCompleted(previous) && previous.header.endNumber === n - 1 ? previous : undefined
+    const completeFull =
+      previous !== undefined && !isCompleted(previous) && previous.header.endNumber === n - 1 ? previous : undefined
     if (completeFull !== undefined) {
       const size = yield* completeFull.handle.size
       if (size < HEADER_SIZE + cs) {
-        return yield* Effect.fail(corrupt(`chunk ${completeFull.path} holds ${size - HEADER_SIZE} bytes, less than the writer checkpoint needs (${cs})`, w))
+        return yield* Effect.fail(
+          corrupt(
+            `chunk ${completeFull.path} holds ${size - HEADER_SIZE} bytes, less than the writer checkpoint needs (${cs})`,
+            w
+          )
+        )
       }
     }
     for (const chunk of opened) {
       if (chunk.header.endNumber < n && !isCompleted(chunk) && chunk !== completeFull) {
-        return yield* Effect.fail(corrupt(`chunk ${chunk.path} before the writer checkpoint is not completed${chunk.footerProblem !== undefined ? ` (${chunk.footerProblem})` : ""}`, w))
+        return yield* Effect.fail(
+          corrupt(
+            `chunk ${chunk.path} before the writer checkpoint is not completed${chunk.footerProblem !== undefined ? ` (${chunk.footerProblem})` : ""}`,
+            w
+          )
+        )
       }
     }
     if (active !== undefined && isCompleted(active) && !(yield* footerIsGenuine(active))) notCompleted(active)
     let activeSize = 0
     if (active !== undefined && isCompleted(active)) {
       const dataEnd = active.startPosition + active.footer!.logicalDataSize
-      if (w !== dataEnd) return yield* Effect.fail(corrupt(`writer checkpoint ${w} is inside completed chunk ${active.path}`, w))
+      if (w !== dataEnd)
+        return yield* Effect.fail(corrupt(`writer checkpoint ${w} is inside completed chunk ${active.path}`, w))
     } else if (active !== undefined) {
       const off = w - active.startPosition
       activeSize = yield* active.handle.size
       if (activeSize < HEADER_SIZE + off) {
-        return yield* Effect.fail(corrupt(`chunk ${active.path} holds ${activeSize - HEADER_SIZE} bytes, less than the writer checkpoint needs (${off})`, w))
+        return yield* Effect.fail(
+          corrupt(
+            `chunk ${active.path} holds ${activeSize - HEADER_SIZE} bytes, less than the writer checkpoint needs (${off})`,
+            w
+          )
+        )
       }
     } else if (w !== n * cs) {
       return yield* Effect.fail(corrupt(`the chunk holding the writer checkpoint ${w} is missing`, w))
@@ -322,7 +360,13 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     }
     if (active === undefined) {
       const startNumber = byNumber.length
-      active = yield* createChunkFile({ dir: config.dir, startNumber, chunkSize: cs, chunkId: yield* newChunkId, preallocate: config.preallocate })
+      active = yield* createChunkFile({
+        dir: config.dir,
+        startNumber,
+        chunkSize: cs,
+        chunkId: yield* newChunkId,
+        preallocate: config.preallocate
+      })
       byNumber[startNumber] = active
       runningCrc = headerChecksum(active)
       w = active.startPosition
@@ -330,7 +374,8 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     if (w !== checkpoint.value()) yield* checkpoint.write(w)
     yield* disk.syncDir(config.dir)
     if (config.verifyOnOpen) {
-      for (const chunk of opened) if (isCompleted(chunk) && byNumber[chunk.header.startNumber] === chunk) yield* verifyChunkFile(chunk)
+      for (const chunk of opened)
+        if (isCompleted(chunk) && byNumber[chunk.header.startNumber] === chunk) yield* verifyChunkFile(chunk)
     }
     return makeLog(config, { checkpoint, byNumber, active, runningCrc, newChunkId, disk })
   })
@@ -343,7 +388,11 @@ interface Acknowledged {
 }
 
 interface LogState {
-  readonly checkpoint: { readonly value: () => number; readonly write: (v: number) => Effect.Effect<void, DiskError>; readonly close: Effect.Effect<void, DiskError> }
+  readonly checkpoint: {
+    readonly value: () => number
+    readonly write: (v: number) => Effect.Effect<void, DiskError>
+    readonly close: Effect.Effect<void, DiskError>
+  }
   readonly byNumber: Array<ChunkFile | undefined>
   active: ChunkFile
   runningCrc: number | undefined
@@ -419,12 +468,18 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
    * state of the last acknowledged batch (`back`), which is the one time the log shrinks on purpose.
    */
   const moveCheckpoint = (to: number, back: boolean) => {
-    assert(to <= state.active.startPosition + state.active.dataSize, "TransactionLog: the checkpoint is never ahead of synced data")
-    assert(back || to >= state.checkpoint.value(), "TransactionLog: the checkpoint moves back only while recovering a failed write")
+    assert(
+      to <= state.active.startPosition + state.active.dataSize,
+      "TransactionLog: the checkpoint is never ahead of synced data"
+    )
+    assert(
+      back || to >= state.checkpoint.value(),
+      "TransactionLog: the checkpoint moves back only while recovering a failed write"
+    )
     return state.checkpoint.write(to)
   }
 
-  const rollover = Effect.gen(function*() {
+  const rollover = Effect.gen(function* () {
     const chunk = state.active
     yield* moveCheckpoint(chunk.startPosition + chunk.dataSize, false)
     yield* completeChunkFile(chunk, state.runningCrc)
@@ -442,10 +497,13 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   })
 
   const writeSegments = (batch: PreparedBatch) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       for (const segment of batch.segments) {
         const chunk = state.active
-        assert(segment.chunkNumber === chunk.header.startNumber && segment.dataOffset === chunk.dataSize, "TransactionLog: writes only at the end of the log")
+        assert(
+          segment.chunkNumber === chunk.header.startNumber && segment.dataOffset === chunk.dataSize,
+          "TransactionLog: writes only at the end of the log"
+        )
         if (segment.bytes.length > 0) {
           yield* chunk.handle.write(HEADER_SIZE + segment.dataOffset, segment.bytes)
           if (state.runningCrc !== undefined) state.runningCrc = checksumUpdate(state.runningCrc, segment.bytes)
@@ -463,7 +521,11 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     Effect.suspend(() => {
       // Checked when the write runs, not when it is built: a write built before a failure must not run.
       if (failure !== undefined) return Effect.fail(failure)
-      const acknowledged: Acknowledged = { chunk: state.active, dataSize: state.active.dataSize, runningCrc: state.runningCrc }
+      const acknowledged: Acknowledged = {
+        chunk: state.active,
+        dataSize: state.active.dataSize,
+        runningCrc: state.runningCrc
+      }
       return writeSegments(batch).pipe(
         Effect.provideService(Disk, state.disk),
         Effect.catchAll((error) => {
@@ -476,7 +538,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
 
   /** Cuts a chunk's file back to its data (a footer, whole or partial, goes) and syncs it. */
   const dropFooter = (chunk: ChunkFile) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* chunk.handle.truncate(HEADER_SIZE + chunk.dataSize)
       yield* chunk.handle.sync
       chunk.footer = undefined
@@ -487,7 +549,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
    * Retried from the start after a failure: every step is safe to run again.
    */
   const restore = (point: Acknowledged) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const disk = state.disk
       // A chunk a failed rollover left half created (after the active one, never in use) goes first: it
       // lies past the checkpoint, and once the chunks before it go it would sit past a gap.
@@ -563,14 +625,22 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   }
 
   const corruptAt = (chunk: ChunkFile, position: number, problem: string) =>
-    new StorageCorrupt({ message: `${chunk.path}: the record at log position ${position} is damaged (${problem})`, path: chunk.path, position })
+    new StorageCorrupt({
+      message: `${chunk.path}: the record at log position ${position} is damaged (${problem})`,
+      path: chunk.path,
+      position
+    })
 
   /**
    * Bytes [start, end) of a chunk file through the block cache, never past the chunk's written data
    * (`HEADER_SIZE + dataSize`): what lies beyond is preallocated zeros, a footer or nothing.
    */
-  const readRange = (chunk: ChunkFile, start: number, end: number, fetch?: { readonly start: number; readonly end: number }) =>
-    cache.range(chunk.fileId, chunk.handle, start, end, HEADER_SIZE + chunk.dataSize, fetch)
+  const readRange = (
+    chunk: ChunkFile,
+    start: number,
+    end: number,
+    fetch?: { readonly start: number; readonly end: number }
+  ) => cache.range(chunk.fileId, chunk.handle, start, end, HEADER_SIZE + chunk.dataSize, fetch)
 
   /**
    * Runs a read; when it meets a damaged record, forgets that chunk's cached blocks and reads once more
@@ -589,7 +659,11 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   const readUncached = (chunk: ChunkFile, start: number, end: number) =>
     chunk.handle.read(start, Math.max(0, Math.min(end, HEADER_SIZE + chunk.dataSize) - start))
 
-  const readRecordOnce = (position: number, limit: number, uncached: boolean): Effect.Effect<LogRecord | undefined, ReadError> =>
+  const readRecordOnce = (
+    position: number,
+    limit: number,
+    uncached: boolean
+  ): Effect.Effect<LogRecord | undefined, ReadError> =>
     Effect.suspend(() => {
       if (position < 0 || position >= limit) return Effect.succeed(undefined)
       const chunk = chunkFor(position)
@@ -644,10 +718,15 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
 
   /** Logical end of the data of a chunk as visible under `limit`. */
   const visibleEnd = (chunk: ChunkFile, limit: number): number =>
-    Math.min(limit, chunk.footer !== undefined ? chunk.startPosition + chunk.footer.logicalDataSize : chunk.startPosition + chunk.dataSize)
+    Math.min(
+      limit,
+      chunk.footer !== undefined
+        ? chunk.startPosition + chunk.footer.logicalDataSize
+        : chunk.startPosition + chunk.dataSize
+    )
 
   const scanForwardOnce = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const records: Array<LogRecord> = []
       let pos = Math.max(0, from)
       while (records.length < maxCount && pos < limit) {
@@ -671,7 +750,10 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         }
         // At least a record's length prefix, even when `limit` cuts the record right after its start.
         const spanEnd = Math.max(physStart + 8, Math.min(physEnd, blockStart(physStart) + BLOCK_SIZE))
-        const span = yield* readRange(chunk, physStart, spanEnd, { start: physStart, end: Math.min(physEnd, physStart + SCAN_READ_AHEAD) })
+        const span = yield* readRange(chunk, physStart, spanEnd, {
+          start: physStart,
+          end: Math.min(physEnd, physStart + SCAN_READ_AHEAD)
+        })
         let at = 0
         let progressed = false
         while (records.length < maxCount && at + 8 <= span.length) {
@@ -709,7 +791,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           at += total
           progressed = true
         }
-        if (!progressed && pos < end) return yield* Effect.fail(corruptAt(chunk, pos, "no record where one was expected"))
+        if (!progressed && pos < end)
+          return yield* Effect.fail(corruptAt(chunk, pos, "no record where one was expected"))
       }
       // Never hand out a position in the gap at the end of a completed chunk as `next`: it is not a record
       // boundary (a reader told to continue there would be refused); continue at the next chunk instead.
@@ -725,7 +808,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     isScavenged(chunk) ? position + 1 : position + framed
 
   const scanBackwardOnce = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const records: Array<LogRecord> = []
       // Not past the end of the written log: there is no chunk to start from there.
       let pos = Math.min(from, limit, state.active.startPosition + state.active.dataSize)
@@ -748,7 +831,10 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           continue
         }
         const spanStart = Math.max(HEADER_SIZE, Math.min(blockStart(physEnd - 1), physEnd - 8))
-        let span = yield* readRange(chunk, spanStart, physEnd, { start: Math.max(HEADER_SIZE, physEnd - SCAN_READ_AHEAD), end: physEnd })
+        let span = yield* readRange(chunk, spanStart, physEnd, {
+          start: Math.max(HEADER_SIZE, physEnd - SCAN_READ_AHEAD),
+          end: physEnd
+        })
         let at = span.length
         while (records.length < maxCount && at > 0) {
           if (at < 4) break
@@ -772,22 +858,30 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
           pos = result.record.logPosition
           at -= total
         }
-        if (at === span.length && records.length < maxCount) return yield* Effect.fail(corruptAt(chunk, pos, "no record where one was expected"))
+        if (at === span.length && records.length < maxCount)
+          return yield* Effect.fail(corruptAt(chunk, pos, "no record where one was expected"))
       }
       return { records, next: pos, reachedEnd: pos <= 0 }
     })
 
   const readRecord = (position: number, limit: number, options?: ReadRecordOptions) =>
     rereadIfDamaged(() => readRecordOnce(position, limit, options?.uncached === true))
-  const scanForward = (from: number, limit: number, maxCount: number) => rereadIfDamaged(() => scanForwardOnce(from, limit, maxCount))
-  const scanBackward = (from: number, limit: number, maxCount: number) => rereadIfDamaged(() => scanBackwardOnce(from, limit, maxCount))
+  const scanForward = (from: number, limit: number, maxCount: number) =>
+    rereadIfDamaged(() => scanForwardOnce(from, limit, maxCount))
+  const scanBackward = (from: number, limit: number, maxCount: number) =>
+    rereadIfDamaged(() => scanBackwardOnce(from, limit, maxCount))
 
   const replacer = makeChunkReplacer({
-    dir: config.dir, chunkSize: cs, byNumber: state.byNumber, active: () => state.active, cache, disk: state.disk,
+    dir: config.dir,
+    chunkSize: cs,
+    byNumber: state.byNumber,
+    active: () => state.active,
+    cache,
+    disk: state.disk,
     failed: () => failure?.message
   })
 
-  const close = Effect.gen(function*() {
+  const close = Effect.gen(function* () {
     yield* replacer.closeRetired
     const seen = new Set<ChunkFile>()
     for (const chunk of state.byNumber) {
@@ -813,7 +907,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     replaceChunks: replacer.replaceChunks,
     recover,
     failure: () => failure,
-    failed: () => failure === undefined ? undefined : `${failure.message} (${failure.detail ?? "no detail"})`,
+    failed: () => (failure === undefined ? undefined : `${failure.message} (${failure.detail ?? "no detail"})`),
     cache,
     close
   }

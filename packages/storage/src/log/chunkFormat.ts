@@ -74,7 +74,8 @@ export const decodeHeader = (buf: Buffer): ChunkHeader | string => {
   if (buf.length < HEADER_SIZE) return "header is truncated"
   if (buf.readUInt32LE(0) !== HEADER_MAGIC) return "header magic is wrong"
   // The version first: a chunk of an older format (other checksums) is named as such, not as damaged.
-  if (buf[4] !== FORMAT_VERSION) return `unsupported chunk format version ${buf[4]} (this node writes ${FORMAT_VERSION})`
+  if (buf[4] !== FORMAT_VERSION)
+    return `unsupported chunk format version ${buf[4]} (this node writes ${FORMAT_VERSION})`
   if (checksum(buf, 0, 124) !== buf.readUInt32LE(124)) return "header checksum mismatch"
   return {
     chunkSize: buf.readUInt32LE(6),

@@ -63,7 +63,8 @@ export const resolveSuperseded = (opened: ReadonlyArray<ChunkFile>): ChunkCover 
       continue
     }
     // A replacement covers whole files and is completed (synced) before it gets its name.
-    const replaced = cover.header.isScavenged && cover.footer !== undefined && chunk.header.endNumber <= cover.header.endNumber
+    const replaced =
+      cover.header.isScavenged && cover.footer !== undefined && chunk.header.endNumber <= cover.header.endNumber
     if (!replaced) {
       return `${chunk.path} (chunks ${chunk.header.startNumber}-${chunk.header.endNumber}) overlaps ${cover.path} (chunks ${cover.header.startNumber}-${cover.header.endNumber})`
     }

@@ -24,7 +24,17 @@
  */
 import { checksum } from "../codec/checksum.js"
 import { Utf8Interner } from "../codec/interner.js"
-import { readI64, readU32Unchecked, readU64, uuidFromBytes, uuidToBytes, writeI64, writeU32Unchecked, writeU64, type ByteWriter } from "../codec/bytes.js"
+import {
+  readI64,
+  readU32Unchecked,
+  readU64,
+  uuidFromBytes,
+  uuidToBytes,
+  writeI64,
+  writeU32Unchecked,
+  writeU64,
+  type ByteWriter
+} from "../codec/bytes.js"
 
 export const FRAME_OVERHEAD = 12
 export const MAX_RECORD_BODY = 16 * 1024 * 1024
@@ -125,8 +135,21 @@ const typeLength = (s: string): number => {
 export const bodyLength = (record: NewRecord): number => {
   switch (record.kind) {
     case RecordKind.Event:
-      return HEADER + 2 + 8 + 8 + 16 + 4 + streamLength(record.stream) + 4 + typeLength(record.eventType) +
-        4 + record.data.length + 4 + record.metadata.length
+      return (
+        HEADER +
+        2 +
+        8 +
+        8 +
+        16 +
+        4 +
+        streamLength(record.stream) +
+        4 +
+        typeLength(record.eventType) +
+        4 +
+        record.data.length +
+        4 +
+        record.metadata.length
+      )
     case RecordKind.Commit:
       return HEADER + 8 + 8 + 16 + 8
     case RecordKind.Epoch:
@@ -296,7 +319,7 @@ const fieldLength = (buf: Buffer, offset: number, end: number): number => {
 // Data and metadata are views, not copies: the buffers records are decoded from (cached blocks, fresh disk
 // reads, concatenated spans) are never written after they are made, so the bytes stay valid for as long as
 // a caller keeps the event. Copying was a quarter of a read's time (mostly garbage collection).
-const view = (buf: Buffer, start: number, n: number): Buffer => n === 0 ? EMPTY : buf.subarray(start, start + n)
+const view = (buf: Buffer, start: number, n: number): Buffer => (n === 0 ? EMPTY : buf.subarray(start, start + n))
 
 /**
  * Decodes the framed record starting at `offset` of `buf`, which holds bytes up to `limit`.
@@ -351,7 +374,18 @@ const decodeBody = (buf: Buffer, kind: number, logPosition: number, o: number, e
       const metadataLength = fieldLength(buf, at, end)
       const metadata = view(buf, at + 4, metadataLength)
       if (at + 4 + metadataLength !== end) return undefined
-      return { kind: RecordKind.Event, logPosition, flags, eventNumber, createdMicros, eventId, stream, eventType, data, metadata }
+      return {
+        kind: RecordKind.Event,
+        logPosition,
+        flags,
+        eventNumber,
+        createdMicros,
+        eventId,
+        stream,
+        eventType,
+        data,
+        metadata
+      }
     }
     case RecordKind.Commit:
       return {

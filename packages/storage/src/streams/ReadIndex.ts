@@ -18,7 +18,14 @@ import { EventFlags, RecordKind, type EventRecord, type LogRecord } from "../log
 import type { TableIndex } from "../tableindex/TableIndex.js"
 import type { IndexCorrupt } from "../tableindex/Entry.js"
 import { StorageCorrupt } from "../errors.js"
-import { EmptyMetadata, isExpired, isSoftDeleted, parseMetadata, readLowerBound, type StreamMetadata } from "./metadata.js"
+import {
+  EmptyMetadata,
+  isExpired,
+  isSoftDeleted,
+  parseMetadata,
+  readLowerBound,
+  type StreamMetadata
+} from "./metadata.js"
 import { DeletedStreamNumber, isMetastream, metastreamOf, originalStreamOf } from "./names.js"
 
 /** A page of a stream read, over events of type E (records here; resolved events in EventStore). */
@@ -57,7 +64,11 @@ const EmptyMeta: MetaInfo = { metadata: EmptyMetadata, metaLastEventNumber: -1, 
 const MetastreamMetadata: StreamMetadata = { maxCount: 1 }
 
 const fromIndexError = <A>(effect: Effect.Effect<A, IndexCorrupt | ReadError>): Effect.Effect<A, ReadError> =>
-  Effect.mapError(effect, (e) => e._tag === "IndexCorrupt" ? new StorageCorrupt({ message: `index damaged: ${e.message}`, path: e.path, cause: e }) : e)
+  Effect.mapError(effect, (e) =>
+    e._tag === "IndexCorrupt"
+      ? new StorageCorrupt({ message: `index damaged: ${e.message}`, path: e.path, cause: e })
+      : e
+  )
 
 export interface ReadIndexConfig {
   readonly streamInfoCacheCapacity: number
@@ -132,7 +143,7 @@ export class ReadIndex {
 
   /** -1 when the stream has no events; DeletedStreamNumber when it (or, for `$$S`, S) is hard-deleted. */
   lastEventNumber(stream: string): Effect.Effect<number, ReadError> {
-    return Effect.gen(this, function*() {
+    return Effect.gen(this, function* () {
       if (isMetastream(stream)) {
         const original = yield* this.lastEventNumber(originalStreamOf(stream))
         if (original === DeletedStreamNumber) return DeletedStreamNumber
@@ -146,7 +157,7 @@ export class ReadIndex {
   }
 
   private findLast(stream: string): Effect.Effect<number, ReadError> {
-    return Effect.gen(this, function*() {
+    return Effect.gen(this, function* () {
       // Most streams answer from the first candidate; on hash collisions walk further (unbounded, unlike
       // the reference's limit of 100, so a colliding stream never reads as "invalid").
       let candidates = yield* fromIndexError(this.index.latest(stream, 8))
@@ -164,7 +175,7 @@ export class ReadIndex {
 
   /** The stream's metadata, from the last event of `$$stream`. */
   metaInfo(stream: string): Effect.Effect<MetaInfo, ReadError> {
-    return Effect.gen(this, function*() {
+    return Effect.gen(this, function* () {
       const cached = this.metas.get(stream)
       if (cached !== undefined) return cached
       const meta = metastreamOf(stream)
@@ -172,9 +183,14 @@ export class ReadIndex {
       let info = EmptyMeta
       if (last >= 0) {
         const event = yield* this.eventAt(meta, last)
-        info = event === undefined
-          ? { metadata: EmptyMetadata, metaLastEventNumber: last, raw: undefined }
-          : { metadata: parseMetadata(event.data, (event.flags & EventFlags.Json) !== 0), metaLastEventNumber: last, raw: event.data }
+        info =
+          event === undefined
+            ? { metadata: EmptyMetadata, metaLastEventNumber: last, raw: undefined }
+            : {
+                metadata: parseMetadata(event.data, (event.flags & EventFlags.Json) !== 0),
+                metaLastEventNumber: last,
+                raw: event.data
+              }
       }
       this.metas.set(stream, info)
       return info
@@ -183,12 +199,14 @@ export class ReadIndex {
 
   /** Metadata that governs reads of a stream (metastreams: `$maxCount` 1). */
   effectiveMetadata(stream: string): Effect.Effect<StreamMetadata, ReadError> {
-    return isMetastream(stream) ? Effect.succeed(MetastreamMetadata) : Effect.map(this.metaInfo(stream), (m) => m.metadata)
+    return isMetastream(stream)
+      ? Effect.succeed(MetastreamMetadata)
+      : Effect.map(this.metaInfo(stream), (m) => m.metadata)
   }
 
   /** The event numbered `n` of a stream, ignoring read rules (lowest position wins on duplicates). */
   eventAt(stream: string, n: number): Effect.Effect<EventRecord | undefined, ReadError> {
-    return Effect.gen(this, function*() {
+    return Effect.gen(this, function* () {
       const entries = yield* fromIndexError(this.index.range(stream, n, n))
       for (const entry of entries) {
         const event = yield* this.eventFor(stream, entry.position)
@@ -200,7 +218,7 @@ export class ReadIndex {
 
   /** Events of a stream numbered from..to, ascending, deduplicated, ignoring read rules. */
   eventsBetween(stream: string, from: number, to: number): Effect.Effect<Array<EventRecord>, ReadError> {
-    return Effect.gen(this, function*() {
+    return Effect.gen(this, function* () {
       if (to < from) return []
       const entries = yield* fromIndexError(this.index.range(stream, from, to))
       const out: Array<EventRecord> = []
@@ -224,8 +242,10 @@ export class ReadIndex {
    * exact; a table hit may belong to another stream with the same hash, so it is checked against its record
    * (a record a scavenge removed reads as absent, so its entry is left out too).
    */
-  liveEntries(stream: string): Effect.Effect<Array<{ readonly eventNumber: number; readonly position: number }>, ReadError> {
-    return Effect.gen(this, function*() {
+  liveEntries(
+    stream: string
+  ): Effect.Effect<Array<{ readonly eventNumber: number; readonly position: number }>, ReadError> {
+    return Effect.gen(this, function* () {
       const entries = yield* fromIndexError(this.index.range(stream, 0, DeletedStreamNumber))
       const out: Array<{ eventNumber: number; position: number }> = []
       let lastNumber = -1
@@ -243,47 +263,92 @@ export class ReadIndex {
     })
   }
 
-  readForward(stream: string, from: number, maxCount: number, nowMicros: number): Effect.Effect<StreamReadResult, ReadError> {
-    return Effect.gen(this, function*() {
+  readForward(
+    stream: string,
+    from: number,
+    maxCount: number,
+    nowMicros: number
+  ): Effect.Effect<StreamReadResult, ReadError> {
+    return Effect.gen(this, function* () {
       const head = yield* this.streamHead(stream)
       if (head._tag !== "Open") return head.result
       const { last, metadata } = head
       const end = from + maxCount - 1
       const min = readLowerBound(metadata, last)
-      if (end < min) return { _tag: "Success", events: [], nextEventNumber: min, lastEventNumber: last, isEndOfStream: false, metadata }
+      if (end < min)
+        return {
+          _tag: "Success",
+          events: [],
+          nextEventNumber: min,
+          lastEventNumber: last,
+          isEndOfStream: false,
+          metadata
+        }
       const start = Math.max(from, min)
       const all = yield* this.eventsBetween(stream, start, Math.min(end, last))
-      const events = metadata.maxAge === undefined ? all : all.filter((e) => !isExpired(metadata, e.createdMicros, nowMicros))
+      const events =
+        metadata.maxAge === undefined ? all : all.filter((e) => !isExpired(metadata, e.createdMicros, nowMicros))
       if (events.length === 0 && metadata.maxAge !== undefined && start <= last) {
         // Nothing live in this window: point the reader at the first live event (expired ones are a prefix).
         const firstLive = yield* this.firstLiveAtOrAfter(stream, start, last, metadata, nowMicros)
         return firstLive === undefined
-          ? { _tag: "Success", events: [], nextEventNumber: last + 1, lastEventNumber: last, isEndOfStream: true, metadata }
-          : { _tag: "Success", events: [], nextEventNumber: firstLive, lastEventNumber: last, isEndOfStream: firstLive > last, metadata }
+          ? {
+              _tag: "Success",
+              events: [],
+              nextEventNumber: last + 1,
+              lastEventNumber: last,
+              isEndOfStream: true,
+              metadata
+            }
+          : {
+              _tag: "Success",
+              events: [],
+              nextEventNumber: firstLive,
+              lastEventNumber: last,
+              isEndOfStream: firstLive > last,
+              metadata
+            }
       }
-      const nextEventNumber = events.length > 0 ? events[events.length - 1]!.eventNumber + 1 : Math.min(end + 1, last + 1)
+      const nextEventNumber =
+        events.length > 0 ? events[events.length - 1]!.eventNumber + 1 : Math.min(end + 1, last + 1)
       return { _tag: "Success", events, nextEventNumber, lastEventNumber: last, isEndOfStream: end >= last, metadata }
     })
   }
 
   /** `from` < 0 reads from the end. Events come newest first. */
-  readBackward(stream: string, from: number, maxCount: number, nowMicros: number): Effect.Effect<StreamReadResult, ReadError> {
-    return Effect.gen(this, function*() {
+  readBackward(
+    stream: string,
+    from: number,
+    maxCount: number,
+    nowMicros: number
+  ): Effect.Effect<StreamReadResult, ReadError> {
+    return Effect.gen(this, function* () {
       const head = yield* this.streamHead(stream)
       if (head._tag !== "Open") return head.result
       const { last, metadata } = head
       const end = from < 0 ? last : from
       let start = Math.max(0, end - maxCount + 1)
       const min = readLowerBound(metadata, last)
-      if (end < min) return { _tag: "Success", events: [], nextEventNumber: -1, lastEventNumber: last, isEndOfStream: true, metadata }
+      if (end < min)
+        return {
+          _tag: "Success",
+          events: [],
+          nextEventNumber: -1,
+          lastEventNumber: last,
+          isEndOfStream: true,
+          metadata
+        }
       let endOfStream = false
       if (start <= min) {
         endOfStream = true
         start = min
       }
       const all = (yield* this.eventsBetween(stream, start, Math.min(end, last))).reverse()
-      const events = metadata.maxAge === undefined ? all : all.filter((e) => !isExpired(metadata, e.createdMicros, nowMicros))
-      endOfStream = endOfStream || start === 0 ||
+      const events =
+        metadata.maxAge === undefined ? all : all.filter((e) => !isExpired(metadata, e.createdMicros, nowMicros))
+      endOfStream =
+        endOfStream ||
+        start === 0 ||
         (start <= last && (events.length === 0 || events[events.length - 1]!.eventNumber !== start))
       const nextEventNumber = endOfStream ? -1 : Math.min(start - 1, last)
       return { _tag: "Success", events, nextEventNumber, lastEventNumber: last, isEndOfStream: endOfStream, metadata }
@@ -292,9 +357,10 @@ export class ReadIndex {
 
   /** One event with the read rules applied; n = -1 means the last event. */
   readEvent(stream: string, n: number, nowMicros: number): Effect.Effect<EventReadResult, ReadError> {
-    return Effect.gen(this, function*() {
+    return Effect.gen(this, function* () {
       const head = yield* this.streamHead(stream)
-      if (head._tag !== "Open") return head.result._tag === "StreamDeleted" ? { _tag: "StreamDeleted" } : { _tag: "NoStream" }
+      if (head._tag !== "Open")
+        return head.result._tag === "StreamDeleted" ? { _tag: "StreamDeleted" } : { _tag: "NoStream" }
       const { last, metadata } = head
       const number = n < 0 ? last : n
       if (number < readLowerBound(metadata, last) || number > last) return { _tag: "NotFound" }
@@ -304,11 +370,14 @@ export class ReadIndex {
     })
   }
 
-  private streamHead(stream: string): Effect.Effect<
-    { readonly _tag: "Open"; readonly last: number; readonly metadata: StreamMetadata } | { readonly _tag: "Closed"; readonly result: StreamReadResult },
+  private streamHead(
+    stream: string
+  ): Effect.Effect<
+    | { readonly _tag: "Open"; readonly last: number; readonly metadata: StreamMetadata }
+    | { readonly _tag: "Closed"; readonly result: StreamReadResult },
     ReadError
   > {
-    return Effect.gen(this, function*() {
+    return Effect.gen(this, function* () {
       const last = yield* this.lastEventNumber(stream)
       if (last === DeletedStreamNumber) return { _tag: "Closed", result: { _tag: "StreamDeleted" } } as const
       const metadata = yield* this.effectiveMetadata(stream)
@@ -320,8 +389,14 @@ export class ReadIndex {
   }
 
   /** Binary search for the first unexpired event number in [from, last] (events age in number order). */
-  private firstLiveAtOrAfter(stream: string, from: number, last: number, metadata: StreamMetadata, nowMicros: number): Effect.Effect<number | undefined, ReadError> {
-    return Effect.gen(this, function*() {
+  private firstLiveAtOrAfter(
+    stream: string,
+    from: number,
+    last: number,
+    metadata: StreamMetadata,
+    nowMicros: number
+  ): Effect.Effect<number | undefined, ReadError> {
+    return Effect.gen(this, function* () {
       let lo = from
       let hi = last
       let found: number | undefined
@@ -345,9 +420,13 @@ const ofStream = (record: LogRecord | undefined, stream: string): EventRecord | 
 }
 
 /** The index entry of a record, if it is indexed: events, tombstones, epochs and scavenge points. */
-export const indexEntryOf = (record: LogRecord): { stream: string; eventNumber: number; position: number } | undefined => {
+export const indexEntryOf = (
+  record: LogRecord
+): { stream: string; eventNumber: number; position: number } | undefined => {
   const view = asStreamEvent(record)
-  return view === undefined ? undefined : { stream: view.stream, eventNumber: view.eventNumber, position: record.logPosition }
+  return view === undefined
+    ? undefined
+    : { stream: view.stream, eventNumber: view.eventNumber, position: record.logPosition }
 }
 
 /**
@@ -368,14 +447,16 @@ export const asStreamEvent = (record: LogRecord): EventRecord | undefined => {
         eventId: record.epochId,
         stream: "$epoch-information",
         eventType: "$epoch-information",
-        data: Buffer.from(JSON.stringify({
-          epochPosition: record.logPosition,
-          epochNumber: record.epochNumber,
-          epochId: record.epochId,
-          prevEpochPosition: record.prevEpochPosition,
-          leaderInstanceId: record.leaderInstanceId,
-          timeStamp: new Date(Math.floor(record.timeMicros / 1000)).toISOString()
-        })),
+        data: Buffer.from(
+          JSON.stringify({
+            epochPosition: record.logPosition,
+            epochNumber: record.epochNumber,
+            epochId: record.epochId,
+            prevEpochPosition: record.prevEpochPosition,
+            leaderInstanceId: record.leaderInstanceId,
+            timeStamp: new Date(Math.floor(record.timeMicros / 1000)).toISOString()
+          })
+        ),
         metadata: Buffer.alloc(0)
       }
     case RecordKind.ScavengePoint:
@@ -388,11 +469,13 @@ export const asStreamEvent = (record: LogRecord): EventRecord | undefined => {
         eventId: record.eventId,
         stream: "$scavengePoints",
         eventType: "$scavengePoint",
-        data: Buffer.from(JSON.stringify({
-          scavengePointNumber: record.number,
-          effectiveNow: new Date(Math.floor(record.effectiveNowMicros / 1000)).toISOString(),
-          threshold: record.threshold
-        })),
+        data: Buffer.from(
+          JSON.stringify({
+            scavengePointNumber: record.number,
+            effectiveNow: new Date(Math.floor(record.effectiveNowMicros / 1000)).toISOString(),
+            threshold: record.threshold
+          })
+        ),
         metadata: Buffer.alloc(0)
       }
     case RecordKind.Commit:

@@ -21,15 +21,30 @@ import type { TransactionLog, WriteUnit } from "../log/TransactionLog.js"
 import { EventFlags, MAX_RECORD_BODY, RecordKind, bodyLength, framedLength, type LogRecord } from "../log/records.js"
 import { Miss } from "./commitCheck.js"
 import {
-  RoundView, UuidSource, planCommand, type Plan, type PlanLimits, type PlannedRecord, type WriteCommand, type WriteError, type WriteResult
+  RoundView,
+  UuidSource,
+  planCommand,
+  type Plan,
+  type PlanLimits,
+  type PlannedRecord,
+  type WriteCommand,
+  type WriteError,
+  type WriteResult
 } from "./planner.js"
 import type { ReadIndex } from "./ReadIndex.js"
 import type { EventIdCache } from "../cache/EventIdCache.js"
 
-export { type AppendResult, type ProposedEvent, type WriteCommand, type WriteError, type WriteResult } from "./planner.js"
+export {
+  type AppendResult,
+  type ProposedEvent,
+  type WriteCommand,
+  type WriteError,
+  type WriteResult
+} from "./planner.js"
 
 /** How a command ended: its result, or why it failed. */
-export type WriteOutcome = { readonly ok: true; readonly result: WriteResult } | { readonly ok: false; readonly error: WriteError }
+export type WriteOutcome =
+  { readonly ok: true; readonly result: WriteResult } | { readonly ok: false; readonly error: WriteError }
 
 /**
  * A queued command and the callback that answers it. A plain array and a plain callback rather than
@@ -89,7 +104,10 @@ export interface WritesRefused {
  * How often recovery is tried while it fails: quickly at first (a transient error), then every 5 s (a full
  * disk waits for an operator). On Effect's Clock, so the simulator controls it.
  */
-const recoverySchedule = Schedule.union(Schedule.exponential(Duration.millis(50), 2), Schedule.spaced(Duration.seconds(5)))
+const recoverySchedule = Schedule.union(
+  Schedule.exponential(Duration.millis(50), 2),
+  Schedule.spaced(Duration.seconds(5))
+)
 
 /** Why a plan's records cannot be written as one unit, if they cannot. */
 const unwritable = (plan: Extract<Plan, { _tag: "Write" }>, maxUnitBytes: number): InvalidRequest | undefined => {
@@ -97,10 +115,15 @@ const unwritable = (plan: Extract<Plan, { _tag: "Write" }>, maxUnitBytes: number
   for (const r of plan.records) {
     // The encoder refuses bodies past the record limit; reject here so it never throws in the writer.
     const body = bodyLength(r)
-    if (body > MAX_RECORD_BODY) return new InvalidRequest({ message: `a record of ${body} bytes exceeds the record limit of ${MAX_RECORD_BODY} bytes` })
+    if (body > MAX_RECORD_BODY)
+      return new InvalidRequest({
+        message: `a record of ${body} bytes exceeds the record limit of ${MAX_RECORD_BODY} bytes`
+      })
     size += framedLength(r)
   }
-  return size > maxUnitBytes ? new InvalidRequest({ message: `a write of ${size} bytes does not fit in a chunk of ${maxUnitBytes} bytes` }) : undefined
+  return size > maxUnitBytes
+    ? new InvalidRequest({ message: `a write of ${size} bytes does not fit in a chunk of ${maxUnitBytes} bytes` })
+    : undefined
 }
 
 export const makeWriter = (
@@ -110,7 +133,7 @@ export const makeWriter = (
   config: WriterConfig,
   onCommitted: (records: ReadonlyArray<LogRecord>, endPosition: number) => Effect.Effect<void>
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const clock = yield* Effect.clock
     /** Set from a failed write until a write succeeds again (the node is degraded). */
     let refused: WritesRefused | undefined
@@ -140,15 +163,30 @@ export const makeWriter = (
       }
     })
     const stats: WriterStats = {
-      rounds: 0, commands: 0, eventsWritten: 0, lastFlushSize: 0, lastFlushDelayMs: 0, maxFlushSize: 0, maxFlushDelayMs: 0,
-      totalFlushSize: 0, totalFlushDelayMs: 0, flushes: 0
+      rounds: 0,
+      commands: 0,
+      eventsWritten: 0,
+      lastFlushSize: 0,
+      lastFlushDelayMs: 0,
+      maxFlushSize: 0,
+      maxFlushDelayMs: 0,
+      totalFlushSize: 0,
+      totalFlushDelayMs: 0,
+      flushes: 0
     }
 
     /**
      * Plans commands `from`.. of the round in plain code; only a view miss costs an Effect (the read), after
      * which planning resumes at the command that missed. A failed read fails that command alone.
      */
-    const planFrom = (batch: ReadonlyArray<Pending>, plans: Array<Plan>, from: number, view: RoundView, nowMicros: number, uuids: UuidSource): Effect.Effect<void> => {
+    const planFrom = (
+      batch: ReadonlyArray<Pending>,
+      plans: Array<Plan>,
+      from: number,
+      view: RoundView,
+      nowMicros: number,
+      uuids: UuidSource
+    ): Effect.Effect<void> => {
       for (let i = from; i < batch.length; i++) {
         let p: Plan
         try {
@@ -177,7 +215,11 @@ export const makeWriter = (
      * Answers every command of a durable (or failed-to-plan) round. Idempotent retries report the position
      * of the original event, which may need a read: those are answered after the rest.
      */
-    const answerAll = (batch: ReadonlyArray<Pending>, plans: ReadonlyArray<Plan>, positionsOf: (i: number) => ReadonlyArray<number>): Effect.Effect<void> => {
+    const answerAll = (
+      batch: ReadonlyArray<Pending>,
+      plans: ReadonlyArray<Plan>,
+      positionsOf: (i: number) => ReadonlyArray<number>
+    ): Effect.Effect<void> => {
       let retries: Array<number> | undefined
       for (let i = 0; i < batch.length; i++) {
         const p = plans[i]!
@@ -186,17 +228,25 @@ export const makeWriter = (
         else (retries ??= []).push(i)
       }
       if (retries === undefined) return Effect.void
-      return Effect.forEach(retries, (i) => {
-        const p = plans[i] as Extract<Plan, { _tag: "Idempotent" }>
-        return Effect.map(Effect.either(readIndex.eventAt(p.stream, p.last)), (original) =>
-          answerFromRound(batch[i]!, succeeded({
-            _tag: "Appended",
-            firstEventNumber: p.first,
-            lastEventNumber: p.last,
-            position: original._tag === "Right" && original.right !== undefined ? original.right.logPosition : -1,
-            idempotent: true
-          })))
-      }, { discard: true })
+      return Effect.forEach(
+        retries,
+        (i) => {
+          const p = plans[i] as Extract<Plan, { _tag: "Idempotent" }>
+          return Effect.map(Effect.either(readIndex.eventAt(p.stream, p.last)), (original) =>
+            answerFromRound(
+              batch[i]!,
+              succeeded({
+                _tag: "Appended",
+                firstEventNumber: p.first,
+                lastEventNumber: p.last,
+                position: original._tag === "Right" && original.right !== undefined ? original.right.logPosition : -1,
+                idempotent: true
+              })
+            )
+          )
+        },
+        { discard: true }
+      )
     }
 
     /** A round's answer to one of its commands (a timeout may have answered it first: then this one is dropped). */
@@ -209,7 +259,7 @@ export const makeWriter = (
     const noPositions: ReadonlyArray<number> = []
 
     const runRound = (batch: ReadonlyArray<Pending>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const nowMicros = (yield* Clock.currentTimeMillis) * 1000
         const uuids = new UuidSource(yield* Random.nextInt)
         const view = new RoundView(readIndex, ids)
@@ -235,13 +285,16 @@ export const makeWriter = (
           // Planning put the round's ids in the cache; they were never written, so a retry must not match them.
           for (const p of plans) {
             if (p._tag !== "Write") continue
-            for (const r of p.records) if (r.kind === RecordKind.Event && (r.flags & EventFlags.Tombstone) === 0) ids.forget(r.eventId)
+            for (const r of p.records)
+              if (r.kind === RecordKind.Event && (r.flags & EventFlags.Tombstone) === 0) ids.forget(r.eventId)
           }
           for (const pending of batch) answerFromRound(pending, failed(written.left))
           return yield* refuseWrites(written.left)
         }
         if (refused !== undefined) {
-          yield* Effect.logInfo(`writes resumed after ${clock.unsafeCurrentTimeMillis() - refused.sinceMillis} ms: the log is back at position ${log.writerPosition()}`)
+          yield* Effect.logInfo(
+            `writes resumed after ${clock.unsafeCurrentTimeMillis() - refused.sinceMillis} ms: the log is back at position ${log.writerPosition()}`
+          )
           refused = undefined
         }
         const records: Array<LogRecord> = []
@@ -266,10 +319,13 @@ export const makeWriter = (
         // index's background work failed, nothing acknowledged is at risk (the log is the truth and the
         // index is rebuilt from it on the next start), so the writer goes on.
         yield* Effect.ignore(readIndex.index.awaitCapacity)
-        yield* answerAll(batch, plans, (i) => unitOf[i] === undefined ? noPositions : prepared.positions[unitOf[i]!]!)
+        yield* answerAll(batch, plans, (i) => (unitOf[i] === undefined ? noPositions : prepared.positions[unitOf[i]!]!))
       })
 
-    const recordFlush = (prepared: { readonly segments: ReadonlyArray<{ readonly bytes: Uint8Array }> }, delayMs: number) => {
+    const recordFlush = (
+      prepared: { readonly segments: ReadonlyArray<{ readonly bytes: Uint8Array }> },
+      delayMs: number
+    ) => {
       let size = 0
       for (const segment of prepared.segments) size += segment.bytes.length
       stats.flushes++
@@ -291,21 +347,25 @@ export const makeWriter = (
         queue = []
         for (const pending of waiting) pending.answer(failed(error))
         // Logged when the node becomes degraded, not at every write a still-full disk refuses.
-        return first ? Effect.logError(`writes refused: ${error.message} (${error.detail ?? "no detail"})`) : Effect.void
+        return first
+          ? Effect.logError(`writes refused: ${error.message} (${error.detail ?? "no detail"})`)
+          : Effect.void
       })
 
     /** Retries the log's recovery until it succeeds; refusals meanwhile carry the latest error. */
-    const recover = Effect.gen(function*() {
+    const recover = Effect.gen(function* () {
       yield* log.recover.pipe(
-        Effect.tapError((error) => Effect.sync(() => {
-          if (refused !== undefined) refused = { ...refused, error }
-        })),
+        Effect.tapError((error) =>
+          Effect.sync(() => {
+            if (refused !== undefined) refused = { ...refused, error }
+          })
+        ),
         Effect.retry(recoverySchedule)
       )
       refusing = false
     })
 
-    const loop = Effect.gen(function*() {
+    const loop = Effect.gen(function* () {
       if (refusing) yield* recover
       const batch = yield* takeBatch
       stats.rounds++
@@ -341,7 +401,8 @@ export const makeWriter = (
     const sweep = Effect.sync(() => {
       const deadline = clock.unsafeCurrentTimeMillis() - config.writeTimeoutMillis
       const expire = (pending: Pending) => {
-        if (!pending.settled && pending.queuedAt <= deadline) pending.answer(failed(new WriteTimeout({ timeoutMillis: config.writeTimeoutMillis })))
+        if (!pending.settled && pending.queuedAt <= deadline)
+          pending.answer(failed(new WriteTimeout({ timeoutMillis: config.writeTimeoutMillis })))
       }
       for (const pending of inFlight) expire(pending)
       for (const pending of queue) expire(pending)

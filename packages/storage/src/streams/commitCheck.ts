@@ -56,7 +56,12 @@ export interface SyncCommitState {
 
 const wev = (current: number): CommitDecision => ({ _tag: "WrongExpectedVersion", current })
 
-export const decideCommit = (state: SyncCommitState, stream: string, expectedVersion: number, eventIds: ReadonlyArray<string>): CommitDecision => {
+export const decideCommit = (
+  state: SyncCommitState,
+  stream: string,
+  expectedVersion: number,
+  eventIds: ReadonlyArray<string>
+): CommitDecision => {
   const current = state.lastEventNumber(stream)
   if (current === DeletedStreamNumber) return { _tag: "Deleted" }
 
@@ -88,7 +93,8 @@ export const decideCommit = (state: SyncCommitState, stream: string, expectedVer
       if (known !== undefined && known.stream === stream && known.eventNumber === eventNumber) continue
       if (state.storedEventId(stream, eventNumber) === eventId) continue
       if (eventNumber !== expectedVersion + 1) return wev(current)
-      if (expectedVersion === ExpectedVersion.NoStream && state.isSoftDeleted(stream)) return { _tag: "Ok", current, softDeleted: true }
+      if (expectedVersion === ExpectedVersion.NoStream && state.isSoftDeleted(stream))
+        return { _tag: "Ok", current, softDeleted: true }
       return wev(current)
     }
     if (eventNumber === expectedVersion) return wev(current)
@@ -111,7 +117,12 @@ const keyOf = (q: CommitQuery): string =>
   q._tag === "StoredEventId" ? `${q._tag}\u0000${q.stream}\u0000${q.eventNumber}` : `${q._tag}\u0000${q.stream}`
 
 /** Decides with Effect lookups: answers each `Miss` once, memoized, and decides again. */
-export const checkCommit = <E>(state: CommitState<E>, stream: string, expectedVersion: number, eventIds: ReadonlyArray<string>): Effect.Effect<CommitDecision, E> => {
+export const checkCommit = <E>(
+  state: CommitState<E>,
+  stream: string,
+  expectedVersion: number,
+  eventIds: ReadonlyArray<string>
+): Effect.Effect<CommitDecision, E> => {
   const answers = new Map<string, unknown>()
   const recall = <A>(q: CommitQuery): A => {
     const key = keyOf(q)
@@ -125,9 +136,11 @@ export const checkCommit = <E>(state: CommitState<E>, stream: string, expectedVe
     storedEventId: (s, n) => recall<string | undefined>({ _tag: "StoredEventId", stream: s, eventNumber: n })
   }
   const load = (q: CommitQuery): Effect.Effect<unknown, E> =>
-    q._tag === "LastEventNumber" ? state.lastEventNumber(q.stream)
-    : q._tag === "IsSoftDeleted" ? state.isSoftDeleted(q.stream)
-    : state.storedEventId(q.stream, q.eventNumber)
+    q._tag === "LastEventNumber"
+      ? state.lastEventNumber(q.stream)
+      : q._tag === "IsSoftDeleted"
+        ? state.isSoftDeleted(q.stream)
+        : state.storedEventId(q.stream, q.eventNumber)
   const attempt: Effect.Effect<CommitDecision, E> = Effect.suspend(() => {
     try {
       return Effect.succeed(decideCommit(sync, stream, expectedVersion, eventIds))

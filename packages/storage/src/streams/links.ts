@@ -57,19 +57,34 @@ type ReadTarget = (stream: string, number: number, nowMicros: number) => Effect.
 
 export interface LinkResolver {
   /** One event, resolved for `access` (or passed through when it is no link). */
-  readonly resolveOne: (event: EventRecord, access: LinkAccess, nowMicros: number) => Effect.Effect<ResolvedEvent, ReadError>
+  readonly resolveOne: (
+    event: EventRecord,
+    access: LinkAccess,
+    nowMicros: number
+  ) => Effect.Effect<ResolvedEvent, ReadError>
   /** A page: only link events cost an Effect; each target stream's access is decided once for the page. */
-  readonly resolvePage: (events: ReadonlyArray<EventRecord>, access: LinkAccess | undefined, nowMicros: number) => Effect.Effect<Array<ResolvedEvent>, ReadError>
+  readonly resolvePage: (
+    events: ReadonlyArray<EventRecord>,
+    access: LinkAccess | undefined,
+    nowMicros: number
+  ) => Effect.Effect<Array<ResolvedEvent>, ReadError>
 }
 
 export const makeLinkResolver = (readTarget: ReadTarget): LinkResolver => {
-  const resolve = (event: EventRecord, access: LinkAccess, decided: Map<string, boolean>, nowMicros: number): Effect.Effect<ResolvedEvent, ReadError> => {
+  const resolve = (
+    event: EventRecord,
+    access: LinkAccess,
+    decided: Map<string, boolean>,
+    nowMicros: number
+  ): Effect.Effect<ResolvedEvent, ReadError> => {
     if (event.eventType !== EventTypes.LinkTo) return Effect.succeed({ event, link: undefined })
     const target = parseLinkTarget(event.data)
     if (target === undefined) return Effect.succeed({ event, link: undefined })
     if (target === "unreadable") return Effect.succeed({ event: undefined, link: event })
-    const read = Effect.map(readTarget(target.stream, target.number, nowMicros), (r): ResolvedEvent =>
-      ({ event: r._tag === "Success" ? r.event : undefined, link: event }))
+    const read = Effect.map(readTarget(target.stream, target.number, nowMicros), (r): ResolvedEvent => ({
+      event: r._tag === "Success" ? r.event : undefined,
+      link: event
+    }))
     const denied: ResolvedEvent = { event: undefined, link: event }
     const known = decided.get(target.stream)
     if (known !== undefined) return known ? read : Effect.succeed(denied)
@@ -88,9 +103,17 @@ export const makeLinkResolver = (readTarget: ReadTarget): LinkResolver => {
       for (let i = 0; i < events.length; i++) if (events[i]!.eventType === EventTypes.LinkTo) links.push(i)
       if (links.length === 0) return Effect.succeed(resolved)
       const decided = new Map<string, boolean>()
-      return Effect.as(Effect.forEach(links, (i) => Effect.map(resolve(events[i]!, access, decided, nowMicros), (r) => {
-        resolved[i] = r
-      }), { discard: true }), resolved)
+      return Effect.as(
+        Effect.forEach(
+          links,
+          (i) =>
+            Effect.map(resolve(events[i]!, access, decided, nowMicros), (r) => {
+              resolved[i] = r
+            }),
+          { discard: true }
+        ),
+        resolved
+      )
     }
   }
 }

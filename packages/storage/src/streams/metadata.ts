@@ -113,7 +113,8 @@ const longLiteral = (literal: string): bigint | "bad" => {
 }
 
 /** A long as a safe number, saturating at `max` (numbers here are JS numbers, so at most 2^53 − 1). */
-const saturate = (value: bigint, max: number = DeletedStreamNumber): number => value >= BigInt(max) ? max : Number(value)
+const saturate = (value: bigint, max: number = DeletedStreamNumber): number =>
+  value >= BigInt(max) ? max : Number(value)
 
 /** Roles: a string or an array of strings. */
 const roles = (literal: string): ReadonlyArray<string> | "bad" => {
@@ -128,7 +129,13 @@ const AclKeys = { $r: "read", $w: "write", $d: "delete", $mr: "metaRead", $mw: "
 /** `$acl`: an object of the five role keys; any other key makes the reference's ReadAcl throw. */
 const parseAcl = (literal: string): Acl | "bad" => {
   if (!literal.startsWith("{")) return "bad"
-  const acl: { -readonly [K in keyof Acl]: Acl[K] } = { read: undefined, write: undefined, delete: undefined, metaRead: undefined, metaWrite: undefined }
+  const acl: { -readonly [K in keyof Acl]: Acl[K] } = {
+    read: undefined,
+    write: undefined,
+    delete: undefined,
+    metaRead: undefined,
+    metaWrite: undefined
+  }
   for (const { key, value } of objectMembers(literal)) {
     if (!Object.hasOwn(AclKeys, key)) return "bad"
     const parsed = roles(value)
@@ -184,8 +191,12 @@ export const parseMetadata = (data: Uint8Array, isJson: boolean): StreamMetadata
     maxAge: maxAge !== undefined && maxAge > 0n ? saturate(maxAge) : undefined,
     maxCount: maxCount !== undefined && maxCount > 0n ? saturate(maxCount) : undefined,
     // Only long.MaxValue itself means soft-deleted; other huge values just hide every event.
-    truncateBefore: truncateBefore === undefined || truncateBefore < 0n ? undefined
-      : truncateBefore === LongMax ? DeletedStreamNumber : saturate(truncateBefore, DeletedStreamNumber - 1),
+    truncateBefore:
+      truncateBefore === undefined || truncateBefore < 0n
+        ? undefined
+        : truncateBefore === LongMax
+          ? DeletedStreamNumber
+          : saturate(truncateBefore, DeletedStreamNumber - 1),
     cacheControl: cacheControl !== undefined && cacheControl > 0n ? saturate(cacheControl) : undefined,
     tempStream: tempStream === true ? true : undefined,
     acl,

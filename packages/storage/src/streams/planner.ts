@@ -7,12 +7,31 @@
  */
 import { Effect } from "effect"
 import { Prng, type DiskError } from "@vellum/platform"
-import { InvalidRequest, StreamDeleted, WrongExpectedVersion, type StorageCorrupt, type StorageFailed, type WriteTimeout } from "../errors.js"
+import {
+  InvalidRequest,
+  StreamDeleted,
+  WrongExpectedVersion,
+  type StorageCorrupt,
+  type StorageFailed,
+  type WriteTimeout
+} from "../errors.js"
 import { EventFlags, RecordKind, type LogRecord } from "../log/records.js"
 import { Miss, decideCommit, type CommitQuery, type KnownEvent, type SyncCommitState } from "./commitCheck.js"
-import { isSoftDeleted as metaIsSoftDeleted, parseMetadata, softDeleteMetadata, withTruncateBefore } from "./metadata.js"
 import {
-  DeletedStreamNumber, EpochInformationStream, EventTypes, ScavengePointsStream, isMetastream, isWellFormedText, metastreamOf, originalStreamOf
+  isSoftDeleted as metaIsSoftDeleted,
+  parseMetadata,
+  softDeleteMetadata,
+  withTruncateBefore
+} from "./metadata.js"
+import {
+  DeletedStreamNumber,
+  EpochInformationStream,
+  EventTypes,
+  ScavengePointsStream,
+  isMetastream,
+  isWellFormedText,
+  metastreamOf,
+  originalStreamOf
 } from "./names.js"
 import type { MetaInfo, ReadIndex } from "./ReadIndex.js"
 import type { EventIdCache } from "../cache/EventIdCache.js"
@@ -26,10 +45,31 @@ export interface ProposedEvent {
 }
 
 export type WriteCommand =
-  | { readonly _tag: "Append"; readonly stream: string; readonly expectedVersion: number; readonly events: ReadonlyArray<ProposedEvent> }
-  | { readonly _tag: "Delete"; readonly stream: string; readonly expectedVersion: number; readonly hard: boolean; readonly eventId: string }
-  | { readonly _tag: "ScavengePoint"; readonly eventId: string; readonly effectiveNowMicros: number; readonly threshold: number }
-  | { readonly _tag: "Epoch"; readonly epochId: string; readonly leaderInstanceId: string; readonly prevEpochPosition: number }
+  | {
+      readonly _tag: "Append"
+      readonly stream: string
+      readonly expectedVersion: number
+      readonly events: ReadonlyArray<ProposedEvent>
+    }
+  | {
+      readonly _tag: "Delete"
+      readonly stream: string
+      readonly expectedVersion: number
+      readonly hard: boolean
+      readonly eventId: string
+    }
+  | {
+      readonly _tag: "ScavengePoint"
+      readonly eventId: string
+      readonly effectiveNowMicros: number
+      readonly threshold: number
+    }
+  | {
+      readonly _tag: "Epoch"
+      readonly epochId: string
+      readonly leaderInstanceId: string
+      readonly prevEpochPosition: number
+    }
 
 export interface AppendResult {
   readonly firstEventNumber: number
@@ -44,13 +84,19 @@ export type WriteResult =
   | { readonly _tag: "Deleted"; readonly position: number }
   | { readonly _tag: "SystemRecordWritten"; readonly number: number; readonly position: number }
 
-export type WriteError = WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | WriteTimeout | DiskError
+export type WriteError =
+  WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | WriteTimeout | DiskError
 
 /** A record being planned: its `logPosition` (-1 until then) is filled in once the log has placed it. */
 export type PlannedRecord = LogRecord
 
 export type Plan =
-  | { readonly _tag: "Write"; readonly records: Array<PlannedRecord>; readonly completeChunkAfter: boolean; readonly answer: (positions: ReadonlyArray<number>) => WriteResult }
+  | {
+      readonly _tag: "Write"
+      readonly records: Array<PlannedRecord>
+      readonly completeChunkAfter: boolean
+      readonly answer: (positions: ReadonlyArray<number>) => WriteResult
+    }
   | { readonly _tag: "Idempotent"; readonly stream: string; readonly first: number; readonly last: number }
   | { readonly _tag: "Fail"; readonly error: WriteError }
 
@@ -81,10 +127,14 @@ export class RoundView implements SyncCommitState {
   /** Event ids this round wrote, per stream: the ids of events `first`.. in order (not indexed yet). */
   private readonly written = new Map<string, { readonly first: number; readonly ids: Array<string> }>()
 
-  constructor(private readonly readIndex: ReadIndex, private readonly ids: EventIdCache) {}
+  constructor(
+    private readonly readIndex: ReadIndex,
+    private readonly ids: EventIdCache
+  ) {}
 
   lastEventNumber = (stream: string): number => {
-    if (isMetastream(stream) && this.lastEventNumber(originalStreamOf(stream)) === DeletedStreamNumber) return DeletedStreamNumber
+    if (isMetastream(stream) && this.lastEventNumber(originalStreamOf(stream)) === DeletedStreamNumber)
+      return DeletedStreamNumber
     const known = this.versions.get(stream) ?? this.readIndex.cachedLastEventNumber(stream)
     if (known === undefined) throw new Miss({ _tag: "LastEventNumber", stream })
     return known
@@ -96,13 +146,15 @@ export class RoundView implements SyncCommitState {
     return known
   }
 
-  isSoftDeleted = (stream: string): boolean => !isMetastream(stream) && metaIsSoftDeleted(this.metaInfo(stream).metadata)
+  isSoftDeleted = (stream: string): boolean =>
+    !isMetastream(stream) && metaIsSoftDeleted(this.metaInfo(stream).metadata)
 
   knownEvent = (eventId: string): KnownEvent | undefined => this.ids.get(eventId)
 
   storedEventId = (stream: string, eventNumber: number): string | undefined => {
     const mine = this.written.get(stream)
-    if (mine !== undefined && eventNumber >= mine.first && eventNumber < mine.first + mine.ids.length) return mine.ids[eventNumber - mine.first]
+    if (mine !== undefined && eventNumber >= mine.first && eventNumber < mine.first + mine.ids.length)
+      return mine.ids[eventNumber - mine.first]
     const key = `${stream}\u0000${eventNumber}`
     if (!this.stored.has(key)) throw new Miss({ _tag: "StoredEventId", stream, eventNumber })
     return this.stored.get(key)
@@ -137,7 +189,8 @@ export class RoundView implements SyncCommitState {
     const mine = this.written.get(record.stream)
     if (mine !== undefined && mine.first + mine.ids.length === record.eventNumber) mine.ids.push(record.eventId)
     else this.written.set(record.stream, { first: record.eventNumber, ids: [record.eventId] })
-    if ((record.flags & EventFlags.Tombstone) === 0) this.ids.put(record.eventId, { stream: record.stream, eventNumber: record.eventNumber })
+    if ((record.flags & EventFlags.Tombstone) === 0)
+      this.ids.put(record.eventId, { stream: record.stream, eventNumber: record.eventNumber })
     if (isMetastream(record.stream)) {
       this.metas.set(originalStreamOf(record.stream), {
         metadata: parseMetadata(record.data, (record.flags & EventFlags.Json) !== 0),
@@ -151,8 +204,17 @@ export class RoundView implements SyncCommitState {
 const asBuffer = (bytes: Uint8Array): Buffer =>
   Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
 
-const eventRecord = (stream: string, eventNumber: number, eventId: string, eventType: string, isJson: boolean,
-  data: Uint8Array, metadata: Uint8Array, nowMicros: number, extraFlags = 0): PlannedRecord => ({
+const eventRecord = (
+  stream: string,
+  eventNumber: number,
+  eventId: string,
+  eventType: string,
+  isJson: boolean,
+  data: Uint8Array,
+  metadata: Uint8Array,
+  nowMicros: number,
+  extraFlags = 0
+): PlannedRecord => ({
   kind: RecordKind.Event,
   logPosition: -1,
   flags: (isJson ? EventFlags.Json : 0) | (eventType === EventTypes.LinkTo ? EventFlags.Link : 0) | extraFlags,
@@ -170,14 +232,24 @@ const undeleteRecord = (stream: string, info: MetaInfo, recreateFrom: number, ev
   if (info.raw === undefined) return undefined
   const modified = withTruncateBefore(info.raw, recreateFrom)
   if (modified === undefined) return undefined
-  return eventRecord(metastreamOf(stream), info.metaLastEventNumber + 1, eventId, EventTypes.Metadata, true, modified, Buffer.alloc(0), nowMicros)
+  return eventRecord(
+    metastreamOf(stream),
+    info.metaLastEventNumber + 1,
+    eventId,
+    EventTypes.Metadata,
+    true,
+    modified,
+    Buffer.alloc(0),
+    nowMicros
+  )
 }
 
 /** Marks the first and last record of an atomic unit. */
 const sealUnit = (records: Array<PlannedRecord>): Array<PlannedRecord> => {
   const first = records[0]
   const last = records[records.length - 1]
-  if (first !== undefined && first.kind === RecordKind.Event) (first as { flags: number }).flags |= EventFlags.BatchBegin
+  if (first !== undefined && first.kind === RecordKind.Event)
+    (first as { flags: number }).flags |= EventFlags.BatchBegin
   if (last !== undefined && last.kind === RecordKind.Event) (last as { flags: number }).flags |= EventFlags.BatchEnd
   return records
 }
@@ -186,16 +258,24 @@ const validate = (command: WriteCommand, limits: PlanLimits): InvalidRequest | u
   if (command._tag !== "Append") return undefined
   for (const e of command.events) {
     if (e.eventType.length === 0) return new InvalidRequest({ message: "an event type must not be empty" })
-    if (!isWellFormedText(e.eventType)) return new InvalidRequest({ message: "an event type must be well-formed Unicode (it has a lone surrogate)" })
+    if (!isWellFormedText(e.eventType))
+      return new InvalidRequest({ message: "an event type must be well-formed Unicode (it has a lone surrogate)" })
     const size = e.data.length + e.metadata.length + 2 * e.eventType.length
     if (size > limits.maxEventSize) {
-      return new InvalidRequest({ message: `event ${e.eventId} is ${size} bytes; the limit is ${limits.maxEventSize} bytes` })
+      return new InvalidRequest({
+        message: `event ${e.eventId} is ${size} bytes; the limit is ${limits.maxEventSize} bytes`
+      })
     }
   }
   return undefined
 }
 
-const planAppend = (view: RoundView, command: Extract<WriteCommand, { _tag: "Append" }>, nowMicros: number, uuids: UuidSource): Plan => {
+const planAppend = (
+  view: RoundView,
+  command: Extract<WriteCommand, { _tag: "Append" }>,
+  nowMicros: number,
+  uuids: UuidSource
+): Plan => {
   const { stream, expectedVersion, events } = command
   const eventIds = events.map((e) => e.eventId)
   const decision = decideCommit(view, stream, expectedVersion, eventIds)
@@ -203,7 +283,10 @@ const planAppend = (view: RoundView, command: Extract<WriteCommand, { _tag: "App
     case "Deleted":
       return { _tag: "Fail", error: new StreamDeleted({ stream }) }
     case "WrongExpectedVersion":
-      return { _tag: "Fail", error: new WrongExpectedVersion({ stream, expectedVersion, currentVersion: decision.current }) }
+      return {
+        _tag: "Fail",
+        error: new WrongExpectedVersion({ stream, expectedVersion, currentVersion: decision.current })
+      }
     case "Idempotent":
       return { _tag: "Idempotent", stream, first: decision.first, last: decision.last }
     case "Ok":
@@ -211,7 +294,9 @@ const planAppend = (view: RoundView, command: Extract<WriteCommand, { _tag: "App
   }
   const metaWasSoftDeleted = isMetastream(stream) && view.isSoftDeleted(originalStreamOf(stream))
   const first = decision.current + 1
-  const records = events.map((e, i) => eventRecord(stream, first + i, e.eventId, e.eventType, e.isJson, e.data, e.metadata, nowMicros))
+  const records = events.map((e, i) =>
+    eventRecord(stream, first + i, e.eventId, e.eventType, e.isJson, e.data, e.metadata, nowMicros)
+  )
   if (decision.softDeleted) {
     const undo = undeleteRecord(stream, view.metaInfo(stream), decision.current + 1, uuids.next(), nowMicros)
     if (undo !== undefined) records.push(undo)
@@ -257,18 +342,62 @@ const planDelete = (view: RoundView, command: Extract<WriteCommand, { _tag: "Del
     return { _tag: "Fail", error: new WrongExpectedVersion({ stream, expectedVersion, currentVersion }) }
   }
   const record = hard
-    ? eventRecord(stream, DeletedStreamNumber, eventId, EventTypes.StreamDeleted, false, Buffer.alloc(0), Buffer.alloc(0), nowMicros, EventFlags.Tombstone)
-    : eventRecord(metastreamOf(stream), view.metaInfo(stream).metaLastEventNumber + 1, eventId, EventTypes.Metadata, true,
-      softDeleteMetadata(), Buffer.alloc(0), nowMicros)
-  return { _tag: "Write", records: sealUnit([record]), completeChunkAfter: false, answer: (positions) => ({ _tag: "Deleted", position: positions[0]! }) }
+    ? eventRecord(
+        stream,
+        DeletedStreamNumber,
+        eventId,
+        EventTypes.StreamDeleted,
+        false,
+        Buffer.alloc(0),
+        Buffer.alloc(0),
+        nowMicros,
+        EventFlags.Tombstone
+      )
+    : eventRecord(
+        metastreamOf(stream),
+        view.metaInfo(stream).metaLastEventNumber + 1,
+        eventId,
+        EventTypes.Metadata,
+        true,
+        softDeleteMetadata(),
+        Buffer.alloc(0),
+        nowMicros
+      )
+  return {
+    _tag: "Write",
+    records: sealUnit([record]),
+    completeChunkAfter: false,
+    answer: (positions) => ({ _tag: "Deleted", position: positions[0]! })
+  }
 }
 
-const planSystem = (view: RoundView, command: Extract<WriteCommand, { _tag: "ScavengePoint" | "Epoch" }>, nowMicros: number): Plan => {
+const planSystem = (
+  view: RoundView,
+  command: Extract<WriteCommand, { _tag: "ScavengePoint" | "Epoch" }>,
+  nowMicros: number
+): Plan => {
   const stream = command._tag === "ScavengePoint" ? ScavengePointsStream : EpochInformationStream
   const number = view.lastEventNumber(stream) + 1
-  const record: PlannedRecord = command._tag === "ScavengePoint"
-    ? { kind: RecordKind.ScavengePoint, logPosition: -1, number, eventId: command.eventId, effectiveNowMicros: command.effectiveNowMicros, threshold: command.threshold, timeMicros: nowMicros }
-    : { kind: RecordKind.Epoch, logPosition: -1, epochNumber: number, prevEpochPosition: command.prevEpochPosition, epochId: command.epochId, leaderInstanceId: command.leaderInstanceId, timeMicros: nowMicros }
+  const record: PlannedRecord =
+    command._tag === "ScavengePoint"
+      ? {
+          kind: RecordKind.ScavengePoint,
+          logPosition: -1,
+          number,
+          eventId: command.eventId,
+          effectiveNowMicros: command.effectiveNowMicros,
+          threshold: command.threshold,
+          timeMicros: nowMicros
+        }
+      : {
+          kind: RecordKind.Epoch,
+          logPosition: -1,
+          epochNumber: number,
+          prevEpochPosition: command.prevEpochPosition,
+          epochId: command.epochId,
+          leaderInstanceId: command.leaderInstanceId,
+          timeMicros: nowMicros
+        }
   return {
     _tag: "Write",
     records: [record],
@@ -278,7 +407,13 @@ const planSystem = (view: RoundView, command: Extract<WriteCommand, { _tag: "Sca
 }
 
 /** Plans one command; throws `Miss` when the view needs a read first. */
-export const planCommand = (view: RoundView, command: WriteCommand, nowMicros: number, uuids: UuidSource, limits: PlanLimits): Plan => {
+export const planCommand = (
+  view: RoundView,
+  command: WriteCommand,
+  nowMicros: number,
+  uuids: UuidSource,
+  limits: PlanLimits
+): Plan => {
   const invalid = validate(command, limits)
   if (invalid !== undefined) return { _tag: "Fail", error: invalid }
   switch (command._tag) {

@@ -73,12 +73,20 @@ export const wordsOf = (buf: Uint8Array): Uint32Array => {
 }
 
 /** The bytes of the first `entries` entries of `w`, without copying. */
-export const bytesOf = (w: Uint32Array, entries: number): Buffer => Buffer.from(w.buffer, w.byteOffset, entries * ENTRY_BYTES)
+export const bytesOf = (w: Uint32Array, entries: number): Buffer =>
+  Buffer.from(w.buffer, w.byteOffset, entries * ENTRY_BYTES)
 
 /** A fresh word array for `entries` entries (own, aligned ArrayBuffer). */
 export const allocEntries = (entries: number): Uint32Array => new Uint32Array(entries * ENTRY_WORDS)
 
-export const writeEntry = (w: Uint32Array, i: number, hi: number, lo: number, eventNumber: number, position: number): void => {
+export const writeEntry = (
+  w: Uint32Array,
+  i: number,
+  hi: number,
+  lo: number,
+  eventNumber: number,
+  position: number
+): void => {
   const o = i * ENTRY_WORDS
   w[o] = hi
   w[o + 1] = lo
@@ -91,8 +99,10 @@ export const writeEntry = (w: Uint32Array, i: number, hi: number, lo: number, ev
 
 export const hiAt = (w: Uint32Array, i: number): number => w[i * ENTRY_WORDS]!
 export const loAt = (w: Uint32Array, i: number): number => w[i * ENTRY_WORDS + 1]!
-export const eventNumberAt = (w: Uint32Array, i: number): number => w[i * ENTRY_WORDS + 3]! * TWO_32 + w[i * ENTRY_WORDS + 2]!
-export const positionAt = (w: Uint32Array, i: number): number => w[i * ENTRY_WORDS + 5]! * TWO_32 + w[i * ENTRY_WORDS + 4]!
+export const eventNumberAt = (w: Uint32Array, i: number): number =>
+  w[i * ENTRY_WORDS + 3]! * TWO_32 + w[i * ENTRY_WORDS + 2]!
+export const positionAt = (w: Uint32Array, i: number): number =>
+  w[i * ENTRY_WORDS + 5]! * TWO_32 + w[i * ENTRY_WORDS + 4]!
 
 /** Compares entry `i` with the key (hi, lo, eventNumber), ignoring the position. */
 export const compareKeyAt = (w: Uint32Array, i: number, hi: number, lo: number, eventNumber: number): number => {
@@ -107,8 +117,14 @@ export const compareKeyAt = (w: Uint32Array, i: number, hi: number, lo: number, 
 
 /** Full order of two keys; used by merges and the writer's order check. */
 export const compareKeys = (
-  aHi: number, aLo: number, aEn: number, aPos: number,
-  bHi: number, bLo: number, bEn: number, bPos: number
+  aHi: number,
+  aLo: number,
+  aEn: number,
+  aPos: number,
+  bHi: number,
+  bLo: number,
+  bEn: number,
+  bPos: number
 ): number => {
   if (aHi !== bHi) return aHi < bHi ? -1 : 1
   if (aLo !== bLo) return aLo < bLo ? -1 : 1
@@ -128,12 +144,24 @@ export interface EntrySource<E = never> {
 
 /** Ascending by (eventNumber, position); exact entries first on full ties (they are the cheap ones). */
 export const compareAscending = (a: IndexEntry, b: IndexEntry): number =>
-  a.eventNumber !== b.eventNumber ? a.eventNumber - b.eventNumber
-    : a.position !== b.position ? a.position - b.position
-    : a.exact === b.exact ? 0 : a.exact ? -1 : 1
+  a.eventNumber !== b.eventNumber
+    ? a.eventNumber - b.eventNumber
+    : a.position !== b.position
+      ? a.position - b.position
+      : a.exact === b.exact
+        ? 0
+        : a.exact
+          ? -1
+          : 1
 
 /** Descending by eventNumber; ties: lowest position first, then exact first. */
 export const compareLatest = (a: IndexEntry, b: IndexEntry): number =>
-  a.eventNumber !== b.eventNumber ? b.eventNumber - a.eventNumber
-    : a.position !== b.position ? a.position - b.position
-    : a.exact === b.exact ? 0 : a.exact ? -1 : 1
+  a.eventNumber !== b.eventNumber
+    ? b.eventNumber - a.eventNumber
+    : a.position !== b.position
+      ? a.position - b.position
+      : a.exact === b.exact
+        ? 0
+        : a.exact
+          ? -1
+          : 1

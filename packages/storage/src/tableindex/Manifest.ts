@@ -72,7 +72,7 @@ export const decodeManifest = (bytes: Buffer): Manifest | string => {
 
 /** Reads `dir/indexmap`; undefined when there is none. */
 export const readManifest = (dir: string): Effect.Effect<Manifest | undefined, DiskError | IndexCorrupt, Disk> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = yield* Disk
     const path = join(dir, MANIFEST_FILE)
     if (!(yield* disk.exists(path))) return undefined
@@ -84,13 +84,14 @@ export const readManifest = (dir: string): Effect.Effect<Manifest | undefined, D
     let m = decodeManifest(yield* read)
     // Damage is read twice before it is believed (a bit flipped in transit is not damage on disk).
     if (typeof m === "string") m = decodeManifest(yield* read)
-    if (typeof m === "string") return yield* Effect.fail(new IndexCorrupt({ path, message: `index manifest ${path}: ${m}` }))
+    if (typeof m === "string")
+      return yield* Effect.fail(new IndexCorrupt({ path, message: `index manifest ${path}: ${m}` }))
     return m
   })
 
 /** Durably replaces `dir/indexmap` with `m` (temp file, sync, rename, syncDir). */
 export const writeManifest = (dir: string, m: Manifest): Effect.Effect<void, DiskError, Disk> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = yield* Disk
     const tmp = join(dir, MANIFEST_TMP)
     yield* Effect.acquireUseRelease(

@@ -20,7 +20,18 @@
  * and its pairs are sorted in place the next time it is read. Duplicates are kept.
  */
 import { Effect } from "effect"
-import { allocEntries, compareLatest, ENTRY_WORDS, type EntrySource, eventNumberAt, hiAt, type IndexEntry, loAt, positionAt, writeEntry } from "./Entry.js"
+import {
+  allocEntries,
+  compareLatest,
+  ENTRY_WORDS,
+  type EntrySource,
+  eventNumberAt,
+  hiAt,
+  type IndexEntry,
+  loAt,
+  positionAt,
+  writeEntry
+} from "./Entry.js"
 import { compareHash, type HashFn } from "./StreamHash.js"
 
 const SLAB_SHIFT = 16
@@ -33,7 +44,8 @@ const CHUNK_MIN = 4
 const CHUNK_MAX = SLAB_MAX_PAIRS / 8 - 1
 
 /** Data capacity of a chunk whose first entry has ordinal `first` (a function, so it is not stored). */
-const capacityAt = (first: number): number => first === 0 ? CHUNK_FIRST : Math.min(CHUNK_MAX, Math.max(CHUNK_MIN, first >>> 1))
+const capacityAt = (first: number): number =>
+  first === 0 ? CHUNK_FIRST : Math.min(CHUNK_MAX, Math.max(CHUNK_MIN, first >>> 1))
 
 /** Rough V8 cost of one Map entry (key, value, chain slots, bucket, growth slack). */
 const MAP_ENTRY_BYTES = 40
@@ -59,7 +71,10 @@ export class MemTable {
   private slabTop = 0
   private slabBytes = 0
 
-  constructor(private readonly hash: HashFn, initialStreams = 64) {
+  constructor(
+    private readonly hash: HashFn,
+    initialStreams = 64
+  ) {
     this.sHead = new Int32Array(initialStreams)
     this.sHeadFirst = new Int32Array(initialStreams)
     this.sCnt = new Int32Array(initialStreams)
@@ -327,7 +342,7 @@ export class MemTable {
     const pairs = new Float64Array(n * 2)
     this.copyPairs(id, pairs, 0)
     const idx = Array.from({ length: n }, (_, i) => i * 2)
-    idx.sort((a, b) => (pairs[a]! - pairs[b]!) || (pairs[a + 1]! - pairs[b + 1]!))
+    idx.sort((a, b) => pairs[a]! - pairs[b]! || pairs[a + 1]! - pairs[b + 1]!)
     // Write back chunk by chunk, newest chunk (highest ordinals) first.
     let ptr = this.sHead[id]!
     let first = this.sHeadFirst[id]!
@@ -392,7 +407,8 @@ class SortedCursor {
     const lo = this.sLo[first]!
     let e = this.k + 1
     let total = this.sCnt[first]!
-    while (e < order.length && this.sHi[order[e]!] === hi && this.sLo[order[e]!] === lo) total += this.sCnt[order[e++]!]!
+    while (e < order.length && this.sHi[order[e]!] === hi && this.sLo[order[e]!] === lo)
+      total += this.sCnt[order[e++]!]!
     if (this.run.length < total * 2) this.run = new Float64Array(total * 2)
     let at = 0
     for (let k = this.k; k < e; k++) {
@@ -404,7 +420,7 @@ class SortedCursor {
       // Streams sharing a hash: their entries interleave in the table.
       const run = this.run
       const idx = Array.from({ length: total }, (_, i) => i * 2)
-      idx.sort((a, b) => (run[a]! - run[b]!) || (run[a + 1]! - run[b + 1]!))
+      idx.sort((a, b) => run[a]! - run[b]! || run[a + 1]! - run[b + 1]!)
       const sorted = new Float64Array(Math.max(64, total * 2))
       idx.forEach((src, i) => {
         sorted[i * 2] = run[src]!

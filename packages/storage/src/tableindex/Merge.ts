@@ -78,11 +78,14 @@ const mergeInto = (cursors: ReadonlyArray<Cursor>, out: Uint32Array, at: number,
 }
 
 /** The merged entries of `tables`, ascending; reads each input `chunkBytes` at a time. */
-export const mergeSource = (tables: ReadonlyArray<Table>, chunkBytes = 1 << 20): EntrySource<DiskError | IndexCorrupt> => {
+export const mergeSource = (
+  tables: ReadonlyArray<Table>,
+  chunkBytes = 1 << 20
+): EntrySource<DiskError | IndexCorrupt> => {
   const cursors = tables.map((t) => new Cursor(t))
   return {
     pull: (out) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const max = Math.floor(out.length / ENTRY_WORDS)
         let n = 0
         while (n < max) {

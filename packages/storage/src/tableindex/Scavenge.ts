@@ -22,7 +22,12 @@ import type { Table } from "./Table.js"
  * halves, as stored) so the hot loop allocates nothing. Usually a plain boolean; an Effect only when the
  * answer needs I/O.
  */
-export type KeepEntry<E> = (hashHi: number, hashLo: number, eventNumber: number, position: number) => boolean | Effect.Effect<boolean, E>
+export type KeepEntry<E> = (
+  hashHi: number,
+  hashLo: number,
+  eventNumber: number,
+  position: number
+) => boolean | Effect.Effect<boolean, E>
 
 /** Per scavenged table, for the `$scavengeIndexCompleted` history event. */
 export interface TableScavenged {
@@ -48,7 +53,10 @@ class ChunkReader {
   /** Entries in `w`. */
   n = 0
 
-  constructor(private readonly table: Table, private readonly blocksPerRead: number) {}
+  constructor(
+    private readonly table: Table,
+    private readonly blocksPerRead: number
+  ) {}
 
   /** Loads the next chunk into `w`; false at the end of the table. */
   next(): Effect.Effect<boolean, ReadError> {
@@ -82,14 +90,18 @@ export class TableFilter<E> {
   private prefix = 0
   private readonly blocksPerRead: number
 
-  constructor(readonly table: Table, private readonly keep: KeepEntry<E>, chunkBytes: number) {
+  constructor(
+    readonly table: Table,
+    private readonly keep: KeepEntry<E>,
+    chunkBytes: number
+  ) {
     this.blocksPerRead = Math.max(1, Math.floor(chunkBytes / (table.footer.entriesPerBlock * ENTRY_BYTES)))
     this.reader = new ChunkReader(table, this.blocksPerRead)
   }
 
   /** Decides entries up to the first dropped one: true when there is one, false when every entry is kept. */
   findFirstDrop(): Effect.Effect<boolean, ReadError | E> {
-    return Effect.gen(this, function*() {
+    return Effect.gen(this, function* () {
       for (;;) {
         if (this.i >= this.reader.n) {
           if (!(yield* this.reader.next())) return false
@@ -120,12 +132,13 @@ export class TableFilter<E> {
     let pi = 0
     return {
       pull: (out) =>
-        Effect.gen(this, function*() {
+        Effect.gen(this, function* () {
           const max = Math.floor(out.length / ENTRY_WORDS)
           let n = 0
           while (n < max && prefixLeft > 0) {
             if (pi >= prefixReader.n) {
-              if (!(yield* prefixReader.next())) return yield* Effect.die(new Error(`scavenge of ${this.table.path}: table shorter than its prefix`))
+              if (!(yield* prefixReader.next()))
+                return yield* Effect.die(new Error(`scavenge of ${this.table.path}: table shorter than its prefix`))
               pi = 0
             }
             const take = Math.min(max - n, prefixLeft, prefixReader.n - pi)

@@ -84,7 +84,12 @@ export const xxh32Utf16 = (s: string, seed: number = SEED): number => {
       v3 = round(v3, s.charCodeAt(i + 4) | (s.charCodeAt(i + 5) << 16))
       v4 = round(v4, s.charCodeAt(i + 6) | (s.charCodeAt(i + 7) << 16))
     }
-    h = (((v1 << 1) | (v1 >>> 31)) + ((v2 << 7) | (v2 >>> 25)) + ((v3 << 12) | (v3 >>> 20)) + ((v4 << 18) | (v4 >>> 14))) | 0
+    h =
+      (((v1 << 1) | (v1 >>> 31)) +
+        ((v2 << 7) | (v2 >>> 25)) +
+        ((v3 << 12) | (v3 >>> 20)) +
+        ((v4 << 18) | (v4 >>> 14))) |
+      0
   } else {
     h = (seed + P5) | 0
   }

@@ -38,7 +38,17 @@ import { checksum, checksumUpdate } from "../codec/checksum.js"
 import { bloomMayContain } from "./Bloom.js"
 import { BlockCache } from "./BlockCache.js"
 import {
-  compareKeyAt, ENTRY_BYTES, ENTRY_WORDS, eventNumberAt, hiAt, type IndexEntry, IndexCorrupt, loAt, MAX_SAFE_HI, positionAt, wordsOf
+  compareKeyAt,
+  ENTRY_BYTES,
+  ENTRY_WORDS,
+  eventNumberAt,
+  hiAt,
+  type IndexEntry,
+  IndexCorrupt,
+  loAt,
+  MAX_SAFE_HI,
+  positionAt,
+  wordsOf
 } from "./Entry.js"
 
 export const HEADER_BYTES = 64
@@ -46,7 +56,10 @@ export const HEADER_BYTES = 64
 export const FENCE_BYTES = 28
 const FENCE_WORDS = 7
 export const FOOTER_BYTES = 80
-assert(FENCE_BYTES === ENTRY_BYTES + 4 && FENCE_BYTES === FENCE_WORDS * 4, "Table: a fence is an entry and a CRC-32, in u32 words")
+assert(
+  FENCE_BYTES === ENTRY_BYTES + 4 && FENCE_BYTES === FENCE_WORDS * 4,
+  "Table: a fence is an entry and a CRC-32, in u32 words"
+)
 export const FORMAT_VERSION = 1
 export const HEADER_MAGIC = "VELLUMIX"
 export const FOOTER_MAGIC = 0x46584956 // "VIXF"
@@ -131,10 +144,17 @@ export const decodeLayout = (header: Buffer, footer: Buffer, fileBytes: number):
   const n = f.entryCount
   const b = f.entriesPerBlock
   if (b < 1 || b !== header.readUInt32LE(12) || n !== u64(header, 16)) return "header and footer disagree"
-  if (f.entriesOffset !== HEADER_BYTES || f.fencesOffset !== HEADER_BYTES + n * ENTRY_BYTES ||
-    f.fenceCount !== Math.ceil(n / b) || f.bloomOffset !== f.fencesOffset + f.fenceCount * FENCE_BYTES ||
-    f.bloomWords < 1 || f.bloomProbes < 1 || f.bloomProbes > 32 ||
-    fileBytes !== f.bloomOffset + f.bloomWords * 4 + FOOTER_BYTES) return "section offsets do not match the file size"
+  if (
+    f.entriesOffset !== HEADER_BYTES ||
+    f.fencesOffset !== HEADER_BYTES + n * ENTRY_BYTES ||
+    f.fenceCount !== Math.ceil(n / b) ||
+    f.bloomOffset !== f.fencesOffset + f.fenceCount * FENCE_BYTES ||
+    f.bloomWords < 1 ||
+    f.bloomProbes < 1 ||
+    f.bloomProbes > 32 ||
+    fileBytes !== f.bloomOffset + f.bloomWords * 4 + FOOTER_BYTES
+  )
+    return "section offsets do not match the file size"
   return f
 }
 
@@ -181,8 +201,14 @@ export class Table {
 
   /** Bytes this table holds in memory (fences, bloom, object overheads). */
   residentBytes(): number {
-    return this.fenceHi.byteLength + this.fenceLo.byteLength + this.fenceEn.byteLength + this.blockCrc.byteLength +
-      this.bloom.byteLength + 600
+    return (
+      this.fenceHi.byteLength +
+      this.fenceLo.byteLength +
+      this.fenceEn.byteLength +
+      this.blockCrc.byteLength +
+      this.bloom.byteLength +
+      600
+    )
   }
 
   mayContain(hi: number, lo: number): boolean {
@@ -215,7 +241,11 @@ export class Table {
     for (let b = first; b <= last; b++) {
       const hit = this.cached(b)
       if (hit !== undefined) blocks[b - first] = hit
-      else if (runs.length > 0 && runs[runs.length - 1]![1] === b - 1 && b - runs[runs.length - 1]![0] < MAX_BLOCKS_PER_READ) {
+      else if (
+        runs.length > 0 &&
+        runs[runs.length - 1]![1] === b - 1 &&
+        b - runs[runs.length - 1]![0] < MAX_BLOCKS_PER_READ
+      ) {
         runs[runs.length - 1]![1] = b
       } else runs.push([b, b])
     }
@@ -226,7 +256,12 @@ export class Table {
     )
   }
 
-  private readRun(from: number, to: number, blocks: Array<Uint32Array>, first: number): Effect.Effect<void, DiskError | IndexCorrupt> {
+  private readRun(
+    from: number,
+    to: number,
+    blocks: Array<Uint32Array>,
+    first: number
+  ): Effect.Effect<void, DiskError | IndexCorrupt> {
     const per = this.footer.entriesPerBlock * ENTRY_WORDS
     return Effect.map(this.readChecked(from, to), (buf) => {
       const all = wordsOf(buf)
@@ -256,7 +291,10 @@ export class Table {
       return -1
     }
     const read = Effect.flatMap(this.handle.read(entriesOffset + start * ENTRY_BYTES, length), (buf) =>
-      buf.length === length ? Effect.succeed(buf) : Effect.fail(corrupt(this.path, `short read: ${buf.length} of ${length} bytes`)))
+      buf.length === length
+        ? Effect.succeed(buf)
+        : Effect.fail(corrupt(this.path, `short read: ${buf.length} of ${length} bytes`))
+    )
     return Effect.flatMap(read, (buf) => {
       if (badBlock(buf) < 0) return Effect.succeed(buf)
       return Effect.flatMap(read, (again) => {
@@ -270,7 +308,13 @@ export class Table {
    * Appends every entry with hash (hi, lo) and from ≤ eventNumber ≤ to, ascending, to `out`.
    * Returns undefined when it was served from the block cache alone, else the Effect that reads.
    */
-  range(hi: number, lo: number, from: number, to: number, out: Array<IndexEntry>): Effect.Effect<void, DiskError | IndexCorrupt> | undefined {
+  range(
+    hi: number,
+    lo: number,
+    from: number,
+    to: number,
+    out: Array<IndexEntry>
+  ): Effect.Effect<void, DiskError | IndexCorrupt> | undefined {
     if (from > to || !this.mayContain(hi, lo)) return undefined
     const first = Math.max(0, this.fenceBound(hi, lo, from, false) - 1)
     const last = this.fenceBound(hi, lo, to, true) - 1
@@ -286,7 +330,12 @@ export class Table {
    * order): at least `limit` of them when there are that many, plus all ties of the lowest one taken.
    * Returns undefined when it was served from the block cache alone, else the Effect that reads.
    */
-  latest(hi: number, lo: number, limit: number, out: Array<IndexEntry>): Effect.Effect<void, DiskError | IndexCorrupt> | undefined {
+  latest(
+    hi: number,
+    lo: number,
+    limit: number,
+    out: Array<IndexEntry>
+  ): Effect.Effect<void, DiskError | IndexCorrupt> | undefined {
     if (limit <= 0 || !this.mayContain(hi, lo)) return undefined
     const lastBlock = this.fenceBound(hi, lo, Number.POSITIVE_INFINITY, true) - 1
     if (lastBlock < 0) return undefined
@@ -331,8 +380,14 @@ const upperBoundInBlock = (w: Uint32Array, hi: number, lo: number): number => {
 
 /** Scans blocks first..last for the range; false (and nothing appended) when a block is missing. */
 const scanRange = (
-  block: (b: number) => Uint32Array | undefined, first: number, last: number,
-  hi: number, lo: number, from: number, to: number, out: Array<IndexEntry>
+  block: (b: number) => Uint32Array | undefined,
+  first: number,
+  last: number,
+  hi: number,
+  lo: number,
+  from: number,
+  to: number,
+  out: Array<IndexEntry>
 ): boolean => {
   for (let b = first; b <= last; b++) if (block(b) === undefined) return false
   // Binary search in the first block only: every later block starts at or after (hi, lo, from).
@@ -359,8 +414,12 @@ const scanRange = (
 
 /** Walks back from `lastBlock`; returns -1 when done, else the number of a block it needs first. */
 const scanLatest = (
-  block: (b: number) => Uint32Array | undefined, lastBlock: number,
-  hi: number, lo: number, limit: number, out: Array<IndexEntry>
+  block: (b: number) => Uint32Array | undefined,
+  lastBlock: number,
+  hi: number,
+  lo: number,
+  limit: number,
+  out: Array<IndexEntry>
 ): number => {
   let taken = 0
   let boundary = -1
@@ -383,11 +442,18 @@ const scanLatest = (
 const corrupt = (path: string, message: string) => new IndexCorrupt({ path, message: `table ${path}: ${message}` })
 
 /** Opens a table file: loads header, footer, fences and bloom; optionally verifies the entries' CRC. */
-export const openTable = (path: string, id: number, options: OpenTableOptions = {}): Effect.Effect<Table, DiskError | IndexCorrupt, Disk> =>
+export const openTable = (
+  path: string,
+  id: number,
+  options: OpenTableOptions = {}
+): Effect.Effect<Table, DiskError | IndexCorrupt, Disk> =>
   Effect.flatMap(Disk, (disk) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(disk.open(path, { readOnly: true }), (handle) =>
-        Effect.onError(restore(loadTable(handle, path, id, options)), () => Effect.ignore(handle.close)))))
+        Effect.onError(restore(loadTable(handle, path, id, options)), () => Effect.ignore(handle.close))
+      )
+    )
+  )
 
 /** Header, footer, fences and bloom, decoded and CRC-checked. */
 interface Meta {
@@ -401,7 +467,7 @@ interface Meta {
 }
 
 const readMeta = (handle: FileHandle, path: string): Effect.Effect<Meta, DiskError | IndexCorrupt> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const size = yield* handle.size
     if (size < HEADER_BYTES + FOOTER_BYTES) return yield* Effect.fail(corrupt(path, `file too short (${size} bytes)`))
     const header = yield* handle.read(0, HEADER_BYTES)
@@ -414,7 +480,8 @@ const readMeta = (handle: FileHandle, path: string): Effect.Effect<Meta, DiskErr
     if (meta.length !== metaBytes) return yield* Effect.fail(corrupt(path, "short read of fences and bloom"))
     const fenceBytes = f.fenceCount * FENCE_BYTES
     if (checksum(meta, 0, fenceBytes) !== f.crcFences) return yield* Effect.fail(corrupt(path, "fences CRC mismatch"))
-    if (checksum(meta, fenceBytes, metaBytes) !== f.crcBloom) return yield* Effect.fail(corrupt(path, "bloom CRC mismatch"))
+    if (checksum(meta, fenceBytes, metaBytes) !== f.crcBloom)
+      return yield* Effect.fail(corrupt(path, "bloom CRC mismatch"))
     const mw = wordsOf(meta)
     const fenceHi = new Uint32Array(f.fenceCount)
     const fenceLo = new Uint32Array(f.fenceCount)
@@ -431,19 +498,35 @@ const readMeta = (handle: FileHandle, path: string): Effect.Effect<Meta, DiskErr
     return { f, size, fenceHi, fenceLo, fenceEn, blockCrc, bloom }
   })
 
-const loadTable = (handle: FileHandle, path: string, id: number, options: OpenTableOptions): Effect.Effect<Table, DiskError | IndexCorrupt> =>
-  Effect.gen(function*() {
+const loadTable = (
+  handle: FileHandle,
+  path: string,
+  id: number,
+  options: OpenTableOptions
+): Effect.Effect<Table, DiskError | IndexCorrupt> =>
+  Effect.gen(function* () {
     // Damage is read twice before it is believed (a bit flipped in transit is not damage on disk).
     const m = yield* Effect.catchTag(readMeta(handle, path), "IndexCorrupt", () => readMeta(handle, path))
-    const table = new Table(id, path, handle, m.f, m.size, m.fenceHi, m.fenceLo, m.fenceEn, m.blockCrc, m.bloom,
-      options.cache ?? new BlockCache(256 << 10))
+    const table = new Table(
+      id,
+      path,
+      handle,
+      m.f,
+      m.size,
+      m.fenceHi,
+      m.fenceLo,
+      m.fenceEn,
+      m.blockCrc,
+      m.bloom,
+      options.cache ?? new BlockCache(256 << 10)
+    )
     if (options.verify === true) yield* verifyEntries(table, options.chunkBytes ?? 1 << 20)
     return table
   })
 
 /** Reads every block (CRC-checked), checks the whole-entries CRC and that entries are sorted safe integers. */
 const verifyEntries = (t: Table, chunkBytes: number): Effect.Effect<void, DiskError | IndexCorrupt> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const f = t.footer
     const blocksPerRead = Math.max(1, Math.floor(chunkBytes / (f.entriesPerBlock * ENTRY_BYTES)))
     let crc = 0
@@ -453,7 +536,10 @@ const verifyEntries = (t: Table, chunkBytes: number): Effect.Effect<void, DiskEr
       crc = checksumUpdate(crc, buf)
       const w = wordsOf(buf)
       const bad = checkOrder(w, prev)
-      if (bad !== undefined) return yield* Effect.fail(corrupt(t.path, `entry ${b * f.entriesPerBlock + bad} out of order or not a safe integer`))
+      if (bad !== undefined)
+        return yield* Effect.fail(
+          corrupt(t.path, `entry ${b * f.entriesPerBlock + bad} out of order or not a safe integer`)
+        )
       prev = w.slice(w.length - ENTRY_WORDS)
     }
     if (crc !== f.crcEntries) return yield* Effect.fail(corrupt(t.path, "entries CRC mismatch"))

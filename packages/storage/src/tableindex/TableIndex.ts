@@ -113,7 +113,10 @@ export interface TableIndex {
    * `onTable` reports it. An interruption or failure leaves every table old or new, consistently.
    * One scavenge at a time (a second call waits). Not waited for by `awaitIdle`.
    */
-  readonly scavenge: <E>(keep: KeepEntry<E>, onTable: (t: TableScavenged) => Effect.Effect<void, E>) => Effect.Effect<void, IndexError | E>
+  readonly scavenge: <E>(
+    keep: KeepEntry<E>,
+    onTable: (t: TableScavenged) => Effect.Effect<void, E>
+  ) => Effect.Effect<void, IndexError | E>
   /** The on-disk tables in index-map order (as `scavenge` visits them), with their entry counts. */
   readonly tables: () => ReadonlyArray<{ readonly level: number; readonly index: number; readonly entries: number }>
   /** The stream hash the index keys entries by (so the scavenger can map its streams to entry hashes). */
@@ -128,7 +131,7 @@ const isDiskError = (cause: Cause.Cause<IndexError>): boolean => {
 
 /** Opens (or creates) the index in `config.dir`; background work lives in the current Scope. */
 export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexError, Disk | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const dir = config.dir
     const hash = config.hash ?? streamHash64
     const maxEntries = Math.max(1, config.memtableMaxEntries ?? 1_000_000)
@@ -140,7 +143,13 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
     const maxAutoMergeLevel = config.maxAutoMergeLevel ?? Number.POSITIVE_INFINITY
     const cache = new BlockCache(config.blockCacheBytes ?? 4 << 20)
 
-    const set = yield* TableSet.open({ dir, entriesPerBlock, chunkBytes, cache, verifyOnOpen: config.verifyOnOpen === true })
+    const set = yield* TableSet.open({
+      dir,
+      entriesPerBlock,
+      chunkBytes,
+      cache,
+      verifyOnOpen: config.verifyOnOpen === true
+    })
 
     let active = new MemTable(hash)
     const frozen: Array<MemTable> = []
@@ -171,7 +180,7 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
     /** A scavenge is running: merges wait (they would retire the tables it rewrites). */
     let scavenging = false
 
-    const flushOne = Effect.gen(function*() {
+    const flushOne = Effect.gen(function* () {
       const mem = frozen[0]!
       // The manifest will say the tables cover the log up to mem.coveredUpTo, and the log below it is never
       // indexed again: the table must hold every entry of the memtable, and flushes go forward in log order.
@@ -184,7 +193,7 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
       if (mem.entryCount === 0) yield* set.commit([], undefined, mem.coveredUpTo, done)
       else {
         const source = mem.source()
-        const counted: typeof source = { pull: (out) => Effect.map(source.pull(out), (n) => (written += n, n)) }
+        const counted: typeof source = { pull: (out) => Effect.map(source.pull(out), (n) => ((written += n), n)) }
         yield* set.buildAndCommit(0, counted, [], mem.coveredUpTo, done)
       }
       notify()
@@ -201,10 +210,12 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
         merging = true
         const inputs = chosen.inputs.map((t) => t.table)
         return set.buildAndCommit(chosen.level, mergeSource(inputs, chunkBytes), inputs, 0).pipe(
-          Effect.ensuring(Effect.sync(() => {
-            merging = false
-            notify()
-          })),
+          Effect.ensuring(
+            Effect.sync(() => {
+              merging = false
+              notify()
+            })
+          ),
           Effect.as(true)
         )
       })
@@ -213,15 +224,17 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
     const autoMerges: Effect.Effect<void, IndexError> = Effect.flatMap(
       mergeIf(() => {
         const level = autoMerge ? levelToMerge() : undefined
-        return level === undefined ? undefined : { inputs: set.tables.filter((t) => t.level === level), level: level + 1 }
+        return level === undefined
+          ? undefined
+          : { inputs: set.tables.filter((t) => t.level === level), level: level + 1 }
       }),
-      (merged) => merged ? autoMerges : Effect.void
+      (merged) => (merged ? autoMerges : Effect.void)
     )
 
     // Each flush is followed by the merges it triggers (as the reference server does), so the number of
     // tables stays logarithmic even while the writer keeps a memtable queued; memtables that pile up
     // meanwhile are bounded by `awaitCapacity`.
-    const work = Effect.gen(function*() {
+    const work = Effect.gen(function* () {
       for (;;) {
         if (frozen.length > 0) {
           yield* flushOne
@@ -247,7 +260,7 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
       for (const d of ws) Deferred.unsafeDone(d, Exit.void)
     }
 
-    const worker = Effect.gen(function*() {
+    const worker = Effect.gen(function* () {
       let retries = 0
       while (failure === undefined) {
         yield* Queue.take(wake)
@@ -260,7 +273,10 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
           stalled = undefined
           retries = 0
         } else if (isDiskError(exit.cause)) {
-          if (stalled === undefined) yield* Effect.logWarning(`index: writing a table failed, retrying: ${(Cause.squash(exit.cause) as Error).message}`)
+          if (stalled === undefined)
+            yield* Effect.logWarning(
+              `index: writing a table failed, retrying: ${(Cause.squash(exit.cause) as Error).message}`
+            )
           stalled = exit.cause
           notify()
           yield* Effect.sleep(Duration.millis(Math.min(5000, 50 * 2 ** Math.min(retries++, 7))))
@@ -274,11 +290,14 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
       }
     })
     // When the index's scope closes, waiters are released (interrupted) rather than left hanging.
-    yield* Effect.forkScoped(Effect.onInterrupt(worker, (ids) =>
-      Effect.sync(() => {
-        failure ??= Cause.interrupt(FiberId.combineAll(ids))
-        notify()
-      })))
+    yield* Effect.forkScoped(
+      Effect.onInterrupt(worker, (ids) =>
+        Effect.sync(() => {
+          failure ??= Cause.interrupt(FiberId.combineAll(ids))
+          notify()
+        })
+      )
+    )
 
     const isIdle = () => failure !== undefined || (!busy && !signalled && frozen.length === 0 && !mergeAllRequested)
 
@@ -300,7 +319,8 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
             if (failure !== undefined || stalled !== undefined || ready()) return loop
             waiters.push(d)
             return Effect.zipRight(Deferred.await(d), loop)
-          }))
+          })
+        )
       })
       return loop
     }
@@ -383,7 +403,12 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
 
     const addBatch = (entries: ReadonlyArray<NewIndexEntry>, coveredUpTo: number): void => {
       for (const e of entries) {
-        if (!Number.isSafeInteger(e.eventNumber) || e.eventNumber < 0 || !Number.isSafeInteger(e.position) || e.position < 0) {
+        if (
+          !Number.isSafeInteger(e.eventNumber) ||
+          e.eventNumber < 0 ||
+          !Number.isSafeInteger(e.position) ||
+          e.position < 0
+        ) {
           throw new RangeError(`TableIndex.addBatch: bad entry ${e.stream}@${e.eventNumber} at ${e.position}`)
         }
       }
@@ -422,7 +447,14 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
         tableEntries += t.table.entryCount
         residentBytes += t.table.residentBytes()
       }
-      return { tables: set.tables.length, levels: levelCounts(set.tables), memtableEntries, memtables: 1 + frozen.length, tableEntries, residentBytes }
+      return {
+        tables: set.tables.length,
+        levels: levelCounts(set.tables),
+        memtableEntries,
+        memtables: 1 + frozen.length,
+        tableEntries,
+        residentBytes
+      }
     }
 
     // ---- scavenge ----
@@ -431,33 +463,48 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
 
     /** Rewrites one table without the entries `keep` drops (left as it is when there are none). */
     const scavengeTable = <E>(live: LiveTable, keep: KeepEntry<E>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const filter = new TableFilter(live.table, keep, chunkBytes)
         if (!(yield* filter.findFirstDrop())) return { filter, spaceSaved: 0 }
         const newBytes = yield* set.buildAndCommit(live.level, filter.source(), [live.table], 0)
         return { filter, spaceSaved: live.table.fileBytes - newBytes }
       })
 
-    const scavenge = <E>(keep: KeepEntry<E>, onTable: (t: TableScavenged) => Effect.Effect<void, E>): Effect.Effect<void, IndexError | E> =>
-      scavengeLock.withPermits(1)(Effect.suspend(() => {
-        scavenging = true
-        const lastWaiting = frozen[frozen.length - 1]
-        const run = Effect.gen(function*() {
-          // A running merge would retire tables under the scavenge; memtables already waiting are scavenged too.
-          yield* waitUntil(() => !merging && (lastWaiting === undefined || !frozen.includes(lastWaiting)))
-          for (const { live, level, index } of inIndexMapOrder(set.tables)) {
-            const start = yield* Clock.currentTimeMillis
-            const { filter, spaceSaved } = yield* scavengeTable(live, keep)
-            const timeTakenMillis = (yield* Clock.currentTimeMillis) - start
-            yield* onTable({ level, index, entriesKept: filter.entriesKept, entriesDeleted: filter.entriesDeleted, spaceSaved, timeTakenMillis })
-          }
+    const scavenge = <E>(
+      keep: KeepEntry<E>,
+      onTable: (t: TableScavenged) => Effect.Effect<void, E>
+    ): Effect.Effect<void, IndexError | E> =>
+      scavengeLock.withPermits(1)(
+        Effect.suspend(() => {
+          scavenging = true
+          const lastWaiting = frozen[frozen.length - 1]
+          const run = Effect.gen(function* () {
+            // A running merge would retire tables under the scavenge; memtables already waiting are scavenged too.
+            yield* waitUntil(() => !merging && (lastWaiting === undefined || !frozen.includes(lastWaiting)))
+            for (const { live, level, index } of inIndexMapOrder(set.tables)) {
+              const start = yield* Clock.currentTimeMillis
+              const { filter, spaceSaved } = yield* scavengeTable(live, keep)
+              const timeTakenMillis = (yield* Clock.currentTimeMillis) - start
+              yield* onTable({
+                level,
+                index,
+                entriesKept: filter.entriesKept,
+                entriesDeleted: filter.entriesDeleted,
+                spaceSaved,
+                timeTakenMillis
+              })
+            }
+          })
+          // The merges held back meanwhile run now.
+          return Effect.ensuring(
+            run,
+            Effect.sync(() => {
+              scavenging = false
+              signal()
+            })
+          )
         })
-        // The merges held back meanwhile run now.
-        return Effect.ensuring(run, Effect.sync(() => {
-          scavenging = false
-          signal()
-        }))
-      }))
+      )
 
     const index: TableIndex = {
       addBatch,
@@ -475,7 +522,8 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
       awaitCapacity,
       stats,
       scavenge,
-      tables: () => inIndexMapOrder(set.tables).map(({ live, level, index }) => ({ level, index, entries: live.table.entryCount })),
+      tables: () =>
+        inIndexMapOrder(set.tables).map(({ live, level, index }) => ({ level, index, entries: live.table.entryCount })),
       hashOf: hash
     }
     return index

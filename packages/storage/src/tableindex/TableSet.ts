@@ -14,7 +14,15 @@ import { Effect, type Scope } from "effect"
 import { Disk, type DiskError, type DiskService, join } from "@vellum/platform"
 import type { BlockCache } from "./BlockCache.js"
 import { type EntrySource, IndexCorrupt } from "./Entry.js"
-import { emptyManifest, type Manifest, MANIFEST_FILE, MANIFEST_TMP, readManifest, tableFileName, writeManifest } from "./Manifest.js"
+import {
+  emptyManifest,
+  type Manifest,
+  MANIFEST_FILE,
+  MANIFEST_TMP,
+  readManifest,
+  tableFileName,
+  writeManifest
+} from "./Manifest.js"
 import { openTable, type Table } from "./Table.js"
 import { writeTable } from "./TableWriter.js"
 
@@ -51,7 +59,7 @@ export class TableSet {
 
   /** Opens the tables the manifest of `options.dir` lists; they are closed when the Scope closes. */
   static open(options: TableSetOptions): Effect.Effect<TableSet, IndexError, Disk | Scope.Scope> {
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const disk = yield* Disk
       const dir = options.dir
       yield* disk.mkdir(dir)
@@ -62,14 +70,17 @@ export class TableSet {
         if (isOurFile(name) && !listed.has(name)) yield* disk.remove(join(dir, name))
       }
       const set = new TableSet(disk, options, manifest, [], manifest.nextTableId)
-      yield* Effect.addFinalizer(() => Effect.forEach(set.tables, (t) => Effect.ignore(t.table.close()), { discard: true }))
+      yield* Effect.addFinalizer(() =>
+        Effect.forEach(set.tables, (t) => Effect.ignore(t.table.close()), { discard: true })
+      )
       for (const t of [...manifest.tables].sort((a, b) => a.id - b.id)) {
         const path = join(dir, t.file)
         const table = yield* Effect.mapError(
           openTable(path, t.id, { verify: options.verifyOnOpen, chunkBytes: options.chunkBytes, cache: options.cache }),
-          (e) => e._tag === "DiskError" && e.reason === "NotFound"
-            ? new IndexCorrupt({ path, message: `table ${path} listed in the manifest is missing` })
-            : e
+          (e) =>
+            e._tag === "DiskError" && e.reason === "NotFound"
+              ? new IndexCorrupt({ path, message: `table ${path} listed in the manifest is missing` })
+              : e
         )
         set.tables.push({ table, level: t.level })
       }
@@ -81,19 +92,35 @@ export class TableSet {
    * Commits the tables minus `replaced` plus `added`, and `coveredUpTo`: saves the manifest and applies
    * the change to memory (and `onSwap`) as one step that an interruption cannot split.
    */
-  commit(replaced: ReadonlyArray<Table>, added: LiveTable | undefined, coveredUpTo: number, onSwap?: () => void): Effect.Effect<void, DiskError> {
+  commit(
+    replaced: ReadonlyArray<Table>,
+    added: LiveTable | undefined,
+    coveredUpTo: number,
+    onSwap?: () => void
+  ): Effect.Effect<void, DiskError> {
     const gone = new Set(replaced.map((t) => t.id))
-    return this.lock.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
-      const listed = this.manifest.tables.filter((t) => !gone.has(t.id))
-      if (added !== undefined) listed.push({ id: added.table.id, level: added.level, file: tableFileName(added.table.id) })
-      const next: Manifest = { coveredPosition: Math.max(this.manifest.coveredPosition, coveredUpTo), nextTableId: this.nextId, tables: listed }
-      return Effect.map(writeManifest(this.options.dir, next), () => {
-        this.manifest = next
-        this.tables = this.tables.filter((t) => !gone.has(t.table.id))
-        if (added !== undefined) this.tables.push(added)
-        onSwap?.()
-      })
-    }))).pipe(Effect.provideService(Disk, this.disk))
+    return this.lock
+      .withPermits(1)(
+        Effect.uninterruptible(
+          Effect.suspend(() => {
+            const listed = this.manifest.tables.filter((t) => !gone.has(t.id))
+            if (added !== undefined)
+              listed.push({ id: added.table.id, level: added.level, file: tableFileName(added.table.id) })
+            const next: Manifest = {
+              coveredPosition: Math.max(this.manifest.coveredPosition, coveredUpTo),
+              nextTableId: this.nextId,
+              tables: listed
+            }
+            return Effect.map(writeManifest(this.options.dir, next), () => {
+              this.manifest = next
+              this.tables = this.tables.filter((t) => !gone.has(t.table.id))
+              if (added !== undefined) this.tables.push(added)
+              onSwap?.()
+            })
+          })
+        )
+      )
+      .pipe(Effect.provideService(Disk, this.disk))
   }
 
   /**
@@ -103,17 +130,26 @@ export class TableSet {
    * Returns the new file's size (0 when empty).
    */
   buildAndCommit<E>(
-    level: number, source: EntrySource<E>, replaced: ReadonlyArray<Table>, coveredUpTo: number, onSwap?: () => void
+    level: number,
+    source: EntrySource<E>,
+    replaced: ReadonlyArray<Table>,
+    coveredUpTo: number,
+    onSwap?: () => void
   ): Effect.Effect<number, IndexError | E> {
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(restore(this.build(this.nextId++, source)), (table) =>
         Effect.onError(
           Effect.zipRight(
             this.commit(replaced, table === undefined ? undefined : { table, level }, coveredUpTo, onSwap),
-            Effect.as(Effect.forEach(replaced, (t) => this.retire(t), { discard: true }), table?.fileBytes ?? 0)
+            Effect.as(
+              Effect.forEach(replaced, (t) => this.retire(t), { discard: true }),
+              table?.fileBytes ?? 0
+            )
           ),
-          () => table === undefined ? Effect.void : Effect.ignore(table.close())
-        )))
+          () => (table === undefined ? Effect.void : Effect.ignore(table.close()))
+        )
+      )
+    )
   }
 
   /** Writes `source` as table `id`, syncs it and its directory entry and opens it; undefined (no file) when empty. */
@@ -122,7 +158,7 @@ export class TableSet {
     const disk = this.disk
     const path = join(dir, tableFileName(id))
     return Effect.onError(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const written = yield* writeTable(path, source, { entriesPerBlock, chunkBytes })
         if (written.entryCount === 0) {
           yield* disk.remove(path)
@@ -152,7 +188,7 @@ export class TableSet {
  * rebuilding the index from the log after an IndexCorrupt. Other files in the directory stay.
  */
 export const wipe = (dir: string): Effect.Effect<void, DiskError, Disk> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = yield* Disk
     if (!(yield* disk.exists(dir))) return
     for (const name of yield* disk.list(dir)) {
@@ -175,9 +211,11 @@ export const levelCounts = (tables: ReadonlyArray<LiveTable>): Array<number> => 
 export const inIndexMapOrder = (tables: ReadonlyArray<LiveTable>) => {
   const ranks: Array<number> = []
   // Array.prototype.sort is stable: each level keeps its age order.
-  return [...tables].sort((a, b) => a.level - b.level).map((live) => {
-    const index = ranks[live.level] ?? 0
-    ranks[live.level] = index + 1
-    return { live, level: live.level, index }
-  })
+  return [...tables]
+    .sort((a, b) => a.level - b.level)
+    .map((live) => {
+      const index = ranks[live.level] ?? 0
+      ranks[live.level] = index + 1
+      return { live, level: live.level, index }
+    })
 }

@@ -70,7 +70,8 @@ class ChunkScanner {
       const en = enHi * 4294967296 + w[o + 2]!
       const pos = posHi * 4294967296 + w[o + 4]!
       if (hi !== this.pHi || lo !== this.pLo) {
-        if (this.count > 0 && (hi < this.pHi || (hi === this.pHi && lo < this.pLo))) return `entry ${this.count} out of order`
+        if (this.count > 0 && (hi < this.pHi || (hi === this.pHi && lo < this.pLo)))
+          return `entry ${this.count} out of order`
         this.hashes.push2(hi, lo)
       } else if (en < this.pEn || (en === this.pEn && pos < this.pPos)) return `entry ${this.count} out of order`
       if (this.count % this.entriesPerBlock === 0) this.addFence(w, o)
@@ -100,7 +101,12 @@ class ChunkScanner {
     while (i < n) {
       const inBlock = (first + i) % per
       const take = Math.min(n - i, per - inBlock)
-      this.blockCrc = checksumUpdate(inBlock === 0 ? 0 : this.blockCrc, bytes, i * ENTRY_BYTES, (i + take) * ENTRY_BYTES)
+      this.blockCrc = checksumUpdate(
+        inBlock === 0 ? 0 : this.blockCrc,
+        bytes,
+        i * ENTRY_BYTES,
+        (i + take) * ENTRY_BYTES
+      )
       // The block's fence exists (scan added it); its CRC slot is the fence's last word.
       this.fences[Math.floor((first + i) / per) * FENCE_WORDS + 6] = this.blockCrc
       i += take
@@ -114,7 +120,7 @@ export const writeTable = <E>(
   source: EntrySource<E>,
   options: WriteTableOptions
 ): Effect.Effect<WrittenTable, DiskError | E, Disk> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const disk = yield* Disk
     return yield* Effect.acquireUseRelease(
       disk.open(path, { create: true }),
@@ -123,8 +129,13 @@ export const writeTable = <E>(
     )
   })
 
-const writeTo = <E>(handle: FileHandle, path: string, source: EntrySource<E>, options: WriteTableOptions): Effect.Effect<WrittenTable, DiskError | E> =>
-  Effect.gen(function*() {
+const writeTo = <E>(
+  handle: FileHandle,
+  path: string,
+  source: EntrySource<E>,
+  options: WriteTableOptions
+): Effect.Effect<WrittenTable, DiskError | E> =>
+  Effect.gen(function* () {
     const per = options.entriesPerBlock
     const chunkEntries = Math.max(1, Math.floor((options.chunkBytes ?? 1 << 20) / ENTRY_BYTES))
     yield* handle.truncate(0)

@@ -7,5 +7,19 @@ export { openTable, Table, type OpenTableOptions, type TableFooter } from "./Tab
 export { writeTable, type WriteTableOptions, type WrittenTable } from "./TableWriter.js"
 export { mergeSource } from "./Merge.js"
 export { type KeepEntry, TableFilter, type TableScavenged } from "./Scavenge.js"
-export { type Manifest, type ManifestTable, readManifest, writeManifest, MANIFEST_FILE, tableFileName } from "./Manifest.js"
-export { open, wipe, type IndexError, type TableIndex, type TableIndexConfig, type TableIndexStats } from "./TableIndex.js"
+export {
+  type Manifest,
+  type ManifestTable,
+  readManifest,
+  writeManifest,
+  MANIFEST_FILE,
+  tableFileName
+} from "./Manifest.js"
+export {
+  open,
+  wipe,
+  type IndexError,
+  type TableIndex,
+  type TableIndexConfig,
+  type TableIndexStats
+} from "./TableIndex.js"

@@ -122,23 +122,31 @@ const drive = (dbPath: string | undefined, mountPoint: string | undefined): Proc
   if (dbPath === undefined || mountPoint === undefined) return undefined
   const fsStats = safe(() => fs.statfsSync(dbPath), undefined)
   if (fsStats === undefined) return undefined
-  return { name: mountPoint, availableBytes: fsStats.bavail * fsStats.bsize, totalBytes: fsStats.blocks * fsStats.bsize }
+  return {
+    name: mountPoint,
+    availableBytes: fsStats.bavail * fsStats.bsize,
+    totalBytes: fsStats.blocks * fsStats.bsize
+  }
 }
 
 /** The live ProcessStats; its profiler and event-loop monitor live as long as the layer. */
 export const processStatsLive = (options: ProcessStatsLiveOptions = {}): Layer.Layer<ProcessStats> =>
   Layer.scoped(
     ProcessStats,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const loopDelay = monitorEventLoopDelay({ resolution: 10 })
       loopDelay.enable()
       const gc = makeGcCounter()
-      yield* Effect.addFinalizer(() => Effect.sync(() => {
-        loopDelay.disable()
-        gc.stop()
-      }))
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          loopDelay.disable()
+          gc.stop()
+        })
+      )
       // Fold the profiler's buffer regularly so it stays small when nobody asks for stats.
-      yield* Effect.forkScoped(Effect.repeat(Effect.sync(gc.fold), Schedule.spaced(options.gcFoldIntervalMillis ?? 10_000)))
+      yield* Effect.forkScoped(
+        Effect.repeat(Effect.sync(gc.fold), Schedule.spaced(options.gcFoldIntervalMillis ?? 10_000))
+      )
       const mountPoint = options.dbPath === undefined ? undefined : mountPointOf(options.dbPath)
       const startTimeMillis = Math.round(performance.timeOrigin)
       let lastUtilization: EventLoopUtilization | undefined
@@ -162,7 +170,10 @@ export const processStatsLive = (options: ProcessStatsLiveOptions = {}): Layer.L
         return {
           pid: process.pid,
           startTimeMillis,
-          cpuCount: Math.max(1, safe(() => os.availableParallelism(), 1)),
+          cpuCount: Math.max(
+            1,
+            safe(() => os.availableParallelism(), 1)
+          ),
           cpuMicros: cpu.user + cpu.system,
           residentBytes: process.memoryUsage.rss(),
           threads: procField(readProcFile("/proc/self/status"), "Threads") ?? 1,

@@ -25,12 +25,12 @@ interface Memo {
 export class NodeStats extends Context.Tag("@vellum/http/NodeStats")<NodeStats, NodeStatsService>() {
   static readonly layer: Layer.Layer<NodeStats, never, ProcessStats | EventStore | NodeMetrics> = Layer.effect(
     NodeStats,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const processStats = yield* ProcessStats
       const store = yield* EventStore
       const metrics = yield* NodeMetrics
       const memo = yield* Ref.make<Memo | undefined>(undefined)
-      const current = Effect.gen(function*() {
+      const current = Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const last = yield* Ref.get(memo)
         if (last !== undefined && now >= last.atMillis && now - last.atMillis < STATS_MEMOIZE_MILLIS) return last.stats

@@ -46,7 +46,12 @@ export interface ProcessSnapshot {
     /** Event-loop utilisation since the previous snapshot, 0–1. */
     readonly utilization: number
   }
-  readonly diskIo: { readonly readBytes: number; readonly writtenBytes: number; readonly readOps: number; readonly writeOps: number }
+  readonly diskIo: {
+    readonly readBytes: number
+    readonly writtenBytes: number
+    readonly readOps: number
+    readonly writeOps: number
+  }
   readonly system: {
     /** Machine CPU time, all cores, since boot: busy and total, µs. */
     readonly cpuBusyMicros: number

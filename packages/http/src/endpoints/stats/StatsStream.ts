@@ -25,35 +25,46 @@ export const statsStreamOf = (endpoint: string): string => `$stats-${endpoint}`
 
 /** The stats as one flat JSON object (display hints dropped), as the reference stores them. */
 export const statsEventData = (stats: FlatStats): string =>
-  JSON.stringify(Object.fromEntries(stats.map(([key, value]) =>
-    [key, value !== null && typeof value === "object" ? value.value : value])))
+  JSON.stringify(
+    Object.fromEntries(
+      stats.map(([key, value]) => [key, value !== null && typeof value === "object" ? value.value : value])
+    )
+  )
 
 const encoder = new TextEncoder()
 
 const jsonEvent = (eventType: string, data: string) =>
-  Effect.map(randomUuid, (eventId) => ({ eventId, eventType, isJson: true, data: encoder.encode(data), metadata: new Uint8Array(0) }))
+  Effect.map(randomUuid, (eventId) => ({
+    eventId,
+    eventType,
+    isJson: true,
+    data: encoder.encode(data),
+    metadata: new Uint8Array(0)
+  }))
 
 /** Sets the stream's `$maxAge`, unless a metadata event is there already; true once it is set. */
 const ensureMetadata = (stream: string): Effect.Effect<boolean, never, EventStore> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* EventStore
     const eventId = yield* randomUuid
     const metadata = encoder.encode(JSON.stringify({ $maxAge: STATS_STREAM_MAX_AGE_SECONDS }))
     return yield* store.setStreamMetadata(stream, ExpectedVersion.NoStream, metadata, { eventId, isJson: true }).pipe(
       Effect.as(true),
       Effect.catchTag("WrongExpectedVersion", () => Effect.succeed(true)),
-      Effect.catchAll((error) => Effect.as(Effect.logWarning(`cannot set the metadata of ${stream}: ${error.message}`), false))
+      Effect.catchAll((error) =>
+        Effect.as(Effect.logWarning(`cannot set the metadata of ${stream}: ${error.message}`), false)
+      )
     )
   })
 
 const writeSample = (stream: string): Effect.Effect<void, never, EventStore | NodeStats> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* EventStore
     const stats = yield* Effect.flatMap(NodeStats, (s) => s.current)
     const event = yield* jsonEvent(STATS_EVENT_TYPE, statsEventData(stats))
-    yield* store.append(stream, ExpectedVersion.Any, [event]).pipe(
-      Effect.catchAll((error) => Effect.logWarning(`cannot write stats to ${stream}: ${error.message}`))
-    )
+    yield* store
+      .append(stream, ExpectedVersion.Any, [event])
+      .pipe(Effect.catchAll((error) => Effect.logWarning(`cannot write stats to ${stream}: ${error.message}`)))
   })
 
 /**
@@ -61,7 +72,7 @@ const writeSample = (stream: string): Effect.Effect<void, never, EventStore | No
  * first while it could not be set); until interrupted.
  */
 export const writeStatsForever = (settings: StatsStreamSettings): Effect.Effect<never, never, EventStore | NodeStats> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const stream = statsStreamOf(settings.endpoint)
     let metadataSet = yield* ensureMetadata(stream)
     while (true) {

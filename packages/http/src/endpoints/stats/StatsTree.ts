@@ -27,8 +27,13 @@ export interface StatsGroup {
   readonly entries: Map<string, StatsGroup | StatValue>
 }
 
-export const statMeta = (value: StatLeaf, category: string | null, title: string): StatMetadata =>
-  ({ _tag: "StatMetadata", value, category, title, drawChart: true })
+export const statMeta = (value: StatLeaf, category: string | null, title: string): StatMetadata => ({
+  _tag: "StatMetadata",
+  value,
+  category,
+  title,
+  drawChart: true
+})
 
 const isGroup = (node: StatsGroup | StatValue): node is StatsGroup =>
   node !== null && typeof node === "object" && node._tag === "StatsGroup"
@@ -101,8 +106,10 @@ const valueJson = (value: StatValue, withMetadata: boolean, indent: string): str
   if (!isMeta(value)) return leafJson(value)
   if (!withMetadata) return leafJson(value.value)
   const inner = `${indent}  `
-  return `{\n${inner}"value": ${leafJson(value.value)},\n${inner}"category": ${JSON.stringify(value.category)},\n` +
+  return (
+    `{\n${inner}"value": ${leafJson(value.value)},\n${inner}"category": ${JSON.stringify(value.category)},\n` +
     `${inner}"title": ${JSON.stringify(value.title)},\n${inner}"drawChart": ${value.drawChart}\n${indent}}`
+  )
 }
 
 const groupJson = (group: StatsGroup, withMetadata: boolean, indent: string): string => {
@@ -135,7 +142,8 @@ const groupXml = (group: StatsGroup, withMetadata: boolean): string => {
       out += inner === "" ? `<${tag} />` : `<${tag}>${inner}</${tag}>`
     } else if (isMeta(node) && withMetadata) {
       const tag = encodeXmlName(key)
-      out += `<${tag}>${leafXml("value", node.value)}${leafXml("category", node.category)}${leafXml("title", node.title)}` +
+      out +=
+        `<${tag}>${leafXml("value", node.value)}${leafXml("category", node.category)}${leafXml("title", node.title)}` +
         `${leafXml("drawChart", node.drawChart)}</${tag}>`
     } else {
       out += leafXml(key, isMeta(node) ? node.value : node)

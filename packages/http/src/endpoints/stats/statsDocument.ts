@@ -86,7 +86,7 @@ export const buildStats = (input: StatsInput): { readonly stats: FlatStats; read
   // The writer keeps no idle/busy clock: both are estimated from what consecutive samples saw.
   const busy = w.queued > 0
   const activeAt = busy || commandsDelta > 0 ? input.nowMillis : prev.writerActiveAtMillis
-  const busySince = busy ? prev.writerBusySinceMillis ?? input.nowMillis : undefined
+  const busySince = busy ? (prev.writerBusySinceMillis ?? input.nowMillis) : undefined
 
   const health = nodeHealth(s)
   const stats: Array<readonly [string, StatValue]> = [
@@ -99,7 +99,14 @@ export const buildStats = (input: StatsInput): { readonly stats: FlatStats; read
     // No lock contention or exception counters exist in Node.js (docs/stats.md).
     ["proc-contentionsRate", 0],
     ["proc-thrownExceptionsRate", 0],
-    ["sys-cpu", statMeta(percent(p.system.cpuBusyMicros - prev.sysBusyMicros, p.system.cpuTotalMicros - prev.sysTotalMicros), "Machine", "Machine CPU Usage")],
+    [
+      "sys-cpu",
+      statMeta(
+        percent(p.system.cpuBusyMicros - prev.sysBusyMicros, p.system.cpuTotalMicros - prev.sysTotalMicros),
+        "Machine",
+        "Machine CPU Usage"
+      )
+    ],
     ["sys-loadavg-1m", round2(p.system.loadAverage[0])],
     ["sys-loadavg-5m", round2(p.system.loadAverage[1])],
     ["sys-loadavg-15m", round2(p.system.loadAverage[2])],
@@ -191,7 +198,10 @@ export const buildStats = (input: StatsInput): { readonly stats: FlatStats; read
     // Vellum addition: degraded while writes are refused after a disk error (docs/stats.md).
     ["es-health-status", health.status],
     ["es-health-reason", health.reason],
-    ["es-health-degradedSeconds", health.sinceMillis === undefined ? 0 : Math.max(0, Math.round((input.nowMillis - health.sinceMillis) / 1000))]
+    [
+      "es-health-degradedSeconds",
+      health.sinceMillis === undefined ? 0 : Math.max(0, Math.round((input.nowMillis - health.sinceMillis) / 1000))
+    ]
   )
   const sample: StatsSample = {
     atMillis: input.nowMillis,

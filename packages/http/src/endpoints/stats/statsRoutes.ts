@@ -20,7 +20,12 @@ const CACHE_HEADERS = { "Cache-Control": "max-age=1, public", Vary: "Accept" }
 export const GROUPING_REQUIRED = "Dynamic stats selection works only with grouping enabled"
 
 /** The stats reply for a sub-path (`[]` for the whole document) and the request's query flags. */
-export const statsReply = (responseType: string, stats: FlatStats, path: ReadonlyArray<string>, query: URLSearchParams): Reply => {
+export const statsReply = (
+  responseType: string,
+  stats: FlatStats,
+  path: ReadonlyArray<string>,
+  query: URLSearchParams
+): Reply => {
   const withMetadata = tryParseBoolean(query.get("metadata")) ?? false
   const grouped = tryParseBoolean(query.get("group")) ?? true
   if (!grouped && path.length > 0) return badRequestReply(GROUPING_REQUIRED)
@@ -49,11 +54,20 @@ const statsRoute = (path: string, handle: RouteDef<NodeStats>["handle"]): RouteD
 
 export const statsRoutes: ReadonlyArray<RouteDef<NodeStats>> = [
   statsRoute("/stats", (input) =>
-    Effect.flatMap(NodeStats, (s) => Effect.map(s.current, (stats) => statsReply(input.responseType, stats, [], input.query)))),
+    Effect.flatMap(NodeStats, (s) =>
+      Effect.map(s.current, (stats) => statsReply(input.responseType, stats, [], input.query))
+    )
+  ),
   statsRoute("/stats/{*statPath}", (input) =>
     Effect.flatMap(NodeStats, (s) =>
-      Effect.map(s.current, (stats) => statsReply(input.responseType, stats, (input.params.statPath ?? "").split("/"), input.query)))),
+      Effect.map(s.current, (stats) =>
+        statsReply(input.responseType, stats, (input.params.statPath ?? "").split("/"), input.query)
+      )
+    )
+  ),
   // One entry per connected replica / TCP client: a single node has neither.
-  statsRoute("/stats/replication", (input) => Effect.succeed(emptyListReply(input.responseType, "ArrayOfReplicationPerSubscriptionStats"))),
+  statsRoute("/stats/replication", (input) =>
+    Effect.succeed(emptyListReply(input.responseType, "ArrayOfReplicationPerSubscriptionStats"))
+  ),
   statsRoute("/stats/tcp", (input) => Effect.succeed(emptyListReply(input.responseType, "ArrayOfTcpConnectionStats")))
 ]

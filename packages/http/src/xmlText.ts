@@ -13,12 +13,12 @@
 /** The declaration every document starts with (UTF-8, as the reference writes it). */
 export const XML_DECLARATION = `<?xml version="1.0" encoding="utf-8"?>`
 
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
+/* eslint-disable no-control-regex -- finding control characters is the point */
 const TEXT_SPECIAL =
   /[&<>\r\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const ATTR_SPECIAL =
   /[&<>"\t\n\r\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+/* eslint-enable no-control-regex */
 
 const replacement = (c: string): string => {
   switch (c) {

@@ -1,8 +1,8 @@
 // ESLint flat config. Besides ordinary TypeScript hygiene it enforces Vellum's determinism rules
 // (docs/architecture.md, "Determinism"): production code may read time, randomness, files, sockets and
 // timers only through Effect services, so the same code runs unchanged inside the deterministic simulator.
-// Only the live layers (the `live/` folders under packages/*/src), the node's `main.ts` and the simulator's
-// command line may touch the real world; a file's name earns no exemption. The dependency direction is
+// Only the live layers (the `live/` folders under packages/*/src and simulation/src) and the node's `main.ts`
+// may touch the real world; a file's name earns no exemption. The dependency direction is
 // checked by dependency-cruiser (dependency-cruiser.config.js), which `npm run lint` runs next.
 import js from "@eslint/js"
 import tseslint from "typescript-eslint"
@@ -105,7 +105,7 @@ export default tseslint.config(
   {
     // Production code and the simulator: deterministic by construction.
     files: ["packages/*/src/**/*.ts", "simulation/src/**/*.ts"],
-    ignores: ["packages/*/src/**/live/**", "packages/node/src/main.ts", "simulation/src/cli.ts"],
+    ignores: ["packages/*/src/**/live/**", "simulation/src/live/**", "packages/node/src/main.ts"],
     rules: determinismRules
   },
   {

@@ -7,6 +7,7 @@
  * A failing seed prints the seed, the failure and the last trace lines, and exits 1.
  */
 import { runSeed, type SeedResult } from "./runSeed.js"
+import { wallClockMillis } from "./live/wallClock.js"
 
 const args = process.argv.slice(2)
 const value = (name: string): number | undefined => {
@@ -64,8 +65,8 @@ if (single !== undefined) {
 } else {
   const count = value("--seeds") ?? (soak ? Number.POSITIVE_INFINITY : 100)
   // The soak's starting seed is the one thing taken from the real clock; every seed it runs is printed.
-  const from = value("--from") ?? (soak ? Date.now() % 1_000_000_000 : 1)
-  const started = Date.now()
+  const from = value("--from") ?? (soak ? wallClockMillis() % 1_000_000_000 : 1)
+  const started = wallClockMillis()
   let passed = 0
   let crashes = 0
   let acknowledged = 0
@@ -87,6 +88,6 @@ if (single !== undefined) {
       console.log(`${passed} seeds passed (from ${from}), ${crashes} crashes, ${acknowledged} acknowledged operations`)
   }
   console.log(
-    `${passed} passed, 0 failed (${transport}): seeds ${from}..${from + passed - 1}, ${crashes} crashes, ${acknowledged} acknowledged operations checked, ${indeterminate} indeterminate (${settledInRun} settled during the run), ${healed} disk-full periods healed without a restart, ${scavenges} scavenges started, ${((Date.now() - started) / 1000).toFixed(1)} s`
+    `${passed} passed, 0 failed (${transport}): seeds ${from}..${from + passed - 1}, ${crashes} crashes, ${acknowledged} acknowledged operations checked, ${indeterminate} indeterminate (${settledInRun} settled during the run), ${healed} disk-full periods healed without a restart, ${scavenges} scavenges started, ${((wallClockMillis() - started) / 1000).toFixed(1)} s`
   )
 }

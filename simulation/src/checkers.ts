@@ -89,6 +89,7 @@ export const reconcileSettled = (
         if (done._tag === "Right") {
           client.pending.delete(key)
           auditor.settledInRun++
+          auditor.coverage.hit("indeterminate.settledInRun")
         } else
           auditor.trace(`reconcile c${client.id} ${pending.op.kind} ${pending.op.stream} postponed: ${done.left._tag}`)
       }

@@ -3,9 +3,13 @@
  * npm run sim -- --seeds N       seeds 1..N (or --from A --seeds N: A..A+N-1)
  * npm run sim:soak               seeds from a random start until stopped (or --seeds N)
  * Options: --twice (run every seed twice and compare trace hashes), --verbose (a line per seed),
- * --direct (clients call the EventStore service instead of the node's HTTP app).
+ * --direct (clients call the EventStore service instead of the node's HTTP app), --no-coverage (skip the
+ * batch's coverage report).
+ * A batch ends with its coverage report (how often each rule ran, coverage.ts) and its simulated time against
+ * the wall time it took.
  * A failing seed prints the seed, the failure and the last trace lines, and exits 1.
  */
+import { Coverage } from "./coverage.js"
 import { runSeed, type SeedResult } from "./runSeed.js"
 import { wallClockMillis } from "./live/wallClock.js"
 
@@ -17,6 +21,7 @@ const value = (name: string): number | undefined => {
 const soak = args.includes("--soak")
 const twice = args.includes("--twice")
 const verbose = args.includes("--verbose")
+const showCoverage = !args.includes("--no-coverage")
 const transport = args.includes("--direct") ? "direct" : "http"
 const single = value("--seed")
 
@@ -74,6 +79,8 @@ if (single !== undefined) {
   let scavenges = 0
   let healed = 0
   let settledInRun = 0
+  let simMs = 0
+  const coverage = new Coverage()
   for (let seed = from; seed < from + count; seed++) {
     const r = runOne(seed)
     passed++
@@ -83,11 +90,20 @@ if (single !== undefined) {
     scavenges += r.scavenges
     healed += r.healed
     settledInRun += r.settledInRun
+    simMs += r.simMs
+    coverage.add(r.coverage)
     if (verbose) report(r)
     if (soak && passed % 100 === 0)
       console.log(`${passed} seeds passed (from ${from}), ${crashes} crashes, ${acknowledged} acknowledged operations`)
   }
+  const wallMs = wallClockMillis() - started
+  if (showCoverage) console.log(`coverage (how often each rule ran):\n${coverage.report()}`)
   console.log(
-    `${passed} passed, 0 failed (${transport}): seeds ${from}..${from + passed - 1}, ${crashes} crashes, ${acknowledged} acknowledged operations checked, ${indeterminate} indeterminate (${settledInRun} settled during the run), ${healed} disk-full periods healed without a restart, ${scavenges} scavenges started, ${((wallClockMillis() - started) / 1000).toFixed(1)} s`
+    `simulated ${(simMs / 1000).toFixed(1)} s in ${(wallMs / 1000).toFixed(1)} s of wall time (${(simMs / Math.max(1, wallMs)).toFixed(1)}x)`
+  )
+  const missed = coverage.missedByCi()
+  if (missed.length > 0) console.log(`never ran: ${missed.join(", ")}`)
+  console.log(
+    `${passed} passed, 0 failed (${transport}): seeds ${from}..${from + passed - 1}, ${crashes} crashes, ${acknowledged} acknowledged operations checked, ${indeterminate} indeterminate (${settledInRun} settled during the run), ${healed} disk-full periods healed without a restart, ${scavenges} scavenges started, ${(wallMs / 1000).toFixed(1)} s`
   )
 }

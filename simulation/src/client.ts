@@ -24,11 +24,13 @@ import {
   metastreamOf,
   originalStreamOf,
   outcomeOf,
+  type Decision,
   type StoreModel,
   type StreamReadModel,
   type EventReadModel,
   type WriteOutcome
 } from "./model.js"
+import { Coverage, type CoverageMark } from "./coverage.js"
 import { compareEventRead, compareStreamRead, writeMatches } from "./readChecks.js"
 import type {
   ObservedEventRead,
@@ -70,6 +72,8 @@ export class Auditor {
   settledInRun = 0
   /** Scavenges the operator started. */
   scavenges = 0
+  /** How often each rule ran (coverage.ts). */
+  readonly coverage = new Coverage()
   constructor(
     readonly model: StoreModel,
     readonly trace: (line: string) => void
@@ -130,14 +134,14 @@ export class SimClient {
     return this.prng.int(0, 5)
   }
 
-  private metadataBody(): { data: Buffer; isJson: boolean } {
+  private metadataBody(): { data: Buffer; isJson: boolean; mark: CoverageMark } {
     const r = this.prng.next()
-    if (r < 0.35) return { data: Buffer.from(indentedJson({ $maxCount: this.prng.int(1, 6) })), isJson: true }
-    if (r < 0.65) return { data: Buffer.from(indentedJson({ $tb: this.prng.int(0, 8) })), isJson: true }
-    if (r < 0.85)
-      return { data: Buffer.from(indentedJson({ owner: `c${this.id}`, note: this.prng.int(0, 99) })), isJson: true }
-    if (r < 0.93) return { data: Buffer.from("{not json"), isJson: true }
-    return { data: Buffer.from("raw bytes"), isJson: false }
+    const json = (value: object, mark: CoverageMark) => ({ data: Buffer.from(indentedJson(value)), isJson: true, mark })
+    if (r < 0.35) return json({ $maxCount: this.prng.int(1, 6) }, "metadata.$maxCount")
+    if (r < 0.65) return json({ $tb: this.prng.int(0, 8) }, "metadata.$tb")
+    if (r < 0.85) return json({ owner: `c${this.id}`, note: this.prng.int(0, 99) }, "metadata.custom")
+    if (r < 0.93) return { data: Buffer.from("{not json"), isJson: true, mark: "metadata.invalidJson" }
+    return { data: Buffer.from("raw bytes"), isJson: false, mark: "metadata.notJson" }
   }
 
   /** One operation; failures of the store's rules are answers, other failures make it indeterminate. */
@@ -167,6 +171,7 @@ export class SimClient {
               `${tag} ${op.kind} to ${op.stream} with expected version ${op.expected}: ${failure.description}`
             )
           auditor.indeterminate++
+          auditor.coverage.hit("append.indeterminate")
           this.pending.set(key, { op, settledBy: auditor.answered++ })
           auditor.trace(`${tag} ${op.kind} ${op.stream} indeterminate ${failure.reason}`)
           return
@@ -202,6 +207,9 @@ export class SimClient {
         () => possible.map((p) => outcomeOf(p.decision, events.length)),
         (outcome) => {
           const consistent = possible.filter((p) => writeMatches(outcomeOf(p.decision, events.length), outcome))
+          auditor.coverage.hit(appendMark(expected, consistent[0]!.decision))
+          if (consistent[0]!.decision._tag === "Ok" && consistent[0]!.decision.softDeleted)
+            auditor.coverage.hit("append.recreatesSoftDeleted")
           model.learnCache(consistent)
           model.applyAppend(target, consistent[0]!.decision, events, 0)
         }
@@ -216,12 +224,14 @@ export class SimClient {
     }
     if (r < 0.5 && this.lastAppend !== undefined && streams.includes(this.lastAppend.stream)) {
       const { stream: s, expected, events } = this.lastAppend
+      auditor.coverage.hit("append.retry.same")
       return appendOp(s, expected, events, store.append(s, expected, events))
     }
     if (r < 0.58) {
       const meta = metastreamOf(stream)
       const expected = this.prng.chance(0.7) ? model.lastEventNumber(meta) : ExpectedAny
       const body = this.metadataBody()
+      auditor.coverage.hit(body.mark)
       const event = {
         eventId: this.uuid(),
         eventType: "$metadata",
@@ -241,6 +251,7 @@ export class SimClient {
         // Peek at the model's answer without applying it (applied below once the store agreed).
         () => [peekDelete(model, stream, expected, hard)],
         (outcome) => {
+          auditor.coverage.hit(`delete.${hard ? "hard" : "soft"}.${outcome._tag === "Appended" ? "ok" : "refused"}`)
           if (outcome._tag !== "Appended") return
           if (hard) model.hardDelete(stream, expected, 0)
           else model.softDelete(stream, expected, 0)
@@ -272,10 +283,35 @@ export class SimClient {
       )
     }
     const n = this.prng.chance(0.2) ? -1 : this.prng.int(0, last + 1)
-    return checkEventRead(auditor, `c${this.id} readEvent ${stream} ${n}`, store.readEvent(stream, n), () =>
-      model.readEvent(stream, n)
+    return checkEventRead(
+      auditor,
+      `c${this.id} readEvent ${stream} ${n}`,
+      store.readEvent(stream, n),
+      () => model.readEvent(stream, n),
+      stream
     )
   }
+}
+
+/** The coverage mark of an acknowledged append: its expected version's kind and the model's decision. */
+const appendMark = (expected: number, decision: Decision): CoverageMark => {
+  const kind =
+    expected === ExpectedAny
+      ? "any"
+      : expected === ExpectedNoStream
+        ? "noStream"
+        : expected === ExpectedStreamExists
+          ? "streamExists"
+          : "exact"
+  const result =
+    decision._tag === "Ok"
+      ? "ok"
+      : decision._tag === "Idempotent"
+        ? "idempotent"
+        : decision._tag === "WrongExpectedVersion"
+          ? "wrongExpectedVersion"
+          : "streamDeleted"
+  return `append.${kind}.${result}`
 }
 
 /** JSON as the reference stores event data given as JSON (two-space indentation): the HTTP form keeps it byte for byte. */
@@ -324,11 +360,35 @@ const checkRead = (
   request: ReadRequest,
   read: Effect.Effect<ObservedStreamRead, StoreFailure>,
   expected: () => StreamReadModel
-) => checked(auditor, what, read, (actual) => compareStreamRead(auditor.model, request, actual, expected()))
+) =>
+  checked(auditor, what, read, (actual) => {
+    const model = expected()
+    auditor.coverage.hit(request.direction === "forward" ? "read.forward" : "read.backward")
+    markReadResult(auditor, request.stream, model._tag)
+    return compareStreamRead(auditor.model, request, actual, model)
+  })
+
+/** Marks what the model says a read met: a missing or deleted stream, or events its metadata hides. */
+const markReadResult = (auditor: Auditor, stream: string, tag: string) => {
+  if (tag === "NoStream") return auditor.coverage.hit("read.noStream")
+  if (tag === "StreamDeleted") return auditor.coverage.hit("read.streamDeleted")
+  const metadata = auditor.model.metadataOf(stream)
+  const last = auditor.model.lastEventNumber(stream)
+  if (metadata.maxCount !== undefined && last - metadata.maxCount + 1 > 0)
+    auditor.coverage.hit("read.truncatedByMaxCount")
+  if (metadata.truncateBefore !== undefined && metadata.truncateBefore > 0) auditor.coverage.hit("read.truncatedByTb")
+}
 
 const checkEventRead = (
   auditor: Auditor,
   what: string,
   read: Effect.Effect<ObservedEventRead, StoreFailure>,
-  expected: () => EventReadModel
-) => checked(auditor, what, read, (actual) => compareEventRead(auditor.model, actual, expected()))
+  expected: () => EventReadModel,
+  stream: string
+) =>
+  checked(auditor, what, read, (actual) => {
+    const model = expected()
+    auditor.coverage.hit("read.event")
+    markReadResult(auditor, stream, model._tag)
+    return compareEventRead(auditor.model, actual, model)
+  })

@@ -54,6 +54,7 @@ const start = (ctx: OperatorContext, options: StartScavengeOptions) =>
     ctx.auditor.scavenges++
     const answer = yield* ctx.control.start(options)
     ctx.auditor.trace(`operator scavenge start ${describe(options)} -> ${answer}`)
+    ctx.auditor.coverage.hit(answer === "Started" ? "scavenge.start" : "scavenge.start.alreadyRunning")
   })
 
 /** A pass over `$all` while the clients and scavenges run; checks what it saw. */
@@ -75,6 +76,7 @@ const scan = (ctx: OperatorContext, ticker: OpsTicker) =>
     // A pass cut short by the end of the clients' work saw only part of the log.
     const problem = outcome.right ?? (ticker.finished ? undefined : pass.missingFrom(model, model.log.slice(0, before)))
     auditor.trace(`operator $all scan page=${pageSize} -> ${problem === undefined ? "ok" : "FAILED"}`)
+    auditor.coverage.hit("read.all.scan")
     if (problem !== undefined) auditor.fail(`$all scan during the run: ${problem}`)
   })
 
@@ -84,6 +86,7 @@ const act = (ctx: OperatorContext, ticker: OpsTicker): Effect.Effect<void, Unexp
     if (r < 0.35) return yield* start(ctx, randomStart(ctx.prng))
     if (r < 0.6) {
       const answer = yield* ctx.control.stop
+      ctx.auditor.coverage.hit(answer === "Stopped" ? "scavenge.stop" : "scavenge.stop.notRunning")
       return ctx.auditor.trace(`operator scavenge stop -> ${answer}`)
     }
     if (r < 0.7) {
@@ -117,6 +120,7 @@ export const finalScavenge = (ctx: OperatorContext, diskFull: boolean) =>
     while (yield* control.running) yield* Effect.sleep(1)
     const result = yield* control.lastResult
     auditor.trace(`final scavenge -> ${result}`)
+    if (result === "Success") auditor.coverage.hit("scavenge.final.success")
     if (result !== "Success" && !(result === "Errored" && diskFull))
       auditor.fail(`the final scavenge, faults paused, ended ${result}`)
   }).pipe(Effect.catchAll((e) => Effect.sync(() => ctx.auditor.fail(`final scavenge: ${e.description}`))))

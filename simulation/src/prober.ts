@@ -62,7 +62,10 @@ const probe = (ctx: ProberContext, state: ProberState, freedSpace: boolean) =>
       const waited = (yield* Clock.currentTimeMillis) - start
       if (answer._tag === "Right") {
         auditor.trace(`probe (${why}) acknowledged after ${waited} ms`)
-        if (freedSpace) auditor.healed++
+        if (freedSpace) {
+          auditor.healed++
+          auditor.coverage.hit("disk.full.healed")
+        }
         break
       }
       if (waited > LivenessDeadlineMillis) {

@@ -21,6 +21,7 @@
 import { Effect, Exit, LogLevel, Logger, Scope } from "effect"
 import { MemoryDisk, Prng, SimWorld, assertionFailureIn } from "@vellum/platform"
 import { defaultStorageConfig, type EventStoreService, type StorageConfig } from "@vellum/storage"
+import type { Coverage } from "./coverage.js"
 import { AssertionWatch, assertionFailure } from "./assertionWatch.js"
 import { Auditor, SimClient } from "./client.js"
 import { verifyAfterRestart, verifyStored } from "./checkers.js"
@@ -45,7 +46,10 @@ export interface SeedResult {
   readonly settledInRun: number
   /** Scavenges the operator started. */
   readonly scavenges: number
+  /** Simulated time the run took, in ms (from the world's start to its end). */
   readonly simMs: number
+  /** How often each rule ran (coverage.ts). */
+  readonly coverage: Coverage
   readonly steps: number
   readonly lastTrace: ReadonlyArray<string>
 }
@@ -68,6 +72,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   const options: SimOptions = { ...chooseOptions(root.fork("options")), ...runOptions.overrides }
   const transport = runOptions.transport ?? "http"
   const world = new SimWorld({ seed: root.fork("world").nextSeed(), traceLines: runOptions.traceLines ?? 40 })
+  const startedAtMs = world.now
   const disk = new MemoryDisk({ prng: root.fork("disk"), faults: options.faults, capacityBytes: options.capacityBytes })
   const faultsWanted = options.faults !== undefined || options.capacityBytes !== undefined
   disk.faulty = false
@@ -123,6 +128,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       const checked = yield* Effect.either(verifyAfterRestart(store, auditor, clients))
       if (checked._tag === "Left") return checkFailed(checked.left)
       world.trace(`lifetime verified at ${store.stats().committedPosition}`)
+      auditor.coverage.hit("restart.verified")
       const operator =
         options.scavenge === undefined
           ? undefined
@@ -210,11 +216,13 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     const mode = driver.chance(0.3) ? "strict" : "random"
     const summary = disk.crash(driver, mode)
     world.trace(`crash ${mode} kept=${summary.opsKept} dropped=${summary.opsDropped} torn=${summary.tornWrites}`)
+    auditor.coverage.hit(mode === "strict" ? "crash.strict" : "crash.random")
+    if (summary.tornWrites > 0) auditor.coverage.hit("crash.tornWrite")
     if (disk.capacityBytes !== undefined && driver.chance(0.5)) disk.capacityBytes = undefined // an operator freed space
   }
   const traceHash = world.traceHash
   const lastTrace = world.traceLines
-  const simMs = world.now - 0
+  const simMs = world.now - startedAtMs
   world.dispose()
   return {
     seed,
@@ -229,6 +237,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     settledInRun: auditor.settledInRun,
     scavenges: auditor.scavenges,
     simMs,
+    coverage: auditor.coverage,
     steps: world.totalSteps,
     lastTrace
   }

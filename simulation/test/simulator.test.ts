@@ -2,6 +2,7 @@
 // clients driving the whole node through its HTTP app; the run-twice determinism check; a few seeds over the
 // direct transport; and every scenario in scenarios/. Longer runs: `npm run sim:soak`.
 import { describe, expect, it } from "vitest"
+import { Coverage } from "../src/coverage.js"
 import { runSeed } from "../src/runSeed.js"
 
 const SEEDS = 60
@@ -22,6 +23,7 @@ describe("simulator", () => {
     let scavenges = 0
     let healed = 0
     let settledInRun = 0
+    const coverage = new Coverage()
     for (let seed = 1; seed <= SEEDS; seed++) {
       const r = runSeed(seed)
       if (!r.ok) expect.fail(explain(r))
@@ -30,8 +32,11 @@ describe("simulator", () => {
       scavenges += r.scavenges
       healed += r.healed
       settledInRun += r.settledInRun
+      coverage.add(r.coverage)
       await betweenSeeds()
     }
+    // Every rule the CI batch is meant to reach ran at least once (coverage.ts; `npm run sim -- --seeds 60`).
+    expect(coverage.missedByCi(), `coverage report:\n${coverage.report()}`).toEqual([])
     expect(crashes).toBeGreaterThan(SEEDS)
     expect(acknowledged).toBeGreaterThan(SEEDS * 20)
     // The operator scavenges alongside the clients in most seeds (and in the last lifetime of each).

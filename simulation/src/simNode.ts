@@ -12,11 +12,11 @@
 import { Context, Effect, Layer, Option, Scope } from "effect"
 import { Disk, type DiskService } from "@vellum/platform"
 import type { HttpRequest } from "@vellum/http"
-import { EventStore, make, type EventStoreService, type StorageConfig } from "@vellum/storage"
+import { EventStore, type EventStoreService, type StorageConfig } from "@vellum/storage"
 // @vellum/node exports only its `main`; the composition root is imported from its source.
-import { VELLUM_VERSION, makeNodeHandler, nodeAppLayerWithStorage } from "@vellum/node/app"
+import * as NodeApp from "@vellum/node/app"
 import { loadConfig, type LoadedConfig } from "@vellum/node/config"
-import { Scavenger, scavengerLayer } from "@vellum/scavenge"
+import { Scavenger, ScavengerLayer } from "@vellum/scavenge"
 import { toScavengerSettings } from "@vellum/node/config"
 import { asAdmin, httpStore } from "./httpStore.js"
 import { directScavengeControl, httpScavengeControl, type ScavengeControl } from "./scavengeControl.js"
@@ -42,7 +42,7 @@ export const simNodeConfig: LoadedConfig = Effect.runSync(
       argv: ["--password-hash-cost", "4"],
       env: {},
       readFile: () => Effect.succeed(Option.none()),
-      version: VELLUM_VERSION
+      version: NodeApp.VELLUM_VERSION
     }),
     (outcome) =>
       outcome._tag === "Start"
@@ -54,11 +54,11 @@ export const simNodeConfig: LoadedConfig = Effect.runSync(
 const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope) =>
   Effect.gen(function* () {
     const layer = Layer.provide(
-      nodeAppLayerWithStorage(simNodeConfig, storage, { instanceId: SimInstanceId }),
+      NodeApp.layerWithStorage(simNodeConfig, storage, { instanceId: SimInstanceId }),
       Layer.succeed(Disk, disk)
     )
     const context = yield* Layer.buildWithScope(layer, scope)
-    const handle = yield* Effect.provide(makeNodeHandler(simNodeConfig), context)
+    const handle = yield* Effect.provide(NodeApp.makeNodeHandler(simNodeConfig), context)
     const handler = (request: HttpRequest) => Effect.provide(handle(request), context)
     const opened: OpenedNode = {
       store: Context.get(context, EventStore),
@@ -72,8 +72,8 @@ const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope)
 const openDirect = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope) =>
   Effect.gen(function* () {
     const layer = Layer.provideMerge(
-      scavengerLayer(toScavengerSettings(simNodeConfig.config, storage.dir)),
-      Layer.scoped(EventStore, make(storage))
+      ScavengerLayer.layer(toScavengerSettings(simNodeConfig.config, storage.dir)),
+      EventStore.layer(storage)
     )
     const context = yield* Layer.buildWithScope(Layer.provide(layer, Layer.succeed(Disk, disk)), scope)
     const store = Context.get(context, EventStore)

@@ -1,7 +1,8 @@
 // @vellum/platform: the world as services (Disk, Clock, Random) with live and simulated layers.
 export * from "./assert.js"
 export * from "./Disk.js"
-export * from "./JsonLogger.js"
+export { jsonLogger, type LogSink } from "./JsonLogger.js"
+export * as JsonLogger from "./JsonLogger.js"
 export * from "./MemoryDisk.js"
 export * as NodeDisk from "./live/NodeDisk.js"
 export * from "./Prng.js"

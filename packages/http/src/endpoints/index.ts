@@ -72,15 +72,15 @@ export {
   type StatsGroup
 } from "./stats/StatsTree.js"
 export { GROUPING_REQUIRED, StatsCodecs, statsReply, statsRoutes } from "./stats/statsRoutes.js"
-export { nodeServicesLayer, type NodeServices, type NodeServicesOptions } from "./layers.js"
+export * as NodeServices from "./NodeServices.js"
 // Live layers (they read the real process; importing them starts nothing until a layer is built).
-export { nodeMetricsLive, processStatsLive, type ProcessStatsLiveOptions } from "./live/index.js"
+export { NodeMetricsLive, ProcessStatsLive, type ProcessStatsLiveOptions } from "./live/index.js"
 export {
   STATS_EVENT_TYPE,
   STATS_STREAM_MAX_AGE_SECONDS,
   statsEventData,
-  statsStreamLayer,
   statsStreamOf,
   writeStatsForever,
   type StatsStreamSettings
 } from "./stats/StatsStream.js"
+export * as StatsStream from "./stats/StatsStream.js"

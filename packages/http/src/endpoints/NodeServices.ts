@@ -19,7 +19,7 @@ export interface NodeServicesOptions {
 
 export type NodeServices = NodeInfo | NodeMetrics | NodeStats | Shutdown | ProcessStats
 
-export const nodeServicesLayer = (
+export const layer = (
   identity: NodeIdentity,
   options: NodeServicesOptions = {}
 ): Layer.Layer<NodeServices, never, EventStore> => {

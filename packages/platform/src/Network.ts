@@ -37,6 +37,10 @@ export class NetworkTimedOut extends Schema.TaggedError<NetworkTimedOut>()("Netw
   message: Schema.String
 }) {}
 
+/** A `NetworkTimedOut` for a wait on `peer` that lasted `afterMillis`; `what` says what did not come. */
+export const timedOut = (peer: PeerAddress, afterMillis: number, what: string): NetworkTimedOut =>
+  new NetworkTimedOut({ peer, afterMillis, message: `${what} within ${afterMillis} ms` })
+
 /** The channel broke or was closed; nothing more goes through it. */
 export class NetworkClosed extends Schema.TaggedError<NetworkClosed>()("NetworkClosed", {
   peer: Schema.String,

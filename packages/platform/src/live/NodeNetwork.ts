@@ -20,8 +20,9 @@ import { Effect, Layer, Runtime, type Scope } from "effect"
 import {
   Network,
   NetworkClosed,
-  NetworkTimedOut,
   NetworkUnreachable,
+  timedOut,
+  type NetworkTimedOut,
   type Channel,
   type NetworkHandlers,
   type NetworkService,
@@ -337,12 +338,7 @@ export const make = (options: NodeNetworkOptions): Effect.Effect<NetworkService,
       }).pipe(
         Effect.timeoutFail({
           duration: timeoutMillis,
-          onTimeout: () =>
-            new NetworkTimedOut({
-              peer,
-              afterMillis: timeoutMillis,
-              message: `no reply from ${peer} within ${timeoutMillis} ms`
-            })
+          onTimeout: () => timedOut(peer, timeoutMillis, `no reply from ${peer}`)
         })
       )
 
@@ -365,12 +361,7 @@ export const make = (options: NodeNetworkOptions): Effect.Effect<NetworkService,
         }).pipe(
           Effect.timeoutFail({
             duration: timeoutMillis,
-            onTimeout: () =>
-              new NetworkTimedOut({
-                peer,
-                afterMillis: timeoutMillis,
-                message: `${peer} did not accept a channel within ${timeoutMillis} ms`
-              })
+            onTimeout: () => timedOut(peer, timeoutMillis, `${peer} did not accept a channel`)
           })
         ),
         (channel) => channel.close

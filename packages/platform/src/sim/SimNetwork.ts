@@ -25,8 +25,9 @@
 import { Effect, Exit, FiberRef, Runtime, type Scope } from "effect"
 import {
   NetworkClosed,
-  NetworkTimedOut,
   NetworkUnreachable,
+  timedOut,
+  type NetworkTimedOut,
   type Channel,
   type NetworkHandlers,
   type NetworkService,
@@ -232,26 +233,8 @@ export class SimNetwork {
     message: Uint8Array,
     timeoutMillis: number
   ): Effect.Effect<Uint8Array, NetworkUnreachable | NetworkTimedOut> {
-    return Effect.async<Uint8Array, NetworkUnreachable | NetworkTimedOut>((resume) => {
+    return this.awaitWithin<Uint8Array>(timedOut(to, timeoutMillis, `no reply from ${to}`), (finish) => {
       this.stats.requests++
-      let done = false
-      const finish = (result: Effect.Effect<Uint8Array, NetworkUnreachable | NetworkTimedOut>) => {
-        if (done) return
-        done = true
-        this.clock.cancelTimer(timer)
-        resume(result)
-      }
-      const timer = this.clock.schedule(timeoutMillis, () =>
-        finish(
-          Effect.fail(
-            new NetworkTimedOut({
-              peer: to,
-              afterMillis: timeoutMillis,
-              message: `no reply from ${to} within ${timeoutMillis} ms`
-            })
-          )
-        )
-      )
       const arrive = () => {
         const server = this.liveServer(to)
         if (server === "down") return // an unreachable host: the sender times out
@@ -275,6 +258,28 @@ export class SimNetwork {
         this.trace(`network duplicated request ${from}->${to}`)
         this.transmit(from, to, "request", arrive)
       }
+    })
+  }
+
+  /**
+   * Waits for `register`'s `finish` to be called, or fails with `timeout` after its time on the world's
+   * clock; `finish` answers false once the wait is over (timed out, finished or interrupted).
+   */
+  private awaitWithin<A>(
+    timeout: NetworkTimedOut,
+    register: (finish: (result: Effect.Effect<A, NetworkUnreachable | NetworkTimedOut>) => boolean) => void
+  ): Effect.Effect<A, NetworkUnreachable | NetworkTimedOut> {
+    return Effect.async<A, NetworkUnreachable | NetworkTimedOut>((resume) => {
+      let done = false
+      const finish = (result: Effect.Effect<A, NetworkUnreachable | NetworkTimedOut>) => {
+        if (done) return false
+        done = true
+        this.clock.cancelTimer(timer)
+        resume(result)
+        return true
+      }
+      const timer = this.clock.schedule(timeout.afterMillis, () => finish(Effect.fail(timeout)))
+      register(finish)
       return Effect.sync(() => {
         done = true
         this.clock.cancelTimer(timer)
@@ -288,26 +293,7 @@ export class SimNetwork {
     timeoutMillis: number
   ): Effect.Effect<Channel, NetworkUnreachable | NetworkTimedOut, Scope.Scope> {
     const connect = Effect.flatMap(currentSimScheduler, (scheduler) =>
-      Effect.async<SimChannelEnd, NetworkUnreachable | NetworkTimedOut>((resume) => {
-        let done = false
-        const finish = (result: Effect.Effect<SimChannelEnd, NetworkUnreachable | NetworkTimedOut>) => {
-          if (done) return false
-          done = true
-          this.clock.cancelTimer(timer)
-          resume(result)
-          return true
-        }
-        const timer = this.clock.schedule(timeoutMillis, () =>
-          finish(
-            Effect.fail(
-              new NetworkTimedOut({
-                peer: to,
-                afterMillis: timeoutMillis,
-                message: `${to} did not accept a channel within ${timeoutMillis} ms`
-              })
-            )
-          )
-        )
+      this.awaitWithin<SimChannelEnd>(timedOut(to, timeoutMillis, `${to} did not accept a channel`), (finish) => {
         // Connection set-up is one round trip across the links as they are; it is not lost or duplicated
         // (TCP retransmits its handshake), but it cannot cross a cut.
         if (!this.connected(from, to)) return

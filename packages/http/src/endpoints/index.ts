@@ -9,15 +9,13 @@ export {
 } from "./routes.js"
 export {
   NodeInfo,
-  NodeStates,
   isLive,
   livenessOf,
   makeInstanceId,
   nodeIsLive,
   singleNodeIdentity,
   type NodeIdentity,
-  type NodeInfoService,
-  type NodeState
+  type NodeInfoService
 } from "./NodeInfo.js"
 export {
   HEALTH_LIVE_PATH,
@@ -31,18 +29,13 @@ export {
 export { InfoCodecs, PING_TEXT, pingReply, pingRoute, textMessageBody } from "./ping.js"
 export { infoDocument, infoReply, infoRoute, type InfoDocument } from "./info.js"
 export {
-  EMPTY_UUID,
   GossipCodecs,
   clusterInfo,
   currentEpoch,
   gossipBody,
   gossipReply,
   gossipRoute,
-  noEpoch,
-  type ClusterInfo,
-  type EpochInfo,
-  type GossipInput,
-  type MemberInfo
+  type GossipInput
 } from "./gossip.js"
 export {
   NodeMetrics,

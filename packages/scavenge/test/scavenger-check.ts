@@ -14,7 +14,7 @@ export const isEvent = (r: LogRecord): r is EventRecord => r.kind === RecordKind
 export const sorted = (xs: Iterable<number>) => [...xs].sort((a, b) => a - b)
 
 /** A scavenge history stream: a run appends to these itself, so reads of them change across it. */
-const isHistory = (name: string) => /^(\$\$)*\$scavenge/.test(name)
+export const isHistory = (name: string) => /^(\$\$)*\$scavenge/.test(name)
 
 /** Every stream name the log has events of (but the history), plus the metastreams of the workload's streams. */
 export const streamNames = (records: ReadonlyArray<LogRecord>) =>

@@ -11,7 +11,7 @@
 import { describe, it } from "vitest"
 import fc from "fast-check"
 import { runWorkload, type RunOptions } from "./scavenger-run.js"
-import { METADATA, propertyParameters, runQuietly, workloadArb } from "./scavenger-workload.js"
+import { METADATA, PROPERTY_TIMEOUT_MILLIS, propertyParameters, runQuietly, workloadArb } from "./scavenger-workload.js"
 
 interface PropertyOptions extends RunOptions {
   /** Whether workloads run with every stream sharing one hash; default either. */
@@ -30,7 +30,7 @@ describe("the scavenger agrees with the reference model on random workloads", ()
   it(
     "threshold -1 with merging: the log is exactly the model's keptInLog, and a rerun changes nothing",
     () => runProperty([-1], { disableMerging: false, rerun: true }),
-    120_000
+    PROPERTY_TIMEOUT_MILLIS
   )
 
   // Real hash only: with a shared hash, an entry whose record a `$maxAge` execution removed cannot be told
@@ -40,13 +40,13 @@ describe("the scavenger agrees with the reference model on random workloads", ()
   it(
     "thresholds 0 and above without merging: the log is exactly keptWithThreshold across runs",
     () => runProperty([0, 0, 1, 2, 3, 5], { disableMerging: true, rerun: false, collide: fc.constant(false) }),
-    120_000
+    PROPERTY_TIMEOUT_MILLIS
   )
 
   it(
     "UnsafeIgnoreHardDelete at threshold -1: hard-deleted streams go entirely, the rest as the model says",
     () => runProperty([-1], { disableMerging: false, rerun: false, unsafeIgnoreHardDeletes: true }),
-    120_000
+    PROPERTY_TIMEOUT_MILLIS
   )
 })
 

@@ -85,14 +85,22 @@ export const workloadArb = (
     ops: fc.array(opArb(thresholds), { minLength: 12, maxLength: 40, size: "max" })
   })
 
+const envRuns = process.env["VELLUM_SCAVENGE_RUNS"]
+
+/** How long a property may run before fast-check stops it (a longer batch gets about 3 s a case). */
+const timeLimitMillis = Math.max(100_000, Number(envRuns ?? 0) * 3_000)
+
+/** The test's own timeout: the property's time limit, and time to report its counterexample. */
+export const PROPERTY_TIMEOUT_MILLIS = timeLimitMillis + 20_000
+
 /**
  * fast-check's parameters for a scavenger property: `defaultRuns` cases unless VELLUM_SCAVENGE_RUNS says
  * otherwise, VELLUM_SCAVENGE_SEED replays a seed, VELLUM_SCAVENGE_NO_SHRINK=1 reports the first failure.
  */
 export const propertyParameters = (defaultRuns: number): fc.Parameters<unknown> => ({
-  numRuns: Number(process.env["VELLUM_SCAVENGE_RUNS"] ?? defaultRuns),
+  numRuns: Number(envRuns ?? defaultRuns),
   // A failure is still reported (with the smallest case found so far) when shrinking takes too long.
-  interruptAfterTimeLimit: 100_000,
+  interruptAfterTimeLimit: timeLimitMillis,
   markInterruptAsFailure: true,
   endOnFailure: process.env["VELLUM_SCAVENGE_NO_SHRINK"] === "1",
   ...(process.env["VELLUM_SCAVENGE_SEED"] === undefined ? {} : { seed: Number(process.env["VELLUM_SCAVENGE_SEED"]) })

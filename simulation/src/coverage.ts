@@ -23,7 +23,7 @@ export const CoverageMarks = {
   // ---- appends: every expected-version kind against every outcome ----
   "append.any.ok": mark("an append with ExpectedAny written"),
   "append.any.idempotent": mark("an append with ExpectedAny answered idempotently"),
-  "append.any.wrongExpectedVersion": mark("an append with ExpectedAny refused (corrupted idempotency)", false),
+  "append.any.wrongExpectedVersion": mark("an append with ExpectedAny refused (corrupted idempotency)"),
   "append.any.streamDeleted": mark("an append with ExpectedAny to a deleted stream"),
   "append.noStream.ok": mark("an append with ExpectedNoStream written"),
   "append.noStream.idempotent": mark("an append with ExpectedNoStream answered idempotently"),
@@ -81,6 +81,8 @@ export const CoverageMarks = {
   "retry.newThenOld": mark("a retry of new events followed by an earlier append's"),
   "retry.reordered": mark("a retry of an earlier append's events in another order"),
   "retry.oneOldAmongNew": mark("a retry of one earlier id among new events"),
+  "retry.newInside": mark("a retry of an earlier append's events with new ones between them"),
+  "retry.foreignId": mark("a retry of an earlier append's events with an id sent to another stream"),
   "retry.older": mark("a retry of an append older than the stream's last one"),
   "retry.expected.any": mark("a retry under ExpectedAny"),
   "retry.expected.noStream": mark("a retry under ExpectedNoStream"),

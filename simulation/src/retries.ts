@@ -30,7 +30,16 @@ interface SentAppend {
 }
 
 export type OverlapKind =
-  "same" | "prefix" | "suffix" | "middle" | "oldThenNew" | "newThenOld" | "reordered" | "oneOldAmongNew"
+  | "same"
+  | "prefix"
+  | "suffix"
+  | "middle"
+  | "oldThenNew"
+  | "newThenOld"
+  | "reordered"
+  | "oneOldAmongNew"
+  | "newInside"
+  | "foreignId"
 
 type VersionKind = "any" | "noStream" | "streamExists" | "original" | "current" | "aligned" | "other"
 
@@ -74,8 +83,9 @@ export class RetryPlanner {
     const appends = this.history.get(stream)!
     const older = appends.length > 1 && p.chance(0.4)
     const original = older ? appends[p.int(0, appends.length - 2)]! : appends[appends.length - 1]!
-    const kind = this.pickKind(original.events.length)
-    const events = this.overlap(kind, original.events)
+    const foreign = this.foreignIds(stream)
+    const kind = this.pickKind(original.events.length, foreign.length > 0)
+    const events = this.overlap(kind, original.events, foreign)
     const { expected, version } = this.pickExpected(model, stream, original.expected, events)
     if (kind !== "same") this.sent(stream, expected, events)
     const oldIds = new Set(original.events.map((e) => e.eventId))
@@ -99,15 +109,28 @@ export class RetryPlanner {
     return { stream, expected, events, observed }
   }
 
-  private pickKind(length: number): OverlapKind {
+  private pickKind(length: number, foreign: boolean): OverlapKind {
     const kinds: Array<OverlapKind> = ["same", "oldThenNew", "newThenOld", "oneOldAmongNew"]
-    if (length >= 2) kinds.push("prefix", "suffix", "reordered")
+    if (length >= 2) kinds.push("prefix", "suffix", "reordered", "newInside")
     if (length >= 3) kinds.push("middle")
+    if (foreign) kinds.push("foreignId")
     return this.prng.pick(kinds)
   }
 
+  /** Ids this client sent to its other streams (cached, if at all, for another stream). */
+  private foreignIds(stream: string): Array<string> {
+    const ids: Array<string> = []
+    for (const [s, appends] of this.history)
+      if (s !== stream) for (const a of appends) for (const e of a.events) ids.push(e.eventId)
+    return ids
+  }
+
   /** The retry's events: old ids where the kind puts them, new events elsewhere, in a batch of its own. */
-  private overlap(kind: OverlapKind, old: ReadonlyArray<ProposedEvent>): ReadonlyArray<ProposedEvent> {
+  private overlap(
+    kind: OverlapKind,
+    old: ReadonlyArray<ProposedEvent>,
+    foreign: ReadonlyArray<string>
+  ): ReadonlyArray<ProposedEvent> {
     const p = this.prng
     const n = old.length
     const oldIds = old.map((e) => e.eventId)
@@ -137,6 +160,18 @@ export class RetryPlanner {
       case "oneOldAmongNew": {
         const ids: Array<string | undefined> = news(p.int(1, 3))
         ids.splice(p.int(0, ids.length), 0, p.pick(oldIds))
+        return withIds(ids)
+      }
+      case "newInside": {
+        // The first and last ids old, new ones between: the cache holds both ends but not the middle.
+        const ids: Array<string | undefined> = [...oldIds]
+        for (let k = p.int(1, 2); k > 0; k--) ids.splice(p.int(1, ids.length - 1), 0, undefined)
+        return withIds(ids)
+      }
+      case "foreignId": {
+        // An id sent to another stream: cached, if at all, for that stream, which counts as not cached here.
+        const ids: Array<string | undefined> = [...oldIds]
+        ids.splice(p.int(0, ids.length), 0, p.pick(foreign))
         return withIds(ids)
       }
     }

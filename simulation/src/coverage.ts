@@ -23,7 +23,7 @@ export const CoverageMarks = {
   // ---- appends: every expected-version kind against every outcome ----
   "append.any.ok": mark("an append with ExpectedAny written"),
   "append.any.idempotent": mark("an append with ExpectedAny answered idempotently"),
-  "append.any.wrongExpectedVersion": mark("an append with ExpectedAny refused (corrupted idempotency)", false),
+  "append.any.wrongExpectedVersion": mark("an append with ExpectedAny refused (corrupted idempotency)"),
   "append.any.streamDeleted": mark("an append with ExpectedAny to a deleted stream"),
   "append.noStream.ok": mark("an append with ExpectedNoStream written"),
   "append.noStream.idempotent": mark("an append with ExpectedNoStream answered idempotently"),
@@ -38,7 +38,6 @@ export const CoverageMarks = {
   "append.exact.wrongExpectedVersion": mark("an append with an exact expected version refused"),
   "append.exact.streamDeleted": mark("an append with an exact expected version to a deleted stream"),
   "append.recreatesSoftDeleted": mark("an append that recreated a soft-deleted stream"),
-  "append.retry.same": mark("a retry resending exactly the previous append"),
   "append.indeterminate": mark("a write left indeterminate (error, refusal or crash)"),
   // ---- metadata ----
   "metadata.$maxCount": mark("metadata with $maxCount written"),
@@ -72,7 +71,31 @@ export const CoverageMarks = {
   "scavenge.start.alreadyRunning": mark("a scavenge start refused while one runs"),
   "scavenge.stop": mark("a running scavenge stopped by the operator"),
   "scavenge.stop.notRunning": mark("a stop with no scavenge running"),
-  "scavenge.final.success": mark("a final scavenge that ran to its end")
+  "scavenge.final.success": mark("a final scavenge that ran to its end"),
+  // ---- retries (retries.ts): an earlier append sent again, wholly or in part ----
+  "retry.same": mark("a retry resending exactly an earlier append"),
+  "retry.prefix": mark("a retry of a prefix of an earlier append's events"),
+  "retry.suffix": mark("a retry of a suffix of an earlier append's events"),
+  "retry.middle": mark("a retry of a middle slice of an earlier append's events"),
+  "retry.oldThenNew": mark("a retry of an earlier append's events followed by new ones"),
+  "retry.newThenOld": mark("a retry of new events followed by an earlier append's"),
+  "retry.reordered": mark("a retry of an earlier append's events in another order"),
+  "retry.oneOldAmongNew": mark("a retry of one earlier id among new events"),
+  "retry.newInside": mark("a retry of an earlier append's events with new ones between them"),
+  "retry.foreignId": mark("a retry of an earlier append's events with an id sent to another stream"),
+  "retry.older": mark("a retry of an append older than the stream's last one"),
+  "retry.expected.any": mark("a retry under ExpectedAny"),
+  "retry.expected.noStream": mark("a retry under ExpectedNoStream"),
+  "retry.expected.streamExists": mark("a retry under ExpectedStreamExists"),
+  "retry.expected.original": mark("a retry under the original append's expected version"),
+  "retry.expected.current": mark("a retry under the stream's current version"),
+  "retry.expected.aligned": mark("a retry under the version just before its first id's stored event"),
+  "retry.expected.other": mark("a retry under another explicit version"),
+  "retry.partial.idempotent": mark("a partly overlapping retry answered as the original"),
+  "retry.duplicated": mark("a retry written again though some of its ids are stored in the stream"),
+  "retry.corrupted.any": mark("an ExpectedAny retry refused: its first id cached, a later one not"),
+  "retry.corrupted.streamExists": mark("an ExpectedStreamExists retry refused: its first id cached, a later one not"),
+  "retry.corrupted.explicit": mark("an explicit-version retry refused: its first id stored next, a later one not")
 } as const satisfies Record<string, MarkInfo>
 
 export type CoverageMark = keyof typeof CoverageMarks

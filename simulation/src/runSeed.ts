@@ -29,7 +29,7 @@ import { StoreModel } from "./model.js"
 import { chooseOptions, weakHash, type SimOptions } from "./options.js"
 import { finalScavenge, runOperator } from "./operator.js"
 import { OpsTicker } from "./opsTicker.js"
-import { clientPause, crashDowntimeMs } from "./pacing.js"
+import { clientPause, crashDowntimeMs, expiryWait } from "./pacing.js"
 import { learnScavengePoints } from "./scavengePoints.js"
 import { runProber, type ProberState } from "./prober.js"
 import { openNode, type Transport } from "./simNode.js"
@@ -174,6 +174,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
             for (let k = 0; k < ops && auditor.failure === undefined; k++) {
               if (options.thinkTimeMs > 0) yield* Effect.sleep(client.prng.int(0, options.thinkTimeMs))
               yield* clientPause(pauses[client.id]!)
+              yield* expiryWait(pauses[client.id]!, auditor.model, auditor.times, client.streams)
               yield* client.step(node, auditor)
               yield* ticker.tick
             }

@@ -44,7 +44,11 @@
  *   whole metadata empty ("malformed … give empty metadata"); `$maxCount` ≤ 0 and `$tb` < 0 are ignored;
  *   a value ≥ 2^63 − 1 is long.MaxValue. (Values between 2^53 and 2^63 − 1 cannot be held exactly by a
  *   JS number and are not generated.) Metastreams behave as `$maxCount = 1`.
- *   `$maxAge` is NOT modelled (the tests never set it); `$acl` is not generated either.
+ *   `$maxAge` is parsed here and applied by expiry.ts: it depends on when each event was created (known to
+ *   the simulator only between its write's send and acknowledgement) and on the read's own time (any time
+ *   between its send and its answer), so a read may have several right answers. `$acl` is not generated.
+ * - Scavenging: an event may physically disappear only if it was hidden at a scavenge point the node wrote,
+ *   under the stream's state at that point (`discardRule`, scavengePoints.ts); a tombstone never does.
  * - Reads (the read rules, and the HTTP feeds' backward-read mechanics). DECISION for the paging fields the
  *   spec does not spell out (they follow the reference server's IndexReader):
  *   forward  — end = from + count − 1; when end < min: empty, next = min, not end-of-stream; otherwise

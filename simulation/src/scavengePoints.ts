@@ -23,7 +23,7 @@
  */
 import { Effect } from "effect"
 import { RecordKind, ScavengePointsStream, type EventStoreService } from "@vellum/storage"
-import type { Auditor } from "./client.js"
+import type { Coverage } from "./coverage.js"
 import type { EventTimes } from "./expiry.js"
 import {
   LongMax,
@@ -35,6 +35,14 @@ import {
   type ModelEvent,
   type StoreModel
 } from "./model.js"
+
+/** What learning points needs of the auditor (client.ts). */
+export interface PointLearner {
+  readonly scavengePoints: ScavengePoints
+  readonly times: EventTimes
+  readonly coverage: Coverage
+  readonly trace: (line: string) => void
+}
 
 export interface LearnedPoint {
   readonly position: number
@@ -179,7 +187,7 @@ export class ScavengePoints implements DiscardRule {
  * known, with the log positions of the events whose side of a new point their timing leaves open. `seen`
  * (one per lifetime) skips the read while the stream's last event number stays what it was.
  */
-export const learnScavengePoints = (store: EventStoreService, auditor: Auditor, seen = { last: -2 }) =>
+export const learnScavengePoints = (store: EventStoreService, auditor: PointLearner, seen = { last: -2 }) =>
   Effect.gen(function* () {
     const rule = auditor.scavengePoints
     const { readIndex, log } = store.engine

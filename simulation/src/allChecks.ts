@@ -9,7 +9,7 @@
  *   the chunks, so truncated events go as their chunk is executed) — whatever survives of an append is in
  *   order and never resumes after another record;
  * - completeness (`missingFrom`): every model event that must survive appears — an event may be absent only
- *   if the model says reads hid it at some state since scavenging began (`StoreModel.isDiscardable`).
+ *   if a scavenge point the node wrote let it go (`StoreModel.isDiscardable`, scavengePoints.ts).
  */
 import { DeletedStreamNumber, type EventRecord } from "@vellum/storage"
 import type { ModelEvent, StoreModel } from "./model.js"
@@ -70,7 +70,10 @@ export class AllScan {
     for (const event of events) {
       const shown = this.seen.get(keyOf(event.stream, event.eventNumber))
       if (shown === undefined) {
-        if (model.isDiscardable(event)) continue
+        if (model.isDiscardable(event)) {
+          model.discardRule.gone(event)
+          continue
+        }
         return `$all lacks ${event.stream}#${event.eventNumber}, which no scavenge may remove`
       }
       if (event.eventId !== undefined && shown.eventId !== event.eventId)

@@ -6,24 +6,37 @@
  *    does the same during the run for operations the writer has settled (`reconcileSettled`);
  * 2. every stream the model knows reads exactly as the model says, forward, backward and its metadata:
  *    so every acknowledged write survived the crash, nothing unacknowledged is half-visible (events a
- *    scavenge may have removed — `StoreModel.isDiscardable` — may be absent, nothing else);
+ *    scavenge may have removed — `StoreModel.isDiscardable` — may be absent, nothing else; `$maxAge`
+ *    judges by the read's own time, expiry.ts);
  * 3. `$all` (allChecks.ts) is strictly ordered by position, shows no record twice, each stream's events
  *    appear in it in event-number order, every append's events are contiguous (and complete, until a
  *    scavenge may have run), and every model event no scavenge may remove is in it.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { DeletedStreamNumber, type EventStoreService } from "@vellum/storage"
 import { AllScan } from "./allChecks.js"
 import type { Auditor, PendingOp, SimClient } from "./client.js"
 import { LongMax, isMetastream, metastreamOf } from "./model.js"
+import { anyAgrees, possibleReads } from "./expiry.js"
 import { compareStreamRead } from "./readChecks.js"
-import { observeStoreRead } from "./simStore.js"
+import { learnScavengePoints } from "./scavengePoints.js"
+import { observeStoreRead, type ObservedStreamRead } from "./simStore.js"
 
 /**
  * Whether an indeterminate operation was written, as the store shows it; the model follows. Only for an
  * operation whose outcome is settled (after a restart, or once a later write was acknowledged).
  */
 const reconcileOp = (store: EventStoreService, auditor: Auditor, client: SimClient, op: PendingOp) =>
+  Effect.gen(function* () {
+    const model = auditor.model
+    yield* learnScavengePoints(store, auditor)
+    const before = model.log.length
+    yield* reconcileWrite(store, auditor, client, op)
+    // Written by now: the events' creation lies between the send and this read.
+    auditor.times.written(op, model.log.slice(before), yield* Clock.currentTimeMillis)
+  })
+
+const reconcileWrite = (store: EventStoreService, auditor: Auditor, client: SimClient, op: PendingOp) =>
   Effect.gen(function* () {
     const model = auditor.model
     if (op.kind === "append") {
@@ -105,11 +118,18 @@ const verifyStream = (store: EventStoreService, auditor: Auditor, stream: string
       from: direction === "forward" ? 0 : -1,
       count: 4096
     })
+    // `$maxAge` judges by the read's time: any time between its send and its answer.
+    const compare = (direction: "forward" | "backward", t0: number, read: ObservedStreamRead, t1: number) =>
+      anyAgrees(possibleReads(model, auditor.times, whole(direction), t0, t1), (page) =>
+        compareStreamRead(model, whole(direction), read, page)
+      )
+    const t0 = yield* Clock.currentTimeMillis
     const forwardRead = observeStoreRead(yield* store.readStreamForward(stream, 0, 4096))
-    const forward = compareStreamRead(model, whole("forward"), forwardRead, model.readForward(stream, 0, 4096))
+    const forward = compare("forward", t0, forwardRead, yield* Clock.currentTimeMillis)
     if (forward !== undefined) return auditor.fail(`after restart, ${stream} forward: ${forward}`)
+    const t2 = yield* Clock.currentTimeMillis
     const backwardRead = observeStoreRead(yield* store.readStreamBackward(stream, -1, 4096))
-    const backward = compareStreamRead(model, whole("backward"), backwardRead, model.readBackward(stream, -1, 4096))
+    const backward = compare("backward", t2, backwardRead, yield* Clock.currentTimeMillis)
     if (backward !== undefined) return auditor.fail(`after restart, ${stream} backward: ${backward}`)
     if (!isMetastream(stream)) {
       const meta = yield* store.getStreamMetadata(stream)
@@ -161,6 +181,7 @@ const verifyAll = (store: EventStoreService, auditor: Auditor) =>
 /** Every stream the clients own, its metastream and `$all` read exactly as the model says. */
 export const verifyStored = (store: EventStoreService, auditor: Auditor, clients: ReadonlyArray<SimClient>) =>
   Effect.gen(function* () {
+    yield* learnScavengePoints(store, auditor)
     for (const client of clients) {
       for (const stream of client.streams) {
         yield* verifyStream(store, auditor, stream)

@@ -11,7 +11,7 @@
  * or during the run once the prober's append is acknowledged (prober.ts). An answer no correct node gives
  * (`Unexpected`) fails the run.
  */
-import { Duration, Effect } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import type { Prng } from "@vellum/platform"
 import type { ProposedEvent } from "@vellum/storage"
 import {
@@ -25,13 +25,16 @@ import {
   originalStreamOf,
   outcomeOf,
   type Decision,
+  type PossibleDecision,
   type StoreModel,
   type StreamReadModel,
   type EventReadModel,
   type WriteOutcome
 } from "./model.js"
 import { Coverage, type CoverageMark } from "./coverage.js"
+import { EventTimes, anyAgrees, expiredPrefix, possibleEventReads, possibleReads } from "./expiry.js"
 import { RetryPlanner, type Retry } from "./retries.js"
+import { ScavengePoints } from "./scavengePoints.js"
 import { compareEventRead, compareStreamRead, writeMatches } from "./readChecks.js"
 import type {
   ObservedEventRead,
@@ -75,10 +78,22 @@ export class Auditor {
   scavenges = 0
   /** How often each rule ran (coverage.ts). */
   readonly coverage = new Coverage()
+  /** When each event was written, as far as the simulator knows (`$maxAge`, scavenge points). */
+  readonly times = new EventTimes()
+  /** The scavenge points the node wrote, and what they let a scavenge remove (the model's discard rule). */
+  readonly scavengePoints: ScavengePoints
+  /**
+   * Learns the scavenge points the node wrote since the last call (set for each lifetime: it reads the
+   * node's store). Run before every check that lets an event be missing; false when the read failed.
+   */
+  learnPoints: Effect.Effect<boolean> = Effect.succeed(true)
   constructor(
     readonly model: StoreModel,
     readonly trace: (line: string) => void
-  ) {}
+  ) {
+    this.scavengePoints = new ScavengePoints(model, this.times, () => this.coverage.hit("scavenge.expiredRemoved"))
+    model.discardRule = this.scavengePoints
+  }
 
   fail(message: string): void {
     if (this.failure === undefined) this.failure = message
@@ -94,6 +109,8 @@ export class SimClient {
   private seq = 0
   /** Earlier appends, sent again wholly or in part (retries.ts). */
   private readonly retries: RetryPlanner
+  /** `$maxAge` choices draw from their own stream, so the other draws stay what they were. */
+  private readonly agePrng: Prng
 
   constructor(
     readonly id: number,
@@ -103,6 +120,7 @@ export class SimClient {
   ) {
     this.streams = Array.from({ length: streamCount }, (_, i) => `c${id}-s${i}`)
     this.retries = new RetryPlanner(prng.fork("retries"), (count) => this.newEvents(count))
+    this.agePrng = prng.fork("maxAge")
   }
 
   private uuid(): string {
@@ -139,6 +157,11 @@ export class SimClient {
   private metadataBody(): { data: Buffer; isJson: boolean; mark: CoverageMark } {
     const r = this.prng.next()
     const json = (value: object, mark: CoverageMark) => ({ data: Buffer.from(indentedJson(value)), isJson: true, mark })
+    const age = this.agePrng
+    if (age.chance(0.4)) {
+      const limits = age.pick([{}, {}, { $maxCount: age.int(2, 8) }, { $tb: age.int(0, 4) }])
+      return json({ $maxAge: age.int(1, 30), ...limits }, "metadata.$maxAge")
+    }
     if (r < 0.35) return json({ $maxCount: this.prng.int(1, 6) }, "metadata.$maxCount")
     if (r < 0.65) return json({ $tb: this.prng.int(0, 8) }, "metadata.$tb")
     if (r < 0.85) return json({ owner: `c${this.id}`, note: this.prng.int(0, 99) }, "metadata.custom")
@@ -165,6 +188,7 @@ export class SimClient {
       Effect.gen(this, function* () {
         const key = isMetastream(op.stream) ? originalStreamOf(op.stream) : op.stream
         this.pending.set(key, { op, settledBy: Number.POSITIVE_INFINITY })
+        auditor.times.sent(op, yield* Clock.currentTimeMillis)
         const result = yield* Effect.either(run)
         if (result._tag === "Left") {
           const failure = result.left
@@ -180,6 +204,8 @@ export class SimClient {
         }
         this.pending.delete(key)
         const outcome = result.right
+        // A scavenge point written while the write ran may have removed stored events it compares with.
+        yield* auditor.learnPoints
         auditor.trace(`${tag} ${op.kind} ${op.stream} exp=${op.expected} -> ${JSON.stringify(outcome)}`)
         const allowed = expect()
         if (!allowed.some((o) => writeMatches(o, outcome))) {
@@ -189,7 +215,9 @@ export class SimClient {
           return
         }
         auditor.acknowledged++
+        const before = model.log.length
         apply(outcome)
+        auditor.times.written(op, model.log.slice(before), yield* Clock.currentTimeMillis)
       })
 
     const appendOp = (
@@ -199,17 +227,20 @@ export class SimClient {
       run: Effect.Effect<ObservedWrite, StoreFailure>,
       retry?: Retry
     ) => {
-      const possible = model.possibleDecisions(
-        target,
-        expected,
-        events.map((e) => e.eventId)
-      )
+      // Decided once the answer came (and the scavenge points it may depend on were learned).
+      let decided: Array<PossibleDecision> | undefined
+      const possible = () =>
+        (decided ??= model.possibleDecisions(
+          target,
+          expected,
+          events.map((e) => e.eventId)
+        ))
       return write(
         { kind: "append", stream: target, expected, events },
         run,
-        () => possible.map((p) => outcomeOf(p.decision, events.length)),
+        () => possible().map((p) => outcomeOf(p.decision, events.length)),
         (outcome) => {
-          const consistent = possible.filter((p) => writeMatches(outcomeOf(p.decision, events.length), outcome))
+          const consistent = possible().filter((p) => writeMatches(outcomeOf(p.decision, events.length), outcome))
           auditor.coverage.hit(appendMark(expected, consistent[0]!.decision))
           for (const m of retry?.observed(consistent[0]!.decision) ?? []) auditor.coverage.hit(m)
           if (consistent[0]!.decision._tag === "Ok" && consistent[0]!.decision.softDeleted)
@@ -274,10 +305,7 @@ export class SimClient {
         r < 0.8
           ? { stream, direction: "forward", from: this.prng.int(0, last + 2), count }
           : { stream, direction: "backward", from: this.prng.chance(0.3) ? -1 : this.prng.int(0, last + 2), count }
-      const expected = () =>
-        request.direction === "forward"
-          ? model.readForward(stream, request.from, count)
-          : model.readBackward(stream, request.from, count)
+      const expected = (t0: number, t1: number) => possibleReads(model, auditor.times, request, t0, t1)
       return checkRead(
         auditor,
         `c${this.id} read${request.direction === "forward" ? "Forward" : "Backward"} ${stream} ${request.from} ${count}`,
@@ -291,7 +319,7 @@ export class SimClient {
       auditor,
       `c${this.id} readEvent ${stream} ${n}`,
       store.readEvent(stream, n),
-      () => model.readEvent(stream, n),
+      (t0, t1) => possibleEventReads(model, auditor.times, stream, n, t0, t1),
       stream
     )
   }
@@ -339,41 +367,47 @@ const peekDelete = (model: StoreModel, stream: string, expected: number, hard: b
   }
 }
 
-/** A read whose failure is traced, not checked; an unexpected reply fails the run. */
+/**
+ * A read whose failure is traced, not checked; an unexpected reply fails the run. `compare` gets the
+ * read's send and answer times (world ms: `$maxAge` judges at some time between them). The scavenge points
+ * written until the answer are learned first; a read of them that fails leaves the read unchecked.
+ */
 const checked = <A extends { readonly _tag: string }>(
   auditor: Auditor,
   what: string,
   read: Effect.Effect<A, StoreFailure>,
-  compare: (actual: A) => string | undefined
+  compare: (actual: A, t0: number, t1: number) => string | undefined
 ) =>
-  Effect.flatMap(Effect.either(read), (result) =>
-    Effect.sync(() => {
-      if (result._tag === "Left") {
-        if (result.left._tag === "Unexpected") return auditor.fail(`${what}: ${result.left.description}`)
-        return auditor.trace(`${what} failed`)
-      }
-      const problem = compare(result.right)
-      auditor.trace(`${what} -> ${result.right._tag}`)
-      if (problem !== undefined) auditor.fail(`${what}: ${problem}`)
-    })
-  )
+  Effect.gen(function* () {
+    const t0 = yield* Clock.currentTimeMillis
+    const result = yield* Effect.either(read)
+    const t1 = yield* Clock.currentTimeMillis
+    if (result._tag === "Left") {
+      if (result.left._tag === "Unexpected") return auditor.fail(`${what}: ${result.left.description}`)
+      return auditor.trace(`${what} failed`)
+    }
+    if (!(yield* auditor.learnPoints)) return auditor.trace(`${what} unchecked: the scavenge points did not read`)
+    const problem = compare(result.right, t0, t1)
+    auditor.trace(`${what} -> ${result.right._tag}`)
+    if (problem !== undefined) auditor.fail(`${what}: ${problem}`)
+  })
 
 const checkRead = (
   auditor: Auditor,
   what: string,
   request: ReadRequest,
   read: Effect.Effect<ObservedStreamRead, StoreFailure>,
-  expected: () => StreamReadModel
+  expected: (t0: number, t1: number) => ReadonlyArray<StreamReadModel>
 ) =>
-  checked(auditor, what, read, (actual) => {
-    const model = expected()
+  checked(auditor, what, read, (actual, t0, t1) => {
+    const pages = expected(t0, t1)
     auditor.coverage.hit(request.direction === "forward" ? "read.forward" : "read.backward")
-    markReadResult(auditor, request.stream, model._tag)
-    return compareStreamRead(auditor.model, request, actual, model)
+    markReadResult(auditor, request.stream, pages[0]!._tag, t0, t1)
+    return anyAgrees(pages, (page) => compareStreamRead(auditor.model, request, actual, page))
   })
 
 /** Marks what the model says a read met: a missing or deleted stream, or events its metadata hides. */
-const markReadResult = (auditor: Auditor, stream: string, tag: string) => {
+const markReadResult = (auditor: Auditor, stream: string, tag: string, t0: number, t1: number) => {
   if (tag === "NoStream") return auditor.coverage.hit("read.noStream")
   if (tag === "StreamDeleted") return auditor.coverage.hit("read.streamDeleted")
   const metadata = auditor.model.metadataOf(stream)
@@ -381,18 +415,21 @@ const markReadResult = (auditor: Auditor, stream: string, tag: string) => {
   if (metadata.maxCount !== undefined && last - metadata.maxCount + 1 > 0)
     auditor.coverage.hit("read.truncatedByMaxCount")
   if (metadata.truncateBefore !== undefined && metadata.truncateBefore > 0) auditor.coverage.hit("read.truncatedByTb")
+  const [certain, possible] = expiredPrefix(auditor.model, auditor.times, stream, t0, t1)
+  if (certain > 0) auditor.coverage.hit("read.expiredByMaxAge")
+  if (possible > certain) auditor.coverage.hit("read.maxAgeBoundaryUncertain")
 }
 
 const checkEventRead = (
   auditor: Auditor,
   what: string,
   read: Effect.Effect<ObservedEventRead, StoreFailure>,
-  expected: () => EventReadModel,
+  expected: (t0: number, t1: number) => ReadonlyArray<EventReadModel>,
   stream: string
 ) =>
-  checked(auditor, what, read, (actual) => {
-    const model = expected()
+  checked(auditor, what, read, (actual, t0, t1) => {
+    const answers = expected(t0, t1)
     auditor.coverage.hit("read.event")
-    markReadResult(auditor, stream, model._tag)
-    return compareEventRead(auditor.model, actual, model)
+    markReadResult(auditor, stream, answers[0]!._tag, t0, t1)
+    return anyAgrees(answers, (answer) => compareEventRead(auditor.model, actual, answer))
   })

@@ -95,7 +95,15 @@ export const CoverageMarks = {
   "retry.duplicated": mark("a retry written again though some of its ids are stored in the stream"),
   "retry.corrupted.any": mark("an ExpectedAny retry refused: its first id cached, a later one not"),
   "retry.corrupted.streamExists": mark("an ExpectedStreamExists retry refused: its first id cached, a later one not"),
-  "retry.corrupted.explicit": mark("an explicit-version retry refused: its first id stored next, a later one not")
+  "retry.corrupted.explicit": mark("an explicit-version retry refused: its first id stored next, a later one not"),
+  // ---- $maxAge and the moving clock ----
+  "metadata.$maxAge": mark("metadata with $maxAge written (1..30 s, sometimes with $maxCount or $tb)"),
+  "read.expiredByMaxAge": mark("a read of a stream whose first events had certainly expired by $maxAge"),
+  "read.maxAgeBoundaryUncertain": mark("a read whose time left an event's expiry open (several answers allowed)"),
+  "scavenge.pointLearned": mark("a scavenge point the node wrote, learned from $scavengePoints"),
+  "scavenge.expiredRemoved": mark("an event only $maxAge at a point's EffectiveNow let go, found gone"),
+  "clock.advancedAcrossCrash": mark("the clock moved on while the crashed node was down"),
+  "clock.movedDuringScavenge": mark("a run in progress seen more than 30 s after its point's EffectiveNow")
 } as const satisfies Record<string, MarkInfo>
 
 export type CoverageMark = keyof typeof CoverageMarks

@@ -62,7 +62,11 @@
  *   whole metadata empty ("malformed … give empty metadata"); `$maxCount` ≤ 0 and `$tb` < 0 are ignored;
  *   a value ≥ 2^63 − 1 is long.MaxValue. (Values between 2^53 and 2^63 − 1 cannot be held exactly by a
  *   JS number and are not generated.) Metastreams behave as `$maxCount = 1`.
- *   `$maxAge` is NOT modelled (the tests never set it); `$acl` is not generated either.
+ *   `$maxAge` is parsed here and applied by expiry.ts: it depends on when each event was created (known to
+ *   the simulator only between its write's send and acknowledgement) and on the read's own time (any time
+ *   between its send and its answer), so a read may have several right answers. `$acl` is not generated.
+ * - Scavenging: an event may physically disappear only if it was hidden at a scavenge point the node wrote,
+ *   under the stream's state at that point (`discardRule`, scavengePoints.ts); a tombstone never does.
  * - Reads (the read rules, and the HTTP feeds' backward-read mechanics). DECISION for the paging fields the
  *   spec does not spell out (they follow the reference server's IndexReader):
  *   forward  — end = from + count − 1; when end < min: empty, next = min, not end-of-stream; otherwise
@@ -178,6 +182,8 @@ export const decideCommit = (
 export interface ModelMetadata {
   readonly maxCount?: number
   readonly truncateBefore?: number
+  /** `$maxAge` in seconds (expiry.ts applies it: it depends on when events were created and read). */
+  readonly maxAge?: number
 }
 
 const NUMERIC_KEYS = ["$maxCount", "$tb", "$maxAge", "$cacheControl"] as const
@@ -207,9 +213,11 @@ export const parseModelMetadata = (isJson: boolean, bytes: Uint8Array): ModelMet
   }
   const maxCount = o["$maxCount"] as number | undefined
   const tb = o["$tb"] as number | undefined
+  const maxAge = o["$maxAge"] as number | undefined
   return {
     ...(maxCount !== undefined && maxCount > 0 ? { maxCount: toLong(maxCount) } : {}),
-    ...(tb !== undefined && tb >= 0 ? { truncateBefore: toLong(tb) } : {})
+    ...(tb !== undefined && tb >= 0 ? { truncateBefore: toLong(tb) } : {}),
+    ...(maxAge !== undefined && maxAge > 0 ? { maxAge: toLong(maxAge) } : {})
   }
 }
 
@@ -315,6 +323,12 @@ export interface MetadataReadModel {
   readonly metaLastEventNumber: number
 }
 
+/** What a scavenge may have removed; `gone` hears of each such event a check found missing (coverage). */
+export interface DiscardRule {
+  readonly isDiscardable: (event: ModelEvent) => boolean
+  readonly gone: (event: ModelEvent) => void
+}
+
 /** A possible decision for an append, with the cache contents (for maybe-ids) that lead to it. */
 export interface PossibleDecision {
   readonly decision: Decision
@@ -331,14 +345,13 @@ export class StoreModel {
   /** Hard-deleted streams → their tombstone. */
   private readonly tombstones = new Map<string, ModelEvent>()
   private readonly cache = new Map<string, CacheEntry>()
-  /**
-   * Scavenging: once a scavenge may run, an event may physically disappear
-   * if reads hid it at ANY state its stream went through since (the scavenge point fixes one such state,
-   * and discard points only grow across runs). Per stream, hidden events are always a prefix, so the union
-   * is a prefix too: `discardableBelow` holds its length.
-   */
+  /** A scavenge may have started (the operator asked for one): `$all` may then lack discardable events. */
   private scavenging = false
-  private readonly discardableBelow = new Map<string, number>()
+  /**
+   * What a scavenge may remove (scavengePoints.ts: hidden at a scavenge point the node wrote, under the
+   * stream's state at that point). Nothing until one is known.
+   */
+  discardRule: DiscardRule = { isDiscardable: () => false, gone: () => {} }
 
   // ---- queries ----
 
@@ -441,35 +454,17 @@ export class StoreModel {
     return this.scavenging
   }
 
-  /** A scavenge may start now: from here on, every event reads hide may be removed by it. */
+  /** A scavenge may start now. */
   beginScavenging(): void {
     this.scavenging = true
-    for (const stream of [...this.streams.keys()]) this.noteHidden(stream)
   }
 
   /**
-   * The event may be gone from the store: reads hid it at some state since scavenging began. A tombstone
-   * never is (it is always kept, and it is not a prepare the executor removes).
+   * The event may be gone from the store (`discardRule`). A tombstone never is (it is always kept, and it
+   * is not a prepare the executor removes).
    */
   isDiscardable(event: ModelEvent): boolean {
-    return event.origin !== "tombstone" && event.eventNumber < (this.discardableBelow.get(event.stream) ?? 0)
-  }
-
-  /** How many of the stream's first events reads hide now (all of them when it is deleted). */
-  private hiddenPrefix(stream: string): number {
-    const count = this.eventsOf(stream).length
-    if (this.unreadable(stream) !== undefined) return count
-    return Math.min(count, this.readBound(stream, this.lastEventNumber(stream)))
-  }
-
-  /** After a write to `stream` (or its metastream): both may now hide more. */
-  private noteHidden(stream: string): void {
-    if (!this.scavenging) return
-    const original = isMetastream(stream) ? originalStreamOf(stream) : stream
-    for (const s of [original, metastreamOf(original)]) {
-      const hidden = this.hiddenPrefix(s)
-      if (hidden > (this.discardableBelow.get(s) ?? 0)) this.discardableBelow.set(s, hidden)
-    }
+    return event.origin !== "tombstone" && this.discardRule.isDiscardable(event)
   }
 
   // ---- writes ----
@@ -571,7 +566,6 @@ export class StoreModel {
         written.push(event)
       }
     }
-    this.noteHidden(stream)
     return written
   }
 
@@ -596,7 +590,6 @@ export class StoreModel {
       position: undefined
     }
     this.push(tombstone)
-    this.noteHidden(stream)
     return { outcome: { _tag: "Appended", first: LongMax, last: LongMax, idempotent: false }, written: [tombstone] }
   }
 
@@ -613,7 +606,6 @@ export class StoreModel {
     if (decision._tag !== "Ok") return { outcome: failureOutcome(decision, this.lastEventNumber(stream)), written: [] }
     const event = this.serverMetadataEvent(stream, "softDelete", softDeleteBody(), nowMicros)
     this.push(event)
-    this.noteHidden(stream)
     return {
       outcome: { _tag: "Appended", first: event.eventNumber, last: event.eventNumber, idempotent: false },
       written: [event]
@@ -657,7 +649,8 @@ export class StoreModel {
 
   // ---- reads ----
 
-  private readBound(stream: string, last: number): number {
+  /** The first event number reads show by `$maxCount` and `$tb` (before `$maxAge`, see expiry.ts). */
+  readBound(stream: string, last: number): number {
     const md = this.metadataOf(stream)
     let min = 0
     if (md.maxCount !== undefined) min = Math.max(min, last - md.maxCount + 1)

@@ -5,8 +5,10 @@
  * under it. Crashes and disk faults hit it like everything else; the next lifetime's first start resumes a
  * stopped or cut-short run from its checkpoint.
  *
- * Every start first tells the model that a scavenge may run (`beginScavenging`): from then on the
- * checkers allow an event to vanish only if reads hid it at some state since (`isDiscardable`).
+ * Every start first tells the model that a scavenge may run (`beginScavenging`: `$all` passes are then
+ * relaxed); the checkers allow an event to vanish only if a scavenge point the node wrote let it go
+ * (`isDiscardable`, scavengePoints.ts). The operator often waits seconds before acting (pacing.ts), so runs
+ * stop and resume with the clock well past their point's EffectiveNow.
  * The final lifetime runs one scavenge to its end with faults paused (`finalScavenge`), then the restart
  * checkers verify everything again.
  */
@@ -18,6 +20,8 @@ import { AllScan } from "./allChecks.js"
 import { scanAll } from "./checkers.js"
 import type { Auditor } from "./client.js"
 import type { OpsTicker } from "./opsTicker.js"
+import { operatorPause } from "./pacing.js"
+import { noteRunInProgress } from "./scavengeClock.js"
 import type { ScavengeOperatorOptions } from "./options.js"
 import type { ScavengeControl } from "./scavengeControl.js"
 import type { Unexpected } from "./simStore.js"
@@ -27,6 +31,8 @@ export interface OperatorContext {
   readonly store: EventStoreService
   readonly auditor: Auditor
   readonly prng: Prng
+  /** When it waits before acting (pacing.ts). */
+  readonly pausePrng: Prng
   readonly options: ScavengeOperatorOptions
   /** No read fault is configured: a failed `$all` read is a bug, not the disk. */
   readonly readsReliable: boolean
@@ -55,6 +61,7 @@ const start = (ctx: OperatorContext, options: StartScavengeOptions) =>
     const answer = yield* ctx.control.start(options)
     ctx.auditor.trace(`operator scavenge start ${describe(options)} -> ${answer}`)
     ctx.auditor.coverage.hit(answer === "Started" ? "scavenge.start" : "scavenge.start.alreadyRunning")
+    if (answer === "AlreadyRunning") yield* noteRunInProgress(ctx.auditor)
   })
 
 /** A pass over `$all` while the clients and scavenges run; checks what it saw. */
@@ -73,8 +80,11 @@ const scan = (ctx: OperatorContext, ticker: OpsTicker) =>
         return auditor.fail(`$all scan during the run: a read failed with no read faults configured: ${why}`)
       return auditor.trace(`operator $all scan failed: ${why}`)
     }
-    // A pass cut short by the end of the clients' work saw only part of the log.
-    const problem = outcome.right ?? (ticker.finished ? undefined : pass.missingFrom(model, model.log.slice(0, before)))
+    // A pass cut short by the end of the clients' work saw only part of the log; one whose scavenge points
+    // did not read cannot tell what may be missing.
+    const learned = yield* auditor.learnPoints
+    const problem =
+      outcome.right ?? (ticker.finished || !learned ? undefined : pass.missingFrom(model, model.log.slice(0, before)))
     auditor.trace(`operator $all scan page=${pageSize} -> ${problem === undefined ? "ok" : "FAILED"}`)
     auditor.coverage.hit("read.all.scan")
     if (problem !== undefined) auditor.fail(`$all scan during the run: ${problem}`)
@@ -86,6 +96,7 @@ const act = (ctx: OperatorContext, ticker: OpsTicker): Effect.Effect<void, Unexp
     if (r < 0.35) return yield* start(ctx, randomStart(ctx.prng))
     if (r < 0.6) {
       const answer = yield* ctx.control.stop
+      if (answer === "Stopped") yield* noteRunInProgress(ctx.auditor)
       ctx.auditor.coverage.hit(answer === "Stopped" ? "scavenge.stop" : "scavenge.stop.notRunning")
       return ctx.auditor.trace(`operator scavenge stop -> ${answer}`)
     }
@@ -103,6 +114,7 @@ export const runOperator = (ctx: OperatorContext, ticker: OpsTicker): Effect.Eff
     const { auditor } = ctx
     while (!ticker.finished && auditor.failure === undefined) {
       yield* ticker.wait(ctx.prng.int(low, high))
+      yield* operatorPause(ctx.pausePrng)
       if (ticker.finished || auditor.failure !== undefined) return
       const done = yield* Effect.either(act(ctx, ticker))
       if (done._tag === "Left") return auditor.fail(`operator: ${done.left.description}`)

@@ -102,7 +102,8 @@ const compareUncertainPage = (
       const problem = compareEvent(model, shown, wanted)
       if (problem !== undefined) return problem
       i++
-    } else if (!model.isDiscardable(wanted)) {
+    } else if (model.isDiscardable(wanted)) model.discardRule.gone(wanted)
+    else {
       return `event ${wanted.stream}#${wanted.eventNumber} is missing; no scavenge may remove it (read [${actual.events.map((e) => e.eventNumber)}], the model [${expected.events.map((e) => e.eventNumber)}])`
     }
   }
@@ -150,7 +151,10 @@ export const compareEventRead = (
 ): string | undefined => {
   // An event a scavenge may have removed reads as missing (NotFound, a 404 over HTTP).
   const mayBeGone = expected._tag === "Success" && model.isDiscardable(expected.event)
-  if (mayBeGone && (actual._tag === "NotFound" || actual._tag === "Missing")) return undefined
+  if (mayBeGone && (actual._tag === "NotFound" || actual._tag === "Missing")) {
+    model.discardRule.gone(expected.event)
+    return undefined
+  }
   const agrees =
     actual._tag === expected._tag ||
     (actual._tag === "Missing" && (expected._tag === "NotFound" || expected._tag === "NoStream"))

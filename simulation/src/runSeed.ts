@@ -29,6 +29,8 @@ import { StoreModel } from "./model.js"
 import { chooseOptions, weakHash, type SimOptions } from "./options.js"
 import { finalScavenge, runOperator } from "./operator.js"
 import { OpsTicker } from "./opsTicker.js"
+import { clientPause, crashDowntimeMs, expiryWait } from "./pacing.js"
+import { learnScavengePoints } from "./scavengePoints.js"
 import { runProber, type ProberState } from "./prober.js"
 import { openNode, type Transport } from "./simNode.js"
 
@@ -78,7 +80,9 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   disk.faulty = false
   const driver = root.fork("driver")
   const operatorPrng = root.fork("operator")
+  const operatorPausePrng = root.fork("operator-pause")
   const proberPrng = root.fork("prober")
+  const downtime = root.fork("downtime")
   const probing: ProberState = { probing: false }
   const readsReliable =
     options.faults === undefined || (options.faults.readError === 0 && options.faults.bitFlipOnRead === 0)
@@ -89,6 +93,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     { length: options.clients },
     (_, c) => new SimClient(c, root.fork(`client-${c}`), options.streamsPerClient, options.chunkSize >= 4096 ? 200 : 20)
   )
+  const pauses = clients.map((c) => root.fork(`pause-${c.id}`))
 
   const config: StorageConfig = {
     ...defaultStorageConfig("/db"),
@@ -122,6 +127,11 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
         )
       }
       const { store, clients: node, scavenge } = opened.right
+      const pointsSeen = { last: -2 }
+      auditor.learnPoints = Effect.match(learnScavengePoints(store, auditor, pointsSeen), {
+        onFailure: () => false,
+        onSuccess: () => true
+      })
       if (runOptions.onOpen !== undefined) yield* Scope.extend(runOptions.onOpen(store), scope)
       const checkFailed = (e: { readonly message: string }) =>
         auditor.fail(`a check read failed with faults paused: ${e.message}`)
@@ -132,7 +142,15 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       const operator =
         options.scavenge === undefined
           ? undefined
-          : { control: scavenge, store, auditor, prng: operatorPrng, options: options.scavenge, readsReliable }
+          : {
+              control: scavenge,
+              store,
+              auditor,
+              prng: operatorPrng,
+              pausePrng: operatorPausePrng,
+              options: options.scavenge,
+              readsReliable
+            }
       if (final && operator !== undefined && auditor.failure === undefined) {
         yield* finalScavenge(operator, disk.capacityBytes !== undefined)
         const again = yield* Effect.either(verifyStored(store, auditor, clients))
@@ -155,6 +173,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
           Effect.gen(function* () {
             for (let k = 0; k < ops && auditor.failure === undefined; k++) {
               if (options.thinkTimeMs > 0) yield* Effect.sleep(client.prng.int(0, options.thinkTimeMs))
+              yield* clientPause(pauses[client.id]!)
+              yield* expiryWait(pauses[client.id]!, auditor.model, auditor.times, client.streams)
               yield* client.step(node, auditor)
               yield* ticker.tick
             }
@@ -219,6 +239,9 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     auditor.coverage.hit(mode === "strict" ? "crash.strict" : "crash.random")
     if (summary.tornWrites > 0) auditor.coverage.hit("crash.tornWrite")
     if (disk.capacityBytes !== undefined && driver.chance(0.5)) disk.capacityBytes = undefined // an operator freed space
+    // The node stays down a while: the next lifetime (and a scavenge it resumes) starts later.
+    world.advance(crashDowntimeMs(downtime))
+    auditor.coverage.hit("clock.advancedAcrossCrash")
   }
   const traceHash = world.traceHash
   const lastTrace = world.traceLines

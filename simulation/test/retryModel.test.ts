@@ -119,13 +119,17 @@ describe("an id written twice, over a restart", () => {
   it("once the newest copy may be gone, the cache may hold the older copy instead", () => {
     const model = fourEvents()
     write(model, "s", ["new", "a"])
-    model.beginScavenging()
+    // What a scavenge may have removed is the discard rule's to say (scavengePoints.ts); here it is set by hand.
+    let mayBeGoneBelow = 0
+    model.discardRule = { isDiscardable: (e) => e.stream === "s" && e.eventNumber < mayBeGoneBelow, gone: () => {} }
     write(model, "$$s", ["m1"], '{"$maxCount":1}')
     // 0..4 may be removed; the newest copy of a (5) survives: nothing changes.
+    mayBeGoneBelow = 5
     model.restart()
     expect(model.possibleDecisions("s", ExpectedAny, ["a"]).map((p) => p.decision)).toEqual([idempotent(5, 5)])
     write(model, "s", ["x", "y"])
     // Now 5 may be gone too: the refill found 5, or 0, or (were both gone) neither.
+    mayBeGoneBelow = 7
     model.restart()
     const decisions = model.possibleDecisions("s", ExpectedAny, ["a"]).map((p) => p.decision)
     expect(decisions).toContainEqual(idempotent(5, 5))

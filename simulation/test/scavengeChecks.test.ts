@@ -1,9 +1,12 @@
-// The simulator's scavenging checkers: what the model lets a scavenge remove, how reads of such events are
+// The simulator's scavenging checkers: what the model lets a scavenge remove (hidden at a scavenge point,
+// under the stream's state at that point), how reads of such events are
 // compared, and the `$all` pass checks.
 import { describe, expect, it } from "vitest"
 import type { EventRecord } from "@vellum/storage"
 import { AllScan } from "../src/allChecks.js"
+import { EventTimes } from "../src/expiry.js"
 import { StoreModel, type ProposedModelEvent } from "../src/model.js"
+import { ScavengePoints } from "../src/scavengePoints.js"
 import { compareEventRead, compareStreamRead } from "../src/readChecks.js"
 import type { ObservedEvent, ObservedStreamRead } from "../src/simStore.js"
 
@@ -44,43 +47,98 @@ const observed = (model: StoreModel, stream: string, numbers: ReadonlyArray<numb
     return { eventNumber: n, eventId: e.eventId!, eventType: e.eventType, data: e.data }
   })
 
+/** A model whose scavenge rule is the learned-points one, with a clock for the writes (world ms). */
+const timed = () => {
+  const model = new StoreModel()
+  const times = new EventTimes()
+  const points = new ScavengePoints(model, times)
+  model.discardRule = points
+  /** A write sent at `sentMs` and acknowledged at `ackMs`. */
+  const at = <A>(sentMs: number, write: () => A, ackMs = sentMs): A => {
+    const op = {}
+    times.sent(op, sentMs)
+    const before = model.log.length
+    const result = write()
+    times.written(op, model.log.slice(before), ackMs)
+    return result
+  }
+  /** A point the node wrote at `effectiveNowMs` (at log position `position`), seen now. */
+  const point = (effectiveNowMs: number, position = 1_000_000) =>
+    points.learn({ position, effectiveNowMicros: effectiveNowMs * 1000, seenSeq: times.nextSeq() })
+  return { model, times, points, at, point }
+}
+
 describe("the model under scavenging", () => {
-  it("lets a scavenge remove only what reads hid at some state since scavenging began", () => {
-    const model = new StoreModel()
-    for (let i = 0; i < 5; i++) append(model, "s")
-    setMetadata(model, "s", '{"$tb":2}')
-    setMetadata(model, "s", '{"owner":"x"}')
-    // Hidden (by $tb) only before any scavenge could run: nothing may go.
+  it("lets nothing go before the node wrote a scavenge point", () => {
+    const { model, at } = timed()
+    for (let i = 0; i < 5; i++) at(1000, () => append(model, "s"))
+    at(1000, () => setMetadata(model, "s", '{"$maxCount":1}'))
     model.beginScavenging()
     expect(discardable(model, "s")).toEqual([])
-    setMetadata(model, "s", '{"$maxCount":2}')
-    expect(discardable(model, "s")).toEqual([0, 1, 2])
-    // Relaxed again: reads show 0..4, yet 0..2 may already be gone.
-    setMetadata(model, "s", '{"owner":"y"}')
-    expect(model.readForward("s", 0, 10)._tag).toBe("Success")
-    expect(discardable(model, "s")).toEqual([0, 1, 2])
-    // The metastream keeps only its last event ($maxCount 1).
-    expect(discardable(model, "$$s")).toEqual([0, 1, 2])
   })
 
-  it("a hard delete makes every event discardable, never the tombstone", () => {
-    const model = new StoreModel()
-    model.beginScavenging()
-    append(model, "h")
-    append(model, "h")
-    const { written } = model.hardDelete("h", 1, 0)
+  it("judges $maxCount from the stream's last event before the point, not its current one", () => {
+    const { model, at, point } = timed()
+    for (let i = 0; i < 5; i++) at(1000, () => append(model, "s"))
+    at(1000, () => setMetadata(model, "s", '{"$maxCount":2}'))
+    point(2000)
+    for (let i = 0; i < 3; i++) at(3000, () => append(model, "s"))
+    expect(discardable(model, "s")).toEqual([0, 1, 2])
+    // Metadata written after the point does not count for it.
+    at(3000, () => setMetadata(model, "s", '{"$maxCount":1}'))
+    expect(discardable(model, "s")).toEqual([0, 1, 2])
+    // Relaxed again: reads show everything, yet 0..2 may already be gone.
+    at(3000, () => setMetadata(model, "s", '{"owner":"y"}'))
+    expect(discardable(model, "s")).toEqual([0, 1, 2])
+    // The metastream keeps only its last event before the point.
+    expect(discardable(model, "$$s")).toEqual([])
+    point(4000, 2_000_000)
+    expect(discardable(model, "$$s")).toEqual([0, 1])
+  })
+
+  it("judges $maxAge at the point's EffectiveNow, whatever the clock says later", () => {
+    const { model, at, point } = timed()
+    at(1000, () => append(model, "a"))
+    at(1500, () => setMetadata(model, "a", '{"$maxAge":2}'))
+    at(3000, () => append(model, "a"))
+    at(3500, () => append(model, "a"))
+    // At 4.5 s only the event created at 1 s is older than 2 s (created < now − maxAge).
+    point(4500)
+    expect(discardable(model, "a")).toEqual([0])
+    // A later point judges at its own EffectiveNow.
+    point(5600, 2_000_000)
+    expect(discardable(model, "a")).toEqual([0, 1, 2])
+  })
+
+  it("treats an event in flight at the point as possibly before it, until its position says otherwise", () => {
+    const { model, at, point, points } = timed()
+    for (let i = 0; i < 3; i++) at(1000, () => append(model, "f"))
+    at(1000, () => setMetadata(model, "f", '{"$maxCount":1}'))
+    const [inFlight] = at(1500, () => append(model, "f"), 2500)
+    point(2000)
+    expect(discardable(model, "f")).toEqual([0, 1, 2])
+    points.learnPosition(inFlight!, 1_500_000)
+    expect(discardable(model, "f")).toEqual([0, 1])
+  })
+
+  it("a hard delete before the point makes every event discardable, never the tombstone", () => {
+    const { model, at, point } = timed()
+    at(1000, () => append(model, "h"))
+    at(1000, () => append(model, "h"))
+    const { written } = at(1000, () => model.hardDelete("h", 1, 0))
+    point(2000)
     expect(discardable(model, "h")).toEqual([0, 1])
     expect(model.isDiscardable(written[0]!)).toBe(false)
   })
 
   it("an explicit-version retry may find its stored events removed (idempotent or wrong version)", () => {
-    const model = new StoreModel()
-    model.beginScavenging()
+    const { model, at, point } = timed()
     const batch = proposed("{}")
-    model.applyAppend("r", { _tag: "Ok", current: -1, softDeleted: false }, [batch], 0)
-    append(model, "r")
-    append(model, "r")
-    setMetadata(model, "r", '{"$maxCount":1}')
+    at(1000, () => model.applyAppend("r", { _tag: "Ok", current: -1, softDeleted: false }, [batch], 0))
+    at(1000, () => append(model, "r"))
+    at(1000, () => append(model, "r"))
+    at(1000, () => setMetadata(model, "r", '{"$maxCount":1}'))
+    point(2000)
     const tags = model
       .possibleDecisions("r", -1, [batch.eventId])
       .map((p) => p.decision._tag)
@@ -90,11 +148,11 @@ describe("the model under scavenging", () => {
 })
 
 describe("reads of events a scavenge may have removed", () => {
-  const model = new StoreModel()
-  for (let i = 0; i < 6; i++) append(model, "s")
-  model.beginScavenging()
-  setMetadata(model, "s", '{"$maxCount":3}')
-  setMetadata(model, "s", "{}")
+  const { model, at, point } = timed()
+  for (let i = 0; i < 6; i++) at(1000, () => append(model, "s"))
+  at(1000, () => setMetadata(model, "s", '{"$maxCount":3}'))
+  point(2000)
+  at(3000, () => setMetadata(model, "s", "{}"))
   const request = { stream: "s", direction: "forward", from: 0, count: 10 } as const
   const page = (numbers: ReadonlyArray<number>): ObservedStreamRead => ({
     _tag: "Success",
@@ -166,11 +224,11 @@ describe("a pass over $all", () => {
   })
 
   it("lacks only events a scavenge may remove", () => {
-    const model = new StoreModel()
-    model.beginScavenging()
-    append(model, "s")
-    append(model, "s")
-    setMetadata(model, "s", '{"$maxCount":1}')
+    const { model, at, point } = timed()
+    at(1000, () => append(model, "s"))
+    at(1000, () => append(model, "s"))
+    at(1000, () => setMetadata(model, "s", '{"$maxCount":1}'))
+    point(2000)
     const scan = new AllScan(false)
     const last = model.eventsOf("s")[1]!
     scan.event({ ...record("s", 1, 50), eventId: last.eventId! })

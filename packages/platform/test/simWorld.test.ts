@@ -268,4 +268,22 @@ describe("SimWorld", () => {
     expect(world.node("a").scheduler.parkedCount).toBe(1)
     world.dispose()
   })
+  it("advance moves the clock across a crashed node's downtime; the restarted node sees the later time", () => {
+    const world = new SimWorld({ seed: 3 })
+    const seen: Array<number> = []
+    world.fork("n", Effect.sleep(50))
+    world.run({ until: () => world.now > 0 && seen.length > 0, maxSteps: 10 })
+    const before = world.now
+    world.crash("n")
+    world.advance(30_000)
+    expect(world.now).toBe(before + 30_000)
+    world.restart("n")
+    world.fork(
+      "n",
+      Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => seen.push(t)))
+    )
+    expect(world.run().reason).toBe("quiescent")
+    expect(seen).toEqual([before + 30_000])
+    expect(() => world.advance(-1)).toThrow(RangeError)
+  })
 })

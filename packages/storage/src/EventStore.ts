@@ -21,6 +21,7 @@ import {
   type WrongExpectedVersion
 } from "./errors.js"
 import { openTransactionLog, type LogConfig, type ReadError, type TransactionLog } from "./log/TransactionLog.js"
+import { completeChunkAfterScavengePoint } from "./log/scavengePointChunk.js"
 import type { EventRecord, LogRecord } from "./log/records.js"
 import * as TableIndex from "./tableindex/TableIndex.js"
 import type { HashFn } from "./tableindex/StreamHash.js"
@@ -285,6 +286,10 @@ export const make = (
     }
     const log = yield* Effect.mapError(openTransactionLog(logConfig, randomUuid), indexCorruptAsStorage)
     yield* Effect.addFinalizer(() => log.close)
+    yield* Effect.mapError(
+      completeChunkAfterScavengePoint(log),
+      (e) => new StorageCorrupt({ message: `could not complete the chunk of the last scavenge point: ${e.message}` })
+    )
     const indexDir = join(config.dir, "index")
     const indexConfig: TableIndex.TableIndexConfig = {
       dir: indexDir,

@@ -184,6 +184,16 @@ export class SimWorld {
     return this.install(nodeName, old.incarnation + 1, old.clock.offsetMs)
   }
 
+  /**
+   * Time passes with nothing stepped, as while a crashed node is down: the clock moves `ms` forward and
+   * timers due on the way fire (their fibers run at the next `run`). Traced, so a replay covers it.
+   */
+  advance(ms: number): void {
+    this.assertLive("advance")
+    this.clock.advanceBy(ms)
+    if (this.traceSchedule) this.mixTime()
+  }
+
   /** Stops stepping the node. Its timers still fire; the woken fibers wait until `resume`. */
   pause(nodeName: string): void {
     const node = this.node(nodeName)

@@ -1,0 +1,106 @@
+/**
+ * What a read that resolves links must show, and what an Atom JSON reply does show, for the ACL actor's
+ * streams (which hold links, `$>` events whose data is `<n>@<stream>`).
+ *
+ * A stream read over HTTP resolves links unless told not to. A link whose target the reader may read (the
+ * reader's own read permission on the target stream, by the same rules as a direct read: see
+ * `authorization.ts`) and whose target event a direct read would return shows that event: its id, its
+ * stream and number. Any other link shows alone: the feed entry names the target (`<n>@<stream>`) and
+ * carries no event fields, and a single-event read of it answers 404. A denied target is shown exactly as
+ * a missing one, so a reader learns nothing of a stream it may not read. (Vellum checks the target's ACL
+ * where the reference does not: docs/decisions.md, "Links and ACLs".)
+ */
+import type { ModelEvent, StoreModel } from "../model.js"
+
+export const LinkEventType = "$>"
+
+/** What one entry shows: an event (`eventId` set) or a link alone (only its title). */
+export interface ShownEntry {
+  readonly title: string
+  readonly eventId: string | undefined
+  readonly stream: string | undefined
+  readonly eventNumber: number | undefined
+}
+
+/** Where a link event points, from its data. */
+export const linkTargetOf = (event: ModelEvent): { stream: string; number: number } | undefined => {
+  if (event.eventType !== LinkEventType) return undefined
+  const text = Buffer.from(event.data).toString("utf8")
+  const at = text.indexOf("@")
+  return { stream: text.slice(at + 1), number: Number(text.slice(0, at)) }
+}
+
+/** The entry the model expects for `event`, for a reader who may read the streams `mayRead` says. */
+export const expectedEntry = (
+  model: StoreModel,
+  event: ModelEvent,
+  mayRead: (stream: string) => boolean
+): { entry: ShownEntry; link: "none" | "resolved" | "alone" | "denied" } => {
+  const target = linkTargetOf(event)
+  if (target === undefined) {
+    const entry = {
+      title: `${event.eventNumber}@${event.stream}`,
+      eventId: event.eventId,
+      stream: event.stream,
+      eventNumber: event.eventNumber
+    }
+    return { entry, link: "none" }
+  }
+  const title = `${target.number}@${target.stream}`
+  const alone = { title, eventId: undefined, stream: undefined, eventNumber: undefined }
+  if (!mayRead(target.stream)) return { entry: alone, link: "denied" }
+  const read = model.readEvent(target.stream, target.number)
+  if (read._tag !== "Success") return { entry: alone, link: "alone" }
+  return {
+    entry: { title, eventId: read.event.eventId, stream: target.stream, eventNumber: target.number },
+    link: "resolved"
+  }
+}
+
+const entryOf = (value: unknown): ShownEntry | string => {
+  if (value === null || typeof value !== "object") return `an entry is not an object: ${JSON.stringify(value)}`
+  const o = value as Record<string, unknown>
+  if (typeof o.title !== "string") return `an entry has no title: ${JSON.stringify(value).slice(0, 200)}`
+  return {
+    title: o.title,
+    eventId: typeof o.eventId === "string" ? o.eventId : undefined,
+    stream: typeof o.streamId === "string" ? o.streamId : undefined,
+    eventNumber: typeof o.eventNumber === "number" ? o.eventNumber : undefined
+  }
+}
+
+/** The entries of an Atom JSON feed (newest first) or of a single-event document; a string says what is wrong. */
+export const parseShown = (text: string, feed: boolean): ReadonlyArray<ShownEntry> | string => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return `not JSON: ${text.slice(0, 200)}`
+  }
+  if (!feed) {
+    const entry = entryOf(json)
+    return typeof entry === "string" ? entry : [entry]
+  }
+  const entries = (json as { entries?: unknown }).entries
+  if (!Array.isArray(entries)) return `not a feed: ${text.slice(0, 200)}`
+  const out: Array<ShownEntry> = []
+  for (const item of entries) {
+    const entry = entryOf(item)
+    if (typeof entry === "string") return entry
+    out.push(entry)
+  }
+  return out
+}
+
+/** The first difference between shown and expected entries, if any. */
+export const compareShown = (shown: ReadonlyArray<ShownEntry>, expected: ReadonlyArray<ShownEntry>) => {
+  if (shown.length !== expected.length)
+    return `shows ${shown.length} entries (${shown.map((e) => e.title).join(" ")}), the model ${expected.length} (${expected.map((e) => e.title).join(" ")})`
+  for (let i = 0; i < shown.length; i++) {
+    const a = shown[i]!
+    const b = expected[i]!
+    if (a.title !== b.title || a.eventId !== b.eventId || a.stream !== b.stream || a.eventNumber !== b.eventNumber)
+      return `entry ${i} shows ${JSON.stringify(a)}, the model ${JSON.stringify(b)}`
+  }
+  return undefined
+}

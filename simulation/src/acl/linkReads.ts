@@ -9,6 +9,9 @@
  * carries no event fields, and a single-event read of it answers 404. A denied target is shown exactly as
  * a missing one, so a reader learns nothing of a stream it may not read. (Vellum checks the target's ACL
  * where the reference does not: docs/decisions.md, "Links and ACLs".)
+ *
+ * Once a scavenge may have run, an event the model calls discardable may be gone: from a page, and as a
+ * link's target (the link then shows alone).
  */
 import type { ModelEvent, StoreModel } from "../model.js"
 
@@ -30,12 +33,23 @@ export const linkTargetOf = (event: ModelEvent): { stream: string; number: numbe
   return { stream: text.slice(at + 1), number: Number(text.slice(0, at)) }
 }
 
-/** The entry the model expects for `event`, for a reader who may read the streams `mayRead` says. */
+/**
+ * The entry the model expects for `event`, for a reader who may read the streams `mayRead` says; `optional`
+ * when a scavenge may have removed the event, `orAlone` when it may have removed a link's target.
+ */
+export interface ExpectedEntry {
+  readonly entry: ShownEntry
+  readonly link: "none" | "resolved" | "alone" | "denied"
+  readonly optional: boolean
+  readonly orAlone: ShownEntry | undefined
+}
+
 export const expectedEntry = (
   model: StoreModel,
   event: ModelEvent,
   mayRead: (stream: string) => boolean
-): { entry: ShownEntry; link: "none" | "resolved" | "alone" | "denied" } => {
+): ExpectedEntry => {
+  const optional = model.isDiscardable(event)
   const target = linkTargetOf(event)
   if (target === undefined) {
     const entry = {
@@ -44,16 +58,18 @@ export const expectedEntry = (
       stream: event.stream,
       eventNumber: event.eventNumber
     }
-    return { entry, link: "none" }
+    return { entry, link: "none", optional, orAlone: undefined }
   }
   const title = `${target.number}@${target.stream}`
   const alone = { title, eventId: undefined, stream: undefined, eventNumber: undefined }
-  if (!mayRead(target.stream)) return { entry: alone, link: "denied" }
+  if (!mayRead(target.stream)) return { entry: alone, link: "denied", optional, orAlone: undefined }
   const read = model.readEvent(target.stream, target.number)
-  if (read._tag !== "Success") return { entry: alone, link: "alone" }
+  if (read._tag !== "Success") return { entry: alone, link: "alone", optional, orAlone: undefined }
   return {
     entry: { title, eventId: read.event.eventId, stream: target.stream, eventNumber: target.number },
-    link: "resolved"
+    link: "resolved",
+    optional,
+    orAlone: model.isDiscardable(read.event) ? alone : undefined
   }
 }
 
@@ -92,15 +108,22 @@ export const parseShown = (text: string, feed: boolean): ReadonlyArray<ShownEntr
   return out
 }
 
-/** The first difference between shown and expected entries, if any. */
-export const compareShown = (shown: ReadonlyArray<ShownEntry>, expected: ReadonlyArray<ShownEntry>) => {
-  if (shown.length !== expected.length)
-    return `shows ${shown.length} entries (${shown.map((e) => e.title).join(" ")}), the model ${expected.length} (${expected.map((e) => e.title).join(" ")})`
-  for (let i = 0; i < shown.length; i++) {
-    const a = shown[i]!
-    const b = expected[i]!
-    if (a.title !== b.title || a.eventId !== b.eventId || a.stream !== b.stream || a.eventNumber !== b.eventNumber)
-      return `entry ${i} shows ${JSON.stringify(a)}, the model ${JSON.stringify(b)}`
+const same = (a: ShownEntry, b: ShownEntry | undefined): boolean =>
+  b !== undefined &&
+  a.title === b.title &&
+  a.eventId === b.eventId &&
+  a.stream === b.stream &&
+  a.eventNumber === b.eventNumber
+
+/** The first difference between shown and expected entries, if any (an optional entry may be missing). */
+export const compareShown = (shown: ReadonlyArray<ShownEntry>, expected: ReadonlyArray<ExpectedEntry>) => {
+  const describe = () =>
+    `shows ${shown.map((e) => JSON.stringify(e)).join(" ")}; the model ${expected.map((e) => `${e.entry.title}${e.optional ? "?" : ""}`).join(" ")}`
+  let i = 0
+  for (const e of expected) {
+    const a = shown[i]
+    if (a !== undefined && (same(a, e.entry) || same(a, e.orAlone))) i++
+    else if (!e.optional) return `entry ${i} differs: ${describe()}`
   }
-  return undefined
+  return i === shown.length ? undefined : `more entries than the model: ${describe()}`
 }

@@ -1,6 +1,7 @@
 /**
  * The simulated clients' operations as HTTP requests to the node's handler, called in-process on the
- * node's scheduler (no sockets), as the admin with Basic auth — what an AtomPub client sends:
+ * node's scheduler (no sockets), as the admin with Basic auth — what an AtomPub client sends (the ACL
+ * actor, `acl/`, sends them as other callers, and a 401 or 403 to it is an answer, `Denied`):
  *
  * - append: `POST /streams/{s}` with an `application/vnd.eventstore.events+json` array and
  *   `ES-ExpectedVersion` → 201 + Location (first event number), 400 + CurrentVersion, 410;

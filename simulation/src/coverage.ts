@@ -105,7 +105,8 @@ export const CoverageMarks = {
   "acl.user.enabled": mark("a user enabled again"),
   "acl.user.deleted": mark("a user deleted"),
   "acl.user.uncertain": mark("a users API command left without an answer", false),
-  "acl.settings.written": mark("$settings defaults written")
+  "acl.settings.written": mark("$settings defaults written"),
+  "acl.metadata.malformedAcl": mark("metadata with a malformed $acl written (the whole metadata reads empty)")
 } as const satisfies Record<string, MarkInfo>
 
 export type CoverageMark = keyof typeof CoverageMarks

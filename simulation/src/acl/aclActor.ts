@@ -251,7 +251,8 @@ export class AclActor extends SimClient {
     stream: string,
     events: ReadonlyArray<ProposedEvent>,
     send: (store: SimStore, expected: number) => Effect.Effect<ObservedWrite, StoreFailure> = (store, expected) =>
-      store.append(stream, expected, events)
+      store.append(stream, expected, events),
+    written: () => void = () => {}
   ): Effect.Effect<void> {
     const model = auditor.model
     const expected = this.prng.chance(0.7) ? model.lastEventNumber(stream) : ExpectedAny
@@ -274,14 +275,23 @@ export class AclActor extends SimClient {
         const consistent = possible.filter((p) => writeMatches(outcomeOf(p.decision, events.length), outcome))
         model.learnCache(consistent)
         model.applyAppend(stream, consistent[0]!.decision, events, 0)
+        if (consistent[0]!.decision._tag === "Ok") written()
       }
     )
   }
 
   private setMetadata(auditor: Auditor, handler: NodeHandler, who: Identity, stream: string): Effect.Effect<void> {
-    const event = metadataEvent(this.prng, this.uuid(), this.users)
-    return this.append(auditor, handler, who, metastreamOf(stream), [event], (store, expected) =>
-      store.setMetadata(stream, expected, event)
+    const { event, malformed } = metadataEvent(this.prng, this.uuid(), this.users)
+    return this.append(
+      auditor,
+      handler,
+      who,
+      metastreamOf(stream),
+      [event],
+      (store, expected) => store.setMetadata(stream, expected, event),
+      () => {
+        if (malformed) auditor.coverage.hit("acl.metadata.malformedAcl")
+      }
     )
   }
 

@@ -94,9 +94,32 @@ const jsonEvent = (eventId: string, eventType: string, value: object): ProposedE
   metadata: Buffer.alloc(0)
 })
 
-/** Stream metadata: an `$acl` (most often) or custom keys only (which clear it). */
-export const metadataEvent = (prng: Prng, eventId: string, users: ReadonlyArray<SimUser>): ProposedEvent =>
-  jsonEvent(eventId, "$metadata", prng.chance(0.8) ? { $acl: aclObject(prng, users, 0.5) } : { owner: "acl" })
+/** `$acl` values the reference cannot read: they make the whole metadata empty (its `$maxCount` too). */
+const MalformedAcls: ReadonlyArray<unknown> = [{ $r: 5 }, { $x: "g1" }, "g1", { $w: ["g1", 1] }, null]
+
+/**
+ * Stream metadata: an `$acl` (most often, sometimes with a `$maxCount`), a malformed `$acl` beside a
+ * `$maxCount` (both void), or custom keys only (which clear the `$acl`).
+ */
+export const metadataEvent = (
+  prng: Prng,
+  eventId: string,
+  users: ReadonlyArray<SimUser>
+): { readonly event: ProposedEvent; readonly malformed: boolean } => {
+  const r = prng.next()
+  if (r < 0.75) {
+    const maxCount = prng.chance(0.15) ? { $maxCount: prng.int(2, 6) } : {}
+    return {
+      event: jsonEvent(eventId, "$metadata", { $acl: aclObject(prng, users, 0.5), ...maxCount }),
+      malformed: false
+    }
+  }
+  if (r < 0.87) {
+    const body = { $acl: prng.pick(MalformedAcls), $maxCount: 1 }
+    return { event: jsonEvent(eventId, "$metadata", body), malformed: true }
+  }
+  return { event: jsonEvent(eventId, "$metadata", { owner: "acl" }), malformed: false }
+}
 
 /** A `$settings` event: user- and system-stream defaults, each present or not. */
 export const settingsEvent = (prng: Prng, eventId: string, users: ReadonlyArray<SimUser>): ProposedEvent => {

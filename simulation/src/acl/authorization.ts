@@ -23,7 +23,7 @@
  * Every refusal after authentication is a 401 without the `X-Basic` challenge (the node adds a standard
  * Basic challenge to a refusal of an anonymous caller).
  */
-import { isMetastream, originalStreamOf, parseJsonObject } from "../model.js"
+import { isMalformedMetadata, isMetastream, isWellFormedAcl, originalStreamOf, parseJsonObject } from "../model.js"
 
 export type AclAction = "$r" | "$w" | "$d" | "$mr" | "$mw"
 export const AclActions: ReadonlyArray<AclAction> = ["$r", "$w", "$d", "$mr", "$mw"]
@@ -58,28 +58,28 @@ export type Verdict =
 
 export const isSystemStreamName = (stream: string): boolean => stream.startsWith("$")
 
-/** The roles of one ACL entry: a string, or an array of strings; anything else sets nothing. */
-const rolesOf = (value: unknown): ReadonlyArray<string> | undefined => {
-  if (typeof value === "string") return [value]
-  if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value as ReadonlyArray<string>
-  return undefined
-}
-
-/** An `$acl`-shaped object (also the form of the settings' two defaults). */
+/**
+ * An `$acl`-shaped object (also the form of the settings' two defaults): the five role keys, each a string or
+ * an array of strings; anything else (another key, a number, null) is malformed and sets nothing.
+ */
 export const parseAclRoles = (value: unknown): AclRoles | undefined => {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined
-  const o = value as Record<string, unknown>
+  if (!isWellFormedAcl(value)) return undefined
   const roles: Partial<Record<AclAction, ReadonlyArray<string>>> = {}
   for (const action of AclActions) {
-    const r = rolesOf(o[action])
-    if (r !== undefined) roles[action] = r
+    const r = value[action]
+    if (r !== undefined) roles[action] = typeof r === "string" ? [r] : r
   }
   return roles
 }
 
-/** The `$acl` of a stream's current metadata bytes (JSON-flagged, an object), if any. */
-export const streamAclOf = (isJson: boolean, data: Uint8Array): AclRoles | undefined =>
-  isJson ? parseAclRoles(parseJsonObject(data)?.["$acl"]) : undefined
+/**
+ * The `$acl` of a stream's current metadata bytes (JSON-flagged, an object), if any. A malformed `$acl` (or a
+ * malformed number beside it) makes the whole metadata empty, so the stream has no `$acl` at all.
+ */
+export const streamAclOf = (isJson: boolean, data: Uint8Array): AclRoles | undefined => {
+  const o = isJson ? parseJsonObject(data) : undefined
+  return o === undefined || isMalformedMetadata(o) ? undefined : parseAclRoles(o["$acl"])
+}
 
 /** The defaults a `$settings` event sets. */
 export const parseAclSettings = (data: Uint8Array): AclSettings => {

@@ -66,51 +66,29 @@ const pickCommand = (prng: Prng, users: Array<SimUser>): Command | undefined => 
   }
   if (usable.length === 0) return undefined
   const user = prng.pick(usable)
-  switch (user.state) {
-    case "deleted":
-      return create(user)
-    case "disabled":
-      return prng.chance(0.6)
-        ? {
-            user,
-            method: "POST",
-            url: `${path(user)}/command/enable`,
-            body: undefined,
-            status: 200,
-            then: "active",
-            mark: "acl.user.enabled"
-          }
-        : {
-            user,
-            method: "DELETE",
-            url: path(user),
-            body: undefined,
-            status: 200,
-            then: "deleted",
-            mark: "acl.user.deleted"
-          }
-    default:
-      return prng.chance(0.6)
-        ? {
-            user,
-            method: "POST",
-            url: `${path(user)}/command/disable`,
-            body: undefined,
-            status: 200,
-            then: "disabled",
-            mark: "acl.user.disabled"
-          }
-        : {
-            user,
-            method: "DELETE",
-            url: path(user),
-            body: undefined,
-            status: 200,
-            then: "deleted",
-            mark: "acl.user.deleted"
-          }
-  }
+  if (user.state === "deleted") return create(user)
+  const toggle = user.state === "disabled" ? "enable" : "disable"
+  return prng.chance(0.6)
+    ? command(
+        user,
+        "POST",
+        `${path(user)}/command/${toggle}`,
+        toggle === "enable" ? "active" : "disabled",
+        `acl.user.${toggle}d`
+      )
+    : command(user, "DELETE", path(user), "deleted", "acl.user.deleted")
 }
+
+/** A command without a body, answered 200. */
+const command = (user: SimUser, method: string, url: string, then: UserState, mark: CoverageMark): Command => ({
+  user,
+  method,
+  url,
+  body: undefined,
+  status: 200,
+  then,
+  mark
+})
 
 const unanswered = (reply: Reply): boolean => reply.status >= 500 || reply.status === 408
 

@@ -44,7 +44,7 @@ describe("ACL actor's authorization model", () => {
   })
 
   it("refuses bad credentials first, and anonymous callers unless the gate is open, then only by $all", () => {
-    const open = world({ s: { $r: "$all", $w: "g1" } }, NoAclSettings, true)
+    const open = world({ s: { $r: ["$all"], $w: ["g1"] } }, NoAclSettings, true)
     expect(authorize(open, { kind: "badCredentials" }, "s", "$r")).toMatchObject({ answer: "badCredentials" })
     expect(authorize(world({}), anonymous, "s", "$r")).toMatchObject({ allowed: false, source: "anonymousGate" })
     expect(authorize(open, anonymous, "s", "$r").allowed).toBe(true)

@@ -1,9 +1,9 @@
 /**
  * The users the ACL actor creates, as the node's user store must know them, and the users API commands that
  * change them (sent as the admin). Each command's answer is exact for the state: create (a new login, or a
- * deleted one again) 201; disable, enable, delete 200. A command left without an answer (a 5xx, a 408: the
- * user's events may or may not have been written) makes the user `uncertain`: it is never used again, as a
- * caller or in a command, since no later answer about it could be checked.
+ * deleted one again) 201; disable, enable, delete 200. A command left without an answer (a 5xx, a 408, a
+ * crash while it ran: the user's events may or may not have been written) makes the user `uncertain`: it
+ * is never used again, as a caller or in a command, since no later answer about it could be checked.
  */
 import { Effect } from "effect"
 import type { Prng } from "@vellum/platform"
@@ -104,8 +104,11 @@ export const runUserCommand = (
   const headers: Record<string, string> = { accept: "application/json" }
   if (command.body !== undefined) headers["content-type"] = "application/json"
   const body = command.body === undefined ? undefined : Buffer.from(JSON.stringify(command.body), "utf8")
+  // Uncertain while the command runs: a crash may cut it after its write.
+  const before = user.state
+  user.state = "uncertain"
   return Effect.map(admin(command.method, command.url, headers, body), (reply): CommandResult => {
-    const what = `${command.method} ${command.url} (${user.login} was ${user.state})`
+    const what = `${command.method} ${command.url} (${user.login} was ${before})`
     if (reply.status === command.status) {
       user.state = command.then
       return { _tag: "Done", mark: command.mark }

@@ -106,6 +106,7 @@ export const CoverageMarks = {
   "acl.user.deleted": mark("a user deleted"),
   "acl.user.uncertain": mark("a users API command left without an answer", false),
   "acl.settings.written": mark("$settings defaults written"),
+  "acl.all.linkResolved": mark("a link of the actor's streams shown resolved in $all, checked against the model"),
   "acl.metadata.malformedAcl": mark("metadata with a malformed $acl written (the whole metadata reads empty)")
 } as const satisfies Record<string, MarkInfo>
 

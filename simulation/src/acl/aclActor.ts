@@ -37,7 +37,7 @@ import {
   type Verdict
 } from "./authorization.js"
 import { adminIdentity, linkEvent, metadataEvent, pickIdentity, settingsEvent, type Identity } from "./aclWorkload.js"
-import { compareShown, expectedEntry, parseShown } from "./linkReads.js"
+import { compareShown, expectedEntry, linkTargetOf, parseShown } from "./linkReads.js"
 import { runUserCommand, type SimUser } from "./simUsers.js"
 
 export const SettingsStreamName = "$settings"
@@ -118,7 +118,11 @@ export class AclActor extends SimClient {
     const who = pickIdentity(this.prng, this.users)
     const stream = this.prng.pick(OwnStreams)
     if (r < 0.36) return this.append(auditor, handler, who, stream, this.newEvents(this.prng.int(1, 2)))
-    if (r < 0.46) return this.append(auditor, handler, who, stream, [this.link()])
+    if (r < 0.46) {
+      // Half the time `$all` is read at once, so its newest page likely shows the link.
+      const then = this.prng.chance(0.5) ? Effect.suspend(() => this.readAll(auditor, handler, who)) : Effect.void
+      return Effect.zipRight(this.append(auditor, handler, who, stream, [this.link()]), then)
+    }
     if (r < 0.52) return this.setMetadata(auditor, handler, who, stream)
     if (r < 0.55) return this.softDelete(auditor, handler, who, this.prng.chance(0.85) ? stream : metastreamOf(stream))
     if (r < 0.75) return this.readFeed(auditor, handler, who, stream)
@@ -127,17 +131,7 @@ export class AclActor extends SimClient {
       const target = this.prng.pick([...OwnStreams, ...this.foreignStreams, SettingsStreamName])
       return this.request(auditor, handler, who, target, "$mr", "metaRead", "GET", `${streamPath(target)}/metadata`)
     }
-    if (r < 0.94)
-      return this.request(
-        auditor,
-        handler,
-        who,
-        "$all",
-        "$r",
-        "read",
-        "GET",
-        `/streams/%24all/head/backward/5?embed=body`
-      )
+    if (r < 0.94) return this.readAll(auditor, handler, who)
     const other = this.prng.pick([
       ...this.foreignStreams,
       SettingsStreamName,
@@ -329,11 +323,12 @@ export class AclActor extends SimClient {
     method: string,
     url: string,
     check: (status: number, text: string) => string | undefined = (status) =>
-      status === 200 || status === 404 || status === 410 ? undefined : `answered ${status}`
+      status === 200 || status === 404 || status === 410 ? undefined : `answered ${status}`,
+    headers: Record<string, string> = {}
   ): Effect.Effect<void> {
     const verdict = authorize(this.world(auditor), who.caller, stream, action)
     const what = `acl ${who.describe} ${method} ${url}`
-    return Effect.map(asCaller(handler, who.authorization)(method, url, { accept: AtomJson }), (reply) => {
+    return Effect.map(asCaller(handler, who.authorization)(method, url, { accept: AtomJson, ...headers }), (reply) => {
       if (reply.status >= 500 || reply.status === 408) {
         if (reply.reason?.startsWith("Internal Server Error:") === true)
           return auditor.fail(`${what}: ${reply.status} ${reply.reason}`)
@@ -392,6 +387,38 @@ export class AclActor extends SimClient {
       if (problem === undefined) this.markLinks(auditor, expected)
       return problem
     })
+  }
+
+  /**
+   * The newest page of `$all`, links resolved half the time. Other clients write while it is read, so only
+   * what the actor alone decides is checked: every link of its streams that the page shows resolved must
+   * be one the model resolves for this reader, to the same event (a link shown alone cannot be told apart
+   * from a missing one here, and its stream read checks it).
+   */
+  private readAll(auditor: Auditor, handler: NodeHandler, who: Identity): Effect.Effect<void> {
+    const resolve = this.prng.chance(0.5)
+    const url = `/streams/%24all/head/backward/20?embed=body`
+    const check = (status: number, text: string): string | undefined => {
+      if (status !== 200) return `answered ${status}`
+      if (!resolve) return undefined
+      const shown = parseShown(text, true)
+      if (typeof shown === "string") return shown
+      for (const entry of shown) {
+        const via = entry.position
+        if (via === undefined || !this.streams.includes(via.stream)) continue
+        const link = auditor.model.eventsOf(via.stream)[via.number]
+        if (link === undefined || linkTargetOf(link) === undefined) continue
+        const expected = this.expectedEntries(auditor, who, [link])[0]!
+        if (expected.link !== "resolved")
+          return `$all shows ${via.number}@${via.stream} resolved to ${JSON.stringify(entry)}; the model shows it alone (${expected.link})`
+        const problem = compareShown([entry], [{ ...expected, optional: false, orAlone: undefined }])
+        if (problem !== undefined) return `$all, link ${via.number}@${via.stream}: ${problem}`
+        auditor.coverage.hit("acl.all.linkResolved")
+      }
+      return undefined
+    }
+    const headers: Record<string, string> = resolve ? { "es-resolvelinktos": "True" } : {}
+    return this.request(auditor, handler, who, "$all", "$r", "read", "GET", url, check, headers)
   }
 
   private readOne(auditor: Auditor, handler: NodeHandler, who: Identity, stream: string): Effect.Effect<void> {

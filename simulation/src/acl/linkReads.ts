@@ -23,6 +23,8 @@ export interface ShownEntry {
   readonly eventId: string | undefined
   readonly stream: string | undefined
   readonly eventNumber: number | undefined
+  /** The record read (the link, for a resolved link), when the entry has event fields. */
+  readonly position?: { readonly stream: string; readonly number: number }
 }
 
 /** Where a link event points, from its data. */
@@ -81,7 +83,10 @@ const entryOf = (value: unknown): ShownEntry | string => {
     title: o.title,
     eventId: typeof o.eventId === "string" ? o.eventId : undefined,
     stream: typeof o.streamId === "string" ? o.streamId : undefined,
-    eventNumber: typeof o.eventNumber === "number" ? o.eventNumber : undefined
+    eventNumber: typeof o.eventNumber === "number" ? o.eventNumber : undefined,
+    ...(typeof o.positionStreamId === "string" && typeof o.positionEventNumber === "number"
+      ? { position: { stream: o.positionStreamId, number: o.positionEventNumber } }
+      : {})
   }
 }
 

@@ -36,7 +36,15 @@ import {
   type AclWorld,
   type Verdict
 } from "./authorization.js"
-import { adminIdentity, linkEvent, metadataEvent, pickIdentity, settingsEvent, type Identity } from "./aclWorkload.js"
+import {
+  adminIdentity,
+  linkEvent,
+  metadataEvent,
+  pickIdentity,
+  pickReader,
+  settingsEvent,
+  type Identity
+} from "./aclWorkload.js"
 import { compareShown, expectedEntry, linkTargetOf, parseShown } from "./linkReads.js"
 import { runUserCommand, type SimUser } from "./simUsers.js"
 
@@ -119,8 +127,9 @@ export class AclActor extends SimClient {
     const stream = this.prng.pick(OwnStreams)
     if (r < 0.36) return this.append(auditor, handler, who, stream, this.newEvents(this.prng.int(1, 2)))
     if (r < 0.46) {
-      // Half the time `$all` is read at once, so its newest page likely shows the link.
-      const then = this.prng.chance(0.5) ? Effect.suspend(() => this.readAll(auditor, handler, who)) : Effect.void
+      // Half the time a user reads `$all` at once, so its newest page likely shows the link.
+      const reader = pickReader(this.prng, this.users)
+      const then = this.prng.chance(0.5) ? Effect.suspend(() => this.readAll(auditor, handler, reader)) : Effect.void
       return Effect.zipRight(this.append(auditor, handler, who, stream, [this.link()]), then)
     }
     if (r < 0.52) return this.setMetadata(auditor, handler, who, stream)

@@ -45,6 +45,12 @@ export const adminIdentity: Identity = {
   badMark: undefined
 }
 
+/** An active user who is no admin (the admin when there is none): the reader links are checked for. */
+export const pickReader = (prng: Prng, users: ReadonlyArray<SimUser>): Identity => {
+  const readers = users.filter((u) => u.state === "active" && !u.groups.includes("$admins"))
+  return readers.length === 0 ? adminIdentity : asUser(prng.pick(readers))
+}
+
 /** A random identity: mostly users in their current state, sometimes the admin, bad passwords, anonymous. */
 export const pickIdentity = (prng: Prng, users: ReadonlyArray<SimUser>): Identity => {
   const known = users.filter((u) => u.state !== "uncertain")

@@ -10,9 +10,10 @@ export const allowedDependencies = {
   storage: ["platform"],
   security: ["platform", "storage"],
   scavenge: ["platform", "storage"],
-  http: ["platform", "storage", "security", "scavenge"],
-  node: ["platform", "storage", "security", "scavenge", "http"],
-  simulation: ["platform", "storage", "security", "scavenge", "http", "node"],
+  cluster: ["platform", "storage"],
+  http: ["platform", "storage", "security", "scavenge", "cluster"],
+  node: ["platform", "storage", "security", "scavenge", "cluster", "http"],
+  simulation: ["platform", "storage", "security", "scavenge", "cluster", "http", "node"],
   "property-tests": ["platform", "storage", "simulation"],
   bench: ["platform", "storage", "scavenge"]
 }

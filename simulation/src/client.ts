@@ -31,6 +31,7 @@ import {
   type WriteOutcome
 } from "./model.js"
 import { Coverage, type CoverageMark } from "./coverage.js"
+import { RetryPlanner, type Retry } from "./retries.js"
 import { compareEventRead, compareStreamRead, writeMatches } from "./readChecks.js"
 import type {
   ObservedEventRead,
@@ -91,8 +92,8 @@ export class SimClient {
   /** Indeterminate operations, by the client stream they touch (a metadata write counts for its stream). */
   readonly pending = new Map<string, Pending>()
   private seq = 0
-  private lastAppend:
-    { readonly stream: string; readonly expected: number; readonly events: ReadonlyArray<ProposedEvent> } | undefined
+  /** Earlier appends, sent again wholly or in part (retries.ts). */
+  private readonly retries: RetryPlanner
 
   constructor(
     readonly id: number,
@@ -103,6 +104,7 @@ export class SimClient {
     names?: ReadonlyArray<string>
   ) {
     this.streams = names ?? Array.from({ length: streamCount }, (_, i) => `c${id}-s${i}`)
+    this.retries = new RetryPlanner(prng.fork("retries"), (count) => this.newEvents(count))
   }
 
   protected uuid(): string {
@@ -196,7 +198,8 @@ export class SimClient {
       target: string,
       expected: number,
       events: ReadonlyArray<ProposedEvent>,
-      run: Effect.Effect<ObservedWrite, StoreFailure>
+      run: Effect.Effect<ObservedWrite, StoreFailure>,
+      retry?: Retry
     ) => {
       const possible = model.possibleDecisions(
         target,
@@ -210,6 +213,7 @@ export class SimClient {
         (outcome) => {
           const consistent = possible.filter((p) => writeMatches(outcomeOf(p.decision, events.length), outcome))
           auditor.coverage.hit(appendMark(expected, consistent[0]!.decision))
+          for (const m of retry?.observed(consistent[0]!.decision) ?? []) auditor.coverage.hit(m)
           if (consistent[0]!.decision._tag === "Ok" && consistent[0]!.decision.softDeleted)
             auditor.coverage.hit("append.recreatesSoftDeleted")
           model.learnCache(consistent)
@@ -221,13 +225,13 @@ export class SimClient {
     if (r < 0.42) {
       const expected = this.pickExpected(model.lastEventNumber(stream))
       const events = this.newEvents(this.prng.int(1, 3))
-      this.lastAppend = { stream, expected, events }
+      this.retries.sent(stream, expected, events)
       return appendOp(stream, expected, events, store.append(stream, expected, events))
     }
-    if (r < 0.5 && this.lastAppend !== undefined && streams.includes(this.lastAppend.stream)) {
-      const { stream: s, expected, events } = this.lastAppend
-      auditor.coverage.hit("append.retry.same")
-      return appendOp(s, expected, events, store.append(s, expected, events))
+    const retry = r < 0.5 ? this.retries.plan(model, streams) : undefined
+    if (retry !== undefined) {
+      const { stream: s, expected, events } = retry
+      return appendOp(s, expected, events, store.append(s, expected, events), retry)
     }
     if (r < 0.58) {
       const meta = metastreamOf(stream)

@@ -10,7 +10,23 @@
  * - Event numbers. `long.MaxValue` (the tombstone's event number and the soft-delete `$tb`) cannot be a JS
  *   number; the port represents it as `Number.MAX_SAFE_INTEGER` in memory and as the literal
  *   9223372036854775807 in metadata JSON. `LongMax` below is that representation.
- * - Expected versions are decided by `decideCommit`, a pure function of a `CommitView`.
+ * - Expected versions are decided by `decideCommit`, a pure function of a `CommitView`. Retries, whole or
+ *   partial (the reference's IndexWriter.CheckCommit, case by case; the ids are all that count, never the
+ *   data):
+ *   * Any and StreamExists ask the committed-event-id cache about each id in the order sent. The first id
+ *     not cached for this stream (absent, or cached for another stream) ends the check: if it is the
+ *     first of the batch, the batch is a new write (Ok — even when later ids are cached: new events
+ *     followed by old ones are written again); otherwise the batch is corrupted idempotency, answered as
+ *     WrongExpectedVersion with the current version (old ids followed by new ones; old ids with a new one
+ *     between them, though the cache holds the first and the last). Every id cached for the stream:
+ *     Idempotent, answered with the event numbers of the first and the last id as sent (a prefix, a suffix
+ *     or a middle slice of an earlier append gets its own numbers; reordered ids may give first > last).
+ *   * An explicit N below the current version (NoStream is −1) compares the i-th id with the event stored
+ *     at N+1+i. All equal: Idempotent N+1..N+k. The first unequal: WrongExpectedVersion (or, for NoStream
+ *     on a soft-deleted stream, Ok: the stream is recreated); a later one unequal, or running past the
+ *     stream's end: corrupted idempotency, WrongExpectedVersion. So a slice of an earlier append is
+ *     idempotent only under the version just before its first event; an empty batch is a wrong version.
+ *   * N equal to the current version writes the batch whatever ids it repeats; N above it is a wrong version.
  * - The committed-event-id cache. Within one process lifetime the
  *   model assumes an unbounded cache holding every event id the writer wrote (client events and the
  *   `$metadata` events the server writes itself; not tombstones), mapped to its LATEST write
@@ -22,8 +38,10 @@
  *   track), a certainly cached id stays certain over a restart, unless a scavenge may have removed its
  *   event; every other cached id becomes "maybe": an Any/StreamExists append whose ids include maybe-ids
  *   may take any outcome that some choice of present/absent for those ids allows (`possibleDecisions`),
- *   and the observed outcome then pins the ids it determines. Explicit expected versions compare against
- *   the stored events, so they are exact at all times.
+ *   and the observed outcome then pins the ids it determines. An id written more than once is cached as
+ *   its newest copy; the refill keeps the newest copy it still finds, so when that copy may have been
+ *   scavenged away an older one may answer instead (`olderCopies`). Explicit expected versions compare
+ *   against the stored events, so they are exact at all times.
  * - Soft delete and recreation:
  *   * soft delete of a stream with no events and no metadata → WEV(-1); otherwise the expected version is
  *     checked against S with a fresh id and `{"$tb":9223372036854775807}` is appended to `$$S`, replacing
@@ -253,6 +271,11 @@ type CacheStatus = "known" | "maybe" | "absent"
 
 interface CacheEntry extends CachedEvent {
   status: CacheStatus
+  /**
+   * After a restart, when this (newest) copy of the id may be gone: older copies, newest first, that the
+   * refill may have found instead (down to one no scavenge may remove).
+   */
+  olderCopies?: ReadonlyArray<CachedEvent> | undefined
 }
 
 /** An observed answer to a write, in the model's terms. */
@@ -369,8 +392,8 @@ export class StoreModel {
       cached: (id) => {
         const entry = this.cache.get(id)
         if (entry === undefined || entry.status === "absent") return undefined
-        if (entry.status === "maybe" && !present(id)) return undefined
-        return entry
+        if (entry.status === "known" || present(id)) return entry
+        return entry.olderCopies?.find((_, k) => present(olderCopy(id, k)))
       }
     }
   }
@@ -380,10 +403,13 @@ export class StoreModel {
    * that could matter (those cached for this stream). Exactly one when no such id exists.
    */
   possibleDecisions(stream: string, expected: number, eventIds: ReadonlyArray<string>): Array<PossibleDecision> {
-    const maybes = [...new Set(eventIds)].filter((id) => {
+    const maybes: Array<string> = []
+    for (const id of new Set(eventIds)) {
       const entry = this.cache.get(id)
-      return entry !== undefined && entry.status === "maybe" && entry.stream === stream
-    })
+      if (entry === undefined || entry.status !== "maybe") continue
+      if (entry.stream === stream) maybes.push(id)
+      entry.olderCopies?.forEach((copy, k) => copy.stream === stream && maybes.push(olderCopy(id, k)))
+    }
     // The idempotency check compares with the stored events, which a scavenge may have removed: both are possible.
     const cur = this.lastEventNumber(stream)
     if (expected >= ExpectedNoStream && expected < cur && cur !== LongMax) {
@@ -412,9 +438,14 @@ export class StoreModel {
   learnCache(consistent: ReadonlyArray<PossibleDecision>): void {
     if (consistent.length === 0) return
     for (const id of consistent[0]!.present.keys()) {
-      if (id.startsWith(StoredSlotPrefix)) continue
+      if (id.startsWith(StoredSlotPrefix) || id.startsWith(OlderCopyPrefix)) continue
       const values = new Set(consistent.map((p) => p.present.get(id)))
-      if (values.size === 1) this.cache.get(id)!.status = values.has(true) ? "known" : "absent"
+      if (values.size !== 1) continue
+      const entry = this.cache.get(id)!
+      // Not the newest copy: an older one may still be the cached one.
+      if (values.has(false) && entry.olderCopies !== undefined) continue
+      entry.status = values.has(true) ? "known" : "absent"
+      entry.olderCopies = undefined
     }
   }
 
@@ -609,11 +640,32 @@ export class StoreModel {
    */
   restart(): void {
     const refilledWhole = this.log.length <= this.idsKeptOverRestart
+    const copies = new Map<string, Array<ModelEvent>>()
+    for (const event of this.log) {
+      if (event.eventId === undefined || event.origin === "tombstone") continue
+      const same = copies.get(event.eventId)
+      if (same === undefined) copies.set(event.eventId, [event])
+      else same.push(event)
+    }
     for (const [id, entry] of this.cache) {
       const event = this.eventsOf(entry.stream)[entry.eventNumber]
       const stillLogged = event !== undefined && event.eventId === id && !this.isDiscardable(event)
       if (!(refilledWhole && entry.status === "known" && stillLogged)) entry.status = "maybe"
+      // The refill keeps the newest copy it finds: if the newest may be gone, an older one may answer.
+      entry.olderCopies = stillLogged ? undefined : this.olderCopies(copies.get(id) ?? [], entry)
     }
+  }
+
+  /** The copies before `newest`, newest first, down to one no scavenge may remove; undefined if none. */
+  private olderCopies(copies: ReadonlyArray<ModelEvent>, newest: CachedEvent): Array<CachedEvent> | undefined {
+    const older: Array<CachedEvent> = []
+    for (let i = copies.length - 1; i >= 0; i--) {
+      const copy = copies[i]!
+      if (copy.stream === newest.stream && copy.eventNumber === newest.eventNumber) continue
+      older.push({ stream: copy.stream, eventNumber: copy.eventNumber })
+      if (!this.isDiscardable(copy)) break
+    }
+    return older.length > 0 ? older : undefined
   }
 
   // ---- reads ----
@@ -701,6 +753,10 @@ export class StoreModel {
 /** The key `possibleDecisions` gives "the stored event at n is still there" (never an event id). */
 const StoredSlotPrefix = "@stored:"
 const storedSlot = (eventNumber: number): string => `${StoredSlotPrefix}${eventNumber}`
+
+/** The key `possibleDecisions` gives "the refill cached the id's k-th older copy" (never an event id). */
+const OlderCopyPrefix = "@older:"
+const olderCopy = (eventId: string, k: number): string => `${OlderCopyPrefix}${k}:${eventId}`
 
 /** An id that is never stored and never cached: a delete's fresh event id. */
 const freshSentinel = "fresh-event-id-of-a-delete"

@@ -12,11 +12,11 @@
 import { Context, Effect, Layer, Option, Scope } from "effect"
 import { Disk, type DiskService } from "@vellum/platform"
 import type { HttpRequest } from "@vellum/http"
-import { EventStore, make, type EventStoreService, type StorageConfig } from "@vellum/storage"
+import { EventStore, type EventStoreService, type StorageConfig } from "@vellum/storage"
 // @vellum/node exports only its `main`; the composition root is imported from its source.
-import { VELLUM_VERSION, makeNodeHandler, nodeAppLayerWithStorage } from "@vellum/node/app"
+import * as NodeApp from "@vellum/node/app"
 import { loadConfig, type LoadedConfig } from "@vellum/node/config"
-import { Scavenger, scavengerLayer } from "@vellum/scavenge"
+import { Scavenger, ScavengerLayer } from "@vellum/scavenge"
 import { toScavengerSettings } from "@vellum/node/config"
 import { asAdmin, httpStore, type NodeHandler } from "./httpStore.js"
 import { directScavengeControl, httpScavengeControl, type ScavengeControl } from "./scavengeControl.js"
@@ -48,7 +48,7 @@ const simConfig = (anonymousStreamAccess: boolean): LoadedConfig =>
         argv: ["--password-hash-cost", "4", ...(anonymousStreamAccess ? ["--allow-anonymous-stream-access"] : [])],
         env: {},
         readFile: () => Effect.succeed(Option.none()),
-        version: VELLUM_VERSION
+        version: NodeApp.VELLUM_VERSION
       }),
       (outcome) =>
         outcome._tag === "Start"
@@ -64,11 +64,11 @@ const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope,
   Effect.gen(function* () {
     const nodeConfig = anonymousStreamAccess ? simNodeConfigAnonymous : simNodeConfig
     const layer = Layer.provide(
-      nodeAppLayerWithStorage(nodeConfig, storage, { instanceId: SimInstanceId }),
+      NodeApp.layerWithStorage(nodeConfig, storage, { instanceId: SimInstanceId }),
       Layer.succeed(Disk, disk)
     )
     const context = yield* Layer.buildWithScope(layer, scope)
-    const handle = yield* Effect.provide(makeNodeHandler(nodeConfig), context)
+    const handle = yield* Effect.provide(NodeApp.makeNodeHandler(nodeConfig), context)
     const handler = (request: HttpRequest) => Effect.provide(handle(request), context)
     const opened: OpenedNode = {
       store: Context.get(context, EventStore),
@@ -83,8 +83,8 @@ const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope,
 const openDirect = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope) =>
   Effect.gen(function* () {
     const layer = Layer.provideMerge(
-      scavengerLayer(toScavengerSettings(simNodeConfig.config, storage.dir)),
-      Layer.scoped(EventStore, make(storage))
+      ScavengerLayer.layer(toScavengerSettings(simNodeConfig.config, storage.dir)),
+      EventStore.layer(storage)
     )
     const context = yield* Layer.buildWithScope(Layer.provide(layer, Layer.succeed(Disk, disk)), scope)
     const store = Context.get(context, EventStore)

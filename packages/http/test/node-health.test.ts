@@ -2,11 +2,11 @@
 // and a shutdown request makes the node not live, signals Shutdown and answers a bare 200.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Ref } from "effect"
+import { VNodeStates } from "@vellum/cluster"
 import type { RouteInput } from "../src/Route.js"
 import { defaultHttpSettings } from "../src/HttpConfig.js"
 import {
   NodeInfo,
-  NodeStates,
   Shutdown,
   handleHealthLive,
   healthLive,
@@ -48,7 +48,7 @@ describe("healthLive", () => {
   })
 
   it("is live in every state between start and stop", () => {
-    const notLive = NodeStates.filter((s) => !isLive(s))
+    const notLive = VNodeStates.filter((s) => !isLive(s))
     expect(notLive).toEqual(["Initializing", "ShuttingDown", "Shutdown"])
   })
 })

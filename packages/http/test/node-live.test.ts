@@ -9,9 +9,9 @@ import {
   ProcessStats,
   buildStats,
   groupStats,
-  nodeMetricsLive,
-  processStatsLive,
-  statsJson
+  statsJson,
+  NodeMetricsLive,
+  ProcessStatsLive
 } from "../src/endpoints/index.js"
 
 const storage: EventStoreStats = {
@@ -57,7 +57,7 @@ const leavesAreSane = (node: unknown, path: string): void => {
   }
 }
 
-describe("processStatsLive", () => {
+describe("ProcessStatsLive.layer", () => {
   it.scoped("snapshots this process and sees it work", () =>
     Effect.gen(function* () {
       const stats = yield* ProcessStats
@@ -95,18 +95,18 @@ describe("processStatsLive", () => {
       leavesAreSane(doc, "stats")
       expect(doc.proc.id).toBe(process.pid)
       expect(doc.proc.gc.gen0ItemsCount).toBe(b.gc.minorCount)
-    }).pipe(Effect.provide(processStatsLive({ dbPath: os.tmpdir() })))
+    }).pipe(Effect.provide(ProcessStatsLive.layer({ dbPath: os.tmpdir() })))
   )
 
   it.scoped("leaves the drive out without a database path", () =>
     Effect.gen(function* () {
       const snapshot = yield* Effect.flatMap(ProcessStats, (s) => s.snapshot)
       expect(snapshot.drive).toBeUndefined()
-    }).pipe(Effect.provide(processStatsLive()))
+    }).pipe(Effect.provide(ProcessStatsLive.layer()))
   )
 })
 
-describe("nodeMetricsLive", () => {
+describe("NodeMetricsLive.layer", () => {
   it.effect("adds prom-client's default process metrics to the node's registry", () =>
     Effect.gen(function* () {
       const metrics = yield* NodeMetrics
@@ -114,6 +114,6 @@ describe("nodeMetricsLive", () => {
       expect(text).toMatch(/^process_cpu_user_seconds_total \S+$/m)
       expect(text).toMatch(/^nodejs_heap_size_used_bytes \S+$/m)
       expect(text).toMatch(/^vellum_writer_commands_total 0$/m)
-    }).pipe(Effect.provide(nodeMetricsLive))
+    }).pipe(Effect.provide(NodeMetricsLive.layer))
   )
 })

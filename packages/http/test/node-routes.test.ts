@@ -3,9 +3,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { XMLValidator } from "fast-xml-parser"
-import { layerMemory } from "@vellum/platform"
+import { MemoryDisk } from "@vellum/platform"
 import { AuthenticationFailed, Authenticator, anonymousPrincipal, type Principal } from "@vellum/security"
-import { EventStore, defaultStorageConfig, layer as storageLayer } from "@vellum/storage"
+import { EventStore, defaultStorageConfig } from "@vellum/storage"
 import { defaultHttpSettings } from "../src/HttpConfig.js"
 import type { HttpRequest } from "../src/HttpRequest.js"
 import { makeHandler } from "../src/pipeline.js"
@@ -17,8 +17,8 @@ import {
   Shutdown,
   livenessOf,
   nodeRoutes,
-  nodeServicesLayer,
-  singleNodeIdentity
+  singleNodeIdentity,
+  NodeServices
 } from "../src/endpoints/index.js"
 
 const identity = singleNodeIdentity({
@@ -42,13 +42,13 @@ const authenticatorLayer = Layer.succeed(Authenticator, {
   }
 })
 
-const storeLayer = storageLayer({
+const storeLayer = EventStore.layer({
   ...defaultStorageConfig("/db"),
   chunkSize: 64 * 1024,
   preallocateChunks: false
-}).pipe(Layer.provide(layerMemory()), Layer.orDie)
+}).pipe(Layer.provide(MemoryDisk.layer()), Layer.orDie)
 
-const testLayer = nodeServicesLayer(identity).pipe(Layer.provideMerge(storeLayer), Layer.merge(authenticatorLayer))
+const testLayer = NodeServices.layer(identity).pipe(Layer.provideMerge(storeLayer), Layer.merge(authenticatorLayer))
 
 /** The pipeline over the node routes, wired as the node wires it (readiness and the metrics hook). */
 const handler = Effect.gen(function* () {

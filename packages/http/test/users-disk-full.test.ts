@@ -5,16 +5,19 @@
  */
 import { describe, it, assert } from "@effect/vitest"
 import { Duration, Effect, Layer, TestClock } from "effect"
-import { MemoryDisk, layerMemory } from "@vellum/platform"
-import { defaultStorageConfig, layer as eventStoreLayer } from "@vellum/storage"
-import { authenticatorLayer, testSecurityConfig, usersLayer } from "@vellum/security"
+import { MemoryDisk } from "@vellum/platform"
+import { defaultStorageConfig, EventStore } from "@vellum/storage"
+import { testSecurityConfig, Authentication, Users } from "@vellum/security"
 import { defaultHttpSettings, makeHandler } from "../src/index.js"
 import { usersRoutes } from "../src/users/index.js"
 
 const mem = new MemoryDisk()
-const stack = Layer.provideMerge(authenticatorLayer({ enableTrustedAuth: false }), usersLayer(testSecurityConfig)).pipe(
-  Layer.provide(eventStoreLayer({ ...defaultStorageConfig("/db"), chunkSize: 4096, preallocateChunks: false })),
-  Layer.provide(layerMemory(mem)),
+const stack = Layer.provideMerge(
+  Authentication.layer({ enableTrustedAuth: false }),
+  Users.layer(testSecurityConfig)
+).pipe(
+  Layer.provide(EventStore.layer({ ...defaultStorageConfig("/db"), chunkSize: 4096, preallocateChunks: false })),
+  Layer.provide(MemoryDisk.layer(mem)),
   Layer.orDie
 )
 

@@ -5,9 +5,9 @@
  */
 import { describe, it, assert } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { layerMemory } from "@vellum/platform"
-import { defaultStorageConfig, layer as eventStoreLayer } from "@vellum/storage"
-import { testSecurityConfig, usersLayer, type Principal, type Users } from "@vellum/security"
+import { MemoryDisk } from "@vellum/platform"
+import { defaultStorageConfig, EventStore } from "@vellum/storage"
+import { testSecurityConfig, type Principal, Users } from "@vellum/security"
 import {
   changePassword,
   createUser,
@@ -25,9 +25,9 @@ import {
 } from "../src/users/index.js"
 import type { Reply } from "../src/Reply.js"
 
-const stack: Layer.Layer<Users> = usersLayer(testSecurityConfig).pipe(
-  Layer.provide(eventStoreLayer({ ...defaultStorageConfig("/db"), chunkSize: 64 * 1024, preallocateChunks: false })),
-  Layer.provide(layerMemory()),
+const stack: Layer.Layer<Users> = Users.layer(testSecurityConfig).pipe(
+  Layer.provide(EventStore.layer({ ...defaultStorageConfig("/db"), chunkSize: 64 * 1024, preallocateChunks: false })),
+  Layer.provide(MemoryDisk.layer()),
   Layer.orDie
 )
 

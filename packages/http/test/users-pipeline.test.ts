@@ -6,15 +6,18 @@
  */
 import { describe, it, assert } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { layerMemory } from "@vellum/platform"
-import { defaultStorageConfig, layer as eventStoreLayer } from "@vellum/storage"
-import { authenticatorLayer, testSecurityConfig, usersLayer } from "@vellum/security"
+import { MemoryDisk } from "@vellum/platform"
+import { defaultStorageConfig, EventStore } from "@vellum/storage"
+import { testSecurityConfig, Authentication, Users } from "@vellum/security"
 import { defaultHttpSettings, makeHandler } from "../src/index.js"
 import { usersRoutes } from "../src/users/index.js"
 
-const stack = Layer.provideMerge(authenticatorLayer({ enableTrustedAuth: false }), usersLayer(testSecurityConfig)).pipe(
-  Layer.provide(eventStoreLayer({ ...defaultStorageConfig("/db"), chunkSize: 64 * 1024, preallocateChunks: false })),
-  Layer.provide(layerMemory()),
+const stack = Layer.provideMerge(
+  Authentication.layer({ enableTrustedAuth: false }),
+  Users.layer(testSecurityConfig)
+).pipe(
+  Layer.provide(EventStore.layer({ ...defaultStorageConfig("/db"), chunkSize: 64 * 1024, preallocateChunks: false })),
+  Layer.provide(MemoryDisk.layer()),
   Layer.orDie
 )
 

@@ -10,30 +10,23 @@
 import { Effect, Layer } from "effect"
 import type { Disk } from "@vellum/platform"
 import type { DiskError } from "@vellum/platform"
+import { EventStore, type StorageConfig, type StorageCorrupt, type StorageLocked } from "@vellum/storage"
+import { ScavengerLayer, type Scavenger, type StateCorrupt } from "@vellum/scavenge"
 import {
-  layer as eventStoreLayer,
-  EventStore,
-  type StorageConfig,
-  type StorageCorrupt,
-  type StorageLocked
-} from "@vellum/storage"
-import { scavengerLayer, type Scavenger, type StateCorrupt } from "@vellum/scavenge"
-import {
+  Authentication,
   Authenticator,
-  insecureAuthenticatorLayer,
   logFailedAuthentication,
   makeAuthenticator,
-  streamAccessLayer,
-  usersLayer,
+  StreamAccessPolicy,
+  Users,
   type StreamAccess,
-  type UserStoreFailed,
-  type Users
+  type UserStoreFailed
 } from "@vellum/security"
 import {
   NodeMetrics,
   makeHandler,
   selectNodeRoutes,
-  nodeServicesLayer,
+  NodeServices,
   singleNodeIdentity,
   streamRoutes,
   usersRoutes,
@@ -43,12 +36,11 @@ import {
   defaultHttpSettings,
   scavengeHistoryRoutes,
   scavengeRoutes,
-  statsStreamLayer,
+  StatsStream,
   withClientAddress,
   withRequestLog,
   type HttpRequest,
   type HttpSettings,
-  type NodeServices,
   type ProcessStats,
   type Reply,
   type RouteDef
@@ -57,11 +49,12 @@ import { NodeConfig } from "./config/NodeConfig.js"
 import type { LoadedConfig } from "./config/LoadedConfig.js"
 import { toScavengerSettings, toSecurityConfig, toStorageConfig } from "./config/derive.js"
 import { infoOptionsRoute } from "./infoOptionsRoute.js"
-import { scavengeMetricsLayer } from "./scavengeMetrics.js"
+import * as ScavengeMetrics from "./scavengeMetrics.js"
 
 export const VELLUM_VERSION = "0.1.0"
 
-export type NodeAppServices = EventStore | Users | Authenticator | StreamAccess | NodeServices | NodeConfig | Scavenger
+export type NodeAppServices =
+  EventStore | Users | Authenticator | StreamAccess | NodeServices.NodeServices | NodeConfig | Scavenger
 
 /**
  * Why a node cannot start: its store, its user store or its scavenge state cannot be opened, or another
@@ -81,28 +74,28 @@ export interface NodeAppOptions {
 }
 
 /** Every service of a node, over a Disk. Fails when the store or the user store cannot be opened. */
-export const nodeAppLayer = (
+export const layer = (
   loaded: LoadedConfig,
   options: NodeAppOptions
 ): Layer.Layer<NodeAppServices, NodeAppError, Disk> =>
-  nodeAppLayerWithStorage(loaded, { ...toStorageConfig(loaded.config), dir: options.dbDir }, options)
+  layerWithStorage(loaded, { ...toStorageConfig(loaded.config), dir: options.dbDir }, options)
 
 /**
- * `nodeAppLayer` over explicit storage settings: for the simulator, whose swarm picks settings no option can
+ * `layer` over explicit storage settings: for the simulator, whose swarm picks settings no option can
  * express (chunks of a few hundred bytes, memtables of a few entries, a degenerate stream hash).
  */
-export const nodeAppLayerWithStorage = (
+export const layerWithStorage = (
   loaded: LoadedConfig,
   storageConfig: StorageConfig,
   options: Omit<NodeAppOptions, "dbDir">
 ): Layer.Layer<NodeAppServices, NodeAppError, Disk> => {
   const config = loaded.config
-  const storage = eventStoreLayer(storageConfig)
-  const users = usersLayer(toSecurityConfig(config))
+  const storage = EventStore.layer(storageConfig)
+  const users = Users.layer(toSecurityConfig(config))
   const authenticator = Effect.map(makeAuthenticator({ enableTrustedAuth: config.EnableTrustedAuth }), (service) =>
     config.LogFailedAuthenticationAttempts ? logFailedAuthentication(service) : service
   )
-  const authentication = config.Insecure ? insecureAuthenticatorLayer : Layer.effect(Authenticator, authenticator)
+  const authentication = config.Insecure ? Authentication.layerInsecure : Layer.effect(Authenticator, authenticator)
   const identity = singleNodeIdentity({
     version: VELLUM_VERSION,
     instanceId: options.instanceId,
@@ -112,21 +105,21 @@ export const nodeAppLayerWithStorage = (
     authentication: { type: config.Insecure ? "insecure" : "internal", properties: [] },
     nodePriority: config.NodePriority
   })
-  const node = nodeServicesLayer(identity, {
+  const node = NodeServices.layer(identity, {
     ...(options.processStats !== undefined ? { process: options.processStats } : {}),
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {})
   })
   const aboveStorage = Layer.mergeAll(
     Layer.provideMerge(authentication, users),
-    streamAccessLayer,
+    StreamAccessPolicy.layer,
     node,
-    scavengerLayer(toScavengerSettings(config, storageConfig.dir)),
+    ScavengerLayer.layer(toScavengerSettings(config, storageConfig.dir)),
     Layer.succeed(NodeConfig, loaded)
   )
   const statsStream = config.WriteStatsToDb
-    ? statsStreamLayer({ endpoint: `${config.NodeIp}:${config.NodePort}`, periodSeconds: config.StatsPeriodSec })
+    ? StatsStream.layer({ endpoint: `${config.NodeIp}:${config.NodePort}`, periodSeconds: config.StatsPeriodSec })
     : Layer.empty
-  return Layer.provideMerge(Layer.merge(scavengeMetricsLayer, statsStream), Layer.provideMerge(aboveStorage, storage))
+  return Layer.provideMerge(Layer.merge(ScavengeMetrics.layer, statsStream), Layer.provideMerge(aboveStorage, storage))
 }
 
 /**

@@ -8,7 +8,7 @@ import { jsonLogger, type LogSink } from "@vellum/platform"
 import { toLogLevel } from "./config/derive.js"
 import type { Config } from "./config/options.js"
 
-export const nodeLoggerLayer = (
+export const layer = (
   config: Pick<Config, "LogConsoleFormat" | "LogLevel">,
   sinks: { readonly console: LogSink; readonly file: LogSink | undefined }
 ): Layer.Layer<never> =>

@@ -12,7 +12,7 @@
 import * as crypto from "node:crypto"
 import * as path from "node:path"
 import { Cause, Effect, Exit, Layer, Random, Ref, Schema, Scope } from "effect"
-import { Disk, MemoryDisk, NodeDisk, layerMemory, setAssertionFailedHandler } from "@vellum/platform"
+import { Disk, MemoryDisk, NodeDisk, setAssertionFailedHandler } from "@vellum/platform"
 import { EventStore } from "@vellum/storage"
 import { Users } from "@vellum/security"
 import {
@@ -20,8 +20,8 @@ import {
   NodeMetrics,
   Shutdown,
   makeOffThreadParser,
-  nodeMetricsLive,
-  processStatsLive,
+  NodeMetricsLive,
+  ProcessStatsLive,
   serveHttp
 } from "@vellum/http"
 import {
@@ -32,8 +32,8 @@ import {
   toServeLimits,
   type LoadedConfig
 } from "./config/index.js"
-import { VELLUM_VERSION, makeNodeHandler, nodeAppLayer } from "./NodeApp.js"
-import { nodeLoggerLayer } from "./logging.js"
+import * as NodeApp from "./NodeApp.js"
+import * as Logging from "./logging.js"
 import { openLogFile } from "./live/logFile.js"
 import { INSECURE_WARNING, startupSummary } from "./startupSummary.js"
 
@@ -75,7 +75,7 @@ const serve = (loaded: LoadedConfig) =>
     yield* Effect.logDebug(
       `Options set: ${changed.map((row) => `${row.name}=${row.value} (${row.configurationSource})`).join(", ") || "none"}`
     )
-    const handle = yield* makeNodeHandler(loaded, { appendBodyParser: yield* makeOffThreadParser() })
+    const handle = yield* NodeApp.makeNodeHandler(loaded, { appendBodyParser: yield* makeOffThreadParser() })
     const shutdown = yield* Shutdown
     const info = yield* NodeInfo
     const metrics = yield* NodeMetrics
@@ -96,7 +96,7 @@ const serve = (loaded: LoadedConfig) =>
           ...toServeLimits(config)
         })
         const summary = startupSummary(loaded, {
-          version: VELLUM_VERSION,
+          version: NodeApp.VELLUM_VERSION,
           dbDir: config.MemDb ? undefined : path.resolve(config.Db),
           configFile: loaded.configFile === undefined ? undefined : path.resolve(loaded.configFile),
           createdDefaultUsers: (yield* Users).createdDefaultUsers
@@ -120,7 +120,7 @@ const program = Effect.gen(function* () {
     argv: process.argv.slice(2),
     env: process.env,
     readFile: readConfigFileFromDisk,
-    version: VELLUM_VERSION
+    version: NodeApp.VELLUM_VERSION
   })
   if (outcome._tag !== "Start") {
     stdout(outcome.text)
@@ -129,7 +129,7 @@ const program = Effect.gen(function* () {
   const loaded = outcome.loaded
   const config = loaded.config
   const dbDir = config.MemDb ? "/vellum-memory" : path.resolve(config.Db)
-  const disk = config.MemDb ? layerMemory(new MemoryDisk()) : Layer.succeed(Disk, NodeDisk.make)
+  const disk = config.MemDb ? MemoryDisk.layer(new MemoryDisk()) : NodeDisk.layer
   const logFile =
     config.Log === ""
       ? undefined
@@ -141,13 +141,13 @@ const program = Effect.gen(function* () {
               cause: error
             })
         })
-  const logger = nodeLoggerLayer(config, { console: stdout, file: logFile?.write })
+  const logger = Logging.layer(config, { console: stdout, file: logFile?.write })
   const instanceId = crypto.randomUUID()
-  const app = nodeAppLayer(loaded, {
+  const app = NodeApp.layer(loaded, {
     dbDir,
     instanceId,
-    processStats: processStatsLive({ dbPath: dbDir }),
-    metrics: nodeMetricsLive
+    processStats: ProcessStatsLive.layer({ dbPath: dbDir }),
+    metrics: NodeMetricsLive.layer
   })
   const scope = yield* Scope.make()
   const exit = yield* Effect.exit(

@@ -31,7 +31,7 @@ const KurrentStatus: Record<(typeof PHASES)[number], string> = {
   Done: "Idle"
 }
 
-export const scavengeMetricsLayer = Layer.effectDiscard(
+export const layer = Layer.effectDiscard(
   Effect.gen(function* () {
     const metrics = yield* NodeMetrics
     const scavenger = yield* Scavenger

@@ -5,8 +5,8 @@
  */
 import { createServer } from "node:net"
 import { Effect, Exit, Layer, Option, Scope } from "effect"
-import { MemoryDisk, layerMemory } from "@vellum/platform"
-import { makeNodeHandler, nodeAppLayer } from "../src/NodeApp.js"
+import { MemoryDisk } from "@vellum/platform"
+import * as NodeApp from "../src/NodeApp.js"
 import { loadConfig, type LoadedConfig } from "../src/config/index.js"
 import { serveHttp } from "@vellum/http"
 
@@ -45,14 +45,14 @@ export const serveNode = async (extraArgv: ReadonlyArray<string> = []): Promise<
   const port = await freePort()
   const loaded = loadNodeConfig(["--mem-db", "--password-hash-cost", "4", ...extraArgv])
   const app = Layer.provide(
-    nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-0000000000c1" }),
-    layerMemory(new MemoryDisk())
+    NodeApp.layer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-0000000000c1" }),
+    MemoryDisk.layer(new MemoryDisk())
   )
   const scope = Effect.runSync(Scope.make())
   await Effect.runPromise(
     Effect.gen(function* () {
       const context = yield* Layer.buildWithScope(app, scope)
-      const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
+      const handle = yield* Effect.provide(NodeApp.makeNodeHandler(loaded), context)
       yield* serveHttp({ host, port, handle, drainMillis: 500 }).pipe(Effect.provide(context), Scope.extend(scope))
     })
   )

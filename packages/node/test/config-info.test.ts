@@ -1,6 +1,6 @@
 import { Effect, LogLevel, Option } from "effect"
 import { describe, expect, it } from "vitest"
-import { Disk, layerMemory, MemoryDisk } from "@vellum/platform"
+import { Disk, MemoryDisk } from "@vellum/platform"
 import { defaultSecurityConfig } from "@vellum/security"
 import { defaultStorageConfig } from "@vellum/storage"
 import {
@@ -207,7 +207,7 @@ describe("derived settings", () => {
 
 describe("reading the config file through Disk", () => {
   const run = <A, E>(disk: MemoryDisk, effect: Effect.Effect<A, E, Disk>) =>
-    Effect.runSync(Effect.provide(effect, layerMemory(disk)))
+    Effect.runSync(Effect.provide(effect, MemoryDisk.layer(disk)))
 
   it("returns the text (without a byte-order mark) or None when missing", () => {
     const disk = new MemoryDisk()

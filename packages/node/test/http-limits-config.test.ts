@@ -2,9 +2,9 @@
 // composed node, and the server's timeouts and connection cap are options passed to the live adapter.
 import { describe, expect, it } from "vitest"
 import { Effect, Exit, Layer, Scope } from "effect"
-import { MemoryDisk, layerMemory } from "@vellum/platform"
+import { MemoryDisk } from "@vellum/platform"
 import { defaultServeLimits } from "@vellum/http"
-import { makeNodeHandler, nodeAppLayer } from "../src/NodeApp.js"
+import * as NodeApp from "../src/NodeApp.js"
 import { toServeLimits } from "../src/config/index.js"
 import { load } from "./configSupport.js"
 
@@ -18,12 +18,12 @@ describe("HTTP limits from the configuration", () => {
         const scope = yield* Scope.make()
         const context = yield* Layer.buildWithScope(
           Layer.provide(
-            nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),
-            layerMemory(new MemoryDisk())
+            NodeApp.layer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),
+            MemoryDisk.layer(new MemoryDisk())
           ),
           scope
         )
-        const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
+        const handle = yield* Effect.provide(NodeApp.makeNodeHandler(loaded), context)
         const body = new TextEncoder().encode(
           JSON.stringify([{ eventId: "fbf4a1a1-b4a3-4dfe-a01f-ec52c34e16e4", eventType: "t", data: "x".repeat(2000) }])
         )

@@ -1,7 +1,7 @@
 // The node's loggers: the console in either format, the --log file always in JSON lines, both at --log-level.
 import { describe, expect, it } from "vitest"
 import { Effect } from "effect"
-import { nodeLoggerLayer } from "../src/logging.js"
+import * as Logging from "../src/logging.js"
 
 const logAll = Effect.gen(function* () {
   yield* Effect.logDebug("debug line")
@@ -15,7 +15,7 @@ const capture = (format: "Json" | "Plain", level: "Default" | "Debug" | "Warning
   Effect.runSync(
     Effect.provide(
       logAll,
-      nodeLoggerLayer(
+      Logging.layer(
         { LogConsoleFormat: format, LogLevel: level },
         { console: (l) => console.push(l), file: (l) => file.push(l) }
       )
@@ -24,7 +24,7 @@ const capture = (format: "Json" | "Plain", level: "Default" | "Debug" | "Warning
   return { console: console.map((l) => JSON.parse(l).message), file: file.map((l) => JSON.parse(l).message) }
 }
 
-describe("nodeLoggerLayer", () => {
+describe("Logging.layer", () => {
   it("Json: console and file get the same JSON lines, from the level up", () => {
     expect(capture("Json", "Default")).toEqual({
       console: ["info line", "warning line"],

@@ -2,21 +2,21 @@
 // test clock (the period is an Effect sleep), with the stream's $maxAge set first.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
-import { MemoryDisk, layerMemory } from "@vellum/platform"
+import { MemoryDisk } from "@vellum/platform"
 import { EventStore, type StreamRead } from "@vellum/storage"
 import { STATS_EVENT_TYPE, STATS_STREAM_MAX_AGE_SECONDS } from "@vellum/http"
-import { nodeAppLayer } from "../src/NodeApp.js"
+import * as NodeApp from "../src/NodeApp.js"
 import { load } from "./configSupport.js"
 
 const STREAM = "$stats-127.0.0.1:2113"
 
 const nodeLayer = (argv: ReadonlyArray<string>, disk = new MemoryDisk()) =>
   Layer.provide(
-    nodeAppLayer(load({ argv: ["--mem-db", "--password-hash-cost", "4", ...argv] }), {
+    NodeApp.layer(load({ argv: ["--mem-db", "--password-hash-cost", "4", ...argv] }), {
       dbDir: "/db",
       instanceId: "00000000-0000-4000-8000-000000000001"
     }),
-    layerMemory(disk)
+    MemoryDisk.layer(disk)
   ).pipe(Layer.orDie)
 
 const readStats = Effect.flatMap(EventStore, (store) => Effect.orDie(store.readStreamForward(STREAM, 0, 100)))

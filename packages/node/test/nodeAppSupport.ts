@@ -1,9 +1,9 @@
 // A composed node on an in-memory disk, called in-process with plain requests (method, URL, credentials,
 // headers, body), for tests that go through every layer of the real node: users, ACLs, metrics.
 import { Effect, Exit, Layer, Scope } from "effect"
-import { MemoryDisk, layerMemory } from "@vellum/platform"
+import { MemoryDisk } from "@vellum/platform"
 import type { HttpRequest, Reply } from "@vellum/http"
-import { makeNodeHandler, nodeAppLayer } from "../src/NodeApp.js"
+import * as NodeApp from "../src/NodeApp.js"
 import { load } from "./configSupport.js"
 
 export const basic = (user: string, password: string) =>
@@ -25,11 +25,11 @@ export const withNode = (body: (call: Call) => Promise<void>) =>
       const loaded = load({ argv: ["--mem-db", "--password-hash-cost", "4"] })
       const scope = yield* Scope.make()
       const layer = Layer.provide(
-        nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),
-        layerMemory(new MemoryDisk())
+        NodeApp.layer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),
+        MemoryDisk.layer(new MemoryDisk())
       )
       const context = yield* Layer.buildWithScope(layer, scope)
-      const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
+      const handle = yield* Effect.provide(NodeApp.makeNodeHandler(loaded), context)
       const call: Call = (method, url, auth, headers = {}, text) =>
         Effect.runPromise(
           Effect.provide(

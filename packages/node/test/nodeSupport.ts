@@ -1,9 +1,9 @@
 // A composed node called in-process over a MemoryDisk, for the node tests: `withNode` builds it from
 // command-line options, hands `body` a function that sends one request, and closes it afterwards (a stop).
 import { Effect, Exit, Layer, LogLevel, Scope, type Context } from "effect"
-import { type MemoryDisk, jsonLoggerLayer, layerMemory } from "@vellum/platform"
+import { JsonLogger, MemoryDisk } from "@vellum/platform"
 import type { HttpRequest, Reply } from "@vellum/http"
-import { makeNodeHandler, nodeAppLayer, type NodeAppServices } from "../src/NodeApp.js"
+import * as NodeApp from "../src/NodeApp.js"
 import { load } from "./configSupport.js"
 
 export const basic = (user: string, password: string) =>
@@ -26,15 +26,15 @@ export const withNode = <A>(
     Effect.gen(function* () {
       const loaded = load({ argv: ["--mem-db", "--password-hash-cost", "4", ...argv] })
       const scope = yield* Scope.make()
-      const context: Context.Context<NodeAppServices> = yield* Layer.buildWithScope(
+      const context: Context.Context<NodeApp.NodeAppServices> = yield* Layer.buildWithScope(
         Layer.provide(
-          nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),
-          layerMemory(disk)
+          NodeApp.layer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),
+          MemoryDisk.layer(disk)
         ),
         scope
       )
-      const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
-      const logger = logs === undefined ? Layer.empty : jsonLoggerLayer((line) => logs.push(line), LogLevel.All)
+      const handle = yield* Effect.provide(NodeApp.makeNodeHandler(loaded), context)
+      const logger = logs === undefined ? Layer.empty : JsonLogger.layer((line) => logs.push(line), LogLevel.All)
       const call: Call = (r) =>
         Effect.runPromise(
           Effect.provide(

@@ -11,7 +11,7 @@ import { afterEach, expect } from "vitest"
 import { Clock, Duration, Effect, Exit, Layer, Logger, Scope } from "effect"
 import { Disk, MemoryDisk, type DiskService } from "@vellum/platform"
 import type { HttpRequest, Reply } from "@vellum/http"
-import { makeNodeHandler, nodeAppLayer } from "../src/NodeApp.js"
+import * as NodeApp from "../src/NodeApp.js"
 import { load } from "./configSupport.js"
 
 export const basic = (user: string, password: string) =>
@@ -128,12 +128,12 @@ export const openNode = async (
     Effect.gen(function* () {
       const context = yield* Layer.buildWithScope(
         Layer.provide(
-          nodeAppLayer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),
+          NodeApp.layer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),
           Layer.succeed(Disk, disk.service)
         ),
         scope
       )
-      const handle = yield* Effect.provide(makeNodeHandler(loaded), context)
+      const handle = yield* Effect.provide(NodeApp.makeNodeHandler(loaded), context)
       return { context, handle }
     })
   )

@@ -5,7 +5,7 @@
  * cursor), append, an explicit `sync` (data durable) and `syncDir` (directory entries durable), and typed
  * errors. Two implementations exist:
  * - `NodeDisk.layer` (live/NodeDisk.ts) over node:fs, for the real server and benchmarks;
- * - `MemoryDisk` (MemoryDisk.ts), an in-memory disk with a durability model (unsynced bytes and
+ * - `MemoryDisk.layer` (MemoryDisk.ts), an in-memory disk with a durability model (unsynced bytes and
  *   directory entries can be lost on a simulated crash) and seeded fault injection, for tests and the
  *   simulator.
  *

@@ -81,5 +81,5 @@ export const jsonLogger = (sink: LogSink): Logger.Logger<unknown, void> =>
   })
 
 /** Replaces Effect's default logger with the JSON logger and drops messages below `minLevel`. */
-export const jsonLoggerLayer = (sink: LogSink, minLevel: LogLevel.LogLevel): Layer.Layer<never> =>
+export const layer = (sink: LogSink, minLevel: LogLevel.LogLevel): Layer.Layer<never> =>
   Layer.merge(Logger.replace(Logger.defaultLogger, jsonLogger(sink)), Logger.minimumLogLevel(minLevel))

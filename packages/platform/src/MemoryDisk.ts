@@ -196,6 +196,10 @@ const sortedKeys = (...maps: ReadonlyArray<ReadonlyMap<string, Node>>): Array<st
 }
 
 export class MemoryDisk {
+  /** A `Disk` layer over `disk`, or over a fresh MemoryDisk (one per build) when none is given. */
+  static readonly layer = (disk?: MemoryDisk): Layer.Layer<Disk> =>
+    Layer.sync(Disk, () => (disk ?? new MemoryDisk()).service)
+
   /** Master switch for every fault (including `capacityBytes`); the liveness phase turns it off. */
   faulty = true
   capacityBytes: number | undefined
@@ -655,7 +659,3 @@ export class MemoryDisk {
     return { open, list, mkdir, remove, rename, syncDir, exists, lock }
   }
 }
-
-/** A `Disk` layer over `disk`, or over a fresh MemoryDisk (one per build) when none is given. */
-export const layerMemory = (disk?: MemoryDisk): Layer.Layer<Disk> =>
-  Layer.sync(Disk, () => (disk ?? new MemoryDisk()).service)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, FiberRef, HashSet, Logger, LogLevel, TestClock } from "effect"
-import { jsonLoggerLayer } from "../src/JsonLogger.js"
+import * as JsonLogger from "../src/JsonLogger.js"
 
 const capture = () => {
   const lines: Array<string> = []
@@ -22,7 +22,7 @@ describe("JsonLogger", () => {
         message: "node started",
         fiberId: expect.stringMatching(/^#\d+$/)
       })
-    }).pipe(Effect.provide(jsonLoggerLayer(out.sink, LogLevel.Info)))
+    }).pipe(Effect.provide(JsonLogger.layer(out.sink, LogLevel.Info)))
   })
 
   it.effect("includes annotations and span durations measured on the Clock", () => {
@@ -36,7 +36,7 @@ describe("JsonLogger", () => {
       expect(entry.level).toBe("WARN")
       expect(entry.annotations).toEqual({ stream: "orders-1", count: 3 })
       expect(entry.spans).toEqual({ append: 250 })
-    }).pipe(Effect.provide(jsonLoggerLayer(out.sink, LogLevel.Info)))
+    }).pipe(Effect.provide(JsonLogger.layer(out.sink, LogLevel.Info)))
   })
 
   it.effect("renders the cause when present and omits empty fields otherwise", () => {
@@ -50,7 +50,7 @@ describe("JsonLogger", () => {
       expect(without).not.toHaveProperty("cause")
       expect(without).not.toHaveProperty("annotations")
       expect(without).not.toHaveProperty("spans")
-    }).pipe(Effect.provide(jsonLoggerLayer(out.sink, LogLevel.Info)))
+    }).pipe(Effect.provide(JsonLogger.layer(out.sink, LogLevel.Info)))
   })
 
   it.effect("drops messages below the minimum level", () => {
@@ -59,7 +59,7 @@ describe("JsonLogger", () => {
       yield* Effect.logDebug("hidden")
       yield* Effect.logInfo("shown")
       expect(out.parsed().map((entry) => entry.message)).toEqual(["shown"])
-    }).pipe(Effect.provide(jsonLoggerLayer(out.sink, LogLevel.Info)))
+    }).pipe(Effect.provide(JsonLogger.layer(out.sink, LogLevel.Info)))
   })
 
   it("replaces the default logger instead of adding to it", () => {
@@ -67,7 +67,7 @@ describe("JsonLogger", () => {
     // Plain runtime (it.effect's test environment already removes the default logger).
     const loggers = FiberRef.get(FiberRef.currentLoggers)
     const before = Effect.runSync(loggers)
-    const after = Effect.runSync(Effect.provide(loggers, jsonLoggerLayer(out.sink, LogLevel.Info)))
+    const after = Effect.runSync(Effect.provide(loggers, JsonLogger.layer(out.sink, LogLevel.Info)))
     expect(HashSet.has(before, Logger.defaultLogger)).toBe(true)
     expect(HashSet.has(after, Logger.defaultLogger)).toBe(false)
     expect(HashSet.size(after)).toBe(HashSet.size(before))
@@ -88,6 +88,6 @@ describe("JsonLogger", () => {
         { name: "Error", message: "boom" },
         null
       ])
-    }).pipe(Effect.provide(jsonLoggerLayer(out.sink, LogLevel.Info)))
+    }).pipe(Effect.provide(JsonLogger.layer(out.sink, LogLevel.Info)))
   })
 })

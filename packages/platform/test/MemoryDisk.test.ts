@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { Disk, type DiskError, type FileHandle } from "../src/Disk.js"
-import { layerMemory, MemoryDisk } from "../src/MemoryDisk.js"
+import { MemoryDisk } from "../src/MemoryDisk.js"
 import { Prng } from "../src/Prng.js"
 import { diskContract, expectReason } from "./diskContract.js"
 
@@ -34,11 +34,11 @@ const setup = (synced: string, unsynced = "") => {
 }
 
 describe("MemoryDisk durability", () => {
-  it("layerMemory provides the given disk, or a fresh one per build", async () => {
+  it("MemoryDisk.layer provides the given disk, or a fresh one per build", async () => {
     const disk = new MemoryDisk()
-    await Effect.runPromise(Effect.flatMap(Disk, (d) => d.mkdir("/x")).pipe(Effect.provide(layerMemory(disk))))
+    await Effect.runPromise(Effect.flatMap(Disk, (d) => d.mkdir("/x")).pipe(Effect.provide(MemoryDisk.layer(disk))))
     expect(run(disk.service.exists("/x"))).toBe(true)
-    const fresh = layerMemory()
+    const fresh = MemoryDisk.layer()
     const seen = await Effect.runPromise(Effect.flatMap(Disk, (d) => d.list("/")).pipe(Effect.provide(fresh)))
     expect(seen).toEqual([])
   })

@@ -79,7 +79,8 @@ export const runScavenge = <E>(
   Effect.gen(function* () {
     const checkpoint = state.checkpoint()
     let resume: Checkpoint
-    if (checkpoint !== undefined && checkpoint.stage !== "Done") {
+    const resumed = checkpoint !== undefined && checkpoint.stage !== "Done"
+    if (resumed) {
       // A stopped run continues to its point, whatever this request says.
       resume = checkpoint
     } else {
@@ -96,8 +97,9 @@ export const runScavenge = <E>(
       yield* state.commit(resume)
     }
     const ctx = makeContext(resume.sp)
-    // A run resumed past accumulation cannot know what the stopped one changed: it does the index work.
-    if (resume.stage !== "Accumulating") ctx.totals.indexWork = true
+    // A resumed run cannot know whether the stopped one moved a discard point (even in accumulation, whose
+    // committed chunks are not read again): it does the index work.
+    if (resumed) ctx.totals.indexWork = true
     if (ctx.options.unsafeIgnoreHardDeletes) ctx.totals.indexWork = true
     yield* Effect.logInfo(
       `Scavenging to SP-${resume.sp.number}. Position: ${resume.sp.position}, EffectiveNow: ${resume.sp.effectiveNowMicros}, Threshold: ${resume.sp.threshold}; resuming at ${resume.stage}`

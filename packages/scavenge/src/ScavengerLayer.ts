@@ -23,7 +23,7 @@ export interface ScavengerLayerSettings extends ScavengerSettings {
 
 export const STATE_FOLDER = "scavenging"
 
-export const scavengerLayer = (settings: ScavengerLayerSettings) =>
+export const layer = (settings: ScavengerLayerSettings) =>
   Layer.scoped(
     Scavenger,
     Effect.gen(function* () {

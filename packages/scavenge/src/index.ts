@@ -2,7 +2,8 @@
 // streams. The reference model its property tests compare against lives beside them, in test/model/.
 export * from "./Scavenger.js"
 export * from "./makeScavenger.js"
-export * from "./ScavengerLayer.js"
+export { STATE_FOLDER, type ScavengerLayerSettings } from "./ScavengerLayer.js"
+export * as ScavengerLayer from "./ScavengerLayer.js"
 export * from "./history/index.js"
 export { NotResident, openScavengeState, openStateSession, StateCorrupt } from "./state/index.js"
 export type {

@@ -198,6 +198,13 @@ export class WrittenLog {
       this.records.push(...r.records)
       this.next = r.next
     })
+  /** A log of its own with what this one has synced so far (for two nodes that go on from one disk). */
+  readonly copy = (): WrittenLog => {
+    const copy = new WrittenLog()
+    copy.records.push(...this.records)
+    copy.next = this.next
+    return copy
+  }
 }
 
 /** The positions `$all` shows (links unresolved), in order. */

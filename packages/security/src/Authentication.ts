@@ -1,9 +1,9 @@
 /**
  * Authenticator layers: who a request acts as.
  *
- * - `authenticatorLayer`: Basic credentials checked against Users; else, when enabled, the trusted-auth
+ * - `layer`: Basic credentials checked against Users; else, when enabled, the trusted-auth
  *   header; else anonymous (no header, or a scheme other than `Basic`).
- * - `insecureAuthenticatorLayer` (`--insecure`): everyone is the system account, credentials are ignored, so
+ * - `layerInsecure` (`--insecure`): everyone is the system account, credentials are ignored, so
  *   nothing ever answers 401.
  */
 import { Effect, Either, Layer } from "effect"
@@ -31,9 +31,9 @@ export const makeAuthenticator = (options: AuthenticationOptions): Effect.Effect
     }
   }))
 
-export const authenticatorLayer = (options: AuthenticationOptions): Layer.Layer<Authenticator, never, Users> =>
+export const layer = (options: AuthenticationOptions): Layer.Layer<Authenticator, never, Users> =>
   Layer.effect(Authenticator, makeAuthenticator(options))
 
-export const insecureAuthenticatorLayer: Layer.Layer<Authenticator> = Layer.succeed(Authenticator, {
+export const layerInsecure: Layer.Layer<Authenticator> = Layer.succeed(Authenticator, {
   authenticate: () => Effect.succeed(systemPrincipal)
 })

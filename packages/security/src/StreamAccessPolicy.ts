@@ -57,7 +57,4 @@ export const makeStreamAccess: Effect.Effect<StreamAccessService, never, EventSt
   }
 )
 
-export const streamAccessLayer: Layer.Layer<StreamAccess, never, EventStore> = Layer.effect(
-  StreamAccess,
-  makeStreamAccess
-)
+export const layer: Layer.Layer<StreamAccess, never, EventStore> = Layer.effect(StreamAccess, makeStreamAccess)

@@ -83,7 +83,11 @@ export interface UsersService {
   readonly createdDefaultUsers: ReadonlyArray<string>
 }
 
-export class Users extends Context.Tag("@vellum/security/Users")<Users, UsersService>() {}
+export class Users extends Context.Tag("@vellum/security/Users")<Users, UsersService>() {
+  /** The Users layer (needs the EventStore; its cache listener lives as long as the layer). */
+  static readonly layer = (config: SecurityConfig): Layer.Layer<Users, UserStoreFailed, EventStore> =>
+    Layer.scoped(Users, makeUsers(config))
+}
 
 /** The standard users, created on first start (passwords from the configuration). */
 export const defaultUsers = (config: SecurityConfig): ReadonlyArray<NewUser> => [
@@ -417,7 +421,3 @@ export const makeUsers = (
     }
     return service
   })
-
-/** The Users layer (needs the EventStore; its cache listener lives as long as the layer). */
-export const usersLayer = (config: SecurityConfig): Layer.Layer<Users, UserStoreFailed, EventStore> =>
-  Layer.scoped(Users, makeUsers(config))

@@ -5,13 +5,7 @@
  */
 import { describe, it, assert } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import {
-  anonymousPrincipal,
-  Authenticator,
-  authenticatorLayer,
-  insecureAuthenticatorLayer,
-  systemPrincipal
-} from "../src/index.js"
+import { anonymousPrincipal, Authenticator, systemPrincipal, Authentication } from "../src/index.js"
 import { usersStack } from "./support.js"
 
 const basic = (login: string, password: string) => "Basic " + Buffer.from(`${login}:${password}`).toString("base64")
@@ -22,7 +16,7 @@ const authenticate = (headers: Record<string, string>) =>
   )
 
 const withTrusted = (enableTrustedAuth: boolean) =>
-  Layer.provide(authenticatorLayer({ enableTrustedAuth }), usersStack())
+  Layer.provide(Authentication.layer({ enableTrustedAuth }), usersStack())
 
 describe("Authenticator", () => {
   it.scoped("Basic credentials of a user give its principal; wrong ones fail; other schemes are anonymous", () =>
@@ -92,6 +86,6 @@ describe("Authenticator", () => {
       for (const headers of requests) {
         assert.deepStrictEqual(yield* authenticate(headers), systemPrincipal)
       }
-    }).pipe(Effect.provide(insecureAuthenticatorLayer))
+    }).pipe(Effect.provide(Authentication.layerInsecure))
   )
 })

@@ -10,9 +10,9 @@ import {
   anonymousPrincipal,
   linkAccessFor,
   StreamAccess,
-  streamAccessLayer,
   type Principal,
-  type StreamAccessService
+  type StreamAccessService,
+  StreamAccessPolicy
 } from "../src/index.js"
 import { jsonEvent, storeLayer } from "./support.js"
 
@@ -54,7 +54,7 @@ describe("linkAccessFor", () => {
       ])
       assert.isFalse(yield* may(mallory, "orders"))
       assert.isTrue(yield* may(reader, "orders"))
-    }).pipe(Effect.provide(streamAccessLayer), Effect.provide(storeLayer))
+    }).pipe(Effect.provide(StreamAccessPolicy.layer), Effect.provide(storeLayer))
   )
 
   it.effect("takes the answer that needs no read when the policy has one (admins), and asks `$r` otherwise", () =>

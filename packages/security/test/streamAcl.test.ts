@@ -13,11 +13,11 @@ import {
   NoSettings,
   parseSystemSettings,
   StreamAccess,
-  streamAccessLayer,
   systemPrincipal,
   type Principal,
   type StreamAction,
-  type SystemSettings
+  type SystemSettings,
+  StreamAccessPolicy
 } from "../src/index.js"
 import { jsonEvent, storeLayer } from "./support.js"
 
@@ -167,6 +167,6 @@ describe("StreamAccess layer over the EventStore", () => {
       assert.isFalse(yield* check(bob, "$all", "$r"))
       yield* store.setStreamMetadata("$all", ExpectedVersion.Any, Buffer.from(JSON.stringify({ $acl: { $r: "$all" } })))
       assert.isTrue(yield* check(anonymousPrincipal, "$all", "$r"))
-    }).pipe(Effect.provide(streamAccessLayer), Effect.provide(storeLayer))
+    }).pipe(Effect.provide(StreamAccessPolicy.layer), Effect.provide(storeLayer))
   )
 })

@@ -3,23 +3,15 @@
  * log rolls over inside tests), and the Users service over it with cheap password hashes.
  */
 import { Effect, Exit, Layer, Scope } from "effect"
-import { MemoryDisk, layerMemory } from "@vellum/platform"
+import { MemoryDisk } from "@vellum/platform"
 import {
   defaultStorageConfig,
   EventStore,
-  layer as eventStoreLayer,
   make as makeEventStore,
   type EventStoreService,
   type StorageConfig
 } from "@vellum/storage"
-import {
-  makeUsers,
-  testSecurityConfig,
-  Users,
-  usersLayer,
-  type SecurityConfig,
-  type UsersService
-} from "../src/index.js"
+import { makeUsers, testSecurityConfig, Users, type SecurityConfig, type UsersService } from "../src/index.js"
 
 export const storageConfig: StorageConfig = {
   ...defaultStorageConfig("/db"),
@@ -29,14 +21,14 @@ export const storageConfig: StorageConfig = {
 }
 
 /** EventStore on a fresh in-memory disk. */
-export const storeLayer: Layer.Layer<EventStore> = eventStoreLayer(storageConfig).pipe(
-  Layer.provide(layerMemory()),
+export const storeLayer: Layer.Layer<EventStore> = EventStore.layer(storageConfig).pipe(
+  Layer.provide(MemoryDisk.layer()),
   Layer.orDie
 )
 
 /** EventStore + Users (cheap hashes unless overridden). */
 export const usersStack = (config: Partial<SecurityConfig> = {}): Layer.Layer<Users | EventStore> =>
-  Layer.provideMerge(Layer.orDie(usersLayer({ ...testSecurityConfig, ...config })), storeLayer)
+  Layer.provideMerge(Layer.orDie(Users.layer({ ...testSecurityConfig, ...config })), storeLayer)
 
 export interface Node {
   readonly store: EventStoreService
@@ -52,7 +44,7 @@ export const openNode = (config: Partial<SecurityConfig> = {}): Effect.Effect<No
     const open = Effect.gen(function* () {
       const scope = yield* Scope.make()
       const store = yield* makeEventStore(storageConfig).pipe(
-        Effect.provide(layerMemory(disk)),
+        Effect.provide(MemoryDisk.layer(disk)),
         Scope.extend(scope),
         Effect.orDie
       )

@@ -237,7 +237,12 @@ export interface EventStoreStats {
   readonly writesRefused?: WritesRefused | undefined
 }
 
-export class EventStore extends Context.Tag("@vellum/storage/EventStore")<EventStore, EventStoreService>() {}
+export class EventStore extends Context.Tag("@vellum/storage/EventStore")<EventStore, EventStoreService>() {
+  /** The EventStore layer for a configuration (needs Disk; its fibers live as long as the layer). */
+  static readonly layer = (
+    config: StorageConfig
+  ): Layer.Layer<EventStore, StorageCorrupt | StorageLocked | DiskError, Disk> => Layer.scoped(EventStore, make(config))
+}
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -681,11 +686,6 @@ export const make = (
     )
     return service
   })
-
-/** The EventStore layer for a configuration (needs Disk; its fibers live as long as the layer). */
-export const layer = (
-  config: StorageConfig
-): Layer.Layer<EventStore, StorageCorrupt | StorageLocked | DiskError, Disk> => Layer.scoped(EventStore, make(config))
 
 export { randomUuid }
 export type { AppendResult, ProposedEvent }

@@ -91,4 +91,31 @@ describe("streams: a full disk heals", () => {
         })
     )
   }
+
+  it.scoped("a failed append that resent a written id leaves that id answering as its written copy", () =>
+    Effect.gen(function* () {
+      const mem = new MemoryDisk()
+      const store = yield* openOn(mem, baseConfig({ chunkSize: 1024 }))
+      const old = ev(1)
+      yield* store.append("s", -2, [old])
+      // New events followed by the old id, under Any: the first id is new, so the batch is written again.
+      mem.capacityBytes = mem.totalBytes()
+      let copy = 0
+      let failed = false
+      for (let n = 10; n < 40 && !failed; n++) {
+        const attempt = yield* Effect.either(
+          store.append("s", -2, [ev(n, { data: `{"pad":"${"x".repeat(200)}"}` }), old])
+        )
+        if (Either.isLeft(attempt)) failed = true
+        else copy = attempt.right.lastEventNumber
+      }
+      assert.isTrue(failed, "an append failed on the full disk")
+      mem.capacityBytes = undefined
+      yield* TestClock.adjust(Duration.seconds(6))
+      // The failed batch never wrote its copy of the old id: a retry of the old id alone is its written copy.
+      const retried = yield* store.append("s", -2, [old])
+      assert.isTrue(retried.idempotent, JSON.stringify(retried))
+      assert.strictEqual(retried.firstEventNumber, copy)
+    })
+  )
 })

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "fast-check"
-import { Disk, layerMemory, MemoryDisk } from "@vellum/platform"
+import { Disk, MemoryDisk } from "@vellum/platform"
 import { BlockCache } from "../src/tableindex/BlockCache.js"
 import { BLOOM_PROBES, bloomAdd, bloomMayContain, bloomWordsFor } from "../src/tableindex/Bloom.js"
 import { ENTRY_WORDS, type EntrySource, type IndexEntry, writeEntry } from "../src/tableindex/Entry.js"
@@ -49,7 +49,7 @@ const collect = (t: Table, hi: number, lo: number, from = 0, to = Number.MAX_SAF
   )
 
 const run = <A, E>(disk: MemoryDisk, effect: Effect.Effect<A, E, Disk>) =>
-  Effect.runPromise(Effect.provide(effect, layerMemory(disk)))
+  Effect.runPromise(Effect.provide(effect, MemoryDisk.layer(disk)))
 
 const makeKeys = (n: number, hashes: number, seed: number): Array<Key> => {
   const keys: Array<Key> = []

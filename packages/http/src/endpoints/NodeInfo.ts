@@ -4,28 +4,8 @@
  * (`ShuttingDown` after `/admin/shutdown`), so it lives in a Ref.
  */
 import { Context, Effect, Layer, Ref } from "effect"
+import type { VNodeState } from "@vellum/cluster"
 import { randomUuid } from "@vellum/storage"
-
-/** The reference's VNodeState names (PascalCase in `/gossip`, lower-cased in `/info`). */
-export const NodeStates = [
-  "Initializing",
-  "DiscoverLeader",
-  "Unknown",
-  "PreReplica",
-  "CatchingUp",
-  "Clone",
-  "Follower",
-  "PreLeader",
-  "Leader",
-  "Manager",
-  "ShuttingDown",
-  "Shutdown",
-  "ReadOnlyLeaderless",
-  "PreReadOnlyReplica",
-  "ReadOnlyReplica",
-  "ResigningLeader"
-] as const
-export type NodeState = (typeof NodeStates)[number]
 
 export interface NodeIdentity {
   /** Product version, reported as `dbVersion`/`esVersion` (/info) and `esVersion` (/gossip). */
@@ -52,12 +32,12 @@ export interface NodeIdentity {
 
 export interface NodeInfoService {
   readonly identity: NodeIdentity
-  readonly state: Ref.Ref<NodeState>
+  readonly state: Ref.Ref<VNodeState>
 }
 
 export class NodeInfo extends Context.Tag("@vellum/http/NodeInfo")<NodeInfo, NodeInfoService>() {
   /** A node starting in `initial` (a single node leads from its first moment). */
-  static readonly layer = (identity: NodeIdentity, initial: NodeState = "Leader"): Layer.Layer<NodeInfo> =>
+  static readonly layer = (identity: NodeIdentity, initial: VNodeState = "Leader"): Layer.Layer<NodeInfo> =>
     Layer.effect(
       NodeInfo,
       Effect.map(Ref.make(initial), (state) => ({ identity, state }))
@@ -68,7 +48,7 @@ export class NodeInfo extends Context.Tag("@vellum/http/NodeInfo")<NodeInfo, Nod
  * Is the node live for `/health/live`? The reference answers 5xx before the node has started and after it
  * has stopped; every state in between (including follower and election states) is live.
  */
-export const isLive = (state: NodeState): boolean =>
+export const isLive = (state: VNodeState): boolean =>
   state !== "Initializing" && state !== "ShuttingDown" && state !== "Shutdown"
 
 /** The node's liveness, for the pipeline's `HttpSettings.ready` (which takes an Effect with no requirements). */

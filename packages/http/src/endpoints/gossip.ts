@@ -9,63 +9,21 @@ import { EventStore, type EventStoreService } from "@vellum/storage"
 import type { Reply } from "../Reply.js"
 import type { RouteDef } from "../Route.js"
 import { jsonDate, roundTripDate, shortDate } from "./dotnet.js"
-import { NodeInfo, type NodeIdentity, type NodeState } from "./NodeInfo.js"
+import { noEpoch, type ClusterInfo, type EpochInfo, type MemberInfo, type VNodeState } from "@vellum/cluster"
+import { NodeInfo, type NodeIdentity } from "./NodeInfo.js"
 import { documentReply, formatOf, indentedJson } from "./replies.js"
 import { SERIALIZER_NAMESPACES, XML_DECLARATION, textElement, wrapElement } from "./xml.js"
 
 export const GossipCodecs: ReadonlyArray<string> = ["application/json", "application/xml", "text/xml", "text/plain"]
 
-export const EMPTY_UUID = "00000000-0000-0000-0000-000000000000"
-
-export interface EpochInfo {
-  readonly position: number
-  readonly number: number
-  readonly id: string
-}
-
-export const noEpoch: EpochInfo = { position: -1, number: -1, id: EMPTY_UUID }
-
 export interface GossipInput {
   readonly identity: NodeIdentity
-  readonly state: NodeState
+  readonly state: VNodeState
   readonly timeStampMillis: number
   readonly lastCommitPosition: number
   readonly writerCheckpoint: number
   readonly chaserCheckpoint: number
   readonly epoch: EpochInfo
-}
-
-/** One member, values in the reference's property order (timeStamp kept as millis; each format renders it). */
-export interface MemberInfo {
-  readonly instanceId: string
-  readonly timeStamp: number
-  readonly state: NodeState
-  readonly isAlive: boolean
-  readonly internalTcpIp: string
-  readonly internalTcpPort: number
-  readonly internalSecureTcpPort: number
-  readonly externalTcpIp: string
-  readonly externalTcpPort: number
-  readonly externalSecureTcpPort: number
-  readonly internalHttpEndPointIp: string
-  readonly internalHttpEndPointPort: number
-  readonly httpEndPointIp: string
-  readonly httpEndPointPort: number
-  readonly lastCommitPosition: number
-  readonly writerCheckpoint: number
-  readonly chaserCheckpoint: number
-  readonly epochPosition: number
-  readonly epochNumber: number
-  readonly epochId: string
-  readonly nodePriority: number
-  readonly isReadOnlyReplica: boolean
-  readonly esVersion: string
-}
-
-export interface ClusterInfo {
-  readonly members: ReadonlyArray<MemberInfo>
-  readonly serverIp: string
-  readonly serverPort: number
 }
 
 /** This node as the only member. Vellum has no TCP interface, so every TCP port is 0. */

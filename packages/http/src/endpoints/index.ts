@@ -9,15 +9,13 @@ export {
 } from "./routes.js"
 export {
   NodeInfo,
-  NodeStates,
   isLive,
   livenessOf,
   makeInstanceId,
   nodeIsLive,
   singleNodeIdentity,
   type NodeIdentity,
-  type NodeInfoService,
-  type NodeState
+  type NodeInfoService
 } from "./NodeInfo.js"
 export {
   HEALTH_LIVE_PATH,
@@ -31,18 +29,13 @@ export {
 export { InfoCodecs, PING_TEXT, pingReply, pingRoute, textMessageBody } from "./ping.js"
 export { infoDocument, infoReply, infoRoute, type InfoDocument } from "./info.js"
 export {
-  EMPTY_UUID,
   GossipCodecs,
   clusterInfo,
   currentEpoch,
   gossipBody,
   gossipReply,
   gossipRoute,
-  noEpoch,
-  type ClusterInfo,
-  type EpochInfo,
-  type GossipInput,
-  type MemberInfo
+  type GossipInput
 } from "./gossip.js"
 export {
   NodeMetrics,
@@ -72,15 +65,15 @@ export {
   type StatsGroup
 } from "./stats/StatsTree.js"
 export { GROUPING_REQUIRED, StatsCodecs, statsReply, statsRoutes } from "./stats/statsRoutes.js"
-export { nodeServicesLayer, type NodeServices, type NodeServicesOptions } from "./layers.js"
+export * as NodeServices from "./NodeServices.js"
 // Live layers (they read the real process; importing them starts nothing until a layer is built).
-export { nodeMetricsLive, processStatsLive, type ProcessStatsLiveOptions } from "./live/index.js"
+export { NodeMetricsLive, ProcessStatsLive, type ProcessStatsLiveOptions } from "./live/index.js"
 export {
   STATS_EVENT_TYPE,
   STATS_STREAM_MAX_AGE_SECONDS,
   statsEventData,
-  statsStreamLayer,
   statsStreamOf,
   writeStatsForever,
   type StatsStreamSettings
 } from "./stats/StatsStream.js"
+export * as StatsStream from "./stats/StatsStream.js"

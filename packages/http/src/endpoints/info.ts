@@ -9,7 +9,8 @@ import { EventStore } from "@vellum/storage"
 import type { Reply } from "../Reply.js"
 import type { RouteDef } from "../Route.js"
 import { nodeHealth, type NodeHealth } from "./health.js"
-import { NodeInfo, type NodeIdentity, type NodeState } from "./NodeInfo.js"
+import type { VNodeState } from "@vellum/cluster"
+import { NodeInfo, type NodeIdentity } from "./NodeInfo.js"
 import { InfoCodecs } from "./ping.js"
 import { documentReply, indentedJson } from "./replies.js"
 
@@ -23,7 +24,7 @@ export interface InfoDocument {
   readonly health?: { readonly status: "degraded"; readonly reason: string }
 }
 
-export const infoDocument = (identity: NodeIdentity, state: NodeState, health?: NodeHealth): InfoDocument => ({
+export const infoDocument = (identity: NodeIdentity, state: VNodeState, health?: NodeHealth): InfoDocument => ({
   dbVersion: identity.version,
   esVersion: identity.version,
   state: state.toLowerCase(),
@@ -32,8 +33,12 @@ export const infoDocument = (identity: NodeIdentity, state: NodeState, health?: 
   ...(health?.status === "degraded" ? { health: { status: "degraded", reason: health.reason } } : {})
 })
 
-export const infoReply = (responseType: string, identity: NodeIdentity, state: NodeState, health?: NodeHealth): Reply =>
-  documentReply(responseType, indentedJson(infoDocument(identity, state, health)))
+export const infoReply = (
+  responseType: string,
+  identity: NodeIdentity,
+  state: VNodeState,
+  health?: NodeHealth
+): Reply => documentReply(responseType, indentedJson(infoDocument(identity, state, health)))
 
 export const infoRoute: RouteDef<NodeInfo | EventStore> = {
   method: "GET",

@@ -134,6 +134,17 @@ export class EventIdCache {
     return known
   }
 
+  /** As `get`, without copying an old-generation hit into the young one (no effect on eviction). */
+  peek(eventId: string): KnownEvent | undefined {
+    const w = this.words
+    if (!uuidWords(eventId, w)) return undefined
+    for (const generation of [this.young, this.old]) {
+      const slot = generation.find(w)
+      if (slot >= 0) return { stream: generation.streams[slot]!, eventNumber: generation.numbers[slot]! }
+    }
+    return undefined
+  }
+
   /** Forgets an id (one a failed write had put: it was never written). */
   forget(eventId: string): void {
     const w = this.words

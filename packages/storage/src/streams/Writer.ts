@@ -18,7 +18,7 @@ import { Clock, Duration, Effect, Random, Schedule } from "effect"
 import { assert } from "@vellum/platform"
 import { InvalidRequest, WriteTimeout, type StorageFailed } from "../errors.js"
 import type { TransactionLog, WriteUnit } from "../log/TransactionLog.js"
-import { EventFlags, MAX_RECORD_BODY, RecordKind, bodyLength, framedLength, type LogRecord } from "../log/records.js"
+import { MAX_RECORD_BODY, RecordKind, bodyLength, framedLength, type LogRecord } from "../log/records.js"
 import { Miss } from "./commitCheck.js"
 import {
   RoundView,
@@ -283,11 +283,7 @@ export const makeWriter = (
         recordFlush(prepared, (yield* Clock.currentTimeMillis) - startedMs)
         if (written._tag === "Left") {
           // Planning put the round's ids in the cache; they were never written, so a retry must not match them.
-          for (const p of plans) {
-            if (p._tag !== "Write") continue
-            for (const r of p.records)
-              if (r.kind === RecordKind.Event && (r.flags & EventFlags.Tombstone) === 0) ids.forget(r.eventId)
-          }
+          view.undoCachedIds()
           for (const pending of batch) answerFromRound(pending, failed(written.left))
           return yield* refuseWrites(written.left)
         }

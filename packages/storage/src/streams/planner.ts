@@ -126,6 +126,9 @@ export class RoundView implements SyncCommitState {
   private readonly stored = new Map<string, string | undefined>()
   /** Event ids this round wrote, per stream: the ids of events `first`.. in order (not indexed yet). */
   private readonly written = new Map<string, { readonly first: number; readonly ids: Array<string> }>()
+  /** Each id this round put into the event-id cache, and the entry it replaced (undefined: none). */
+  private readonly putIds: Array<string> = []
+  private readonly replaced: Array<KnownEvent | undefined> = []
 
   constructor(
     private readonly readIndex: ReadIndex,
@@ -178,6 +181,18 @@ export class RoundView implements SyncCommitState {
     }
   }
 
+  /**
+   * The round was not written: the ids it put into the cache answer as before it. Forgetting them would
+   * not do: an id the round resent (a retry mixing old and new events) keeps answering as its written copy.
+   */
+  undoCachedIds(): void {
+    for (let i = this.putIds.length - 1; i >= 0; i--) {
+      const before = this.replaced[i]
+      if (before === undefined) this.ids.forget(this.putIds[i]!)
+      else this.ids.put(this.putIds[i]!, before)
+    }
+  }
+
   /** Folds an accepted record into the view (versions, metadata, the event-id cache). */
   remember(record: LogRecord): void {
     if (record.kind === RecordKind.ScavengePoint) return void this.versions.set(ScavengePointsStream, record.number)
@@ -189,8 +204,11 @@ export class RoundView implements SyncCommitState {
     const mine = this.written.get(record.stream)
     if (mine !== undefined && mine.first + mine.ids.length === record.eventNumber) mine.ids.push(record.eventId)
     else this.written.set(record.stream, { first: record.eventNumber, ids: [record.eventId] })
-    if ((record.flags & EventFlags.Tombstone) === 0)
+    if ((record.flags & EventFlags.Tombstone) === 0) {
+      this.putIds.push(record.eventId)
+      this.replaced.push(this.ids.peek(record.eventId))
       this.ids.put(record.eventId, { stream: record.stream, eventNumber: record.eventNumber })
+    }
     if (isMetastream(record.stream)) {
       this.metas.set(originalStreamOf(record.stream), {
         metadata: parseMetadata(record.data, (record.flags & EventFlags.Json) !== 0),

@@ -7,7 +7,7 @@ import { Effect, Layer } from "effect"
 import { collectDefaultMetrics } from "prom-client"
 import { NodeMetrics, makeNodeMetrics } from "../NodeMetrics.js"
 
-export const nodeMetricsLive: Layer.Layer<NodeMetrics> = Layer.effect(
+export const layer: Layer.Layer<NodeMetrics> = Layer.effect(
   NodeMetrics,
   Effect.sync(() => {
     const metrics = makeNodeMetrics()

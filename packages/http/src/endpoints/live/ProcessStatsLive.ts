@@ -130,7 +130,7 @@ const drive = (dbPath: string | undefined, mountPoint: string | undefined): Proc
 }
 
 /** The live ProcessStats; its profiler and event-loop monitor live as long as the layer. */
-export const processStatsLive = (options: ProcessStatsLiveOptions = {}): Layer.Layer<ProcessStats> =>
+export const layer = (options: ProcessStatsLiveOptions = {}): Layer.Layer<ProcessStats> =>
   Layer.scoped(
     ProcessStats,
     Effect.gen(function* () {

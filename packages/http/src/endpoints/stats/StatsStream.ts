@@ -83,5 +83,5 @@ export const writeStatsForever = (settings: StatsStreamSettings): Effect.Effect<
   })
 
 /** Runs the writer for the layer's lifetime. */
-export const statsStreamLayer = (settings: StatsStreamSettings): Layer.Layer<never, never, EventStore | NodeStats> =>
+export const layer = (settings: StatsStreamSettings): Layer.Layer<never, never, EventStore | NodeStats> =>
   Layer.scopedDiscard(Effect.forkScoped(writeStatsForever(settings)))

@@ -5,7 +5,8 @@
  */
 import { Layer } from "effect"
 import type { EventStore } from "@vellum/storage"
-import { NodeInfo, type NodeIdentity, type NodeState } from "./NodeInfo.js"
+import type { VNodeState } from "@vellum/cluster"
+import { NodeInfo, type NodeIdentity } from "./NodeInfo.js"
 import { NodeMetrics } from "./NodeMetrics.js"
 import { Shutdown } from "./Shutdown.js"
 import { NodeStats } from "./stats/NodeStats.js"
@@ -14,12 +15,12 @@ import { ProcessStats } from "./stats/ProcessStats.js"
 export interface NodeServicesOptions {
   readonly process?: Layer.Layer<ProcessStats>
   readonly metrics?: Layer.Layer<NodeMetrics>
-  readonly initialState?: NodeState
+  readonly initialState?: VNodeState
 }
 
 export type NodeServices = NodeInfo | NodeMetrics | NodeStats | Shutdown | ProcessStats
 
-export const nodeServicesLayer = (
+export const layer = (
   identity: NodeIdentity,
   options: NodeServicesOptions = {}
 ): Layer.Layer<NodeServices, never, EventStore> => {

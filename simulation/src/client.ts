@@ -116,19 +116,21 @@ export class SimClient {
     readonly id: number,
     readonly prng: Prng,
     streamCount: number,
-    private readonly maxDataBytes: number
+    private readonly maxDataBytes: number,
+    /** The streams' names (the ACL actor's); by default `c{id}-s{i}`. */
+    names?: ReadonlyArray<string>
   ) {
-    this.streams = Array.from({ length: streamCount }, (_, i) => `c${id}-s${i}`)
+    this.streams = names ?? Array.from({ length: streamCount }, (_, i) => `c${id}-s${i}`)
     this.retries = new RetryPlanner(prng.fork("retries"), (count) => this.newEvents(count))
     this.agePrng = prng.fork("maxAge")
   }
 
-  private uuid(): string {
+  protected uuid(): string {
     const p = this.prng
     return `${hex(p.nextU32(), 8)}-${hex(p.nextU32() & 0xffff, 4)}-4${hex(p.nextU32() & 0xfff, 3)}-${hex((p.nextU32() & 0x3fff) | 0x8000, 4)}-${hex(p.nextU32() & 0xffff, 4)}${hex(p.nextU32(), 8)}`
   }
 
-  private newEvents(count: number): Array<ProposedEvent> {
+  protected newEvents(count: number): Array<ProposedEvent> {
     const seq = this.seq++
     return Array.from({ length: count }, (_, i) => {
       const body = indentedJson({
@@ -350,7 +352,7 @@ const appendMark = (expected: number, decision: Decision): CoverageMark => {
 export const indentedJson = (value: object): string => JSON.stringify(value, null, 2)
 
 /** The model's answer to a delete, without applying it (applied once the store agreed). */
-const peekDelete = (model: StoreModel, stream: string, expected: number, hard: boolean): WriteOutcome => {
+export const peekDelete = (model: StoreModel, stream: string, expected: number, hard: boolean): WriteOutcome => {
   if (!hard && model.lastEventNumber(stream) === -1 && model.lastEventNumber(metastreamOf(stream)) === -1) {
     return { _tag: "WrongExpectedVersion", current: -1 }
   }

@@ -1,6 +1,7 @@
 /**
  * The simulated clients' operations as HTTP requests to the node's handler, called in-process on the
- * node's scheduler (no sockets), as the admin with Basic auth — what an AtomPub client sends:
+ * node's scheduler (no sockets), as the admin with Basic auth — what an AtomPub client sends (the ACL
+ * actor, `acl/`, sends them as other callers, and a 401 or 403 to it is an answer, `Denied`):
  *
  * - append: `POST /streams/{s}` with an `application/vnd.eventstore.events+json` array and
  *   `ES-ExpectedVersion` → 201 + Location (first event number), 400 + CurrentVersion, 410;
@@ -32,6 +33,7 @@ import {
   type AtomEntry
 } from "./atomReplies.js"
 import {
+  Denied,
   Indeterminate,
   Unexpected,
   deleted,
@@ -64,6 +66,7 @@ const StoreSizeLimit = /does not fit in a chunk|exceeds the record limit|bytes; 
 /** Why a reply that is none of the operation's answers failed it. */
 const failureOf = (reply: Reply, what: string): StoreFailure => {
   const reason = reply.reason ?? ""
+  if (reply.status === 401 || reply.status === 403) return new Denied(reply.status, challengeOf(reply))
   if (reply.status >= 500 && !reason.startsWith(DefectReason)) return new Indeterminate(`${reply.status} ${reason}`)
   if (reply.status === 408) return new Indeterminate("408 request timeout")
   if (reply.status === 400 && StoreSizeLimit.test(replyText(reply))) return new Indeterminate(`400 ${replyText(reply)}`)
@@ -108,6 +111,13 @@ const eventsBody = (events: ReadonlyArray<ProposedEvent>): string =>
     .join(",") +
   "]"
 
+/** The `WWW-Authenticate` values of a reply, joined. */
+export const challengeOf = (reply: Reply): string | undefined => {
+  const name = Object.keys(reply.headers).find((k) => k.toLowerCase() === "www-authenticate")
+  const value = name === undefined ? undefined : reply.headers[name]
+  return value === undefined ? undefined : typeof value === "string" ? value : value.join(", ")
+}
+
 /** A request to the node as the admin (what every simulated client and the operator send). */
 export type AdminRequest = (
   method: string,
@@ -116,14 +126,40 @@ export type AdminRequest = (
   body?: Uint8Array
 ) => Effect.Effect<Reply>
 
-export const asAdmin =
-  (handle: NodeHandler): AdminRequest =>
+/** Requests with this `Authorization` header (none: anonymous). */
+export const asCaller =
+  (handle: NodeHandler, authorization: string | undefined): AdminRequest =>
   (method, url, headers, body) =>
-    handle({ method, url, headers: { host: Host, authorization: AdminAuthorization, ...headers }, body })
+    handle({
+      method,
+      url,
+      headers: { host: Host, ...(authorization === undefined ? {} : { authorization }), ...headers },
+      body
+    })
 
-export const httpStore = (handle: NodeHandler): SimStore => {
-  const request = asAdmin(handle)
+export const asAdmin = (handle: NodeHandler): AdminRequest => asCaller(handle, AdminAuthorization)
 
+/** The admin is never refused: a 401 to it is no answer a correct node gives. */
+const refusalUnexpected = <A>(effect: Effect.Effect<A, StoreFailure>): Effect.Effect<A, StoreFailure> =>
+  Effect.mapError(effect, (e) => (e._tag === "Denied" ? new Unexpected(`the admin was refused: ${e.reason}`) : e))
+
+/**
+ * The clients' store as the admin; with `caller` (the ACL actor's identities: its `Authorization` header,
+ * undefined for anonymous) refusals are answers (`Denied`), the admin's included.
+ */
+export const httpStore = (handle: NodeHandler, caller?: { readonly authorization: string | undefined }): SimStore => {
+  if (caller !== undefined) return callerStore(asCaller(handle, caller.authorization))
+  const store = callerStore(asAdmin(handle))
+  return {
+    append: (stream, expected, events) => refusalUnexpected(store.append(stream, expected, events)),
+    setMetadata: (stream, expected, event) => refusalUnexpected(store.setMetadata(stream, expected, event)),
+    deleteStream: (stream, expected, hard) => refusalUnexpected(store.deleteStream(stream, expected, hard)),
+    readStream: (request) => refusalUnexpected(store.readStream(request)),
+    readEvent: (stream, eventNumber) => refusalUnexpected(store.readEvent(stream, eventNumber))
+  }
+}
+
+const callerStore = (request: AdminRequest): SimStore => {
   /** The stored bytes of an event the feed shows no text for (a non-JSON event). */
   const rawData = (stream: string, entry: AtomEntry): Effect.Effect<ObservedEvent, StoreFailure> => {
     const event = (data: Uint8Array): ObservedEvent => ({

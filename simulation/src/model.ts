@@ -61,10 +61,12 @@
  *   a known numeric key ($maxCount, $tb, $maxAge, $cacheControl) holding a non-integer value makes the
  *   whole metadata empty ("malformed … give empty metadata"); `$maxCount` ≤ 0 and `$tb` < 0 are ignored;
  *   a value ≥ 2^63 − 1 is long.MaxValue. (Values between 2^53 and 2^63 − 1 cannot be held exactly by a
- *   JS number and are not generated.) Metastreams behave as `$maxCount = 1`.
+ *   JS number and are not generated.) An `$acl` that is not an object of the five role keys, each a string
+ *   or an array of strings, makes the whole metadata empty too. Metastreams behave as `$maxCount = 1`.
  *   `$maxAge` is parsed here and applied by expiry.ts: it depends on when each event was created (known to
  *   the simulator only between its write's send and acknowledgement) and on the read's own time (any time
- *   between its send and its answer), so a read may have several right answers. `$acl` is not generated.
+ *   between its send and its answer), so a read may have several right answers. Who may do what under
+ *   `$acl` and `$settings` is the ACL actor's authorization model (acl/authorization.ts).
  * - Scavenging: an event may physically disappear only if it was hidden at a scavenge point the node wrote,
  *   under the stream's state at that point (`discardRule`, scavengePoints.ts); a tombstone never does.
  * - Reads (the read rules, and the HTTP feeds' backward-read mechanics). DECISION for the paging fields the
@@ -203,14 +205,26 @@ export const parseJsonObject = (bytes: Uint8Array): Record<string, unknown> | un
     : undefined
 }
 
+const AclKeys = new Set(["$r", "$w", "$d", "$mr", "$mw"])
+const isRoles = (value: unknown): boolean =>
+  typeof value === "string" || (Array.isArray(value) && value.every((v) => typeof v === "string"))
+
+/** An `$acl`-shaped value the reference reads: an object of role keys, each a string or an array of strings. */
+export const isWellFormedAcl = (value: unknown): value is Record<string, string | ReadonlyArray<string>> =>
+  value !== null &&
+  typeof value === "object" &&
+  !Array.isArray(value) &&
+  Object.entries(value).every(([key, roles]) => AclKeys.has(key) && isRoles(roles))
+
+/** A metadata object whose known keys make it read as empty metadata. */
+export const isMalformedMetadata = (o: Record<string, unknown>): boolean =>
+  NUMERIC_KEYS.some((key) => o[key] !== undefined && (typeof o[key] !== "number" || !Number.isInteger(o[key]))) ||
+  (o["$acl"] !== undefined && !isWellFormedAcl(o["$acl"]))
+
 export const parseModelMetadata = (isJson: boolean, bytes: Uint8Array): ModelMetadata => {
   if (!isJson) return {}
   const o = parseJsonObject(bytes)
-  if (o === undefined) return {}
-  for (const key of NUMERIC_KEYS) {
-    const v = o[key]
-    if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v))) return {}
-  }
+  if (o === undefined || isMalformedMetadata(o)) return {}
   const maxCount = o["$maxCount"] as number | undefined
   const tb = o["$tb"] as number | undefined
   const maxAge = o["$maxAge"] as number | undefined

@@ -22,6 +22,7 @@ import { Effect, Exit, LogLevel, Logger, Scope } from "effect"
 import { MemoryDisk, Prng, SimWorld, assertionFailureIn } from "@vellum/platform"
 import { defaultStorageConfig, type EventStoreService, type StorageConfig } from "@vellum/storage"
 import type { Coverage } from "./coverage.js"
+import { AclActor } from "./acl/aclActor.js"
 import { AssertionWatch, assertionFailure } from "./assertionWatch.js"
 import { Auditor, SimClient } from "./client.js"
 import { verifyAfterRestart, verifyStored } from "./checkers.js"
@@ -93,6 +94,19 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     { length: options.clients },
     (_, c) => new SimClient(c, root.fork(`client-${c}`), options.streamsPerClient, options.chunkSize >= 4096 ? 200 : 20)
   )
+  // Users and ACLs (HTTP only: the direct transport has no authentication): one more client, on its own forks.
+  const anonymousStreamAccess = root.fork("acl-node").chance(0.5)
+  const aclActor =
+    transport === "http"
+      ? new AclActor(
+          clients.length,
+          root.fork("acl"),
+          anonymousStreamAccess,
+          readsReliable,
+          clients.flatMap((c) => c.streams)
+        )
+      : undefined
+  if (aclActor !== undefined) clients.push(aclActor)
   const pauses = clients.map((c) => root.fork(`pause-${c.id}`))
 
   const config: StorageConfig = {
@@ -115,7 +129,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     Effect.gen(function* () {
       disk.faulty = false
       const scope = yield* Scope.make()
-      const opened = yield* Effect.either(openNode(transport, config, disk.service, scope))
+      const opened = yield* Effect.either(openNode(transport, config, disk.service, scope, anonymousStreamAccess))
       if (opened._tag === "Left") return auditor.fail(`the node did not open after recovery: ${opened.left}`)
       // A second node on the same data directory must be refused while this one runs (its lock).
       const secondScope = yield* Scope.make()
@@ -126,7 +140,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
           `a second node on the data directory of a running one was not refused: ${second._tag === "Left" ? second.left : "it opened"}`
         )
       }
-      const { store, clients: node, scavenge } = opened.right
+      const { store, clients: node, scavenge, handler } = opened.right
+      if (handler !== undefined) aclActor?.connect(handler)
       const pointsSeen = { last: -2 }
       auditor.learnPoints = Effect.match(learnScavengePoints(store, auditor, pointsSeen), {
         onFailure: () => false,

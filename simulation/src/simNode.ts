@@ -18,7 +18,7 @@ import * as NodeApp from "@vellum/node/app"
 import { loadConfig, type LoadedConfig } from "@vellum/node/config"
 import { Scavenger, ScavengerLayer } from "@vellum/scavenge"
 import { toScavengerSettings } from "@vellum/node/config"
-import { asAdmin, httpStore } from "./httpStore.js"
+import { asAdmin, httpStore, type NodeHandler } from "./httpStore.js"
 import { directScavengeControl, httpScavengeControl, type ScavengeControl } from "./scavengeControl.js"
 import { directStore, type SimStore } from "./simStore.js"
 
@@ -31,39 +31,50 @@ export interface OpenedNode {
   readonly clients: SimStore
   /** What the operator scavenges through (the admin API over HTTP, the Scavenger service directly). */
   readonly scavenge: ScavengeControl
+  /** The node's request handler (HTTP only): the ACL actor sends its requests as other callers. */
+  readonly handler?: NodeHandler
 }
 
 const SimInstanceId = "00000000-0000-4000-8000-000000000001"
 
-/** The node's configuration in the sim: defaults, except a password hash that costs microseconds. */
-export const simNodeConfig: LoadedConfig = Effect.runSync(
-  Effect.flatMap(
-    loadConfig({
-      argv: ["--password-hash-cost", "4"],
-      env: {},
-      readFile: () => Effect.succeed(Option.none()),
-      version: NodeApp.VELLUM_VERSION
-    }),
-    (outcome) =>
-      outcome._tag === "Start"
-        ? Effect.succeed(outcome.loaded)
-        : Effect.die(new Error(`the sim's node configuration did not load: ${outcome._tag}`))
+/**
+ * The node's configuration in the sim: defaults, except a password hash that costs microseconds, and (a
+ * per-seed choice) anonymous stream access.
+ */
+const simConfig = (anonymousStreamAccess: boolean): LoadedConfig =>
+  Effect.runSync(
+    Effect.flatMap(
+      loadConfig({
+        argv: ["--password-hash-cost", "4", ...(anonymousStreamAccess ? ["--allow-anonymous-stream-access"] : [])],
+        env: {},
+        readFile: () => Effect.succeed(Option.none()),
+        version: NodeApp.VELLUM_VERSION
+      }),
+      (outcome) =>
+        outcome._tag === "Start"
+          ? Effect.succeed(outcome.loaded)
+          : Effect.die(new Error(`the sim's node configuration did not load: ${outcome._tag}`))
+    )
   )
-)
 
-const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope) =>
+export const simNodeConfig: LoadedConfig = simConfig(false)
+const simNodeConfigAnonymous: LoadedConfig = simConfig(true)
+
+const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope, anonymousStreamAccess: boolean) =>
   Effect.gen(function* () {
+    const nodeConfig = anonymousStreamAccess ? simNodeConfigAnonymous : simNodeConfig
     const layer = Layer.provide(
-      NodeApp.layerWithStorage(simNodeConfig, storage, { instanceId: SimInstanceId }),
+      NodeApp.layerWithStorage(nodeConfig, storage, { instanceId: SimInstanceId }),
       Layer.succeed(Disk, disk)
     )
     const context = yield* Layer.buildWithScope(layer, scope)
-    const handle = yield* Effect.provide(NodeApp.makeNodeHandler(simNodeConfig), context)
+    const handle = yield* Effect.provide(NodeApp.makeNodeHandler(nodeConfig), context)
     const handler = (request: HttpRequest) => Effect.provide(handle(request), context)
     const opened: OpenedNode = {
       store: Context.get(context, EventStore),
       clients: httpStore(handler),
-      scavenge: httpScavengeControl(asAdmin(handler))
+      scavenge: httpScavengeControl(asAdmin(handler)),
+      handler
     }
     return opened
   })
@@ -90,9 +101,11 @@ export const openNode = (
   transport: Transport,
   storage: StorageConfig,
   disk: DiskService,
-  scope: Scope.Scope
+  scope: Scope.Scope,
+  /** `AllowAnonymousStreamAccess` (HTTP only). */
+  anonymousStreamAccess = false
 ): Effect.Effect<OpenedNode, string> =>
   Effect.mapError(
-    transport === "http" ? openHttp(storage, disk, scope) : openDirect(storage, disk, scope),
+    transport === "http" ? openHttp(storage, disk, scope, anonymousStreamAccess) : openDirect(storage, disk, scope),
     (e) => e.message
   )

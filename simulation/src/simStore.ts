@@ -80,7 +80,22 @@ export class Unexpected {
   constructor(readonly description: string) {}
 }
 
-export type StoreFailure = Indeterminate | Unexpected
+/**
+ * A 401 or 403 to a caller other than the admin (the ACL actor's identities, `acl/`): `challenge` is its
+ * `WWW-Authenticate` header, which tells bad credentials from a refusal.
+ */
+export class Denied {
+  readonly _tag = "Denied"
+  constructor(
+    readonly status: number,
+    readonly challenge: string | undefined
+  ) {}
+  get reason(): string {
+    return `${this.status} ${this.challenge ?? "(no challenge)"}`
+  }
+}
+
+export type StoreFailure = Indeterminate | Unexpected | Denied
 
 export interface ReadRequest {
   readonly stream: string

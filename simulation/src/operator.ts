@@ -20,6 +20,7 @@ import type { Auditor } from "./client.js"
 import type { OpsTicker } from "./opsTicker.js"
 import type { ScavengeOperatorOptions } from "./options.js"
 import type { ScavengeControl } from "./scavengeControl.js"
+import type { ScavengeFocus } from "./scavengeWorkload.js"
 import type { Unexpected } from "./simStore.js"
 
 export interface OperatorContext {
@@ -30,6 +31,8 @@ export interface OperatorContext {
   readonly options: ScavengeOperatorOptions
   /** No read fault is configured: a failed `$all` read is a bug, not the disk. */
   readonly readsReliable: boolean
+  /** Steers writes to the streams a scavenge works on, and stops and resumes runs mid-way (scavengeWorkload.ts). */
+  readonly focus: ScavengeFocus
 }
 
 export const randomStart = (prng: Prng): StartScavengeOptions => {
@@ -52,9 +55,21 @@ const start = (ctx: OperatorContext, options: StartScavengeOptions) =>
   Effect.gen(function* () {
     ctx.auditor.model.beginScavenging()
     ctx.auditor.scavenges++
+    const started = yield* ctx.focus.beforeStart(ctx.auditor.model)
     const answer = yield* ctx.control.start(options)
     ctx.auditor.trace(`operator scavenge start ${describe(options)} -> ${answer}`)
     ctx.auditor.coverage.hit(answer === "Started" ? "scavenge.start" : "scavenge.start.alreadyRunning")
+    yield* started(answer)
+    return answer
+  })
+
+const stop = (ctx: OperatorContext) =>
+  Effect.gen(function* () {
+    const answer = yield* ctx.control.stop
+    ctx.auditor.coverage.hit(answer === "Stopped" ? "scavenge.stop" : "scavenge.stop.notRunning")
+    ctx.auditor.trace(`operator scavenge stop -> ${answer}`)
+    if (answer === "Stopped") yield* ctx.focus.stopped
+    return answer
   })
 
 /** A pass over `$all` while the clients and scavenges run; checks what it saw. */
@@ -83,12 +98,12 @@ const scan = (ctx: OperatorContext, ticker: OpsTicker) =>
 const act = (ctx: OperatorContext, ticker: OpsTicker): Effect.Effect<void, Unexpected> =>
   Effect.gen(function* () {
     const r = ctx.prng.next()
-    if (r < 0.35) return yield* start(ctx, randomStart(ctx.prng))
-    if (r < 0.6) {
-      const answer = yield* ctx.control.stop
-      ctx.auditor.coverage.hit(answer === "Stopped" ? "scavenge.stop" : "scavenge.stop.notRunning")
-      return ctx.auditor.trace(`operator scavenge stop -> ${answer}`)
+    if (r < 0.35) {
+      const answer = yield* start(ctx, ctx.focus.adjustStart(randomStart(ctx.prng)))
+      if (answer === "Started") yield* ctx.focus.episode({ start: (o) => start(ctx, o), stop: stop(ctx) }, ticker)
+      return
     }
+    if (r < 0.6) return yield* Effect.asVoid(stop(ctx))
     if (r < 0.7) {
       const running = yield* ctx.control.running
       return ctx.auditor.trace(`operator scavenge running=${running}`)
@@ -118,6 +133,7 @@ export const finalScavenge = (ctx: OperatorContext, diskFull: boolean) =>
     const { auditor, control } = ctx
     yield* start(ctx, { ...randomStart(ctx.prng), syncOnly: false })
     while (yield* control.running) yield* Effect.sleep(1)
+    yield* ctx.focus.observe
     const result = yield* control.lastResult
     auditor.trace(`final scavenge -> ${result}`)
     if (result === "Success") auditor.coverage.hit("scavenge.final.success")

@@ -30,6 +30,8 @@ import { chooseOptions, weakHash, type SimOptions } from "./options.js"
 import { finalScavenge, runOperator } from "./operator.js"
 import { OpsTicker } from "./opsTicker.js"
 import { runProber, type ProberState } from "./prober.js"
+import { markDiskFaults } from "./faultMarks.js"
+import { ScavengeFocus } from "./scavengeWorkload.js"
 import { openNode, type Transport } from "./simNode.js"
 
 export interface SeedResult {
@@ -85,9 +87,16 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   // The store's event-id cache (capacity 10,000 below) keeps up to 9,999 ids over a restart; the model counts
   // on half of that, leaving room for the events it does not track (users, scavenge history).
   const auditor = new Auditor(new StoreModel(5_000), (line) => world.trace(line))
+  const streamNames = Array.from({ length: options.clients }, (_, c) =>
+    Array.from({ length: options.streamsPerClient }, (_, i) => `c${c}-s${i}`)
+  ).flat()
+  // Writes to the streams a scavenge works on, past its point (scavengeWorkload.ts): only where one runs.
+  const focus =
+    options.scavenge === undefined ? undefined : new ScavengeFocus(root.fork("scavengeWrites"), auditor, streamNames)
   const clients = Array.from(
     { length: options.clients },
-    (_, c) => new SimClient(c, root.fork(`client-${c}`), options.streamsPerClient, options.chunkSize >= 4096 ? 200 : 20)
+    (_, c) =>
+      new SimClient(c, root.fork(`client-${c}`), options.streamsPerClient, options.chunkSize >= 4096 ? 200 : 20, focus)
   )
 
   const config: StorageConfig = {
@@ -121,7 +130,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
           `a second node on the data directory of a running one was not refused: ${second._tag === "Left" ? second.left : "it opened"}`
         )
       }
-      const { store, clients: node, scavenge } = opened.right
+      const { store, clients: node, scavenge, scavenger } = opened.right
+      focus?.attach(scavenger)
       if (runOptions.onOpen !== undefined) yield* Scope.extend(runOptions.onOpen(store), scope)
       const checkFailed = (e: { readonly message: string }) =>
         auditor.fail(`a check read failed with faults paused: ${e.message}`)
@@ -130,9 +140,9 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       world.trace(`lifetime verified at ${store.stats().committedPosition}`)
       auditor.coverage.hit("restart.verified")
       const operator =
-        options.scavenge === undefined
+        options.scavenge === undefined || focus === undefined
           ? undefined
-          : { control: scavenge, store, auditor, prng: operatorPrng, options: options.scavenge, readsReliable }
+          : { control: scavenge, store, auditor, prng: operatorPrng, options: options.scavenge, readsReliable, focus }
       if (final && operator !== undefined && auditor.failure === undefined) {
         yield* finalScavenge(operator, disk.capacityBytes !== undefined)
         const again = yield* Effect.either(verifyStored(store, auditor, clients))
@@ -199,7 +209,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       until: () =>
         auditor.failure !== undefined ||
         (clientsDone === clients.length && !probing.probing) ||
-        stepsAt() - start >= crashAt,
+        stepsAt() - start >= crashAt ||
+        focus?.crashWanted === true,
       maxSteps: 5_000_000
     })
     const rootExit = root.unsafePoll()
@@ -212,6 +223,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     if (final || auditor.failure !== undefined) break
     // Power loss: the node stops between two steps; the disk keeps only what its durability model allows.
     world.crash(NODE)
+    focus?.crashed()
     crashes++
     const mode = driver.chance(0.3) ? "strict" : "random"
     const summary = disk.crash(driver, mode)
@@ -220,6 +232,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     if (summary.tornWrites > 0) auditor.coverage.hit("crash.tornWrite")
     if (disk.capacityBytes !== undefined && driver.chance(0.5)) disk.capacityBytes = undefined // an operator freed space
   }
+  markDiskFaults(auditor.coverage, disk.stats)
   const traceHash = world.traceHash
   const lastTrace = world.traceLines
   const simMs = world.now - startedAtMs

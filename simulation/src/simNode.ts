@@ -16,7 +16,7 @@ import { EventStore, make, type EventStoreService, type StorageConfig } from "@v
 // @vellum/node exports only its `main`; the composition root is imported from its source.
 import { VELLUM_VERSION, makeNodeHandler, nodeAppLayerWithStorage } from "@vellum/node/app"
 import { loadConfig, type LoadedConfig } from "@vellum/node/config"
-import { Scavenger, scavengerLayer } from "@vellum/scavenge"
+import { Scavenger, scavengerLayer, type ScavengerService } from "@vellum/scavenge"
 import { toScavengerSettings } from "@vellum/node/config"
 import { asAdmin, httpStore } from "./httpStore.js"
 import { directScavengeControl, httpScavengeControl, type ScavengeControl } from "./scavengeControl.js"
@@ -31,6 +31,8 @@ export interface OpenedNode {
   readonly clients: SimStore
   /** What the operator scavenges through (the admin API over HTTP, the Scavenger service directly). */
   readonly scavenge: ScavengeControl
+  /** The node's Scavenger service itself, to see where a run stands (its checkpoint is not in the API). */
+  readonly scavenger: ScavengerService
 }
 
 const SimInstanceId = "00000000-0000-4000-8000-000000000001"
@@ -63,7 +65,8 @@ const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope)
     const opened: OpenedNode = {
       store: Context.get(context, EventStore),
       clients: httpStore(handler),
-      scavenge: httpScavengeControl(asAdmin(handler))
+      scavenge: httpScavengeControl(asAdmin(handler)),
+      scavenger: Context.get(context, Scavenger)
     }
     return opened
   })
@@ -77,10 +80,12 @@ const openDirect = (storage: StorageConfig, disk: DiskService, scope: Scope.Scop
     )
     const context = yield* Layer.buildWithScope(Layer.provide(layer, Layer.succeed(Disk, disk)), scope)
     const store = Context.get(context, EventStore)
+    const scavenger = Context.get(context, Scavenger)
     const opened: OpenedNode = {
       store,
       clients: directStore(store),
-      scavenge: directScavengeControl(Context.get(context, Scavenger))
+      scavenge: directScavengeControl(scavenger),
+      scavenger
     }
     return opened
   })

@@ -77,8 +77,8 @@ export const CoverageMarks = {
   // "Past the point": to a stream with events before the run's scavenge point, after the point was written;
   // "running"/"stopped": a run was in progress / stopped mid-way for the whole write.
   "scavenge.pastPoint.append.running": mark("an append past the point while the run was in progress"),
-  "scavenge.pastPoint.appendAfterLoosening.running": mark(
-    "an append past the point after metadata loosened past it, while the run was in progress"
+  "scavenge.pastPoint.appendAfterLoosening": mark(
+    "an append past the point after $maxCount was loosened past it, both before the run calculated"
   ),
   "scavenge.pastPoint.metadata.tighten.running": mark(
     "metadata tightening $maxCount or $tb past the point, run in progress"

@@ -55,8 +55,13 @@ export class ScavengeFocus implements WriteFocus {
   private scavenger: ScavengerService | undefined
   /** The client streams that had events when the run was started: the streams it works on. */
   private streamsBeforePoint: ReadonlySet<string> = new Set()
-  /** Streams whose metadata a steered write loosened during the current run (an append then matters most). */
-  private readonly loosened = new Set<string>()
+  /**
+   * Streams whose `$maxCount` a steered write loosened before the run calculated, with the number of events
+   * that may still be appended (3 per append) without hiding more than the point did.
+   */
+  private readonly loosenedRoom = new Map<string, number>()
+  /** The steered writes of that pattern (loosen, then append), with the room a loosening gives. */
+  private readonly loosenThenAppend = new WeakMap<SteeredWrite, number>()
   /** A start that resumes a stopped run: its id, to count it once it completes. */
   private resumedRun: { readonly id: string | undefined; readonly afterCrash: boolean } | undefined
   /** A crash came while a run was past its point: the run that resumes it resumes across a crash. */
@@ -76,18 +81,20 @@ export class ScavengeFocus implements WriteFocus {
     this.scavenger = scavenger
   }
 
-  /** Where runs stand now (and counts a resumed run that has completed since the last look). */
-  private readonly state: Effect.Effect<RunState> = Effect.suspend(() => {
-    const scavenger = this.scavenger
-    if (scavenger === undefined) return Effect.succeed("idle" as const)
-    return Effect.gen(this, function* () {
-      const current = yield* scavenger.current
-      const stage = yield* scavenger.checkpointStage
-      yield* this.noteCompletion(current?.scavengeId)
-      if (!isPhase(stage)) return "idle"
-      return current === undefined ? "stopped" : "running"
-    })
-  })
+  /** Where runs stand now, and the phase (counts a resumed run that has completed since the last look). */
+  private readonly look: Effect.Effect<{ readonly run: RunState; readonly phase: Phase | undefined }> = Effect.suspend(
+    () => {
+      const scavenger = this.scavenger
+      if (scavenger === undefined) return Effect.succeed({ run: "idle" as const, phase: undefined })
+      return Effect.gen(this, function* () {
+        const current = yield* scavenger.current
+        const stage = yield* scavenger.checkpointStage
+        yield* this.noteCompletion(current?.scavengeId)
+        if (!isPhase(stage)) return { run: "idle" as const, phase: undefined }
+        return { run: current === undefined ? ("stopped" as const) : ("running" as const), phase: stage }
+      })
+    }
+  )
 
   /** A resumed run that is no longer the current one: did it complete? */
   private noteCompletion(currentId: string | undefined) {
@@ -104,7 +111,7 @@ export class ScavengeFocus implements WriteFocus {
   }
 
   /** Looks at the runs now (a resumed run that completed since is counted). */
-  readonly observe: Effect.Effect<void> = Effect.suspend(() => Effect.asVoid(this.state))
+  readonly observe: Effect.Effect<void> = Effect.suspend(() => Effect.asVoid(this.look))
 
   private hit(mark: CoverageMark): void {
     this.auditor.coverage.hit(mark)
@@ -115,26 +122,67 @@ export class ScavengeFocus implements WriteFocus {
 
   steer(streams: ReadonlyArray<string>, model: StoreModel): Effect.Effect<SteeredWrite | undefined> {
     return Effect.gen(this, function* () {
-      const state = yield* this.state
-      if (state === "idle") return undefined
+      const { run, phase } = yield* this.look
+      if (run === "idle") return undefined
       const candidates = streams.filter((s) => this.streamsBeforePoint.has(s) && !model.isHardDeleted(s))
-      if (candidates.length === 0 || !this.prng.chance(0.5)) return undefined
+      if (candidates.length === 0) return undefined
+      const patterned = this.loosenThenAppendOn(candidates, phase, model, run)
+      if (patterned !== undefined || !this.prng.chance(0.5)) return patterned
       const stream = this.prng.pick(candidates)
       const r = this.prng.next()
-      if (r < 0.55) return { stream, kind: "append", during: state }
-      if (r < 0.85) return { stream, kind: "metadata", during: state, ...this.metadataChange(stream, model) }
-      return { stream, kind: r < 0.97 ? "softDelete" : "hardDelete", during: state }
+      if (r < 0.55) return { stream, kind: "append", during: run }
+      if (r < 0.85) {
+        const key = this.prng.pick(["$maxCount", "$tb"] as const)
+        const change = this.metadataChange(stream, model, this.prng.int(1, 4), key, this.prng.chance(0.5))
+        return { stream, kind: "metadata", during: run, ...change }
+      }
+      return { stream, kind: r < 0.97 ? "softDelete" : "hardDelete", during: run }
     })
   }
 
-  /** New `$maxCount` or `$tb`, tighter or looser than what the stream has now (other keys dropped). */
-  private metadataChange(stream: string, model: StoreModel) {
+  /**
+   * Before the run calculated, a stream with `$maxCount` gets it loosened by k, then appends of up to k
+   * events: every state since hides no more than the point did, while the stream's last event now is past
+   * its last event at the point — a run that counted `$maxCount` from the former would remove events no
+   * state hid. Such a stream gets every steered write until its room is used up.
+   */
+  private loosenThenAppendOn(
+    candidates: ReadonlyArray<string>,
+    phase: Phase | undefined,
+    model: StoreModel,
+    run: "running" | "stopped"
+  ): SteeredWrite | undefined {
+    if (phase !== "Accumulating" && phase !== "Calculating") return undefined
+    const room = (s: string) => this.loosenedRoom.get(s) ?? (model.metadataOf(s).maxCount === undefined ? 0 : -1)
+    const eligible = candidates.filter((s) => room(s) === -1 || room(s) >= 3)
+    if (eligible.length === 0) return undefined
+    const stream = this.prng.pick(eligible)
+    if (room(stream) >= 3) {
+      const write: SteeredWrite = { stream, kind: "append", during: run }
+      this.loosenThenAppend.set(write, 0)
+      return write
+    }
+    const k = this.prng.int(4, 9)
+    const write: SteeredWrite = { stream, kind: "metadata", during: run, ...this.metadataChange(stream, model, k) }
+    this.loosenThenAppend.set(write, k)
+    return write
+  }
+
+  /**
+   * New `$maxCount` or `$tb`, tighter or looser by `step` than what the stream has now (other keys dropped);
+   * a step alone loosens `$maxCount`.
+   */
+  private metadataChange(
+    stream: string,
+    model: StoreModel,
+    step: number,
+    key: "$maxCount" | "$tb" = "$maxCount",
+    tighten = false
+  ) {
     const current = model.metadataOf(stream)
     const last = Math.max(0, model.lastEventNumber(stream))
-    const tighten = this.prng.chance(0.5)
-    const step = this.prng.int(1, 4)
     const change = tighten ? ("tighten" as const) : ("loosen" as const)
-    if (this.prng.chance(0.5)) {
+    if (key === "$maxCount") {
       const maxCount = Math.min(current.maxCount ?? last + 1, last + 1)
       const next = tighten ? Math.max(1, maxCount - step) : maxCount + step
       return {
@@ -150,18 +198,22 @@ export class ScavengeFocus implements WriteFocus {
   acknowledged(write: SteeredWrite, outcome: ObservedWrite): Effect.Effect<void> {
     return Effect.gen(this, function* () {
       // Counted when the run was in the same state from the write's start to its answer.
-      const now = yield* this.state
-      if (outcome._tag !== "Appended" || outcome.idempotent === true || now !== write.during) return
+      const now = yield* this.look
+      if (outcome._tag !== "Appended" || outcome.idempotent === true) return
+      const room = this.loosenThenAppend.get(write)
+      if (room !== undefined)
+        this.loosenedRoom.set(
+          write.stream,
+          write.kind === "append" ? (this.loosenedRoom.get(write.stream) ?? 0) - 3 : room
+        )
+      if (now.run !== write.during) return
       const during = write.during
       switch (write.kind) {
         case "append":
           this.hit(`scavenge.pastPoint.append.${during}`)
-          if (during === "running" && this.loosened.has(write.stream))
-            this.hit("scavenge.pastPoint.appendAfterLoosening.running")
+          if (this.loosenThenAppend.has(write)) this.hit("scavenge.pastPoint.appendAfterLoosening")
           return
         case "metadata":
-          if (write.change === "loosen") this.loosened.add(write.stream)
-          else this.loosened.delete(write.stream)
           return this.hit(
             during === "running"
               ? `scavenge.pastPoint.metadata.${write.change ?? "loosen"}.running`
@@ -202,7 +254,7 @@ export class ScavengeFocus implements WriteFocus {
           if (answer !== "Started" || this.scavenger === undefined) return
           if (!resuming) {
             this.streamsBeforePoint = streams
-            this.loosened.clear()
+            this.loosenedRoom.clear()
             this.crashedMidRun = false
             return
           }

@@ -21,7 +21,7 @@
  */
 import { Duration, Effect } from "effect"
 import type { Prng } from "@vellum/platform"
-import type { ScavengerService, StartScavengeOptions } from "@vellum/scavenge"
+import { RunPhases, type ScavengerService, type StartScavengeOptions } from "@vellum/scavenge"
 import { indentedJson, type Auditor, type SteeredWrite, type WriteFocus } from "./client.js"
 import type { CoverageMark } from "./coverage.js"
 import { LongMax, metastreamOf, type StoreModel } from "./model.js"
@@ -30,15 +30,8 @@ import type { StartAnswer, StopAnswer } from "./scavengeControl.js"
 import type { ObservedWrite, Unexpected } from "./simStore.js"
 
 /** The phases a run goes through, in order (the checkpoint's stages, `Done` aside). */
-export const Phases = [
-  "Accumulating",
-  "Calculating",
-  "ExecutingChunks",
-  "MergingChunks",
-  "ExecutingIndex",
-  "Cleaning"
-] as const
-export type Phase = (typeof Phases)[number]
+const Phases = RunPhases
+type Phase = (typeof Phases)[number]
 
 const isPhase = (stage: string | undefined): stage is Phase => Phases.includes(stage as Phase)
 

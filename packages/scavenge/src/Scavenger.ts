@@ -19,6 +19,16 @@ export interface StartScavengeOptions {
   readonly startFromChunk: number
 }
 
+/** The phases of a run once it has its scavenge point, in the order they run. */
+export const RunPhases = [
+  "Accumulating",
+  "Calculating",
+  "ExecutingChunks",
+  "MergingChunks",
+  "ExecutingIndex",
+  "Cleaning"
+] as const
+
 export type ScavengePhase =
   | "Beginning"
   | "Accumulating"

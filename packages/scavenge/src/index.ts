@@ -3,7 +3,6 @@
 export * from "./Scavenger.js"
 export * from "./makeScavenger.js"
 export * from "./ScavengerLayer.js"
-export { latestScavengePoint } from "./ScavengeRun.js"
 export * from "./history/index.js"
 export { NotResident, openScavengeState, openStateSession, StateCorrupt } from "./state/index.js"
 export type {

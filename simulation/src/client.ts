@@ -54,6 +54,24 @@ export type PendingOp =
     }
   | { readonly kind: "hardDelete" | "softDelete"; readonly stream: string; readonly expected: number }
 
+/** A write the scavenge focus (scavengeWorkload.ts) asks a client to make next, on one of its streams. */
+export interface SteeredWrite {
+  readonly stream: string
+  readonly kind: "append" | "metadata" | "softDelete" | "hardDelete"
+  /** Whether a run past its scavenge point was in progress or stopped when the write was chosen. */
+  readonly during: "running" | "stopped"
+  /** For metadata: the JSON body, its coverage mark, and whether it tightens or loosens the stream's limits. */
+  readonly metadata?: { readonly data: Buffer; readonly mark: CoverageMark }
+  readonly change?: "tighten" | "loosen"
+}
+
+/** Asked before every operation: a write to make instead of a random operation, or undefined. */
+export interface WriteFocus {
+  readonly steer: (streams: ReadonlyArray<string>, model: StoreModel) => Effect.Effect<SteeredWrite | undefined>
+  /** A steered write was answered and the model agreed (and applied it). */
+  readonly acknowledged: (write: SteeredWrite, outcome: ObservedWrite) => Effect.Effect<void>
+}
+
 /**
  * An indeterminate operation: `settledBy` numbers its failed answer (`Auditor.answered`); Infinity while it
  * runs (a crash may cut it).
@@ -117,6 +135,7 @@ export class SimClient {
     readonly prng: Prng,
     streamCount: number,
     private readonly maxDataBytes: number,
+    private readonly focus?: WriteFocus,
     /** The streams' names (the ACL actor's); by default `c{id}-s{i}`. */
     names?: ReadonlyArray<string>
   ) {
@@ -173,12 +192,24 @@ export class SimClient {
 
   /** One operation; failures of the store's rules are answers, other failures make it indeterminate. */
   step(store: SimStore, auditor: Auditor): Effect.Effect<void> {
-    const model = auditor.model
     const streams = this.streams.filter((s) => !this.pending.has(s))
     // Every stream waits for a checker: let time pass (the node heals on its clock, the prober probes).
     if (streams.length === 0) return Effect.sleep(Duration.millis(10))
-    const stream = this.prng.pick(streams)
-    const r = this.prng.next()
+    if (this.focus === undefined) return this.stepOn(store, auditor, streams, undefined)
+    return Effect.flatMap(this.focus.steer(streams, auditor.model), (steer) =>
+      this.stepOn(store, auditor, streams, steer)
+    )
+  }
+
+  private stepOn(
+    store: SimStore,
+    auditor: Auditor,
+    streams: ReadonlyArray<string>,
+    steer: SteeredWrite | undefined
+  ): Effect.Effect<void> {
+    const model = auditor.model
+    const stream = steer?.stream ?? this.prng.pick(streams)
+    const r = steer === undefined ? this.prng.next() : SteeredDraw[steer.kind]
     const tag = `c${this.id}`
 
     const write = (
@@ -220,6 +251,7 @@ export class SimClient {
         const before = model.log.length
         apply(outcome)
         auditor.times.written(op, model.log.slice(before), yield* Clock.currentTimeMillis)
+        if (steer !== undefined && this.focus !== undefined) yield* this.focus.acknowledged(steer, outcome)
       })
 
     const appendOp = (
@@ -254,7 +286,9 @@ export class SimClient {
     }
 
     if (r < 0.42) {
-      const expected = this.pickExpected(model.lastEventNumber(stream))
+      // A steered append is meant to be written: the exact current version.
+      const expected =
+        steer === undefined ? this.pickExpected(model.lastEventNumber(stream)) : model.lastEventNumber(stream)
       const events = this.newEvents(this.prng.int(1, 3))
       this.retries.sent(stream, expected, events)
       return appendOp(stream, expected, events, store.append(stream, expected, events))
@@ -266,8 +300,8 @@ export class SimClient {
     }
     if (r < 0.58) {
       const meta = metastreamOf(stream)
-      const expected = this.prng.chance(0.7) ? model.lastEventNumber(meta) : ExpectedAny
-      const body = this.metadataBody()
+      const expected = steer !== undefined || this.prng.chance(0.7) ? model.lastEventNumber(meta) : ExpectedAny
+      const body = steer?.metadata === undefined ? this.metadataBody() : { ...steer.metadata, isJson: true }
       auditor.coverage.hit(body.mark)
       const event = {
         eventId: this.uuid(),
@@ -279,8 +313,8 @@ export class SimClient {
       return appendOp(meta, expected, [event], store.setMetadata(stream, expected, event))
     }
     if (r < 0.61) {
-      const hard = this.prng.chance(0.25)
-      const expected = this.prng.chance(0.7) ? model.lastEventNumber(stream) : ExpectedAny
+      const hard = steer === undefined ? this.prng.chance(0.25) : steer.kind === "hardDelete"
+      const expected = steer !== undefined || this.prng.chance(0.7) ? model.lastEventNumber(stream) : ExpectedAny
       const kind = hard ? "hardDelete" : "softDelete"
       return write(
         { kind, stream, expected },
@@ -325,6 +359,14 @@ export class SimClient {
       stream
     )
   }
+}
+
+/** The draw that selects each kind of steered write in `stepOn` (appends below 0.42, metadata from 0.5, deletes from 0.58). */
+const SteeredDraw: Record<SteeredWrite["kind"], number> = {
+  append: 0,
+  metadata: 0.5,
+  softDelete: 0.58,
+  hardDelete: 0.58
 }
 
 /** The coverage mark of an acknowledged append: its expected version's kind and the model's decision. */

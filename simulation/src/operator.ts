@@ -24,6 +24,7 @@ import { operatorPause } from "./pacing.js"
 import { noteRunInProgress } from "./scavengeClock.js"
 import type { ScavengeOperatorOptions } from "./options.js"
 import type { ScavengeControl } from "./scavengeControl.js"
+import type { ScavengeFocus } from "./scavengeWorkload.js"
 import type { Unexpected } from "./simStore.js"
 
 export interface OperatorContext {
@@ -36,6 +37,8 @@ export interface OperatorContext {
   readonly options: ScavengeOperatorOptions
   /** No read fault is configured: a failed `$all` read is a bug, not the disk. */
   readonly readsReliable: boolean
+  /** Steers writes to the streams a scavenge works on, and stops and resumes runs mid-way (scavengeWorkload.ts). */
+  readonly focus: ScavengeFocus
 }
 
 export const randomStart = (prng: Prng): StartScavengeOptions => {
@@ -58,10 +61,23 @@ const start = (ctx: OperatorContext, options: StartScavengeOptions) =>
   Effect.gen(function* () {
     ctx.auditor.model.beginScavenging()
     ctx.auditor.scavenges++
+    const started = yield* ctx.focus.beforeStart(ctx.auditor.model)
     const answer = yield* ctx.control.start(options)
     ctx.auditor.trace(`operator scavenge start ${describe(options)} -> ${answer}`)
     ctx.auditor.coverage.hit(answer === "Started" ? "scavenge.start" : "scavenge.start.alreadyRunning")
     if (answer === "AlreadyRunning") yield* noteRunInProgress(ctx.auditor)
+    yield* started(answer)
+    return answer
+  })
+
+const stop = (ctx: OperatorContext) =>
+  Effect.gen(function* () {
+    const answer = yield* ctx.control.stop
+    if (answer === "Stopped") yield* noteRunInProgress(ctx.auditor)
+    ctx.auditor.coverage.hit(answer === "Stopped" ? "scavenge.stop" : "scavenge.stop.notRunning")
+    ctx.auditor.trace(`operator scavenge stop -> ${answer}`)
+    if (answer === "Stopped") yield* ctx.focus.stopped
+    return answer
   })
 
 /** A pass over `$all` while the clients and scavenges run; checks what it saw. */
@@ -93,13 +109,12 @@ const scan = (ctx: OperatorContext, ticker: OpsTicker) =>
 const act = (ctx: OperatorContext, ticker: OpsTicker): Effect.Effect<void, Unexpected> =>
   Effect.gen(function* () {
     const r = ctx.prng.next()
-    if (r < 0.35) return yield* start(ctx, randomStart(ctx.prng))
-    if (r < 0.6) {
-      const answer = yield* ctx.control.stop
-      if (answer === "Stopped") yield* noteRunInProgress(ctx.auditor)
-      ctx.auditor.coverage.hit(answer === "Stopped" ? "scavenge.stop" : "scavenge.stop.notRunning")
-      return ctx.auditor.trace(`operator scavenge stop -> ${answer}`)
+    if (r < 0.35) {
+      const answer = yield* start(ctx, ctx.focus.adjustStart(randomStart(ctx.prng)))
+      if (answer === "Started") yield* ctx.focus.episode({ start: (o) => start(ctx, o), stop: stop(ctx) }, ticker)
+      return
     }
+    if (r < 0.6) return yield* Effect.asVoid(stop(ctx))
     if (r < 0.7) {
       const running = yield* ctx.control.running
       return ctx.auditor.trace(`operator scavenge running=${running}`)
@@ -130,6 +145,7 @@ export const finalScavenge = (ctx: OperatorContext, diskFull: boolean) =>
     const { auditor, control } = ctx
     yield* start(ctx, { ...randomStart(ctx.prng), syncOnly: false })
     while (yield* control.running) yield* Effect.sleep(1)
+    yield* ctx.focus.observe
     const result = yield* control.lastResult
     auditor.trace(`final scavenge -> ${result}`)
     if (result === "Success") auditor.coverage.hit("scavenge.final.success")

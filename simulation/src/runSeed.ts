@@ -33,6 +33,8 @@ import { OpsTicker } from "./opsTicker.js"
 import { clientPause, crashDowntimeMs, expiryWait } from "./pacing.js"
 import { learnScavengePoints } from "./scavengePoints.js"
 import { runProber, type ProberState } from "./prober.js"
+import { markDiskFaults } from "./faultMarks.js"
+import { ScavengeFocus } from "./scavengeWorkload.js"
 import { openNode, type Transport } from "./simNode.js"
 
 export interface SeedResult {
@@ -90,9 +92,16 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   // The store's event-id cache (capacity 10,000 below) keeps up to 9,999 ids over a restart; the model counts
   // on half of that, leaving room for the events it does not track (users, scavenge history).
   const auditor = new Auditor(new StoreModel(5_000), (line) => world.trace(line))
+  const streamNames = Array.from({ length: options.clients }, (_, c) =>
+    Array.from({ length: options.streamsPerClient }, (_, i) => `c${c}-s${i}`)
+  ).flat()
+  // Writes to the streams a scavenge works on, past its point (scavengeWorkload.ts): only where one runs.
+  const focus =
+    options.scavenge === undefined ? undefined : new ScavengeFocus(root.fork("scavengeWrites"), auditor, streamNames)
   const clients = Array.from(
     { length: options.clients },
-    (_, c) => new SimClient(c, root.fork(`client-${c}`), options.streamsPerClient, options.chunkSize >= 4096 ? 200 : 20)
+    (_, c) =>
+      new SimClient(c, root.fork(`client-${c}`), options.streamsPerClient, options.chunkSize >= 4096 ? 200 : 20, focus)
   )
   // Users and ACLs (HTTP only: the direct transport has no authentication): one more client, on its own forks.
   const anonymousStreamAccess = root.fork("acl-node").chance(0.5)
@@ -140,7 +149,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
           `a second node on the data directory of a running one was not refused: ${second._tag === "Left" ? second.left : "it opened"}`
         )
       }
-      const { store, clients: node, scavenge, handler } = opened.right
+      const { store, clients: node, scavenge, handler, scavenger } = opened.right
+      focus?.attach(scavenger)
       if (handler !== undefined) aclActor?.connect(handler)
       const pointsSeen = { last: -2 }
       auditor.learnPoints = Effect.match(learnScavengePoints(store, auditor, pointsSeen), {
@@ -155,7 +165,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       world.trace(`lifetime verified at ${store.stats().committedPosition}`)
       auditor.coverage.hit("restart.verified")
       const operator =
-        options.scavenge === undefined
+        options.scavenge === undefined || focus === undefined
           ? undefined
           : {
               control: scavenge,
@@ -164,7 +174,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
               prng: operatorPrng,
               pausePrng: operatorPausePrng,
               options: options.scavenge,
-              readsReliable
+              readsReliable,
+              focus
             }
       if (final && operator !== undefined && auditor.failure === undefined) {
         yield* finalScavenge(operator, disk.capacityBytes !== undefined)
@@ -234,7 +245,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       until: () =>
         auditor.failure !== undefined ||
         (clientsDone === clients.length && !probing.probing) ||
-        stepsAt() - start >= crashAt,
+        stepsAt() - start >= crashAt ||
+        focus?.crashWanted === true,
       maxSteps: 5_000_000
     })
     const rootExit = root.unsafePoll()
@@ -247,6 +259,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     if (final || auditor.failure !== undefined) break
     // Power loss: the node stops between two steps; the disk keeps only what its durability model allows.
     world.crash(NODE)
+    focus?.crashed()
     crashes++
     const mode = driver.chance(0.3) ? "strict" : "random"
     const summary = disk.crash(driver, mode)
@@ -258,6 +271,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     world.advance(crashDowntimeMs(downtime))
     auditor.coverage.hit("clock.advancedAcrossCrash")
   }
+  markDiskFaults(auditor.coverage, disk.stats)
   const traceHash = world.traceHash
   const lastTrace = world.traceLines
   const simMs = world.now - startedAtMs

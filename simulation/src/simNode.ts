@@ -16,7 +16,7 @@ import { EventStore, type EventStoreService, type StorageConfig } from "@vellum/
 // @vellum/node exports only its `main`; the composition root is imported from its source.
 import * as NodeApp from "@vellum/node/app"
 import { loadConfig, type LoadedConfig } from "@vellum/node/config"
-import { Scavenger, ScavengerLayer } from "@vellum/scavenge"
+import { Scavenger, ScavengerLayer, type ScavengerService } from "@vellum/scavenge"
 import { toScavengerSettings } from "@vellum/node/config"
 import { asAdmin, httpStore, type NodeHandler } from "./httpStore.js"
 import { directScavengeControl, httpScavengeControl, type ScavengeControl } from "./scavengeControl.js"
@@ -33,6 +33,8 @@ export interface OpenedNode {
   readonly scavenge: ScavengeControl
   /** The node's request handler (HTTP only): the ACL actor sends its requests as other callers. */
   readonly handler?: NodeHandler
+  /** The node's Scavenger service itself, to see where a run stands (its checkpoint is not in the API). */
+  readonly scavenger: ScavengerService
 }
 
 const SimInstanceId = "00000000-0000-4000-8000-000000000001"
@@ -74,7 +76,8 @@ const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope,
       store: Context.get(context, EventStore),
       clients: httpStore(handler),
       scavenge: httpScavengeControl(asAdmin(handler)),
-      handler
+      handler,
+      scavenger: Context.get(context, Scavenger)
     }
     return opened
   })
@@ -88,10 +91,12 @@ const openDirect = (storage: StorageConfig, disk: DiskService, scope: Scope.Scop
     )
     const context = yield* Layer.buildWithScope(Layer.provide(layer, Layer.succeed(Disk, disk)), scope)
     const store = Context.get(context, EventStore)
+    const scavenger = Context.get(context, Scavenger)
     const opened: OpenedNode = {
       store,
       clients: directStore(store),
-      scavenge: directScavengeControl(Context.get(context, Scavenger))
+      scavenge: directScavengeControl(scavenger),
+      scavenger
     }
     return opened
   })

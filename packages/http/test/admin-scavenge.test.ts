@@ -65,6 +65,7 @@ const makeFake = (stopGate?: Deferred.Deferred<void>) =>
         ),
       current: Effect.map(Ref.get(state), (s) => s.running),
       last: Effect.map(Ref.get(state), (s) => s.last),
+      checkpointStage: Effect.succeed(undefined),
       stop: (scavengeId) =>
         Effect.gen(function* () {
           yield* Ref.update(state, (s) => ({ ...s, stopRequests: [...s.stopRequests, scavengeId] }))

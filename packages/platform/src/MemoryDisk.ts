@@ -86,6 +86,15 @@ export interface MemoryDiskStats {
   faultsInjected: number
   /** Operations refused with DiskFull (the `capacityBytes` limit), counted among `faultsInjected` too. */
   diskFullErrors: number
+  /** Each injected fault by kind (all counted among `faultsInjected` too), so a run can say which fired. */
+  readErrors: number
+  /** Failed writes, appends and truncates. */
+  writeErrors: number
+  /** Failed file and directory syncs. */
+  syncErrors: number
+  bitFlips: number
+  /** Operations that slept an injected latency. */
+  latencies: number
 }
 
 /** A growable byte array; bytes past `length` are always zero, so growing never exposes stale data. */
@@ -212,7 +221,12 @@ export class MemoryDisk {
     bytesRead: 0,
     bytesWritten: 0,
     faultsInjected: 0,
-    diskFullErrors: 0
+    diskFullErrors: 0,
+    readErrors: 0,
+    writeErrors: 0,
+    syncErrors: 0,
+    bitFlips: 0,
+    latencies: 0
   }
   /** The `Disk` service over this disk; keep the MemoryDisk to crash it and build a new node on it. */
   readonly service: DiskService
@@ -429,10 +443,17 @@ export class MemoryDisk {
     return this.faulty ? this.faults : undefined
   }
 
-  /** Throws an injected IOError with probability `p`, drawn from `prng`. */
-  private maybeFail(prng: Prng, p: number | undefined, op: string, path: string): void {
+  /** Throws an injected IOError with probability `p`, drawn from `prng`, counted under `kind`. */
+  private maybeFail(
+    prng: Prng,
+    p: number | undefined,
+    kind: "readErrors" | "writeErrors" | "syncErrors",
+    op: string,
+    path: string
+  ): void {
     if (p !== undefined && this.faulty && prng.chance(p)) {
       this.stats.faultsInjected++
+      this.stats[kind]++
       throw fail("IOError", op, path, "injected I/O error (EIO)")
     }
   }
@@ -444,6 +465,7 @@ export class MemoryDisk {
       if (latency === undefined || !this.rng.latency.chance(this.active?.latencyChance ?? 1)) return run(body)
       const ms = this.rng.latency.int(Math.max(0, latency.min), Math.max(0, latency.min, latency.max))
       this.stats.faultsInjected++
+      this.stats.latencies++
       return Effect.zipRight(Effect.sleep(Duration.millis(ms)), run(body))
     })
   }
@@ -477,7 +499,7 @@ export class MemoryDisk {
     }
     const writeAt = (op: string, position: number, data: Uint8Array): void => {
       checkArgs(op, position, position + data.length)
-      this.maybeFail(this.rng.write, this.active?.writeError, op, path)
+      this.maybeFail(this.rng.write, this.active?.writeError, "writeErrors", op, path)
       if (data.length > 0) this.checkCapacity(file, position + data.length, op, path)
       // Copy: the caller may reuse its buffer, and the log must keep what was written.
       const copy = Buffer.from(data)
@@ -490,13 +512,14 @@ export class MemoryDisk {
     const read = (position: number, length: number): Buffer => {
       check("read")
       checkArgs("read", position, length)
-      this.maybeFail(this.rng.read, this.active?.readError, "read", path)
+      this.maybeFail(this.rng.read, this.active?.readError, "readErrors", "read", path)
       const data = file.current.read(position, length)
       const flip = this.active?.bitFlipOnRead
       if (data.length > 0 && flip !== undefined && this.rng.flip.chance(flip)) {
         const bit = this.rng.flip.int(0, data.length * 8 - 1)
         data[bit >> 3] ^= 1 << (bit & 7)
         this.stats.faultsInjected++
+        this.stats.bitFlips++
       }
       this.stats.reads++
       this.stats.bytesRead += data.length
@@ -525,7 +548,7 @@ export class MemoryDisk {
         }),
       sync: this.io(() => {
         check("sync")
-        this.maybeFail(this.rng.sync, this.active?.syncError, "sync", path)
+        this.maybeFail(this.rng.sync, this.active?.syncError, "syncErrors", "sync", path)
         for (const op of file.log) file.durable.apply(op)
         file.log = []
         this.stats.syncs++
@@ -538,7 +561,7 @@ export class MemoryDisk {
         this.io(() => {
           checkWritable("truncate")
           checkArgs("truncate", length)
-          this.maybeFail(this.rng.write, this.active?.writeError, "truncate", path)
+          this.maybeFail(this.rng.write, this.active?.writeError, "writeErrors", "truncate", path)
           this.checkCapacity(file, length, "truncate", path)
           file.current.truncate(length)
           file.log.push({ _tag: "truncate", length })
@@ -634,7 +657,7 @@ export class MemoryDisk {
     const syncDir = (path: string) =>
       this.io(() => {
         const dir = this.dirAt("syncDir", path)
-        this.maybeFail(this.rng.sync, this.active?.syncError, "syncDir", path)
+        this.maybeFail(this.rng.sync, this.active?.syncError, "syncErrors", "syncDir", path)
         dir.durable = new Map(dir.entries)
         this.stats.dirSyncs++
       })

@@ -154,6 +154,32 @@ describe("MemoryDisk faults", () => {
     disk.setFaults(undefined)
     expect(run(h.read(0, 7)).toString()).toBe("healthy")
   })
+
+  it("counts each fault by its kind, so a run can tell which kinds fired", () => {
+    const { disk, h } = diskWith(5)
+    const kinds = () => {
+      const { readErrors, writeErrors, syncErrors, bitFlips, latencies, diskFullErrors } = disk.stats
+      return { readErrors, writeErrors, syncErrors, bitFlips, latencies, diskFullErrors }
+    }
+    const none = { readErrors: 0, writeErrors: 0, syncErrors: 0, bitFlips: 0, latencies: 0, diskFullErrors: 0 }
+    run(h.append(Buffer.from("abc")))
+    disk.setFaults({ writeError: 1 })
+    Effect.runSyncExit(h.append(Buffer.from("x")))
+    Effect.runSyncExit(h.truncate(1))
+    disk.setFaults({ readError: 1 })
+    Effect.runSyncExit(h.read(0, 3))
+    disk.setFaults({ syncError: 1 })
+    Effect.runSyncExit(h.sync)
+    Effect.runSyncExit(disk.service.syncDir("/d"))
+    disk.setFaults({ bitFlipOnRead: 1 })
+    run(h.read(0, 3))
+    expect(kinds()).toEqual({ ...none, writeErrors: 2, readErrors: 1, syncErrors: 2, bitFlips: 1 })
+    disk.setFaults(undefined)
+    disk.capacityBytes = 3
+    Effect.runSyncExit(h.append(Buffer.from("y")))
+    expect(kinds().diskFullErrors).toBe(1)
+    expect(disk.stats.faultsInjected).toBe(7)
+  })
 })
 
 describe("MemoryDisk latency", () => {
@@ -167,6 +193,7 @@ describe("MemoryDisk latency", () => {
       yield* TestClock.adjust("1 millis")
       yield* Fiber.join(fiber)
       assert.strictEqual(disk.stats.dirSyncs, 1)
+      assert.strictEqual(disk.stats.latencies, 1)
     })
   )
 

@@ -16,6 +16,7 @@ import { executeIndex } from "./phases/executeIndex.js"
 import { mergeChunks } from "./phases/mergeChunks.js"
 import type { RunContext } from "./phases/RunContext.js"
 import type { Checkpoint, ScavengePointInfo, StateAccess } from "./phases/StateAccess.js"
+import { RunPhases } from "./Scavenger.js"
 
 export interface BeginRequest {
   readonly syncOnly: boolean
@@ -24,15 +25,7 @@ export interface BeginRequest {
 }
 
 /** The stages of a run, in the order they run. */
-const StageOrder: ReadonlyArray<Checkpoint["stage"]> = [
-  "Accumulating",
-  "Calculating",
-  "ExecutingChunks",
-  "MergingChunks",
-  "ExecutingIndex",
-  "Cleaning",
-  "Done"
-]
+const StageOrder: ReadonlyArray<Checkpoint["stage"]> = [...RunPhases, "Done"]
 
 /** The newest scavenge point in the log, if any. */
 export const latestScavengePoint = (store: EventStoreService) =>
@@ -105,14 +98,7 @@ export const runScavenge = <E>(
       `Scavenging to SP-${resume.sp.number}. Position: ${resume.sp.position}, EffectiveNow: ${resume.sp.effectiveNowMicros}, Threshold: ${resume.sp.threshold}; resuming at ${resume.stage}`
     )
     const sp = resume.sp
-    const stages = [
-      "Accumulating",
-      "Calculating",
-      "ExecutingChunks",
-      "MergingChunks",
-      "ExecutingIndex",
-      "Cleaning"
-    ] as const
+    const stages = RunPhases
     // A phase that ran out of order, or for another point, would work from a state it did not build.
     let at: Checkpoint["stage"] = resume.stage
     const enter = (next: Checkpoint) => {

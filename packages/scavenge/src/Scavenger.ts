@@ -19,6 +19,16 @@ export interface StartScavengeOptions {
   readonly startFromChunk: number
 }
 
+/** The phases of a run once it has its scavenge point, in the order they run. */
+export const RunPhases = [
+  "Accumulating",
+  "Calculating",
+  "ExecutingChunks",
+  "MergingChunks",
+  "ExecutingIndex",
+  "Cleaning"
+] as const
+
 export type ScavengePhase =
   | "Beginning"
   | "Accumulating"
@@ -70,6 +80,12 @@ export interface ScavengerService {
   /** The running scavenge, if any. */
   readonly current: Effect.Effect<{ readonly scavengeId: string; readonly progress: ScavengeProgress } | undefined>
   readonly last: Effect.Effect<LastScavenge>
+  /**
+   * Beyond the reference: the stage the scavenge state's last checkpoint records — the phase a running run
+   * is in, or the phase a stopped, failed or cut-short run was in and resumes at; "Done" once the last run
+   * finished; undefined before any run chose its scavenge point.
+   */
+  readonly checkpointStage: Effect.Effect<Exclude<ScavengePhase, "Beginning"> | undefined>
   /** Stops the run with this id (or the running one for "current"); completes once it has stopped. */
   readonly stop: (scavengeId: string) => Effect.Effect<{ readonly scavengeId: string }, ScavengeNotFound>
   /** Merges every index table into one (POST /admin/mergeindexes); answers once the merge has started. */

@@ -205,6 +205,7 @@ export const makeScavenger = <E>(settings: ScavengerSettings, state: StateAccess
         running === undefined ? undefined : { scavengeId: running.scavengeId, progress: running.progress }
       ),
       last: Effect.sync(() => last),
+      checkpointStage: Effect.sync(() => state.checkpoint()?.stage),
       stop,
       mergeIndexes: Effect.gen(function* () {
         const mergeIndexesId = yield* randomUuid

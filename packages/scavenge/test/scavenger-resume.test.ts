@@ -150,6 +150,40 @@ describe.each(workloads)("stopping and resuming a scavenge of %s", (_, writeWork
     })
   )
 
+  it.effect("the service names the stage a stopped run is in, and where it resumes after a restart", () =>
+    Effect.gen(function* () {
+      const expected = yield* uninterrupted(writeWorkload)
+      const seen = new Set<string>()
+      for (let k = 1; k < expected.commits; k++) {
+        const mem = new MemoryDisk()
+        const stages: Array<string> = []
+        const counter = { commits: 0 }
+        const first = yield* openNode(mem, config, {
+          wrap: (state) =>
+            stopAfterCommit(
+              k,
+              counter
+            )({ ...state, commit: (c) => Effect.tap(state.commit(c), () => Effect.sync(() => stages.push(c.stage))) })
+        })
+        expect(yield* first.scavenger.checkpointStage, "before any run").toBeUndefined()
+        yield* writeWorkload(first.store)
+        expect((yield* scavenge(first, { threshold: -1 })).result).toBe("Stopped")
+        expect(yield* first.scavenger.checkpointStage, `stopped after commit ${k}`).toBe(stages[k - 1])
+        seen.add(stages[k - 1]!)
+        yield* closeNode(first)
+        const second = yield* openNode(mem, config)
+        expect(yield* second.scavenger.checkpointStage, `reopened after commit ${k}`).toBe(stages[k - 1])
+        expect((yield* scavenge(second)).result).toBe("Success")
+        expect(yield* second.scavenger.checkpointStage).toBe("Done")
+        yield* closeNode(second)
+      }
+      // Every phase commits at least once, so a stop lands in each.
+      expect([...seen].sort()).toEqual(
+        ["Accumulating", "Calculating", "Cleaning", "ExecutingChunks", "ExecutingIndex", "MergingChunks"].sort()
+      )
+    })
+  )
+
   it.effect("a power loss after every checkpoint, then a restart and a new run, gives the same result", () =>
     Effect.gen(function* () {
       const expected = yield* uninterrupted(writeWorkload)

@@ -70,7 +70,7 @@ export class AclActor extends SimClient {
     /** Other clients' streams: read (the verdict checked, not the events, which others are writing). */
     private readonly foreignStreams: ReadonlyArray<string>
   ) {
-    super(id, prng, 0, 20, [...OwnStreams, SettingsStreamName])
+    super(id, prng, 0, 20, undefined, [...OwnStreams, SettingsStreamName])
   }
 
   /** The node of this lifetime. */

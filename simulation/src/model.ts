@@ -88,164 +88,20 @@
  * Values the model cannot predict (ids the server generates, log positions) are learned from the
  * implementation after the fact (`eventId`, `position` on ModelEvent) and checked for consistency.
  */
-
-export const ExpectedAny = -2
-export const ExpectedNoStream = -1
-export const ExpectedStreamExists = -4
-
-/** The port's in-memory representation of long.MaxValue. */
-export const LongMax = Number.MAX_SAFE_INTEGER
-/** long.MaxValue as it appears in metadata JSON. */
-export const LongMaxText = "9223372036854775807"
-
-export const MetadataEventType = "$metadata"
-export const StreamDeletedEventType = "$streamDeleted"
-
-export const isMetastream = (stream: string): boolean => stream.startsWith("$$")
-export const metastreamOf = (stream: string): string => `$$${stream}`
-export const originalStreamOf = (metastream: string): string => metastream.slice(2)
-
-// ---------------------------------------------------------------------------------------------------
-// Expected versions
-
-export type Decision =
-  | { readonly _tag: "Ok"; readonly current: number; readonly softDeleted: boolean }
-  | { readonly _tag: "Idempotent"; readonly first: number; readonly last: number }
-  | { readonly _tag: "WrongExpectedVersion"; readonly current: number }
-  | { readonly _tag: "StreamDeleted" }
-
-export interface CachedEvent {
-  readonly stream: string
-  readonly eventNumber: number
-}
-
-/** What the expected-version rule looks at. */
-export interface CommitView {
-  /** −1 when the stream has no events; LongMax when it (or, for a metastream, its stream) is hard-deleted. */
-  readonly lastEventNumber: (stream: string) => number
-  /** Metadata `$tb` is long.MaxValue (never true for a metastream). */
-  readonly isSoftDeleted: (stream: string) => boolean
-  /** The id of the event stored at that number (undefined past the end or when unknown). */
-  readonly storedEventId: (stream: string, eventNumber: number) => string | undefined
-  /** The writer's committed-event-id cache. */
-  readonly cached: (eventId: string) => CachedEvent | undefined
-}
-
-const ok = (current: number, softDeleted: boolean): Decision => ({ _tag: "Ok", current, softDeleted })
-const wev = (current: number): Decision => ({ _tag: "WrongExpectedVersion", current })
-const deleted: Decision = { _tag: "StreamDeleted" }
-
-/** The expected-version "order of checks", step by step. */
-export const decideCommit = (
-  view: CommitView,
-  stream: string,
-  expected: number,
-  eventIds: ReadonlyArray<string>
-): Decision => {
-  const cur = view.lastEventNumber(stream)
-  // 2. hard-deleted: StreamDeleted, whatever the expected version.
-  if (cur === LongMax) return deleted
-  // 4. StreamExists: soft-deleted → StreamDeleted; no events and no metadata → WEV; otherwise as Any.
-  if (expected === ExpectedStreamExists) {
-    if (view.isSoftDeleted(stream)) return deleted
-    if (cur < 0 && view.lastEventNumber(metastreamOf(stream)) < 0) return wev(cur)
-  }
-  // 5. Any / StreamExists: idempotency through the committed-events cache.
-  if (expected === ExpectedAny || expected === ExpectedStreamExists) {
-    if (eventIds.length === 0) return ok(cur, view.isSoftDeleted(stream))
-    const hits = eventIds.map((id) => {
-      const hit = view.cached(id)
-      return hit !== undefined && hit.stream === stream ? hit : undefined
-    })
-    const first = hits[0]
-    if (first === undefined) return ok(cur, view.isSoftDeleted(stream))
-    const last = hits[hits.length - 1]
-    if (last === undefined || hits.some((h) => h === undefined)) return wev(cur) // CorruptedIdempotency
-    return { _tag: "Idempotent", first: first.eventNumber, last: last.eventNumber }
-  }
-  // 6. N < cur (NoStream included): compare ids with the events stored at N+1, N+2, …
-  if (expected < cur) {
-    if (eventIds.length === 0) return wev(cur)
-    for (let i = 0; i < eventIds.length; i++) {
-      if (view.storedEventId(stream, expected + 1 + i) === eventIds[i]) continue
-      if (i === 0 && expected === ExpectedNoStream && view.isSoftDeleted(stream)) return ok(cur, true)
-      return wev(cur)
-    }
-    return { _tag: "Idempotent", first: expected + 1, last: expected + eventIds.length }
-  }
-  // 7. N > cur → WEV.   8. N == cur → Ok.
-  if (expected > cur) return wev(cur)
-  return ok(cur, view.isSoftDeleted(stream))
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Metadata
-
-export interface ModelMetadata {
-  readonly maxCount?: number
-  readonly truncateBefore?: number
-  /** `$maxAge` in seconds (expiry.ts applies it: it depends on when events were created and read). */
-  readonly maxAge?: number
-}
-
-const NUMERIC_KEYS = ["$maxCount", "$tb", "$maxAge", "$cacheControl"] as const
-
-const toLong = (value: number): number => (value >= 2 ** 63 - 1 ? LongMax : value)
-
-/** Parses JSON text as an object, or undefined. */
-export const parseJsonObject = (bytes: Uint8Array): Record<string, unknown> | undefined => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(Buffer.from(bytes).toString("utf8"))
-  } catch {
-    return undefined
-  }
-  return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)
-    ? (parsed as Record<string, unknown>)
-    : undefined
-}
-
-const AclKeys = new Set(["$r", "$w", "$d", "$mr", "$mw"])
-const isRoles = (value: unknown): boolean =>
-  typeof value === "string" || (Array.isArray(value) && value.every((v) => typeof v === "string"))
-
-/** An `$acl`-shaped value the reference reads: an object of role keys, each a string or an array of strings. */
-export const isWellFormedAcl = (value: unknown): value is Record<string, string | ReadonlyArray<string>> =>
-  value !== null &&
-  typeof value === "object" &&
-  !Array.isArray(value) &&
-  Object.entries(value).every(([key, roles]) => AclKeys.has(key) && isRoles(roles))
-
-/** A metadata object whose known keys make it read as empty metadata. */
-export const isMalformedMetadata = (o: Record<string, unknown>): boolean =>
-  NUMERIC_KEYS.some((key) => o[key] !== undefined && (typeof o[key] !== "number" || !Number.isInteger(o[key]))) ||
-  (o["$acl"] !== undefined && !isWellFormedAcl(o["$acl"]))
-
-export const parseModelMetadata = (isJson: boolean, bytes: Uint8Array): ModelMetadata => {
-  if (!isJson) return {}
-  const o = parseJsonObject(bytes)
-  if (o === undefined || isMalformedMetadata(o)) return {}
-  const maxCount = o["$maxCount"] as number | undefined
-  const tb = o["$tb"] as number | undefined
-  const maxAge = o["$maxAge"] as number | undefined
-  return {
-    ...(maxCount !== undefined && maxCount > 0 ? { maxCount: toLong(maxCount) } : {}),
-    ...(tb !== undefined && tb >= 0 ? { truncateBefore: toLong(tb) } : {}),
-    ...(maxAge !== undefined && maxAge > 0 ? { maxAge: toLong(maxAge) } : {})
-  }
-}
-
-/**
- * JSON text of `object` with `$tb` set to `tb`, keeping the other keys (and their order; a new `$tb`
- * goes last). `LongMax` is written as the literal long.MaxValue.
- */
-export const withTb = (object: Record<string, unknown>, tb: number): Uint8Array => {
-  const marker = "__model_long_max__"
-  const text = JSON.stringify({ ...object, $tb: tb === LongMax ? marker : tb }).replace(`"${marker}"`, LongMaxText)
-  return Buffer.from(text, "utf8")
-}
-
-export const softDeleteBody = (): Uint8Array => Buffer.from(`{"$tb":${LongMaxText}}`, "utf8")
+export * from "./model/names.js"
+export * from "./model/commitRule.js"
+export * from "./model/metadata.js"
+import {
+  ExpectedNoStream,
+  LongMax,
+  MetadataEventType,
+  StreamDeletedEventType,
+  isMetastream,
+  metastreamOf,
+  originalStreamOf
+} from "./model/names.js"
+import { decideCommit, type CachedEvent, type CommitView, type Decision } from "./model/commitRule.js"
+import { parseJsonObject, parseModelMetadata, softDeleteBody, withTb, type ModelMetadata } from "./model/metadata.js"
 
 // ---------------------------------------------------------------------------------------------------
 // The store

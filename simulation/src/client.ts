@@ -235,10 +235,11 @@ export class SimClient {
           auditor.trace(`${tag} ${op.kind} ${op.stream} indeterminate ${failure.reason}`)
           return
         }
-        this.pending.delete(key)
         const outcome = result.right
         // A scavenge point written while the write ran may have removed stored events it compares with.
+        // (The operation stays pending until the model has it: a crash during this read must not lose it.)
         yield* auditor.learnPoints
+        this.pending.delete(key)
         auditor.trace(`${tag} ${op.kind} ${op.stream} exp=${op.expected} -> ${JSON.stringify(outcome)}`)
         const allowed = expect()
         if (!allowed.some((o) => writeMatches(o, outcome))) {

@@ -96,7 +96,10 @@ export const expiredPrefix = (
   return [certain, possible]
 }
 
-/** The page when the stream's first `expired` events have expired. */
+/**
+ * The pages a read may give when the stream's first `expired` events have expired (several when a scavenge
+ * may have removed the events a forward read would point at next).
+ */
 const withExpired = (
   model: StoreModel,
   stream: string,
@@ -105,24 +108,29 @@ const withExpired = (
   count: number,
   expired: number,
   page: StreamReadModel
-): StreamReadModel => {
-  if (page._tag !== "Success" || expired === 0) return page
+): Array<StreamReadModel> => {
+  if (page._tag !== "Success" || expired === 0) return [page]
   const last = page.lastEventNumber
   const min = model.readBound(stream, last)
   const events = page.events.filter((e) => e.eventNumber >= expired)
   if (direction === "forward") {
     const start = Math.max(from, min)
-    if (from + count - 1 < min || events.length > 0 || start > last) return { ...page, events }
-    const firstLive = Math.max(start, expired)
-    return firstLive > last
-      ? { ...page, events, nextEventNumber: last + 1, isEndOfStream: true }
-      : { ...page, events, nextEventNumber: firstLive, isEndOfStream: false }
+    if (from + count - 1 < min || events.length > 0 || start > last) return [{ ...page, events }]
+    // The node points at the first live event it still has: a scavenge may have removed the first few.
+    const pages: Array<StreamReadModel> = []
+    for (let n = Math.max(start, expired); n <= last; n++) {
+      pages.push({ ...page, events, nextEventNumber: n, isEndOfStream: false })
+      const event = model.eventsOf(stream)[n]
+      if (event === undefined || !model.isDiscardable(event)) return pages
+    }
+    pages.push({ ...page, events, nextEventNumber: last + 1, isEndOfStream: true })
+    return pages
   }
   const end = from < 0 ? last : from
-  if (end < min) return page
+  if (end < min) return [page]
   const start = Math.max(min, end - count + 1)
-  if (start > last || expired <= start) return { ...page, events }
-  return { ...page, events, nextEventNumber: -1, isEndOfStream: true }
+  if (start > last || expired <= start) return [{ ...page, events }]
+  return [{ ...page, events, nextEventNumber: -1, isEndOfStream: true }]
 }
 
 /** Every page a stream read sent at t0 and answered at t1 may give, by `$maxAge`; at least one. */
@@ -143,7 +151,7 @@ export const possibleReads = (
     direction === "forward" ? model.readForward(stream, from, count) : model.readBackward(stream, from, count)
   const [certain, possible] = expiredPrefix(model, times, stream, t0Ms, t1Ms)
   const out: Array<StreamReadModel> = []
-  for (let k = certain; k <= possible; k++) out.push(withExpired(model, stream, direction, from, count, k, page))
+  for (let k = certain; k <= possible; k++) out.push(...withExpired(model, stream, direction, from, count, k, page))
   return out
 }
 

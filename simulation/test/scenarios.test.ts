@@ -9,6 +9,8 @@ interface Scenario {
   readonly seed: number
   readonly what: string
   readonly overrides?: Partial<SimOptions>
+  /** How the clients reach the node (default: over HTTP). */
+  readonly transport?: "http" | "direct"
 }
 
 const dir = join(__dirname, "..", "..", "scenarios")
@@ -21,7 +23,7 @@ describe("scenarios", () => {
   for (const file of files) {
     const scenario = JSON.parse(readFileSync(join(dir, file), "utf8")) as Scenario
     it(`${file} (seed ${scenario.seed})`, () => {
-      const r = runSeed(scenario.seed, { overrides: scenario.overrides ?? {} })
+      const r = runSeed(scenario.seed, { overrides: scenario.overrides ?? {}, transport: scenario.transport ?? "http" })
       if (!r.ok) expect.fail(`${scenario.what}\nseed ${r.seed}: ${r.failure}\n  ${r.lastTrace.join("\n  ")}`)
     })
   }

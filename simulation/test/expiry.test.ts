@@ -75,4 +75,12 @@ describe("$maxAge in the model", () => {
     const [live] = possibleReads(model, times, { stream: "s", direction: "backward", from: 3, count: 2 }, 5000, 5000)
     expect(live).toMatchObject({ nextEventNumber: 1, isEndOfStream: false })
   })
+
+  it("pages forward past live events a scavenge may have removed, up to the first that must be there", () => {
+    const { model, times } = setup()
+    // Event 2 may be gone (a scavenge point's state hid it); event 3 may not.
+    model.discardRule = { isDiscardable: (e) => e.stream === "s" && e.eventNumber === 2, gone: () => {} }
+    const pages = possibleReads(model, times, { stream: "s", direction: "forward", from: 0, count: 2 }, 5000, 5000)
+    expect(pages.map((p) => (p._tag === "Success" ? p.nextEventNumber : p._tag))).toEqual([2, 3])
+  })
 })

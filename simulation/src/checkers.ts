@@ -194,6 +194,9 @@ export const verifyStored = (store: EventStoreService, auditor: Auditor, clients
 export const verifyAfterRestart = (store: EventStoreService, auditor: Auditor, clients: ReadonlyArray<SimClient>) =>
   Effect.gen(function* () {
     for (const client of clients) yield* reconcile(store, auditor, client)
+    // The refill of the id cache on open found only the events still in the log: every point a run before
+    // the crash worked to must be known before the model judges which cached ids survived.
+    yield* learnScavengePoints(store, auditor)
     auditor.model.restart()
     yield* verifyStored(store, auditor, clients)
   })

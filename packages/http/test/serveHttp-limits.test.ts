@@ -6,7 +6,7 @@
  * once while connections already open keep working.
  */
 import { describe, it, assert } from "@effect/vitest"
-import { request as httpRequest } from "node:http"
+import { Agent, request as httpRequest } from "node:http"
 import { connect, type Socket } from "node:net"
 import { Effect } from "effect"
 import { serveHttp, type HttpRequest, type Reply, type ServeOptions } from "../src/index.js"
@@ -117,6 +117,35 @@ describe("serveHttp limits", () => {
       const fits = yield* Effect.promise(() => send("POST", "/streams/s", { body: Buffer.alloc(1000, 97) }))
       assert.deepStrictEqual([fits.status, fits.body], [200, "1000"])
     })
+  )
+
+  it.scopedLive(
+    "a 413 says Connection: close, so a keep-alive client never sends its next request on that connection",
+    () =>
+      Effect.gen(function* () {
+        yield* serve()
+        // A keep-alive agent, as Node's global one and axios use: it would reuse a socket the server is closing.
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+        yield* Effect.addFinalizer(() => Effect.sync(() => agent.destroy()))
+        const viaAgent = (path: string, body: Buffer) =>
+          new Promise<{ status: number; connection: string | undefined }>((resolve) => {
+            const req = httpRequest(
+              { host: "127.0.0.1", port, method: "POST", path, agent, headers: { "Content-Length": body.length } },
+              (res) => {
+                res.resume()
+                res.on("end", () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }))
+              }
+            )
+            req.on("error", (e: NodeJS.ErrnoException) => resolve({ status: -1, connection: e.code ?? e.message }))
+            req.end(body)
+          })
+        for (let i = 0; i < 20; i++) {
+          const refused = yield* Effect.promise(() => viaAgent("/streams/s", Buffer.alloc(4_000_000, 97)))
+          assert.deepStrictEqual(refused, { status: 413, connection: "close" })
+          const next = yield* Effect.promise(() => viaAgent("/streams/s", Buffer.alloc(10, 97)))
+          assert.deepStrictEqual(next.status, 200, `request ${i} after a 413: ${next.connection}`)
+        }
+      })
   )
 
   it.scopedLive("the 413 comes as soon as the limit is passed, before the client has sent the rest", () =>

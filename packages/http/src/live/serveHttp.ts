@@ -7,7 +7,8 @@
  * Limits, so that no client can hold the node's memory, event loop or file descriptors:
  * - a body over `maxRequestBodyBytes` (by its Content-Length, or counted as it streams in) is handed to
  *   the processor as `bodyTooLarge` at once, without the body; what else the client sends is discarded
- *   unread for a short while, so that it reads the 413 rather than a reset, then the connection closes;
+ *   unread for a short while, so that it reads the 413 rather than a reset, then the connection closes
+ *   (the 413 says `Connection: close`, so a keep-alive client does not reuse the connection);
  * - headers over 16 KiB get a 431 and a clean close (a reset would hide the answer);
  * - node:http's header and request timeouts cut off clients that send their headers or body too slowly
  *   (408); they count until the request has arrived, so long polls are not cut;
@@ -156,6 +157,11 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
       let refused = false
       const refuse = () => {
         refused = true
+        // The connection ends after this answer: say so, or a keep-alive client sends its next request on
+        // it and gets a hang-up. The closing itself is discardThenClose's (after the rest of the body),
+        // not node:http's, which would close at once and reset a client still sending.
+        res.setHeader("Connection", "close")
+        req.socket.destroySoon = () => {}
         discardThenClose(req.socket, req)
         dispatch(undefined, true)
       }

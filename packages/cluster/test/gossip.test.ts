@@ -4,32 +4,20 @@ import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import { Prng, SimNetwork, SimWorld } from "@vellum/platform"
 import { Gossip, type MemberInfo } from "../src/index.js"
+import { member as memberFixture } from "./memberFixture.js"
 
-const member = (n: number): MemberInfo => ({
-  instanceId: `00000000-0000-4000-8000-00000000000${n}`,
-  timeStamp: 0,
-  state: "Unknown",
-  isAlive: true,
-  internalTcpIp: `10.0.0.${n}`,
-  internalTcpPort: 1112,
-  internalSecureTcpPort: 0,
-  externalTcpIp: `10.0.0.${n}`,
-  externalTcpPort: 0,
-  externalSecureTcpPort: 0,
-  internalHttpEndPointIp: `10.0.0.${n}`,
-  internalHttpEndPointPort: 2113,
-  httpEndPointIp: `10.0.0.${n}`,
-  httpEndPointPort: 2113,
-  lastCommitPosition: 0,
-  writerCheckpoint: 0,
-  chaserCheckpoint: 0,
-  epochPosition: -1,
-  epochNumber: -1,
-  epochId: "00000000-0000-0000-0000-000000000000",
-  nodePriority: 0,
-  isReadOnlyReplica: false,
-  esVersion: "0.1.0"
-})
+/** A node that has just started: no log, no epoch, no leader. */
+const member = (n: number): MemberInfo =>
+  memberFixture(n, {
+    timeStamp: 0,
+    state: "Unknown",
+    lastCommitPosition: 0,
+    writerCheckpoint: 0,
+    chaserCheckpoint: 0,
+    epochPosition: -1,
+    epochNumber: -1,
+    epochId: "00000000-0000-0000-0000-000000000000"
+  })
 
 /** Three nodes; node i seeds with node i+1's address only. */
 const cluster = (seed: number) => {

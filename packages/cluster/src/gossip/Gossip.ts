@@ -149,5 +149,6 @@ export const make = (
         }
       })
     )
-    return { members: Effect.flatMap(Ref.get(view), () => merge([], undefined)) }
+    // Merging nothing refreshes this node's own record and forgets long-dead members.
+    return { members: merge([], undefined) }
   })

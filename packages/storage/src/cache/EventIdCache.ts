@@ -134,17 +134,6 @@ export class EventIdCache {
     return known
   }
 
-  /** As `get`, without copying an old-generation hit into the young one (no effect on eviction). */
-  peek(eventId: string): KnownEvent | undefined {
-    const w = this.words
-    if (!uuidWords(eventId, w)) return undefined
-    for (const generation of [this.young, this.old]) {
-      const slot = generation.find(w)
-      if (slot >= 0) return { stream: generation.streams[slot]!, eventNumber: generation.numbers[slot]! }
-    }
-    return undefined
-  }
-
   /** Forgets an id (one a failed write had put: it was never written). */
   forget(eventId: string): void {
     const w = this.words
@@ -156,8 +145,31 @@ export class EventIdCache {
   put(eventId: string, known: KnownEvent): void {
     const w = this.words
     if (!uuidWords(eventId, w)) return
+    this.storeYoung(this.young.find(w), w, known)
+  }
+
+  /**
+   * As `put`, answering what the id was cached as before (what `get` would have answered), so a failed write
+   * can put it back: one parse of the id, and a look in the old generation when the young one misses.
+   */
+  putReplacing(eventId: string, known: KnownEvent): KnownEvent | undefined {
+    const w = this.words
+    if (!uuidWords(eventId, w)) return undefined
+    const inYoung = this.young.find(w)
+    let replaced: KnownEvent | undefined
+    if (inYoung >= 0) replaced = { stream: this.young.streams[inYoung]!, eventNumber: this.young.numbers[inYoung]! }
+    else {
+      const inOld = this.old.find(w)
+      if (inOld >= 0) replaced = { stream: this.old.streams[inOld]!, eventNumber: this.old.numbers[inOld]! }
+    }
+    this.storeYoung(inYoung, w, known)
+    return replaced
+  }
+
+  /** Stores into the young generation (`found` from its `find`); a full young generation becomes the old one. */
+  private storeYoung(found: number, w: Int32Array, known: KnownEvent): void {
     // An older copy in the old generation is not looked for: the young one shadows it until it is dropped.
-    if (!this.young.store(this.young.find(w), w, known.stream, known.eventNumber)) return
+    if (!this.young.store(found, w, known.stream, known.eventNumber)) return
     if (this.young.count >= this.generationSize) {
       const dropped = this.old
       this.old = this.young

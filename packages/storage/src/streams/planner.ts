@@ -206,8 +206,9 @@ export class RoundView implements SyncCommitState {
     else this.written.set(record.stream, { first: record.eventNumber, ids: [record.eventId] })
     if ((record.flags & EventFlags.Tombstone) === 0) {
       this.putIds.push(record.eventId)
-      this.replaced.push(this.ids.peek(record.eventId))
-      this.ids.put(record.eventId, { stream: record.stream, eventNumber: record.eventNumber })
+      this.replaced.push(
+        this.ids.putReplacing(record.eventId, { stream: record.stream, eventNumber: record.eventNumber })
+      )
     }
     if (isMetastream(record.stream)) {
       this.metas.set(originalStreamOf(record.stream), {

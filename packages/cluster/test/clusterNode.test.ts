@@ -2,7 +2,7 @@
 // network, over in-memory logs (fakeReplicaLog.ts): a leader is elected and leads once its epoch is on a
 // quorum; writes it acknowledges reach every node's committed log; when its node dies another leads and
 // no acknowledged write is lost; the dead node comes back as a follower.
-import { Effect, Exit, Layer } from "effect"
+import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import { Disk, MemoryDisk, Prng, SimNetwork, SimWorld } from "@vellum/platform"
 import { ClusterNode, type ClusterSettings, type ClusterStatusService } from "../src/index.js"

@@ -192,14 +192,21 @@ export const make = (
     const startLeading = (term: number) =>
       Effect.gen(function* () {
         yield* stopFollowing()
+        if (role._tag === "Leading") yield* stopLeading
         const leading: Role = { _tag: "Leading", term, ready: false, resigning: false }
         role = leading
         const gate = leaderReplication.begin(term)
-        const led = yield* Effect.either(replica.lead(term, options.instanceId, gate))
-        if (led._tag === "Right" && role === leading) {
-          leading.ready = true
-          yield* Effect.logInfo(`leading term ${term} from position ${led.right.position}`)
-        }
+        // Waiting for the epoch's quorum runs beside the role changes: a step down must not wait for it.
+        yield* Effect.forkIn(
+          Effect.gen(function* () {
+            const led = yield* Effect.either(replica.lead(term, options.instanceId, gate))
+            if (led._tag === "Right" && role === leading) {
+              leading.ready = true
+              yield* Effect.logInfo(`leading term ${term} from position ${led.right.position}`)
+            }
+          }),
+          scope
+        )
       })
 
     const stopLeading = Effect.gen(function* () {

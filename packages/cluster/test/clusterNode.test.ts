@@ -2,67 +2,9 @@
 // network, over in-memory logs (fakeReplicaLog.ts): a leader is elected and leads once its epoch is on a
 // quorum; writes it acknowledges reach every node's committed log; when its node dies another leads and
 // no acknowledged write is lost; the dead node comes back as a follower.
-import { Effect, Exit } from "effect"
+import { Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { Disk, MemoryDisk, Prng, SimNetwork, SimWorld } from "@vellum/platform"
-import { ClusterNode, type ClusterSettings, type ClusterStatusService } from "../src/index.js"
-import { FakeReplicaLog } from "./fakeReplicaLog.js"
-
-const names = ["n1", "n2", "n3"]
-const internal = (n: string) => ({ host: n, port: 1112 })
-const address = (n: string) => `${n}:1112`
-
-const settingsFor = (n: string): ClusterSettings => ({
-  clusterSize: names.length,
-  gossipSeeds: names.filter((m) => m !== n).map(address),
-  internal: internal(n),
-  httpAdvertised: { host: n, port: 2113 },
-  nodePriority: 0,
-  readOnlyReplica: false,
-  clusterSecret: "s",
-  gossipIntervalMs: 2000,
-  gossipTimeoutMs: 2500,
-  deadMemberRemovalPeriodSec: 1800,
-  leaderElectionTimeoutMs: 1000,
-  commitTimeoutMs: 2000,
-  heartbeatIntervalMs: 700,
-  heartbeatTimeoutMs: 700,
-  maxTruncationBytes: -1
-})
-
-const cluster = (seed: number) => {
-  const world = new SimWorld({ seed })
-  const network = new SimNetwork({ clock: world.clock, prng: new Prng(seed).fork("net") })
-  const logs = new Map(names.map((n) => [n, new FakeReplicaLog(n)]))
-  const disks = new Map(names.map((n) => [n, new MemoryDisk({ prng: new Prng(seed).fork(`disk-${n}`) })]))
-  const status = new Map<string, ClusterStatusService>()
-  const start = (n: string) => {
-    disks.get(n)!.faulty = false
-    world.fork(
-      n,
-      Effect.scoped(
-        Effect.gen(function* () {
-          yield* Effect.ignore(Effect.flatMap(Disk, (d) => d.mkdir("/db")))
-          const member = yield* ClusterNode.make(
-            { settings: settingsFor(n), instanceId: `${n}-id`, version: "test", dataDir: "/db" },
-            network.service(address(n)),
-            logs.get(n)!
-          )
-          status.set(n, member)
-          yield* Effect.never
-        })
-      ).pipe(Effect.provide(MemoryDisk.layer(disks.get(n)!)))
-    )
-  }
-  for (const n of names) start(n)
-  const run = <A, E>(n: string, effect: Effect.Effect<A, E>, maxSimMs = 10_000) => {
-    const fiber = world.fork(n, effect)
-    world.run({ until: () => fiber.unsafePoll() !== null, maxSimMs })
-    return fiber.unsafePoll()
-  }
-  const leaders = (among = names) => among.filter((n) => status.get(n)?.state() === "Leader")
-  return { world, network, logs, status, start, run, leaders }
-}
+import { address, cluster, names } from "./memberCluster.js"
 
 describe("cluster members over the simulated network", () => {
   it("elect one leader, which replicates what it acknowledges to every node", () => {

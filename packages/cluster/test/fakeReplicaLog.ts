@@ -77,6 +77,12 @@ export class FakeReplicaLog implements ReplicaLog {
 
   append = (payload: string) => this.gated("write", payload)
 
+  /** A restart: what was in memory (leading, a write in flight) is gone; the log stays. */
+  restart(): void {
+    this.gate = undefined
+    this.busy = false
+  }
+
   lead = (term: number, _leader: string, gate: CommitGate) =>
     Effect.gen(this, function* () {
       const last = (yield* this.epochs(1))[0]

@@ -4,7 +4,7 @@
 // no acknowledged write is lost; the dead node comes back as a follower.
 import { Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { address, cluster, names } from "./memberCluster.js"
+import { address, cluster, names, succeeded } from "./memberCluster.js"
 
 describe("cluster members over the simulated network", () => {
   it("elect one leader, which replicates what it acknowledges to every node", () => {
@@ -76,5 +76,28 @@ describe("cluster members over the simulated network", () => {
     c.world.run({ maxSimMs: 8_000 })
     expect(c.status.get(leader!)!.state()).not.toBe("Leader")
     expect(c.leaders(names.filter((n) => n !== leader))).toHaveLength(1)
+  })
+
+  it("resign: the leader drains, hands over to a caught-up follower, and follows it", () => {
+    const c = cluster(5)
+    c.world.run({ maxSimMs: 8_000 })
+    const [first] = c.leaders()
+    expect(first).toBeDefined()
+    expect(succeeded(c.run(first!, c.logs.get(first!)!.append("before")))).toBe(true)
+    c.run(first!, c.status.get(first!)!.resign)
+    c.world.run({ maxSimMs: 5_000 })
+    const [second] = c.leaders()
+    expect(second).toBeDefined()
+    expect(second).not.toBe(first)
+    expect(c.status.get(first!)!.state()).toBe("Follower")
+    expect(succeeded(c.run(second!, c.logs.get(second!)!.append("after")))).toBe(true)
+    c.world.run({ maxSimMs: 2_000 })
+    for (const n of names)
+      expect(
+        c.logs
+          .get(n)!
+          .committedPayloads()
+          .filter((p) => !p.startsWith("epoch"))
+      ).toEqual(["before", "after"])
   })
 })

@@ -192,6 +192,8 @@ describe("the node's state", () => {
         Effect.gen(function* () {
           expect(json(yield* send("GET", "/info")).state).toBe(state.toLowerCase())
           expect((yield* send("GET", "/health/live")).status).toBe(204)
+          const stats = json(yield* send("GET", "/stats", { auth: AdminAuth }))
+          expect(stats.es.cluster).toEqual({ state, leader: "" })
           const metrics = text(yield* send("GET", "/metrics", { auth: AdminAuth }))
           expect(metrics).toContain(`kurrentdb_statuses{name="Node",status="${state}"}`)
         })
@@ -204,6 +206,18 @@ describe("the node's state", () => {
       Effect.map(send("GET", "/health/live"), (r) => expect(r.status).toBe(503))
     )
   )
+})
+
+describe("/stats", () => {
+  it.effect("shows the leader a follower follows", () => {
+    const leader = { instanceId: "x", httpHost: "10.0.0.2", httpPort: 2114 }
+    return withNode(fakeCluster({ state: "Follower", leader }), (send) =>
+      Effect.gen(function* () {
+        const cluster = json(yield* send("GET", "/stats/es/cluster", { auth: AdminAuth }))
+        expect(cluster).toEqual({ state: "Follower", leader: "10.0.0.2:2114" })
+      })
+    )
+  })
 })
 
 describe("POST /admin/node/resign", () => {

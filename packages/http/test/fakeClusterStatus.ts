@@ -4,6 +4,7 @@
  * received view is recorded and answered as `self` plus what was received.
  */
 import { Effect, Layer } from "effect"
+import { member } from "../../cluster/test/memberFixture.js"
 import {
   ClusterStatus,
   type ClusterStatusService,
@@ -61,29 +62,6 @@ export const fakeCluster = (
   return { ...service, layer: Layer.succeed(ClusterStatus, service) }
 }
 
-/** Another member, as gossip shows it. */
-export const otherMember = (n: number, state: VNodeState): MemberInfo => ({
-  instanceId: `00000000-0000-4000-8000-00000000000${n}`,
-  timeStamp: Date.UTC(2026, 0, 2, 3, 4, 5, 600),
-  state,
-  isAlive: true,
-  internalTcpIp: `10.0.0.${n}`,
-  internalTcpPort: 1112,
-  internalSecureTcpPort: 0,
-  externalTcpIp: `10.0.0.${n}`,
-  externalTcpPort: 0,
-  externalSecureTcpPort: 0,
-  internalHttpEndPointIp: `10.0.0.${n}`,
-  internalHttpEndPointPort: 2113,
-  httpEndPointIp: `10.0.0.${n}`,
-  httpEndPointPort: 2113,
-  lastCommitPosition: 100 * n,
-  writerCheckpoint: 110 * n,
-  chaserCheckpoint: 100 * n,
-  epochPosition: 0,
-  epochNumber: 2,
-  epochId: `10000000-0000-4000-8000-00000000000${n}`,
-  nodePriority: n,
-  isReadOnlyReplica: false,
-  esVersion: "0.1.0"
-})
+/** Another member, as gossip shows it: member n of the cluster tests' fixture, in `state`. */
+export const otherMember = (n: number, state: VNodeState): MemberInfo =>
+  member(n, { state, timeStamp: Date.UTC(2026, 0, 2, 3, 4, 5, 600), nodePriority: n })

@@ -22,6 +22,7 @@ import {
   type StreamAccess,
   type UserStoreFailed
 } from "@vellum/security"
+import { ClusterStatus } from "@vellum/cluster"
 import {
   NodeMetrics,
   makeHandler,
@@ -32,6 +33,7 @@ import {
   usersRoutes,
   livenessOf,
   nodeHealth,
+  nodeRoleOf,
   NodeInfo,
   defaultHttpSettings,
   scavengeHistoryRoutes,
@@ -41,6 +43,7 @@ import {
   withRequestLog,
   type HttpRequest,
   type HttpSettings,
+  type NodeIdentity,
   type ProcessStats,
   type Reply,
   type RouteDef
@@ -72,6 +75,13 @@ export interface NodeAppOptions {
   /** A metrics registry with the process's default metrics (live) instead of the bare one. */
   readonly metrics?: Layer.Layer<NodeMetrics>
 }
+
+/**
+ * The node's place in its cluster, which the HTTP API routes by (writes to the leader) and shows (`/info`,
+ * `/gossip`, `/metrics`): for now always a single node, its own leader at its advertised HTTP endpoint.
+ */
+const clusterStatusLayer = (identity: NodeIdentity): Layer.Layer<ClusterStatus> =>
+  NodeServices.singleNodeStatus(identity)
 
 /** Every service of a node, over a Disk. Fails when the store or the user store cannot be opened. */
 export const layer = (
@@ -106,6 +116,7 @@ export const layerWithStorage = (
     nodePriority: config.NodePriority
   })
   const node = NodeServices.layer(identity, {
+    cluster: clusterStatusLayer(identity),
     ...(options.processStats !== undefined ? { process: options.processStats } : {}),
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {})
   })
@@ -154,10 +165,11 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
 export const httpSettingsFor = (
   loaded: LoadedConfig,
   live: Pick<HttpSettings, "appendBodyParser"> = {}
-): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics | EventStore> =>
+): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics | EventStore | ClusterStatus> =>
   Effect.gen(function* () {
     const config = loaded.config
     const info = yield* NodeInfo
+    const cluster = yield* ClusterStatus
     const metrics = yield* NodeMetrics
     const store = yield* EventStore
     return {
@@ -166,7 +178,8 @@ export const httpSettingsFor = (
       allowAnonymousStreamAccess: config.AllowAnonymousStreamAccess,
       disableHttpCaching: config.DisableHttpCaching,
       maxRequestBodyBytes: config.MaxAppendSize,
-      ready: livenessOf(info),
+      ready: livenessOf(info, cluster),
+      nodeRole: nodeRoleOf(info, cluster),
       health: Effect.sync(() => nodeHealth(store.stats())),
       observeRequest: metrics.observeRequest,
       ...live
@@ -184,7 +197,7 @@ export const makeNodeHandler = (
 ): Effect.Effect<
   (request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>,
   never,
-  NodeInfo | NodeMetrics | EventStore
+  NodeInfo | NodeMetrics | EventStore | ClusterStatus
 > =>
   Effect.map(httpSettingsFor(loaded, live), (settings) => {
     const config = loaded.config

@@ -133,6 +133,7 @@ export const oneOf = <const Choices extends ReadonlyArray<string>>(choices: Choi
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/
 // A loose IPv6 check (hex groups and colons, optionally an embedded IPv4 tail); the listener rejects the rest.
+const HOST = /^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/
 const IPV6 = /^(?=.*:)[0-9a-fA-F:]+(:(\d{1,3}\.){3}\d{1,3})?$/
 
 /** An IPv4 or IPv6 address (the reference's NodeIp is an address, not a host name). */
@@ -146,6 +147,23 @@ export const ipAddress = (): ValueType<string> => ({
       return IPV4.test(trimmed) || (IPV6.test(trimmed) && trimmed.split("::").length <= 2)
         ? Either.right(trimmed)
         : Either.left(`expected an IPv4 or IPv6 address, got ${quoted(value)}`)
+    },
+    (value) => value,
+    Schema.String
+  )
+})
+
+/** A host name or IP address clients or peers can reach; empty for none. */
+export const hostName = (): ValueType<string> => ({
+  kind: "string",
+  placeholder: "<host>",
+  jsonSchema: () => ({ type: "string" }),
+  schema: fromText(
+    (value) => {
+      const trimmed = value.trim()
+      return trimmed === "" || HOST.test(trimmed) || IPV6.test(trimmed)
+        ? Either.right(trimmed)
+        : Either.left(`expected a host name or IP address, got ${quoted(value)}`)
     },
     (value) => value,
     Schema.String

@@ -144,15 +144,15 @@ export const clusterOptions = {
   NodeHostAdvertiseAs: option({
     group: "Interface",
     description:
-      "The host clients are sent to when this node leads (the 307 redirects of the other nodes, and gossip), when " +
-      "not NodeIp (which may be 0.0.0.0).",
+      "The host clients are told to use for this node, when not NodeIp (which may be 0.0.0.0): in absolute links, " +
+      "in gossip, and in the other nodes' redirects when it leads.",
     type: hostName(),
     default: "",
     aliases: ["ExtHostAdvertiseAs"]
   }),
   NodePortAdvertiseAs: option({
     group: "Interface",
-    description: "The HTTP port clients are sent to when this node leads, when not NodePort. 0: NodePort.",
+    description: "The HTTP port clients are told to use for this node, when not NodePort. 0: NodePort.",
     type: integer({ min: 0, max: 65_535 }),
     default: 0,
     aliases: ["HttpPortAdvertiseAs"]

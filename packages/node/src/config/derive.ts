@@ -103,6 +103,17 @@ export const toClusterSettings = (config: Config): ClusterSettings => {
   }
 }
 
+/**
+ * What clients are told to use instead of the address they reached: absolute links in responses and this
+ * node's HTTP endpoint in /gossip. Nothing when NodeHostAdvertiseAs and NodePortAdvertiseAs are unset.
+ */
+export const toAdvertiseAs = (
+  config: Config
+): { readonly advertiseHost?: string; readonly advertisePort?: number } => ({
+  ...(config.NodeHostAdvertiseAs !== "" ? { advertiseHost: config.NodeHostAdvertiseAs } : {}),
+  ...(config.NodePortAdvertiseAs > 0 ? { advertisePort: config.NodePortAdvertiseAs } : {})
+})
+
 /** The reference's level names (Serilog's) as Effect log levels; `Default` is Information. */
 export const toLogLevel = (level: Config["LogLevel"]): LogLevel.LogLevel => {
   switch (level) {

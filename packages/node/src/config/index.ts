@@ -29,6 +29,7 @@ export {
   sourceDisplayName
 } from "./infoOptions.js"
 export {
+  toAdvertiseAs,
   toClusterSettings,
   toLogLevel,
   toScavengerSettings,

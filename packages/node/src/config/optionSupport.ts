@@ -103,8 +103,8 @@ export const optionSupport: { readonly [K in OptionName]: OptionSupport } = {
   ReplicationPort: honoured([DERIVE, CLUSTER_ENDPOINTS], CLUSTER_TEST),
   ReplicationHostAdvertiseAs: honoured(CLUSTER_ENDPOINTS, CLUSTER_TEST),
   ReplicationTcpPortAdvertiseAs: honoured(CLUSTER_ENDPOINTS, CLUSTER_TEST),
-  NodeHostAdvertiseAs: honoured(CLUSTER_ENDPOINTS, CLUSTER_TEST),
-  NodePortAdvertiseAs: honoured(CLUSTER_ENDPOINTS, CLUSTER_TEST),
+  NodeHostAdvertiseAs: honoured([CLUSTER_ENDPOINTS, DERIVE], "node-options.test.ts"),
+  NodePortAdvertiseAs: honoured([CLUSTER_ENDPOINTS, DERIVE], "node-options.test.ts"),
   ReplicationHeartbeatInterval: honoured(DERIVE, CLUSTER_TEST),
   ReplicationHeartbeatTimeout: honoured(DERIVE, CLUSTER_TEST),
 

@@ -5,7 +5,7 @@
  * reference's; older spellings are aliases. How they fit together is checked in clusterConsistency.ts, and
  * derive.ts turns them into the cluster's `ClusterSettings`.
  */
-import { flag, MAX_INT32, MiB, option } from "./optionDef.js"
+import { flag, MAX_INT32, millis, MiB, option } from "./optionDef.js"
 import { endpointList, hostName, integer, ipAddress, text } from "./valueTypes.js"
 
 /** The reference's floor for the election timeout. */
@@ -36,32 +36,21 @@ export const clusterOptions = {
     type: endpointList(),
     default: []
   }),
-  GossipIntervalMs: option({
-    group: "Cluster",
-    description: "The interval, in ms, nodes should try to gossip with each other.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
-    default: 2_000
-  }),
-  GossipTimeoutMs: option({
-    group: "Cluster",
-    description: "The timeout, in ms, on gossip to another node.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
-    default: 2_500
-  }),
-  GossipAllowedDifferenceMs: option({
-    group: "Cluster",
-    description:
-      "The clock difference, in ms, between this node and a member it gossips with above which a warning is logged " +
+  GossipIntervalMs: millis("Cluster", "The interval, in ms, nodes should try to gossip with each other.", 2_000),
+  GossipTimeoutMs: millis("Cluster", "The timeout, in ms, on gossip to another node.", 2_500),
+  GossipAllowedDifferenceMs: millis(
+    "Cluster",
+    "The clock difference, in ms, between this node and a member it gossips with above which a warning is logged " +
       "(the gossip is still used, as in the reference).",
-    type: integer({ min: 0, max: MAX_INT32, unit: "ms" }),
-    default: 60_000
-  }),
-  LeaderElectionTimeoutMs: option({
-    group: "Cluster",
-    description: `The election timeout, in ms, at least ${MIN_LEADER_ELECTION_TIMEOUT_MS}: a follower that hears nothing from a leader for between 1 and 2 times this long stands for election.`,
-    type: integer({ min: MIN_LEADER_ELECTION_TIMEOUT_MS, max: MAX_INT32, unit: "ms" }),
-    default: 1_000
-  }),
+    60_000,
+    0
+  ),
+  LeaderElectionTimeoutMs: millis(
+    "Cluster",
+    `The election timeout, in ms, at least ${MIN_LEADER_ELECTION_TIMEOUT_MS}: a follower that hears nothing from a leader for between 1 and 2 times this long stands for election.`,
+    1_000,
+    MIN_LEADER_ELECTION_TIMEOUT_MS
+  ),
   DeadMemberRemovalPeriodSec: option({
     group: "Cluster",
     description: "The number of seconds a dead node remains in the gossip before being pruned.",
@@ -86,20 +75,17 @@ export const clusterOptions = {
   }),
 
   // Database
-  CommitTimeoutMs: option({
-    group: "Database",
-    description:
-      "The time, in ms, an append may wait for a quorum of the cluster to hold it; past it the client is answered " +
+  CommitTimeoutMs: millis(
+    "Database",
+    "The time, in ms, an append may wait for a quorum of the cluster to hold it; past it the client is answered " +
       "CommitTimeout (the append may still commit later).",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
-    default: 2_000
-  }),
-  PrepareTimeoutMs: option({
-    group: "Database",
-    description: "Prepare timeout, in ms. Vellum times an append with CommitTimeoutMs alone.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
-    default: 2_000
-  }),
+    2_000
+  ),
+  PrepareTimeoutMs: millis(
+    "Database",
+    "Prepare timeout, in ms. Vellum times an append with CommitTimeoutMs alone.",
+    2_000
+  ),
   MaxTruncation: option({
     group: "Database",
     description:

@@ -3,7 +3,7 @@
  * table itself is options.ts (with the cluster's options in clusterOptions.ts).
  */
 import type { Either } from "effect"
-import { boolean, decodeValue, encodeValue, type ValueType } from "./valueTypes.js"
+import { boolean, decodeValue, encodeValue, integer, type ValueType } from "./valueTypes.js"
 
 export type OptionGroup =
   | "Application"
@@ -73,3 +73,7 @@ export const MAX_INT32 = 2_147_483_647
 
 export const flag = (group: OptionGroup, description: string, defaultValue = false) =>
   option({ group, description, type: boolean(), default: defaultValue })
+
+/** A duration in milliseconds, from `min` (1 unless given). */
+export const millis = (group: OptionGroup, description: string, defaultValue: number, min = 1) =>
+  option({ group, description, type: integer({ min, max: MAX_INT32, unit: "ms" }), default: defaultValue })

@@ -17,6 +17,7 @@ import {
   KiB,
   MAX_INT32,
   MiB,
+  millis,
   option,
   type OptionDef,
   type OptionGroup,
@@ -305,18 +306,12 @@ export const optionTable = {
     "Projection",
     "Fault a projection when the event number expected in a stream differs from the one received (events deleted or expired)."
   ),
-  ProjectionCompilationTimeout: option({
-    group: "Projection",
-    description: "The time, in ms, allowed for compiling a user projection.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
-    default: 500
-  }),
-  ProjectionExecutionTimeout: option({
-    group: "Projection",
-    description: "The maximum time, in ms, a user projection's handler may run for one event.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
-    default: 250
-  }),
+  ProjectionCompilationTimeout: millis("Projection", "The time, in ms, allowed for compiling a user projection.", 500),
+  ProjectionExecutionTimeout: millis(
+    "Projection",
+    "The maximum time, in ms, a user projection's handler may run for one event.",
+    250
+  ),
   MaxProjectionStateSize: option({
     group: "Projection",
     description: "The maximum size, in bytes, of a projection's state and result. May not exceed 16MB.",

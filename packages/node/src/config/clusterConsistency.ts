@@ -3,14 +3,9 @@
  * runs them with the others). A node whose cluster options cannot work together does not start, and says
  * which option to change and why; a single node with no cluster options set passes every rule.
  */
+import { peerAddressOf } from "@vellum/cluster"
 import { type ConfigProblem, problem } from "./ConfigError.js"
-import {
-  httpAdvertisedOf,
-  internalEndpointOf,
-  isUnspecifiedAddress,
-  normalisePeerAddress,
-  peerAddressOf
-} from "./clusterEndpoints.js"
+import { httpAdvertisedOf, internalEndpointOf, isUnspecifiedAddress, normalisePeerAddress } from "./clusterEndpoints.js"
 import type { ConfigSources } from "./LoadedConfig.js"
 import type { Config, OptionName } from "./options.js"
 

@@ -3,12 +3,8 @@
  * and where clients are sent when it leads, each with its advertised override, and the one spelling of a
  * peer's address ("host:port", IPv6 in brackets, host in lower case) that seeds are compared and handed on in.
  */
-import type { Endpoint } from "@vellum/cluster"
+import { type Endpoint, peerAddressOf } from "@vellum/cluster"
 import type { Config } from "./options.js"
-
-/** "host:port", with an IPv6 host in brackets. */
-export const peerAddressOf = (endpoint: Endpoint): string =>
-  endpoint.host.includes(":") ? `[${endpoint.host}]:${endpoint.port}` : `${endpoint.host}:${endpoint.port}`
 
 /**
  * A seed in its one spelling: host in lower case (host names and hex digits ignore case), port without

@@ -294,19 +294,6 @@ describe("rules between the cluster's options", () => {
     ])
   })
 
-  it("heartbeats come more often than the election timeout", () => {
-    const reason = expect.stringMatching(
-      /^the leader's heartbeat \(ReplicationHeartbeatInterval, 1000 ms\) must come more often than the election timeout \(LeaderElectionTimeoutMs, 1000 ms\)/
-    )
-    expect(problemsOf([...node1, "--replication-heartbeat-interval=1000"])).toEqual([
-      { option: "ReplicationHeartbeatInterval", reason }
-    ])
-    expect(
-      problemsOf([...node1, "--replication-heartbeat-interval=1000", "--leader-election-timeout-ms=1000"])
-    ).toEqual([{ option: "LeaderElectionTimeoutMs", reason }])
-    expect(voter(["--replication-heartbeat-interval=1000", "--leader-election-timeout-ms=3000"]).warnings).toEqual([])
-  })
-
   it.each([
     ["--replication-heartbeat-timeout=0", "ReplicationHeartbeatTimeout"],
     ["--replication-heartbeat-interval=0", "ReplicationHeartbeatInterval"],

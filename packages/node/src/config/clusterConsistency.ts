@@ -91,16 +91,6 @@ export const checkClusterConsistency = (
     )
   }
 
-  if (config.ReplicationHeartbeatInterval >= config.LeaderElectionTimeoutMs) {
-    const blamed =
-      sources.LeaderElectionTimeoutMs._tag === "Default" ? "ReplicationHeartbeatInterval" : "LeaderElectionTimeoutMs"
-    report(
-      blamed,
-      `the leader's heartbeat (ReplicationHeartbeatInterval, ${config.ReplicationHeartbeatInterval} ms) must come ` +
-        `more often than the election timeout (LeaderElectionTimeoutMs, ${config.LeaderElectionTimeoutMs} ms), or ` +
-        "followers would stand for election against a healthy leader between two heartbeats"
-    )
-  }
   if (!config.ReadOnlyReplica && config.ClusterSize % 2 === 0) {
     warnings.push(
       `a cluster of ${config.ClusterSize} voting nodes survives no more failed nodes than one of ` +

@@ -146,15 +146,17 @@ export const clusterOptions = {
   ReplicationHeartbeatInterval: option({
     group: "Interface",
     description:
-      "How often, in ms, a leader sends its followers a heartbeat when it has nothing else to send. Below " +
-      "LeaderElectionTimeoutMs.",
+      "How often, in ms, a leader sends a follower its replication checkpoint when it has nothing else to send " +
+      "(the replication heartbeat).",
     type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
     default: 700,
     aliases: ["IntTcpHeartbeatInterval"]
   }),
   ReplicationHeartbeatTimeout: option({
     group: "Interface",
-    description: "How long, in ms, a replication connection may stay silent before it is dropped.",
+    description:
+      "How long, in ms, a follower waits for its leader past a heartbeat interval before it drops the replication " +
+      "connection and subscribes again.",
     type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
     default: 700,
     aliases: ["IntTcpHeartbeatTimeout"]

@@ -50,7 +50,7 @@ import {
 } from "@vellum/http"
 import { NodeConfig } from "./config/NodeConfig.js"
 import type { LoadedConfig } from "./config/LoadedConfig.js"
-import { toScavengerSettings, toSecurityConfig, toStorageConfig } from "./config/derive.js"
+import { toAdvertiseAs, toScavengerSettings, toSecurityConfig, toStorageConfig } from "./config/derive.js"
 import { infoOptionsRoute } from "./infoOptionsRoute.js"
 import * as ScavengeMetrics from "./scavengeMetrics.js"
 
@@ -113,7 +113,8 @@ export const layerWithStorage = (
     // The reference's rules: user management needs authentication; projections do not exist yet (refused).
     features: { projections: false, userManagement: !config.Insecure, atomPub: config.EnableAtomPubOverHttp },
     authentication: { type: config.Insecure ? "insecure" : "internal", properties: [] },
-    nodePriority: config.NodePriority
+    nodePriority: config.NodePriority,
+    ...toAdvertiseAs(config)
   })
   const node = NodeServices.layer(identity, {
     cluster: clusterStatusLayer(identity),
@@ -182,6 +183,7 @@ export const httpSettingsFor = (
       nodeRole: nodeRoleOf(info, cluster),
       health: Effect.sync(() => nodeHealth(store.stats())),
       observeRequest: metrics.observeRequest,
+      ...toAdvertiseAs(config),
       ...live
     }
   })

@@ -59,8 +59,12 @@ export interface ReplicaLog {
   readonly lead: (term: number, leaderInstanceId: string, gate: CommitGate) => Effect.Effect<EpochRef, WriteError>
   /** Stops leading: new client writes are refused, and a round waiting for its quorum ends as CommitTimeout. */
   readonly stopLeading: Effect.Effect<void>
-  /** Up to about `maxBytes` of whole records from `from` (a record boundary), ending at a unit's end, never past the writer checkpoint. */
-  readonly readRaw: (from: number, maxBytes: number) => Effect.Effect<RawSlice | undefined, ReadError>
+  /**
+   * Up to about `maxBytes` of whole records from `from` (a record boundary), ending at a unit's end, never
+   * past the writer checkpoint. InvalidRequest: `from` is not a record boundary of this log, or lies in a
+   * scavenged chunk (sending scavenged chunks whole is not built).
+   */
+  readonly readRaw: (from: number, maxBytes: number) => Effect.Effect<RawSlice | undefined, ReadError | InvalidRequest>
   /** Writes a slice received from the leader at this node's writer checkpoint (`slice.position` must equal it), durably. */
   readonly appendRaw: (slice: RawSlice) => Effect.Effect<void, StorageFailed | InvalidRequest>
   /** Indexes everything up to `position` (capped at the writer checkpoint) and makes it readable. */

@@ -18,13 +18,7 @@ import type { IndexCorrupt } from "./tableindex/Entry.js"
 import {
   InvalidRequest,
   StorageCorrupt,
-  StorageLocked,
-  type CommitTimeout,
-  type NotLeader,
-  type StorageFailed,
-  type StreamDeleted,
-  type WriteTimeout,
-  type WrongExpectedVersion
+  StorageLocked
 } from "./errors.js"
 import { openTransactionLog, type LogConfig, type ReadError, type TransactionLog } from "./log/TransactionLog.js"
 import { completeChunkAfterScavengePoint } from "./log/scavengePointChunk.js"
@@ -62,6 +56,7 @@ import {
   type AppendResult,
   type ProposedEvent,
   type WriteCommand,
+  type WriteError,
   type WriteResult,
   type WriterStats,
   type WritesRefused
@@ -150,16 +145,7 @@ export interface MetadataRead {
  * Why an append or a read failed. A DiskError is a disk read that failed (transient: the same request may
  * succeed again); StorageCorrupt is damage found in bytes that were read. The two are never merged.
  */
-export type AppendError =
-  | WrongExpectedVersion
-  | StreamDeleted
-  | InvalidRequest
-  | StorageFailed
-  | StorageCorrupt
-  | WriteTimeout
-  | NotLeader
-  | CommitTimeout
-  | DiskError
+export type AppendError = WriteError
 export type ReadFailure = StorageCorrupt | InvalidRequest | DiskError
 
 export interface ReadOptions {

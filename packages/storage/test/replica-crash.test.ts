@@ -11,9 +11,7 @@ import { make, type RawSlice } from "../src/index.js"
 import { evs, readAll } from "./streams-harness.js"
 import { powerCutDisk, type PowerCut } from "./log-support.js"
 import { baseConfig } from "./streams-harness.js"
-import { follow, openGate, openNode, rawLog } from "./replica-support.js"
-
-const ID_A = "00000000-0000-4000-8000-0000000000aa"
+import { ID_A, follow, openGate, openNode, rawLog } from "./replica-support.js"
 
 describe("replica: a crash inside appendRaw", () => {
   it.scoped("leaves the follower at a unit boundary, from which it follows the leader to the same log", () =>

@@ -7,16 +7,14 @@
 import { describe, it, assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { ev, evs, readAll, streamIds, streamNumbers } from "./streams-harness.js"
-import { follow, openGate, openNode, pull, rawLog } from "./replica-support.js"
-
-const LEADER_ID = "00000000-0000-4000-8000-0000000000aa"
+import { ID_A, follow, openGate, openNode, pull, rawLog } from "./replica-support.js"
 
 describe("replica: following a leader", () => {
   it.scoped("a follower's log is the leader's, byte for byte, across chunks and a scavenge point", () =>
     Effect.gen(function* () {
       const a = yield* openNode()
       const b = yield* openNode()
-      yield* a.replica.lead(1, LEADER_ID, openGate)
+      yield* a.replica.lead(1, ID_A, openGate)
       for (let i = 0; i < 40; i++) yield* a.store.append(`s-${i % 3}`, -2, evs(i * 3, 3))
       yield* a.store.writeScavengePoint(0, 0)
       yield* a.store.append("after", -2, [ev(1000)])
@@ -39,7 +37,7 @@ describe("replica: following a leader", () => {
     Effect.gen(function* () {
       const a = yield* openNode()
       const b = yield* openNode()
-      yield* a.replica.lead(1, LEADER_ID, openGate)
+      yield* a.replica.lead(1, ID_A, openGate)
       const first = yield* a.store.append("s", -2, evs(1, 2))
       yield* a.store.append("s", -2, evs(3, 2))
       yield* pull(a.replica, b.replica)
@@ -63,7 +61,7 @@ describe("replica: following a leader", () => {
     Effect.gen(function* () {
       const a = yield* openNode()
       const b = yield* openNode()
-      yield* a.replica.lead(1, LEADER_ID, openGate)
+      yield* a.replica.lead(1, ID_A, openGate)
       yield* a.store.append("s", -2, evs(1, 2))
       const second = yield* a.store.append("s", -2, evs(3, 2))
       yield* pull(a.replica, b.replica)
@@ -86,7 +84,7 @@ describe("replica: following a leader", () => {
     Effect.gen(function* () {
       const a = yield* openNode()
       const b = yield* openNode()
-      yield* a.replica.lead(1, LEADER_ID, openGate)
+      yield* a.replica.lead(1, ID_A, openGate)
       yield* a.store.append("s", -2, evs(1, 3))
       const whole = (yield* a.replica.readRaw(0, 1 << 20))!
       const refusals = [
@@ -119,7 +117,7 @@ describe("replica: following a leader", () => {
   it.scoped("readRaw ends at a unit's end, sends at least one unit, and refuses a position inside a record", () =>
     Effect.gen(function* () {
       const a = yield* openNode()
-      yield* a.replica.lead(1, LEADER_ID, openGate)
+      yield* a.replica.lead(1, ID_A, openGate)
       const big = yield* a.store.append("s", -2, evs(1, 5))
       const tiny = (yield* a.replica.readRaw(0, 1))!
       // The epoch alone: a unit of its own.

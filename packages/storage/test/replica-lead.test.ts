@@ -7,13 +7,7 @@
 import { describe, it, assert } from "@effect/vitest"
 import { Duration, Effect, Either, Fiber, TestClock } from "effect"
 import { ev, evs, streamNumbers } from "./streams-harness.js"
-import { HeldGate, follow, openGate, openNode, pull } from "./replica-support.js"
-
-const ID_A = "00000000-0000-4000-8000-0000000000aa"
-const ID_B = "00000000-0000-4000-8000-0000000000bb"
-
-/** Lets forked fibers run until they block (on the gate, or on nothing left to do). */
-const settle = Effect.repeatN(Effect.yieldNow(), 50)
+import { HeldGate, ID_A, ID_B, follow, leadHeld, openGate, openNode, pull, settle } from "./replica-support.js"
 
 describe("replica: leading", () => {
   it.scoped("client writes are refused NotLeader before lead and after stopLeading; no epoch at open", () =>
@@ -105,11 +99,7 @@ describe("replica: leading", () => {
   it.scoped("a failed gate answers the round CommitTimeout, then the node refuses with NotLeader", () =>
     Effect.gen(function* () {
       const a = yield* openNode()
-      const gate = new HeldGate()
-      const leading = yield* Effect.fork(a.replica.lead(1, ID_A, gate.gate))
-      yield* settle
-      yield* gate.release(a.replica.writerCheckpoint())
-      yield* Fiber.join(leading)
+      const gate = yield* leadHeld(a, 1)
       const append = yield* Effect.fork(Effect.either(a.store.append("s", -2, [ev(1)])))
       yield* settle
       yield* gate.fail
@@ -123,11 +113,7 @@ describe("replica: leading", () => {
   it.scoped("stopLeading ends a waiting round as CommitTimeout and refuses the queued ones", () =>
     Effect.gen(function* () {
       const a = yield* openNode()
-      const gate = new HeldGate()
-      const leading = yield* Effect.fork(a.replica.lead(1, ID_A, gate.gate))
-      yield* settle
-      yield* gate.release(a.replica.writerCheckpoint())
-      yield* Fiber.join(leading)
+      yield* leadHeld(a, 1)
       const waiting = yield* Effect.fork(Effect.either(a.store.append("s", -2, [ev(1)])))
       yield* settle
       const queued = yield* Effect.fork(Effect.either(a.store.append("t", -2, [ev(2)])))
@@ -143,11 +129,7 @@ describe("replica: leading", () => {
   it.scoped("a write waiting for its quorum past the commit timeout is answered CommitTimeout; it commits later", () =>
     Effect.gen(function* () {
       const a = yield* openNode()
-      const gate = new HeldGate()
-      const leading = yield* Effect.fork(a.replica.lead(1, ID_A, gate.gate))
-      yield* settle
-      yield* gate.release(a.replica.writerCheckpoint())
-      yield* Fiber.join(leading)
+      const gate = yield* leadHeld(a, 1)
       const append = yield* Effect.fork(Effect.either(a.store.append("s", -2, [ev(1)])))
       yield* settle
       yield* TestClock.adjust(Duration.millis(1_500))
@@ -170,11 +152,7 @@ describe("replica: leading", () => {
     Effect.gen(function* () {
       const a = yield* openNode()
       const b = yield* openNode()
-      const gate = new HeldGate()
-      const leading = yield* Effect.fork(a.replica.lead(1, ID_A, gate.gate))
-      yield* settle
-      yield* gate.release(a.replica.writerCheckpoint())
-      yield* Fiber.join(leading)
+      yield* leadHeld(a, 1)
       yield* follow(a.replica, b.replica)
       // A write B receives but never learns is committed.
       const lost = yield* Effect.fork(Effect.either(a.store.append("s", -2, evs(1, 2))))

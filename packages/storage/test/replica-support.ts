@@ -4,7 +4,7 @@
  * loop (readRaw on the leader, appendRaw on the follower, then commitTo the leader's committed position).
  */
 import { assert } from "@effect/vitest"
-import { Deferred, Effect, Exit, Scope } from "effect"
+import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
 import { Disk, MemoryDisk, Prng, type CrashMode, type DiskService } from "@vellum/platform"
 import { make, type EventStoreService, type ReplicaLog, type CommitGate, type NotLeading } from "../src/index.js"
 import { baseConfig } from "./streams-harness.js"
@@ -93,7 +93,7 @@ export class HeldGate {
   readonly fail: Effect.Effect<void> = Effect.suspend(() => {
     const all = this.waiting
     this.waiting = []
-    return Effect.forEach(all, (w) => Deferred.fail(w.done, { _tag: "NotLeading" }), { discard: true })
+    return Effect.forEach(all, (w) => Deferred.fail(w.done, { _tag: "NotLeading" } as NotLeading), { discard: true })
   })
 }
 
@@ -132,4 +132,22 @@ export const rawLog = (replica: ReplicaLog) =>
       from = slice.completesChunk ? (Math.floor(slice.position / replica.chunkSize) + 1) * replica.chunkSize : slice.end
     }
     throw new Error("rawLog did not end")
+  })
+
+export const ID_A = "00000000-0000-4000-8000-0000000000aa"
+export const ID_B = "00000000-0000-4000-8000-0000000000bb"
+
+/** Lets forked fibers run until they block (on a gate, or with nothing left to do). */
+export const settle = Effect.repeatN(Effect.yieldNow(), 50)
+
+/** `node` leads `term` behind a held gate, which lets the epoch through (it waited for it); returns the gate. */
+export const leadHeld = (node: Node, term: number, leaderId = ID_A) =>
+  Effect.gen(function* () {
+    const gate = new HeldGate()
+    const leading = yield* Effect.fork(node.replica.lead(term, leaderId, gate.gate))
+    yield* settle
+    assert.strictEqual(gate.pending, 1, "the epoch waits for its quorum")
+    yield* gate.release(node.replica.writerCheckpoint())
+    yield* Fiber.join(leading)
+    return gate
   })

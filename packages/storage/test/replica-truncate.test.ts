@@ -6,22 +6,14 @@
 import { describe, it, assert } from "@effect/vitest"
 import { Effect, Either, Fiber } from "effect"
 import { ev, evs, readAll, streamIds, streamNumbers } from "./streams-harness.js"
-import { HeldGate, follow, openGate, openNode, pull, rawLog } from "./replica-support.js"
-
-const ID_A = "00000000-0000-4000-8000-0000000000aa"
-const ID_B = "00000000-0000-4000-8000-0000000000bb"
-const settle = Effect.repeatN(Effect.yieldNow(), 50)
+import { ID_A, ID_B, follow, leadHeld, openGate, openNode, pull, rawLog, settle } from "./replica-support.js"
 
 describe("replica: truncating the uncommitted tail", () => {
   it.scoped("a diverged node cuts its tail, follows the new leader, and writes a cut append's retry again", () =>
     Effect.gen(function* () {
       const a = yield* openNode({ eventIdCacheCapacity: 64 })
       const b = yield* openNode({ eventIdCacheCapacity: 64 })
-      const gate = new HeldGate()
-      const leading = yield* Effect.fork(a.replica.lead(1, ID_A, gate.gate))
-      yield* settle
-      yield* gate.release(a.replica.writerCheckpoint())
-      yield* Fiber.join(leading)
+      const gate = yield* leadHeld(a, 1)
       const first = yield* Effect.fork(a.store.append("s", -2, [ev(1)]))
       yield* settle
       yield* gate.release(a.replica.writerCheckpoint())

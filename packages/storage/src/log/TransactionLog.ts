@@ -544,15 +544,19 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         dataSize: state.active.dataSize,
         runningCrc: state.runningCrc
       }
-      return writeSegments(batch).pipe(
-        Effect.provideService(Disk, state.disk),
-        Effect.catchAll((error) => {
-          failure = writesRefused(error)
-          restorePoint = acknowledged
-          return Effect.fail(failure)
-        })
-      )
+      return refuseOnFailure(writeSegments(batch), acknowledged)
     })
+
+  /** A change of the log that failed: writes are refused until `recover` has restored `point`. */
+  const refuseOnFailure = (change: Effect.Effect<void, DiskError, Disk>, point: Acknowledged) =>
+    change.pipe(
+      Effect.provideService(Disk, state.disk),
+      Effect.catchAll((error) => {
+        failure = writesRefused(error)
+        restorePoint = point
+        return Effect.fail(failure)
+      })
+    )
 
   /** Cuts a chunk's file back to its data (a footer, whole or partial, goes) and syncs it. */
   const dropFooter = (chunk: ChunkFile) =>
@@ -682,15 +686,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         dataSize: position - chunk.startPosition,
         runningCrc: position === chunk.startPosition ? headerChecksum(chunk) : undefined
       }
-      return restore(point).pipe(
-        Effect.provideService(Disk, state.disk),
-        Effect.catchAll((error) => {
-          // `recover` finishes the cut: every step of `restore` is safe to run again.
-          failure = writesRefused(error)
-          restorePoint = point
-          return Effect.fail(failure)
-        })
-      )
+      // On a failure `recover` finishes the cut: every step of `restore` is safe to run again.
+      return refuseOnFailure(restore(point), point)
     })
 
   /** A frame decoded during a scan, or undefined when the bytes are not a valid record. */

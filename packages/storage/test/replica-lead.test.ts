@@ -148,6 +148,26 @@ describe("replica: leading", () => {
     })
   )
 
+  it.scoped("lead waits for its epoch's quorum past the commit timeout, and fails when the gate does", () =>
+    Effect.gen(function* () {
+      const a = yield* openNode()
+      const gate = new HeldGate()
+      const leading = yield* Effect.fork(a.replica.lead(1, ID_A, gate.gate))
+      yield* settle
+      yield* TestClock.adjust(Duration.seconds(30))
+      assert.isTrue((yield* Fiber.poll(leading))._tag === "None", "still waiting")
+      yield* gate.fail
+      assert.strictEqual((yield* Effect.flip(Fiber.join(leading)))._tag, "CommitTimeout")
+      assert.strictEqual((yield* Effect.flip(a.store.append("s", -2, [ev(1)])))._tag, "NotLeader")
+      // Its epoch is in the tail: the next term chains to it, and it is committed with the new one.
+      const first = (yield* a.replica.epochs(1))[0]!
+      assert.strictEqual(first.epochNumber, 1)
+      const second = yield* a.replica.lead(2, ID_A, openGate)
+      assert.deepStrictEqual(yield* a.replica.epochs(5), [second, first])
+      assert.deepStrictEqual(yield* streamNumbers(a.store, "$epoch-information"), [1, 2])
+    })
+  )
+
   it.scoped("a new leader commits the tail it holds from an earlier term before it takes writes", () =>
     Effect.gen(function* () {
       const a = yield* openNode()

@@ -54,7 +54,9 @@ export interface ReplicaLog {
   /**
    * Starts leading in `term`: from now on every write round waits for `gate` before it is indexed and
    * answered. Writes this node's epoch record (number `term`, greater than every epoch in its log) first;
-   * succeeds once that epoch is committed, with everything before it (the tail from earlier terms).
+   * succeeds once that epoch is committed, with everything before it (the tail from earlier terms). It
+   * waits as long as the node leads (no commit timeout); a failed gate or `stopLeading` ends it with
+   * CommitTimeout. A term not greater than the log's last epoch is refused (InvalidRequest).
    */
   readonly lead: (term: number, leaderInstanceId: string, gate: CommitGate) => Effect.Effect<EpochRef, WriteError>
   /** Stops leading: new client writes are refused, and a round waiting for its quorum ends as CommitTimeout. */

@@ -387,11 +387,11 @@ export const makeWriter = (
       refusing = false
     })
 
-    /** Answers every queued command with `error` (the node stopped leading). */
+    /** Answers every queued command with `error` (the node stopped leading), but a new term's epoch. */
     const refuseQueued = (error: WriteError): void => {
       const waiting = queue
-      queue = []
-      for (const pending of waiting) pending.answer(failed(error))
+      queue = waiting.filter((pending) => pending.command._tag === "Epoch")
+      for (const pending of waiting) if (pending.command._tag !== "Epoch") pending.answer(failed(error))
     }
 
     const exclusive = leadership?.exclusive ?? (<A, E, R>(effect: Effect.Effect<A, E, R>) => effect)
@@ -443,6 +443,8 @@ export const makeWriter = (
     const sweep = Effect.sync(() => {
       const deadline = clock.unsafeCurrentTimeMillis() - timeoutMillis
       const expire = (pending: Pending) => {
+        // A new leader's epoch waits for its quorum as long as the node leads (followers may need to catch up).
+        if (leadership !== undefined && pending.command._tag === "Epoch") return
         if (!pending.settled && pending.queuedAt <= deadline) pending.answer(failed(timedOut()))
       }
       for (const pending of inFlight) expire(pending)

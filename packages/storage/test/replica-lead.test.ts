@@ -110,6 +110,28 @@ describe("replica: leading", () => {
     })
   )
 
+  it.scoped("a failed gate leaves the answers its round decided without writing (a wrong expected version)", () =>
+    Effect.gen(function* () {
+      const a = yield* openNode()
+      const gate = yield* leadHeld(a, 1)
+      const first = yield* Effect.fork(a.store.append("s", -2, [ev(1)]))
+      yield* settle
+      // Both queue behind the waiting round, and are planned together in the next one.
+      const written = yield* Effect.fork(Effect.either(a.store.append("t", -2, [ev(2)])))
+      const refused = yield* Effect.fork(Effect.either(a.store.append("s", 5, [ev(3)])))
+      yield* settle
+      yield* gate.release(a.replica.writerCheckpoint())
+      yield* Fiber.join(first)
+      yield* settle
+      assert.strictEqual(gate.pending, 1)
+      yield* gate.fail
+      const w = yield* Fiber.join(written)
+      const r = yield* Fiber.join(refused)
+      assert.isTrue(Either.isLeft(w) && w.left._tag === "CommitTimeout", JSON.stringify(w))
+      assert.isTrue(Either.isLeft(r) && r.left._tag === "WrongExpectedVersion", JSON.stringify(r))
+    })
+  )
+
   it.scoped("stopLeading ends a waiting round as CommitTimeout and refuses the queued ones", () =>
     Effect.gen(function* () {
       const a = yield* openNode()

@@ -329,7 +329,10 @@ export const makeWriter = (
         if (leadership !== undefined) {
           const quorum = yield* Effect.either(leadership.state.awaitQuorum(roundStart, prepared.endPosition))
           if (quorum._tag === "Left") {
-            for (const pending of batch) answerFromRound(pending, failed(quorum.left))
+            // Only what the round wrote is uncertain: answers decided against committed state stand.
+            const uncertain: Plan = { _tag: "Fail", error: quorum.left }
+            const answers = plans.map((p) => (p._tag === "Write" ? uncertain : p))
+            yield* answerAll(batch, answers, () => noPositions)
             const refusal = leadership.state.refusal()
             if (refusal !== undefined) refuseQueued(refusal)
             return

@@ -6,6 +6,7 @@
  */
 import { describe, it, assert } from "@effect/vitest"
 import { Effect } from "effect"
+import type { CommitNotice } from "../src/index.js"
 import { ev, evs, readAll, streamIds, streamNumbers } from "./streams-harness.js"
 import { ID_A, follow, openGate, openNode, pull, rawLog } from "./replica-support.js"
 
@@ -46,8 +47,16 @@ describe("replica: following a leader", () => {
       assert.deepStrictEqual(yield* readAll(b.store), [])
       // Committed up to the end of the first append: its events and nothing after.
       const firstEnd = (yield* a.replica.readRaw(first.position, 1))!.end
+      const notices: Array<CommitNotice> = []
+      yield* b.store.onCommit((notice) => notices.push(notice))
       yield* b.replica.commitTo(firstEnd)
       assert.strictEqual(b.replica.committed(), firstEnd)
+      // Commits are announced as on a leader (long polls, the users cache).
+      assert.strictEqual(notices[notices.length - 1]!.endPosition, firstEnd)
+      assert.include(
+        notices.flatMap((n) => n.streams),
+        "s"
+      )
       assert.deepStrictEqual(yield* streamNumbers(b.store, "s"), [0, 1])
       assert.isTrue((yield* readAll(b.store)).every((e) => e.logPosition < firstEnd))
       // A commit position past what the follower holds is capped at its writer checkpoint.
@@ -112,6 +121,25 @@ describe("replica: following a leader", () => {
       yield* b.replica.appendRaw(whole)
       assert.strictEqual(b.replica.writerCheckpoint(), whole.end)
     })
+  )
+
+  it.scoped(
+    "readRaw refuses a position inside a scavenged chunk with a clear reason (sending it whole is not built)",
+    () =>
+      Effect.gen(function* () {
+        const a = yield* openNode()
+        yield* a.replica.lead(1, ID_A, openGate)
+        for (let i = 0; a.replica.writerCheckpoint() < 2 * a.replica.chunkSize; i++)
+          yield* a.store.append("s", -2, [ev(i)])
+        // Keep every other record of chunk 0: its positions are no longer contiguous.
+        let n = 0
+        yield* a.store.engine.log.replaceChunks(0, 0, () => n++ % 2 === 0)
+        const error = yield* Effect.flip(a.replica.readRaw(0, 1000))
+        assert.strictEqual(error._tag, "InvalidRequest")
+        assert.match(error.message, /scavenged chunk/)
+        // The chunks after it are sent as before.
+        assert.isDefined(yield* a.replica.readRaw(a.replica.chunkSize, 1000))
+      })
   )
 
   it.scoped("readRaw ends at a unit's end, sends at least one unit, and refuses a position inside a record", () =>

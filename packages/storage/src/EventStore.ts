@@ -15,11 +15,7 @@
 import { Context, Effect, Layer, PubSub, type Scope } from "effect"
 import { Disk, join, lockScoped, type DiskError } from "@vellum/platform"
 import type { IndexCorrupt } from "./tableindex/Entry.js"
-import {
-  InvalidRequest,
-  StorageCorrupt,
-  StorageLocked
-} from "./errors.js"
+import { InvalidRequest, StorageCorrupt, StorageLocked } from "./errors.js"
 import { openTransactionLog, type LogConfig, type ReadError, type TransactionLog } from "./log/TransactionLog.js"
 import { completeChunkAfterScavengePoint } from "./log/scavengePointChunk.js"
 import { openCheckpoint } from "./log/Checkpoint.js"
@@ -83,7 +79,7 @@ export interface StorageConfig {
   readonly maxReadCount: number
   /** A node of a cluster: writes commit once a quorum holds them (see replica/ReplicaLog.ts). */
   readonly clustered?: boolean
-  /** Clustered only: a write not committed within this time is answered CommitTimeout (outcome unknown). */
+  /** Clustered only: a write not committed within this time is answered CommitTimeout (absent: the write timeout). */
   readonly commitTimeoutMillis?: number
 }
 

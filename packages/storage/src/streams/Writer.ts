@@ -377,9 +377,14 @@ export const makeWriter = (
           : Effect.void
       })
 
-    /** Retries the log's recovery until it succeeds; refusals meanwhile carry the latest error. */
+    const exclusive = leadership?.exclusive ?? (<A, E, R>(effect: Effect.Effect<A, E, R>) => effect)
+
+    /**
+     * Retries the log's recovery until it succeeds; refusals meanwhile carry the latest error. Each attempt
+     * is exclusive of the replica's changes, not the whole wait (a full disk may take long).
+     */
     const recover = Effect.gen(function* () {
-      yield* log.recover.pipe(
+      yield* exclusive(log.recover).pipe(
         Effect.tapError((error) =>
           Effect.sync(() => {
             if (refused !== undefined) refused = { ...refused, error }
@@ -397,10 +402,8 @@ export const makeWriter = (
       for (const pending of waiting) if (pending.command._tag !== "Epoch") pending.answer(failed(error))
     }
 
-    const exclusive = leadership?.exclusive ?? (<A, E, R>(effect: Effect.Effect<A, E, R>) => effect)
-
     const loop = Effect.gen(function* () {
-      if (refusing) yield* exclusive(recover)
+      if (refusing) yield* recover
       const batch = yield* takeBatch
       stats.rounds++
       stats.commands += batch.length

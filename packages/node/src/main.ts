@@ -81,6 +81,7 @@ const serve = (loaded: LoadedConfig) =>
       `Options set: ${changed.map((row) => `${row.name}=${row.value} (${row.configurationSource})`).join(", ") || "none"}`
     )
     const handle = yield* NodeApp.makeNodeHandler(loaded, { appendBodyParser: yield* makeOffThreadParser() })
+    const clusterStatus = yield* ClusterStatus
     const shutdown = yield* Shutdown
     const info = yield* NodeInfo
     const metrics = yield* NodeMetrics
@@ -104,12 +105,15 @@ const serve = (loaded: LoadedConfig) =>
           version: NodeApp.VELLUM_VERSION,
           dbDir: config.MemDb ? undefined : path.resolve(config.Db),
           configFile: loaded.configFile === undefined ? undefined : path.resolve(loaded.configFile),
-          createdDefaultUsers: (yield* Users).createdDefaultUsers
+          createdDefaultUsers: (yield* Users).createdDefaultUsers,
+          ...(clusterStatus.clusterSize > 1 || clusterStatus.isReadOnlyReplica
+            ? { cluster: { size: clusterStatus.clusterSize, readOnlyReplica: clusterStatus.isReadOnlyReplica } }
+            : {})
         })
         yield* Effect.logInfo(summary)
         if (config.Insecure) yield* Effect.logWarning(INSECURE_WARNING)
         // A member that cannot go on (a cut past MaxTruncation) stops as if asked to, with the reason.
-        const memberFailure = Effect.map((yield* ClusterStatus).failure, (why) => {
+        const memberFailure = Effect.map(clusterStatus.failure, (why) => {
           failedAsMember = why
           return `the node cannot go on as a cluster member: ${why}`
         })

@@ -68,15 +68,20 @@ const runWriter = async (writer: number, members: ReadonlyArray<Member>, stop: (
 }
 
 describe("a cluster of three node processes", () => {
-  let leader: Member
-  let followers: ReadonlyArray<Member>
+  // The steps run in order on the one cluster; each later step starts from the roles the first one saw.
+  let firstRoles: { readonly leader: Member; readonly followers: ReadonlyArray<Member> } | undefined
+  const roles = () => {
+    if (firstRoles === undefined) throw new Error("no leader was elected (see the first step)")
+    return firstRoles
+  }
 
   it("elects one leader and two followers", async () => {
-    ;({ leader, followers } = await waitForRoles(cluster, cluster.members, ELECTION_MS))
-    expect(followers).toHaveLength(2)
+    firstRoles = await waitForRoles(cluster, cluster.members, ELECTION_MS)
+    expect(firstRoles.followers).toHaveLength(2)
   }, 60_000)
 
   it("writes an append through the leader, and one through a follower after its 307 to the leader", async () => {
+    const { leader, followers } = roles()
     const direct = await appendUntilWritten(leader, "direct")
     expect(direct.redirects).toEqual([])
     expect(direct.location).toMatch(new RegExp(`^${leader.url}/streams/direct/\\d+$`))
@@ -88,6 +93,7 @@ describe("a cluster of three node processes", () => {
   }, 60_000)
 
   it("elects a new leader that takes writes when the leader is SIGKILLed under load", async () => {
+    const { leader } = roles()
     let stopped = false
     const writers = Array.from({ length: WRITERS }, (_, writer) => runWriter(writer, cluster.members, () => stopped))
     try {
@@ -98,13 +104,13 @@ describe("a cluster of three node processes", () => {
       await cluster.kill(leader)
       const afterKill = acknowledged.size
       const survivors = cluster.members.filter((member) => member !== leader)
-      const roles = await waitForRoles(cluster, survivors, ELECTION_MS)
+      const next = await waitForRoles(cluster, survivors, ELECTION_MS)
       // The writers go on through the new leader.
       await waitUntil(cluster, "writes acknowledged after the kill", CATCH_UP_MS, async () =>
         acknowledged.size >= afterKill + 40 ? true : undefined
       )
-      const direct = await appendUntilWritten(roles.leader, "after-failover")
-      expect(direct.location).toMatch(new RegExp(`^${roles.leader.url}/streams/after-failover/\\d+$`))
+      const direct = await appendUntilWritten(next.leader, "after-failover")
+      expect(direct.location).toMatch(new RegExp(`^${next.leader.url}/streams/after-failover/\\d+$`))
     } finally {
       stopped = true
       await Promise.all(writers)
@@ -112,9 +118,10 @@ describe("a cluster of three node processes", () => {
   }, 90_000)
 
   it("restarts the killed node on its directory, and it rejoins as a follower", async () => {
-    cluster.restart(leader)
-    const roles = await waitForRoles(cluster, cluster.members, ELECTION_MS)
-    expect(roles.followers).toContain(leader)
+    const killed = roles().leader
+    cluster.restart(killed)
+    const after = await waitForRoles(cluster, cluster.members, ELECTION_MS)
+    expect(after.followers).toContain(killed)
   }, 60_000)
 
   it("has every acknowledged event on all three nodes, each stream the same on each", async () => {

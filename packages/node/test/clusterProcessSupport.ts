@@ -112,10 +112,13 @@ export const startProcessCluster = async (size: number): Promise<ProcessCluster>
   }
 }
 
-/** Polls `probe` until it gives a value; fails after `ms` with `what` and the cluster's logs. */
+/**
+ * Polls `probe` until it gives a value; fails after `ms` with `what` (a function, to say what was last seen)
+ * and the cluster's logs.
+ */
 export const waitUntil = async <A>(
   cluster: ProcessCluster,
-  what: string,
+  what: string | (() => string),
   ms: number,
   probe: () => Promise<A | undefined>
 ): Promise<A> => {
@@ -123,7 +126,10 @@ export const waitUntil = async <A>(
   for (;;) {
     const value = await probe()
     if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms. The nodes' output:\n${cluster.logs()}`)
+    if (Date.now() > deadline) {
+      const said = typeof what === "string" ? what : what()
+      throw new Error(`${said}: not within ${ms} ms. The nodes' output:\n${cluster.logs()}`)
+    }
     await sleep(200)
   }
 }
@@ -140,13 +146,16 @@ export const stateOf = async (member: Member): Promise<string | undefined> => {
 }
 
 /** Waits until exactly one of `members` leads and all the others follow, and says which is which. */
-export const waitForRoles = (cluster: ProcessCluster, members: ReadonlyArray<Member>, ms: number) =>
-  waitUntil(
+export const waitForRoles = (cluster: ProcessCluster, members: ReadonlyArray<Member>, ms: number) => {
+  let states: ReadonlyArray<string | undefined> = []
+  return waitUntil(
     cluster,
-    `one leader and ${members.length - 1} followers among ${members.map((m) => m.name)}`,
+    () =>
+      `one leader and ${members.length - 1} followers among ${members.map((m) => m.name).join(", ")} (last seen: ` +
+      `${members.map((m, i) => `${m.name} ${states[i] ?? "no answer"}`).join(", ")})`,
     ms,
     async () => {
-      const states = await Promise.all(members.map(stateOf))
+      states = await Promise.all(members.map(stateOf))
       const leaders = members.filter((_, i) => states[i] === "leader")
       const followers = members.filter((_, i) => states[i] === "follower")
       return leaders.length === 1 && followers.length === members.length - 1
@@ -154,6 +163,7 @@ export const waitForRoles = (cluster: ProcessCluster, members: ReadonlyArray<Mem
         : undefined
     }
   )
+}
 
 export interface Appended {
   readonly status: number

@@ -234,6 +234,11 @@ export const make = (
 
     const runtime = yield* Effect.runtime<never>()
     let election: ElectionService.ElectionService | undefined
+    const currentView = Effect.suspend(() =>
+      election === undefined
+        ? Effect.succeed<ElectionService.ElectionView>({ term: 0, role: "Follower", leader: undefined })
+        : election.view
+    )
     if (!readOnly) {
       const promises = yield* Effect.orDie(openPromiseFile(options.dataDir))
       const newest = yield* lastEpoch
@@ -261,8 +266,18 @@ export const make = (
             return others.filter((p) => p > priority).length
           }),
           addressOf: (voter) => voter,
-          onElected: (term) => Effect.asVoid(serially(startLeading(term))),
-          onViewChange: (view) => void Runtime.runFork(runtime)(serially(react(view)))
+          // Only if it still leads that term when its turn comes (it may have stepped down meanwhile).
+          onElected: (term) =>
+            Effect.asVoid(
+              serially(
+                Effect.flatMap(currentView, (view) =>
+                  view.role === "Leader" && view.term === term ? startLeading(term) : react(view)
+                )
+              )
+            ),
+          // The view as it is when the change is handled, not as it was when it was announced: changes are
+          // handled one at a time, and an older view handled after a newer one would undo it.
+          onViewChange: () => void Runtime.runFork(runtime)(serially(Effect.flatMap(currentView, react)))
         }
       )
     } else {

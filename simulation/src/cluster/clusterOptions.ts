@@ -58,7 +58,7 @@ export const chooseClusterOptions = (prng: Prng, voters?: VoterCount): ClusterSi
       : { lossChance: 0, duplicateChance: 0, breakChance: 0 },
     clients: prng.int(1, 3),
     streamsPerClient: prng.int(2, 4),
-    safetyMs: prng.int(3_000, 10_000),
+    safetyMs: prng.int(2_000, 5_000),
     faultGapMs: [prng.int(100, 500), prng.int(800, 3_000)],
     livenessMs: 30_000
   }

@@ -101,7 +101,7 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
         (client) =>
           Effect.gen(function* () {
             while (safety && !failed()) {
-              yield* Effect.sleep(Duration.millis(think.int(1, 40)))
+              yield* Effect.sleep(Duration.millis(think.int(5, 60)))
               yield* client.step()
             }
             clientsDone++

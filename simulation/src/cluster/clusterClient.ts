@@ -126,7 +126,8 @@ export class ClusterClient {
       if (result._tag === "Left") {
         const failure = result.left
         if (failure._tag === "Unexpected") return auditor.fail(`${what}: ${failure.description}`)
-        if (/commit/i.test(failure.reason)) auditor.coverage.hit("cluster.commitTimeout")
+        // The node's own 408 is CommitTimeout (not on a quorum in time); the client's cut-off is a "timeout" hop.
+        if (trip.last?.status === 408) auditor.coverage.hit("cluster.commitTimeout")
         auditor.indeterminate++
         auditor.coverage.hit("append.indeterminate")
         // Nothing left running (every hop answered or found its node down): over now.

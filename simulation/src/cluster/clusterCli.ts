@@ -73,20 +73,20 @@ export const clusterCli = (args: ReadonlyArray<string>): void => {
   const from = value("--from") ?? (soak ? wallClockMillis() % 1_000_000_000 : 1)
   const started = wallClockMillis()
   const coverage = new Coverage()
-  let passed = 0
-  let acknowledged = 0
-  let indeterminate = 0
-  let simMs = 0
+  const totals = { passed: 0, acknowledged: 0, indeterminate: 0, simMs: 0 }
   for (let seed = from; seed < from + count; seed++) {
     const r = runOne(seed)
-    passed++
-    acknowledged += r.acknowledged
-    indeterminate += r.indeterminate
-    simMs += r.simMs
+    Object.assign(totals, {
+      passed: totals.passed + 1,
+      acknowledged: totals.acknowledged + r.acknowledged,
+      indeterminate: totals.indeterminate + r.indeterminate,
+      simMs: totals.simMs + r.simMs
+    })
     coverage.add(r.coverage)
     if (verbose) report(r)
-    if (soak && passed % 100 === 0) console.log(`${passed} seeds passed (from ${from}), ${acknowledged} acknowledged`)
+    if (soak && totals.passed % 100 === 0) console.log(`${totals.passed} seeds passed (from ${from})`)
   }
+  const { passed, acknowledged, indeterminate, simMs } = totals
   const wallMs = wallClockMillis() - started
   if (!args.includes("--no-coverage")) console.log(`coverage (how often each rule ran):\n${coverage.report("cluster")}`)
   const missed = coverage.missedByCi("cluster")

@@ -20,6 +20,8 @@ export interface ClusterSettings {
   readonly gossipSeeds: ReadonlyArray<PeerAddress>
   /** This node's internal (node-to-node) endpoint: where peers reach it. */
   readonly internal: Endpoint
+  /** Where the internal interface listens, when not at `internal` (e.g. 0.0.0.0 behind an advertised address). */
+  readonly internalListen?: Endpoint
   /** The HTTP endpoint this node advertises to clients (redirects to the leader are built from the leader's). */
   readonly httpAdvertised: Endpoint
   readonly nodePriority: number
@@ -29,6 +31,8 @@ export interface ClusterSettings {
   readonly clusterSecret: string
   readonly gossipIntervalMs: number
   readonly gossipTimeoutMs: number
+  /** A member's clock further than this from ours is logged, its gossip still used (the reference's 60000 if absent). */
+  readonly gossipAllowedDifferenceMs?: number
   readonly deadMemberRemovalPeriodSec: number
   /** The election timeout's base (a follower that hears no leader for between 1× and 2× of it stands). */
   readonly leaderElectionTimeoutMs: number
@@ -40,6 +44,10 @@ export interface ClusterSettings {
   /** The most a follower cuts from its log's uncommitted tail to follow a leader; −1: no limit. */
   readonly maxTruncationBytes: number
 }
+
+/** An endpoint as a peer address, "host:port" with an IPv6 host in brackets: the one spelling of seeds. */
+export const peerAddressOf = (endpoint: Endpoint): PeerAddress =>
+  endpoint.host.includes(":") ? `[${endpoint.host}]:${endpoint.port}` : `${endpoint.host}:${endpoint.port}`
 
 export const quorumOf = (clusterSize: number): number => Math.floor(clusterSize / 2) + 1
 

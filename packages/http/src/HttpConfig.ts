@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import type { RequestSample } from "./endpoints/NodeMetrics.js"
 import type { NodeHealth } from "./endpoints/health.js"
 import type { BodyResult } from "./streams/appendBody.js"
+import { singleNodeRole, type NodeRole } from "./leaderRouting.js"
 
 /**
  * Parses append bodies from `minBodyBytes` on somewhere other than the event loop (the live node: a worker
@@ -46,6 +47,11 @@ export interface HttpSettings {
   readonly ready: Effect.Effect<boolean>
   /** Whether the node is healthy or degraded (writes refused), for `/health/ready`. */
   readonly health: Effect.Effect<NodeHealth>
+  /**
+   * The node's state and the leader it follows, read for each request that needs the leader (a write, or
+   * requires-leader) to redirect or refuse it (leaderRouting.ts).
+   */
+  readonly nodeRole: Effect.Effect<NodeRole>
   /** Called once per answered request (the node's metrics hook: a plain function, no Effect). */
   readonly observeRequest?: (sample: RequestSample) => void
   /** Parses large append bodies off the event loop; without it every body is parsed in place. */
@@ -60,5 +66,6 @@ export const defaultHttpSettings: HttpSettings = {
   requestTimeoutMillis: 10_000,
   disableHttpCaching: false,
   ready: Effect.succeed(true),
-  health: Effect.succeed({ status: "healthy", reason: "", sinceMillis: undefined })
+  health: Effect.succeed({ status: "healthy", reason: "", sinceMillis: undefined }),
+  nodeRole: Effect.succeed(singleNodeRole)
 }

@@ -48,6 +48,12 @@ export interface RouteDef<R = never> {
   /** Path template with `{name}` placeholders, e.g. `/streams/{stream}/metadata`. */
   readonly path: string
   readonly access: Access
+  /**
+   * The route writes through the store's writer (appends, deletes, metadata, user management), so only the
+   * leader serves it: elsewhere the pipeline redirects it or refuses it (leaderRouting.ts). Node-local
+   * endpoints (shutdown, scavenge, resign, priority) are not writes in this sense.
+   */
+  readonly writes?: boolean
   /** Media types the body may have (missing → no body expected, no 415 check). */
   readonly requestCodecs?: ReadonlyArray<string>
   /** Media types the route can answer with, preferred first (the first is the default). */

@@ -5,6 +5,15 @@ export * from "./Route.js"
 export * from "./HttpConfig.js"
 export * from "./HttpRequest.js"
 export { makeHandler, type RequestHandler } from "./pipeline.js"
+export {
+  leaderLocation,
+  leaderRoutingReply,
+  needsLeader,
+  saysRequireLeader,
+  singleNodeRole,
+  type NodeRole,
+  type RoutedRequest
+} from "./leaderRouting.js"
 export { scavengeHistoryRoutes, streamRoutes } from "./streams/routes.js"
 export type { StreamRouteRequirements } from "./streams/requirements.js"
 export { defaultServeLimits, serveHttp, type ServeOptions } from "./live/serveHttp.js"

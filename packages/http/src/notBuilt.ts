@@ -22,8 +22,6 @@ export const notBuiltRoutes: ReadonlyArray<NotBuiltRoute> = [
   { path: "/", feature: "The admin UI is" },
   { path: "/admin/login", feature: "The admin UI's login check is" },
   { path: "/admin/reloadconfig", feature: "Reloading the configuration is" },
-  { path: "/admin/node/priority", feature: "Node priority (clustering) is" },
-  { path: "/admin/node/resign", feature: "Leader resignation (clustering) is" },
   { path: "/sys/subsystems", feature: "The subsystems list is" }
 ]
 

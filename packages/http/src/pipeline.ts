@@ -4,7 +4,8 @@
  *   /health/live (node/health.ts) → CORS pre-flight → body size limit → authentication (bad
  *   credentials: 401 before routing) → route match (404; OPTIONS → 200; 405) → request codec (415) →
  *   response codec (406, or 400 for an unknown `?format=`, a 500 upstream) → first-level authorization (bare 401) →
- *   handler (with a deadline: 408)
+ *   leader routing (a write or requires-leader on a non-leader: 307 to the leader, or 503) → handler (with a
+ *   deadline: 408)
  *
  * and the cross-cutting response rules on the way out. It is a plain Effect from a request to a Reply,
  * so the live server and the simulator call the same code; nothing in it can fail or throw: defects in a
@@ -27,6 +28,7 @@ import { routeFamily } from "./endpoints/NodeMetrics.js"
 import { notBuiltReply } from "./notBuilt.js"
 import { bodyTooLargeReply } from "./bodyLimit.js"
 import { challengeAnonymous } from "./challenge.js"
+import { leaderRoutingReply, needsLeader } from "./leaderRouting.js"
 
 export type RequestHandler<R> = (request: HttpRequest) => Effect.Effect<Reply, never, R>
 
@@ -146,7 +148,26 @@ export const makeHandler = <R>(
       requestType,
       settings
     }
-    const longPoll = longPollSeconds(headers)
+    const writes = route.writes === true
+    // Only requests that need the leader read the node's role: plain reads pay nothing for it.
+    if (!needsLeader({ writes, headers })) return runHandler(route, input, match.allowed, finish)
+    const routed = { writes, headers, scheme, rawPath: target.rawPath, rawQuery: target.rawQuery }
+    return Effect.flatMap(settings.nodeRole, (role) => {
+      const answer = leaderRoutingReply(routed, role)
+      return answer === undefined
+        ? runHandler(route, input, match.allowed, finish)
+        : Effect.succeed(finish(answer, match.allowed))
+    })
+  }
+
+  /** Runs the route's handler: its defects become a 500, and long polls get a deadline (408). */
+  const runHandler = (
+    route: RouteDef<R>,
+    input: RouteInput,
+    allowed: ReadonlyArray<string>,
+    finish: Finish
+  ): Effect.Effect<Reply, never, R> => {
+    const longPoll = longPollSeconds(input.headers)
     let started: Effect.Effect<Reply, never, R>
     try {
       started = route.handle(input)
@@ -160,11 +181,11 @@ export const makeHandler = <R>(
     // answers 408 (storageErrors.ts), and in long polls. A timeout here races the handler against a timer in
     // forked fibers, which costs more than a whole cached read (~70 µs per request under load), so only
     // long polls get one.
-    if (longPoll === 0) return Effect.map(handled, (reply) => finish(reply, match.allowed))
+    if (longPoll === 0) return Effect.map(handled, (reply) => finish(reply, allowed))
     return Effect.timeoutTo(handled, {
       duration: Duration.millis(settings.requestTimeoutMillis + longPoll * 1000),
-      onTimeout: () => finish(emptyReply(408, "Server was unable to handle request in time"), match.allowed),
-      onSuccess: (reply: Reply) => finish(reply, match.allowed)
+      onTimeout: () => finish(emptyReply(408, "Server was unable to handle request in time"), allowed),
+      onSuccess: (reply: Reply) => finish(reply, allowed)
     })
   }
 

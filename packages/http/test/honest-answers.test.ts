@@ -60,8 +60,6 @@ describe("route families not built yet", () => {
         ["POST", "/projection/p/command/enable", /Projections/],
         ["GET", "/web/index.html", /admin UI/],
         ["GET", "/", /admin UI/],
-        ["POST", "/admin/node/resign", /resign/i],
-        ["POST", "/admin/node/priority/3", /priority/i],
         ["POST", "/admin/reloadconfig", /reload/i]
       ]
       for (const [method, url, reason] of cases) {

@@ -7,6 +7,7 @@ import type { RouteInput } from "../src/Route.js"
 import { defaultHttpSettings } from "../src/HttpConfig.js"
 import {
   NodeInfo,
+  NodeServices,
   Shutdown,
   handleHealthLive,
   healthLive,
@@ -72,7 +73,7 @@ const input: RouteInput = {
   settings: defaultHttpSettings
 }
 
-const layer = Layer.merge(NodeInfo.layer(identity), Shutdown.layer)
+const layer = Layer.mergeAll(NodeInfo.layer(identity), Shutdown.layer, NodeServices.singleNodeStatus(identity))
 
 describe("handleHealthLive reads the node state", () => {
   it.effect("204 while leading, 503 while initializing", () =>
@@ -82,7 +83,7 @@ describe("handleHealthLive reads the node state", () => {
       yield* Ref.set(info.state, "Initializing")
       expect((yield* handleHealthLive("GET", q())).status).toBe(503)
       expect(yield* nodeIsLive).toBe(false)
-    }).pipe(Effect.provide(NodeInfo.layer(identity)))
+    }).pipe(Effect.provide(Layer.merge(NodeInfo.layer(identity), NodeServices.singleNodeStatus(identity))))
   )
 })
 

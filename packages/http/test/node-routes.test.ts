@@ -4,6 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { XMLValidator } from "fast-xml-parser"
 import { MemoryDisk } from "@vellum/platform"
+import { ClusterStatus } from "@vellum/cluster"
 import { AuthenticationFailed, Authenticator, anonymousPrincipal, type Principal } from "@vellum/security"
 import { EventStore, defaultStorageConfig } from "@vellum/storage"
 import { defaultHttpSettings } from "../src/HttpConfig.js"
@@ -53,10 +54,11 @@ const testLayer = NodeServices.layer(identity).pipe(Layer.provideMerge(storeLaye
 /** The pipeline over the node routes, wired as the node wires it (readiness and the metrics hook). */
 const handler = Effect.gen(function* () {
   const info = yield* NodeInfo
+  const cluster = yield* ClusterStatus
   const metrics = yield* NodeMetrics
   const handle = makeHandler(nodeRoutes, {
     ...defaultHttpSettings,
-    ready: livenessOf(info),
+    ready: livenessOf(info, cluster),
     observeRequest: metrics.observeRequest
   })
   return (
@@ -79,12 +81,15 @@ describe("node routes table", () => {
       "GET /ping anonymous application/json",
       "GET /info anonymous application/json",
       "GET /gossip anonymous application/json",
+      "POST /gossip ops application/json",
       "GET /stats authenticated application/json",
       "GET /stats/{*statPath} authenticated application/json",
       "GET /stats/replication authenticated application/json",
       "GET /stats/tcp authenticated application/json",
       "GET /metrics authenticated text/plain",
-      "POST /admin/shutdown ops text/plain"
+      "POST /admin/shutdown ops text/plain",
+      "POST /admin/node/resign ops text/plain",
+      "POST /admin/node/priority/{nodePriority} ops text/plain"
     ])
   })
 })

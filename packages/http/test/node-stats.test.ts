@@ -8,7 +8,9 @@ import { EventStore, type EventStoreService } from "@vellum/storage"
 import { processSnapshot, storageStats } from "./nodeFixtures.js"
 import {
   GROUPING_REQUIRED,
+  NodeInfo,
   NodeMetrics,
+  NodeServices,
   NodeStats,
   ProcessStats,
   WRITER_QUEUE,
@@ -16,6 +18,7 @@ import {
   flatGroup,
   groupStats,
   selectGroup,
+  singleNodeIdentity,
   statMeta,
   statsJson,
   statsReply,
@@ -32,6 +35,12 @@ const snapshot = (over: Partial<ProcessSnapshot> = {}): ProcessSnapshot => proce
 const storage = storageStats
 
 const traffic: HttpTraffic = { requests: 10, receivedBytes: 2000, sentBytes: 10_000, openConnections: 3 }
+
+const identity = singleNodeIdentity({
+  version: "0.1.0",
+  instanceId: "11111111-2222-4333-8444-555555555555",
+  httpEndpoint: { host: "127.0.0.1", port: 2113 }
+})
 
 const first = buildStats({
   nowMillis: T0 + 10_000,
@@ -456,7 +465,15 @@ describe("NodeStats", () => {
         )
       })
       const layer = NodeStats.layer.pipe(
-        Layer.provide(Layer.mergeAll(processLayer, Layer.succeed(EventStore, store), NodeMetrics.layer))
+        Layer.provide(
+          Layer.mergeAll(
+            processLayer,
+            Layer.succeed(EventStore, store),
+            NodeMetrics.layer,
+            NodeInfo.layer(identity),
+            NodeServices.singleNodeStatus(identity)
+          )
+        )
       )
       yield* Effect.gen(function* () {
         const stats = yield* NodeStats

@@ -22,6 +22,7 @@ import {
   type StreamAccess,
   type UserStoreFailed
 } from "@vellum/security"
+import { ClusterStatus } from "@vellum/cluster"
 import {
   NodeMetrics,
   makeHandler,
@@ -32,6 +33,7 @@ import {
   usersRoutes,
   livenessOf,
   nodeHealth,
+  nodeRoleOf,
   NodeInfo,
   defaultHttpSettings,
   scavengeHistoryRoutes,
@@ -41,13 +43,14 @@ import {
   withRequestLog,
   type HttpRequest,
   type HttpSettings,
+  type NodeIdentity,
   type ProcessStats,
   type Reply,
   type RouteDef
 } from "@vellum/http"
 import { NodeConfig } from "./config/NodeConfig.js"
 import type { LoadedConfig } from "./config/LoadedConfig.js"
-import { toScavengerSettings, toSecurityConfig, toStorageConfig } from "./config/derive.js"
+import { toAdvertiseAs, toScavengerSettings, toSecurityConfig, toStorageConfig } from "./config/derive.js"
 import { infoOptionsRoute } from "./infoOptionsRoute.js"
 import * as ScavengeMetrics from "./scavengeMetrics.js"
 
@@ -72,6 +75,13 @@ export interface NodeAppOptions {
   /** A metrics registry with the process's default metrics (live) instead of the bare one. */
   readonly metrics?: Layer.Layer<NodeMetrics>
 }
+
+/**
+ * The node's place in its cluster, which the HTTP API routes by (writes to the leader) and shows (`/info`,
+ * `/gossip`, `/metrics`): for now always a single node, its own leader at its advertised HTTP endpoint.
+ */
+const clusterStatusLayer = (identity: NodeIdentity): Layer.Layer<ClusterStatus> =>
+  NodeServices.singleNodeStatus(identity)
 
 /** Every service of a node, over a Disk. Fails when the store or the user store cannot be opened. */
 export const layer = (
@@ -103,9 +113,11 @@ export const layerWithStorage = (
     // The reference's rules: user management needs authentication; projections do not exist yet (refused).
     features: { projections: false, userManagement: !config.Insecure, atomPub: config.EnableAtomPubOverHttp },
     authentication: { type: config.Insecure ? "insecure" : "internal", properties: [] },
-    nodePriority: config.NodePriority
+    nodePriority: config.NodePriority,
+    ...toAdvertiseAs(config)
   })
   const node = NodeServices.layer(identity, {
+    cluster: clusterStatusLayer(identity),
     ...(options.processStats !== undefined ? { process: options.processStats } : {}),
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {})
   })
@@ -154,10 +166,11 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
 export const httpSettingsFor = (
   loaded: LoadedConfig,
   live: Pick<HttpSettings, "appendBodyParser"> = {}
-): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics | EventStore> =>
+): Effect.Effect<HttpSettings, never, NodeInfo | NodeMetrics | EventStore | ClusterStatus> =>
   Effect.gen(function* () {
     const config = loaded.config
     const info = yield* NodeInfo
+    const cluster = yield* ClusterStatus
     const metrics = yield* NodeMetrics
     const store = yield* EventStore
     return {
@@ -166,9 +179,11 @@ export const httpSettingsFor = (
       allowAnonymousStreamAccess: config.AllowAnonymousStreamAccess,
       disableHttpCaching: config.DisableHttpCaching,
       maxRequestBodyBytes: config.MaxAppendSize,
-      ready: livenessOf(info),
+      ready: livenessOf(info, cluster),
+      nodeRole: nodeRoleOf(info, cluster),
       health: Effect.sync(() => nodeHealth(store.stats())),
       observeRequest: metrics.observeRequest,
+      ...toAdvertiseAs(config),
       ...live
     }
   })
@@ -184,7 +199,7 @@ export const makeNodeHandler = (
 ): Effect.Effect<
   (request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>,
   never,
-  NodeInfo | NodeMetrics | EventStore
+  NodeInfo | NodeMetrics | EventStore | ClusterStatus
 > =>
   Effect.map(httpSettingsFor(loaded, live), (settings) => {
     const config = loaded.config

@@ -292,10 +292,13 @@ describe("config file", () => {
     })
   })
 
-  it("reads a YAML sequence as a list (GossipSeed, then refused until clustering exists)", () => {
-    const [problem] = fail({ files: { "vellum.conf": "GossipSeed:\n  - node1:2113\n  - node2:2113\n" } }).problems
-    expect(problem).toMatchObject({ option: "GossipSeed", origin: { _tag: "Yaml", line: 1 } })
-    expect(problem!.reason).toMatch(/^node1:2113,node2:2113 is not supported: clustering is not built yet/)
+  it("reads a YAML sequence as a list (GossipSeed)", () => {
+    const loaded = load({
+      files: { "vellum.conf": "ClusterSize: 3\nGossipSeed:\n  - node1:1112\n  - node2:1112\n" },
+      env: { VELLUM_CLUSTER_SECRET: "a development secret" }
+    })
+    expect(loaded.config.GossipSeed).toEqual(["node1:1112", "node2:1112"])
+    expect(loaded.sources.GossipSeed).toMatchObject({ _tag: "Yaml", line: 2 })
   })
 
   it.each([
@@ -361,13 +364,5 @@ describe("all problems at once, and rules between options", () => {
       "StatsPeriodSec only sets how often stats are written with WriteStatsToDb, which is off: it has no effect"
     ])
     expect(load({ argv: ["--stats-period-sec=5", "--write-stats-to-db"] }).warnings).toEqual([])
-  })
-
-  it("a cluster is refused until clustering exists, even with gossip seeds", () => {
-    const problems = fail({ argv: ["--cluster-size=3", "--gossip-seed=a:2113,b:2113"] }).problems
-    expect(problems.map((p) => p.option)).toEqual(["ClusterSize", "GossipSeed"])
-    expect(problems[0]!.reason).toBe(
-      "3 is not supported: clustering is not built yet (a later issue): Vellum runs as a single node; leave it at its default"
-    )
   })
 })

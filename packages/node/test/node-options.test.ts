@@ -164,6 +164,20 @@ describe("--node-priority", () => {
   })
 })
 
+describe("--node-host-advertise-as, --node-port-advertise-as", () => {
+  it("put the advertised address in absolute links and in /gossip's HTTP endpoint", async () => {
+    const argv = ["--node-host-advertise-as", "db1.example.com", "--node-port-advertise-as", "8113"]
+    await withNode(new MemoryDisk(), argv, async (call) => {
+      expect((await appendOne(call, "s")).headers["Location"]).toBe("http://db1.example.com:8113/streams/s/0")
+      const member = JSON.parse(text(await call({ url: "/gossip", headers: json }))).members[0]
+      expect([member.httpEndPointIp, member.httpEndPointPort]).toEqual(["db1.example.com", 8113])
+    })
+    await withNode(new MemoryDisk(), [], async (call) => {
+      expect((await appendOne(call, "s")).headers["Location"]).toBe("http://127.0.0.1:2113/streams/s/0")
+    })
+  })
+})
+
 describe("--disable-http-caching", () => {
   it("makes every read uncacheable", async () => {
     const cacheOf = async (argv: ReadonlyArray<string>) =>

@@ -146,10 +146,10 @@ describe("the node process", () => {
     "a refused option stops the node before anything, saying it waits for a later issue",
     async () => {
       const db = join(scratch, "refused-db")
-      const result = await run(["--cluster-size", "3", "--db", db])
+      const result = await run(["--run-projections", "All", "--db", db])
       expect(result.code).toBe(1)
       expect(result.stderr).toContain(
-        "ClusterSize from command line --cluster-size: 3 is not supported: clustering is not built yet (a later issue)"
+        "RunProjections from command line --run-projections: All is not supported: projections are not built yet (a later issue)"
       )
       expect(existsSync(db)).toBe(false)
     },

@@ -18,6 +18,8 @@ export interface ElectionNode {
   readonly addressOf: (voter: string) => PeerAddress
   /** Called once a term is won (the node then writes its epoch), before any other step runs. */
   readonly onElected?: (term: number) => Effect.Effect<void>
+  /** Called after every step that changed the view (a plain callback: it runs inside the step). */
+  readonly onViewChange?: (view: ElectionView) => void
 }
 
 export interface ElectionView {
@@ -84,7 +86,14 @@ export const make = (
             // A promise that is not on disk is not given: the step is dropped, as if never taken.
             if (kept._tag === "Left") return
           }
+          const before = viewOf(settings, yield* Ref.get(state))
           yield* Ref.set(state, step.state)
+          const after = viewOf(settings, step.state)
+          if (
+            node.onViewChange !== undefined &&
+            (before.term !== after.term || before.role !== after.role || before.leader !== after.leader)
+          )
+            node.onViewChange(after)
           if (step.elected !== undefined && node.onElected !== undefined) yield* node.onElected(step.elected)
           for (const out of step.send) {
             yield* Effect.forkIn(

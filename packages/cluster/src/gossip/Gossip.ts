@@ -42,8 +42,12 @@ export interface SelfReport {
 }
 
 export interface GossipService {
-  /** Every member this node knows, itself included, ordered by key. */
+  /** Every member this node knows, itself included, ordered by key (its own record refreshed). */
   readonly members: Effect.Effect<ReadonlyArray<MemberInfo>>
+  /** The members as last merged, without refreshing anything (for code that cannot wait). */
+  readonly known: () => ReadonlyArray<MemberInfo>
+  /** Merges members a peer sent by another way (`POST /gossip`) and returns the merged view. */
+  readonly receive: (received: ReadonlyArray<MemberInfo>) => Effect.Effect<ReadonlyArray<MemberInfo>>
 }
 
 /** A member's node-to-node address. */
@@ -74,23 +78,25 @@ export const make = (
   Effect.gen(function* () {
     const initial = yield* report
     const view = yield* Ref.make<ReadonlyArray<MemberInfo>>([initial.member])
+    let known: ReadonlyArray<MemberInfo> = [initial.member]
 
     /** Folds what arrived (from `sender`, a member key, if a member sent it) into the view. */
     const merge = (received: ReadonlyArray<MemberInfo>, sender: string | undefined) =>
       Effect.gen(function* () {
         const self = yield* report
         const nowMillis = yield* Clock.currentTimeMillis
-        const known = yield* Ref.get(view)
+        const current = yield* Ref.get(view)
         const merged = mergeGossip({
           self: self.member,
           selfState: self.state,
-          known,
+          known: current,
           received,
           sender,
           leaderInstanceId: self.leaderInstanceId,
           nowMillis
         })
         yield* Ref.set(view, merged.members)
+        known = merged.members
         return merged.members
       })
 
@@ -132,13 +138,13 @@ export const make = (
       const key = members.find((m) => internalAddress(m) === peer)
       if (answer._tag === "Left") {
         if (key !== undefined)
-          yield* Ref.update(view, (ms) => afterFailedSend(ms, memberKey(key), self.leaderInstanceId))
+          known = yield* Ref.updateAndGet(view, (ms) => afterFailedSend(ms, memberKey(key), self.leaderInstanceId))
         return
       }
       const message = decode(answer.right)
       if (message === undefined) return
       yield* merge(message.members, message.sender)
-      yield* Ref.update(view, (ms) => afterContact(ms, message.sender))
+      known = yield* Ref.updateAndGet(view, (ms) => afterContact(ms, message.sender))
     })
 
     yield* Effect.forkScoped(
@@ -150,5 +156,9 @@ export const make = (
       })
     )
     // Merging nothing refreshes this node's own record and forgets long-dead members.
-    return { members: merge([], undefined) }
+    return {
+      members: merge([], undefined),
+      known: () => known,
+      receive: (received: ReadonlyArray<MemberInfo>) => merge(received, undefined)
+    }
   })

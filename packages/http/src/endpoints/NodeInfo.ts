@@ -1,11 +1,14 @@
 /**
  * Who this node is and what state it is in: the input of `/info`, `/gossip` and `/health/live`. The static
- * part (`NodeIdentity`) is built once by the node from its configuration; the state changes at run time
- * (`ShuttingDown` after `/admin/shutdown`), so it lives in a Ref.
+ * part (`NodeIdentity`) is built once by the node from its configuration. The state a node shows is its
+ * place in the cluster (`ClusterStatus`), except while the node itself starts or stops (`ShuttingDown` after
+ * `/admin/shutdown`): that lifecycle state lives in a Ref here and wins over the cluster's.
  */
 import { Context, Effect, Layer, Ref } from "effect"
-import type { VNodeState } from "@vellum/cluster"
+import type { ClusterStatusService, VNodeState } from "@vellum/cluster"
+import { ClusterStatus } from "@vellum/cluster"
 import { randomUuid } from "@vellum/storage"
+import type { NodeRole } from "../leaderRouting.js"
 
 export interface NodeIdentity {
   /** Product version, reported as `dbVersion`/`esVersion` (/info) and `esVersion` (/gossip). */
@@ -26,12 +29,16 @@ export interface NodeIdentity {
   }
   readonly nodePriority: number
   readonly isReadOnlyReplica: boolean
-  /** Always 1 until clustering exists. */
+  /** Voting members (`--cluster-size`); 1 for a single node. */
   readonly clusterSize: number
 }
 
 export interface NodeInfoService {
   readonly identity: NodeIdentity
+  /**
+   * The node's own lifecycle: `Initializing`, `ShuttingDown` and `Shutdown` are shown as they are; any other
+   * value (a running node's) defers to the cluster's state (`shownState`).
+   */
   readonly state: Ref.Ref<VNodeState>
 }
 
@@ -44,17 +51,34 @@ export class NodeInfo extends Context.Tag("@vellum/http/NodeInfo")<NodeInfo, Nod
     )
 }
 
+/** The states of a node starting or stopping, whatever its cluster says. */
+const isLifecycleState = (state: VNodeState): boolean =>
+  state === "Initializing" || state === "ShuttingDown" || state === "Shutdown"
+
 /**
  * Is the node live for `/health/live`? The reference answers 5xx before the node has started and after it
  * has stopped; every state in between (including follower and election states) is live.
  */
-export const isLive = (state: VNodeState): boolean =>
-  state !== "Initializing" && state !== "ShuttingDown" && state !== "Shutdown"
+export const isLive = (state: VNodeState): boolean => !isLifecycleState(state)
+
+/** The state the node shows: its own while it starts or stops, otherwise its place in the cluster. */
+export const shownState = (info: NodeInfoService, cluster: ClusterStatusService): Effect.Effect<VNodeState> =>
+  Effect.map(Ref.get(info.state), (lifecycle) => (isLifecycleState(lifecycle) ? lifecycle : cluster.state()))
+
+export const nodeState: Effect.Effect<VNodeState, never, NodeInfo | ClusterStatus> = Effect.flatMap(
+  Effect.all([NodeInfo, ClusterStatus]),
+  ([info, cluster]) => shownState(info, cluster)
+)
+
+/** The node's state and leader, for the pipeline's `HttpSettings.nodeRole` (leader routing). */
+export const nodeRoleOf = (info: NodeInfoService, cluster: ClusterStatusService): Effect.Effect<NodeRole> =>
+  Effect.map(shownState(info, cluster), (state) => ({ state, leader: cluster.leader() }))
 
 /** The node's liveness, for the pipeline's `HttpSettings.ready` (which takes an Effect with no requirements). */
-export const livenessOf = (info: NodeInfoService): Effect.Effect<boolean> => Effect.map(Ref.get(info.state), isLive)
+export const livenessOf = (info: NodeInfoService, cluster: ClusterStatusService): Effect.Effect<boolean> =>
+  Effect.map(shownState(info, cluster), isLive)
 
-export const nodeIsLive: Effect.Effect<boolean, never, NodeInfo> = Effect.flatMap(NodeInfo, livenessOf)
+export const nodeIsLive: Effect.Effect<boolean, never, NodeInfo | ClusterStatus> = Effect.map(nodeState, isLive)
 
 /** A fresh member id, from Effect's Random (deterministic under the simulator). */
 export const makeInstanceId: Effect.Effect<string> = randomUuid

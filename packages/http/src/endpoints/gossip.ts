@@ -1,17 +1,29 @@
 /**
- * `GET /gossip` for a single node: the reference's ClientClusterInfo — one member (this
- * node) plus the server's address. JSON uses the spec's camelCase names in the reference's order; XML is what
- * XmlSerializer writes for the same object (PascalCase elements under `<ClientClusterInfo>`); text is the
- * object's ToString. Positions come from the store; the epoch from the last `$epoch-information` record.
+ * `/gossip`: the reference's ClientClusterInfo — every member this node knows (itself included, from
+ * `ClusterStatus`) plus the server's address. JSON uses the spec's camelCase names in the reference's order;
+ * XML is what XmlSerializer writes for the same object (PascalCase elements under `<ClientClusterInfo>`);
+ * text is the object's ToString. This node's own record takes its positions from the store, its epoch from
+ * the last `$epoch-information` record, and its state and priority from the cluster status.
+ *
+ * `GET /gossip` shows the view; `POST /gossip` takes a peer's view in the JSON `GET` answers with, merges it
+ * (`ClusterStatus.receiveGossip`) and answers the merged view, push-pull as the nodes gossip among themselves.
  */
-import { Clock, Effect, Ref } from "effect"
+import { Clock, Effect, Either } from "effect"
 import { EventStore, type EventStoreService } from "@vellum/storage"
 import type { Reply } from "../Reply.js"
 import type { RouteDef } from "../Route.js"
 import { jsonDate, roundTripDate, shortDate } from "./dotnet.js"
-import { noEpoch, type ClusterInfo, type EpochInfo, type MemberInfo, type VNodeState } from "@vellum/cluster"
-import { NodeInfo, type NodeIdentity } from "./NodeInfo.js"
-import { documentReply, formatOf, indentedJson } from "./replies.js"
+import {
+  ClusterStatus,
+  noEpoch,
+  type ClusterInfo,
+  type EpochInfo,
+  type MemberInfo,
+  type VNodeState
+} from "@vellum/cluster"
+import { NodeInfo, shownState, type NodeIdentity } from "./NodeInfo.js"
+import { badRequestReply, documentReply, formatOf, indentedJson } from "./replies.js"
+import { parseGossipBody } from "./gossipBody.js"
 import { SERIALIZER_NAMESPACES, XML_DECLARATION, textElement, wrapElement } from "./xml.js"
 
 export const GossipCodecs: ReadonlyArray<string> = ["application/json", "application/xml", "text/xml", "text/plain"]
@@ -24,15 +36,17 @@ export interface GossipInput {
   readonly writerCheckpoint: number
   readonly chaserCheckpoint: number
   readonly epoch: EpochInfo
+  /** The priority now (it changes with `POST /admin/node/priority`); the configured one when absent. */
+  readonly nodePriority?: number
 }
 
-/** This node as the only member. Vellum has no TCP interface, so every TCP port is 0. */
-export const clusterInfo = (input: GossipInput): ClusterInfo => {
+/** This node's own gossip record. Vellum has no client TCP interface, so every TCP port is 0. */
+export const selfMember = (input: GossipInput): MemberInfo => {
   const { identity } = input
   const host = identity.httpEndpoint.host
   const port = identity.httpEndpoint.port
   const clientHost = identity.advertiseHost ?? host
-  const member: MemberInfo = {
+  return {
     instanceId: identity.instanceId,
     timeStamp: input.timeStampMillis,
     state: input.state,
@@ -53,12 +67,21 @@ export const clusterInfo = (input: GossipInput): ClusterInfo => {
     epochPosition: input.epoch.position,
     epochNumber: input.epoch.number,
     epochId: input.epoch.id,
-    nodePriority: identity.nodePriority,
+    nodePriority: input.nodePriority ?? identity.nodePriority,
     isReadOnlyReplica: identity.isReadOnlyReplica,
     esVersion: identity.version
   }
-  return { members: [member], serverIp: host, serverPort: port }
 }
+
+/** The view `/gossip` answers: the members (this node alone unless given), and the server's address. */
+export const clusterInfo = (
+  input: GossipInput,
+  members: ReadonlyArray<MemberInfo> = [selfMember(input)]
+): ClusterInfo => ({
+  members,
+  serverIp: input.identity.httpEndpoint.host,
+  serverPort: input.identity.httpEndpoint.port
+})
 
 const memberJson = (m: MemberInfo) => ({ ...m, timeStamp: jsonDate(m.timeStamp) })
 
@@ -134,25 +157,57 @@ export const currentEpoch = (store: EventStoreService): Effect.Effect<EpochInfo>
     Effect.orElseSucceed(() => noEpoch)
   )
 
-export const gossipRoute: RouteDef<NodeInfo | EventStore> = {
+/** This node's gossip input now: its state and priority from the cluster status, its positions from the store. */
+const gossipInputNow: Effect.Effect<GossipInput, never, NodeInfo | EventStore | ClusterStatus> = Effect.gen(
+  function* () {
+    const info = yield* NodeInfo
+    const cluster = yield* ClusterStatus
+    const store = yield* EventStore
+    const stats = store.stats()
+    return {
+      identity: info.identity,
+      state: yield* shownState(info, cluster),
+      timeStampMillis: yield* Clock.currentTimeMillis,
+      lastCommitPosition: stats.committedPosition,
+      writerCheckpoint: stats.writerPosition,
+      chaserCheckpoint: stats.committedPosition,
+      epoch: yield* currentEpoch(store),
+      nodePriority: cluster.priority()
+    }
+  }
+)
+
+export const gossipRoute: RouteDef<NodeInfo | EventStore | ClusterStatus> = {
   method: "GET",
   path: "/gossip",
   access: "anonymous",
   responseCodecs: GossipCodecs,
   handle: (input) =>
     Effect.gen(function* () {
-      const info = yield* NodeInfo
-      const store = yield* EventStore
-      const stats = store.stats()
-      const gossip = clusterInfo({
-        identity: info.identity,
-        state: yield* Ref.get(info.state),
-        timeStampMillis: yield* Clock.currentTimeMillis,
-        lastCommitPosition: stats.committedPosition,
-        writerCheckpoint: stats.writerPosition,
-        chaserCheckpoint: stats.committedPosition,
-        epoch: yield* currentEpoch(store)
-      })
-      return gossipReply(input.responseType, gossip)
+      const cluster = yield* ClusterStatus
+      const self = yield* gossipInputNow
+      const members = yield* cluster.members(selfMember(self))
+      return gossipReply(input.responseType, clusterInfo(self, members))
+    })
+}
+
+/**
+ * `POST /gossip`: a peer's (or a tool's) view in, the merged view out. It changes what this node believes of
+ * its cluster, so only operators may send it (docs/decisions.md).
+ */
+export const gossipPostRoute: RouteDef<NodeInfo | EventStore | ClusterStatus> = {
+  method: "POST",
+  path: "/gossip",
+  access: "ops",
+  requestCodecs: ["application/json"],
+  responseCodecs: GossipCodecs,
+  handle: (input) =>
+    Effect.gen(function* () {
+      const received = parseGossipBody(input.body)
+      if (Either.isLeft(received)) return badRequestReply(received.left)
+      const cluster = yield* ClusterStatus
+      const self = yield* gossipInputNow
+      const members = yield* cluster.receiveGossip(selfMember(self), received.right.members)
+      return gossipReply(input.responseType, clusterInfo(self, members))
     })
 }

@@ -1,7 +1,8 @@
 /**
  * `GET|HEAD /health/live`, answered before authentication and routing: 204 when
  * the node is live, or the status asked for with `?liveCode=NNN`; 503 when it is not (starting, shutting
- * down); 405 for any other method. No body and none of the legacy headers: the reference serves it from
+ * down); 405 for any other method. A follower, a node without a leader or in an election is live, as the
+ * reference's is: liveness says the process should not be restarted, not that it takes writes. No body and none of the legacy headers: the reference serves it from
  * ASP.NET's health-check middleware, outside its HTTP entity manager.
  *
  * Liveness is not health: a node that refuses writes after a disk error (a full disk) stays live — a
@@ -11,6 +12,7 @@
 import { Effect } from "effect"
 import type { EventStoreStats } from "@vellum/storage"
 import type { Reply } from "../Reply.js"
+import type { ClusterStatus } from "@vellum/cluster"
 import { nodeIsLive, type NodeInfo } from "./NodeInfo.js"
 
 export const HEALTH_LIVE_PATH = "/health/live"
@@ -51,7 +53,10 @@ export const healthReady = (method: string, live: boolean, health: NodeHealth): 
 }
 
 /** The same, reading liveness from NodeInfo (for a pipeline that has the service). */
-export const handleHealthLive = (method: string, query: URLSearchParams): Effect.Effect<Reply, never, NodeInfo> =>
+export const handleHealthLive = (
+  method: string,
+  query: URLSearchParams
+): Effect.Effect<Reply, never, NodeInfo | ClusterStatus> =>
   Effect.map(nodeIsLive, (live) => healthLive(method, query, live))
 
 /** Whether the node serves everything, or is degraded: writes refused after a disk error, until it recovers. */

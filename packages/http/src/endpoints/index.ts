@@ -1,4 +1,4 @@
-// The node endpoints (/ping, /info, /gossip, /stats, /metrics, /admin/shutdown, /health/live) and the
+// The node endpoints (/ping, /info, /gossip, /stats, /metrics, /admin/shutdown, /admin/node/…, /health/live) and the
 // services behind them. Live layers (real process figures, default prom-client metrics) are in ./live.
 export {
   allNodeRoutes,
@@ -13,6 +13,9 @@ export {
   livenessOf,
   makeInstanceId,
   nodeIsLive,
+  nodeRoleOf,
+  nodeState,
+  shownState,
   singleNodeIdentity,
   type NodeIdentity,
   type NodeInfoService
@@ -33,10 +36,14 @@ export {
   clusterInfo,
   currentEpoch,
   gossipBody,
+  gossipPostRoute,
   gossipReply,
   gossipRoute,
+  selfMember,
   type GossipInput
 } from "./gossip.js"
+export { parseGossipBody } from "./gossipBody.js"
+export { NODE_PRIORITY_NOT_INTEGER, clusterAdminRoutes, priorityRoute, resignRoute } from "./clusterAdmin.js"
 export {
   NodeMetrics,
   makeNodeMetrics,

@@ -1,16 +1,16 @@
 /**
- * `GET /info`: version, lower-cased node state, features and the authentication provider
+ * `GET /info`: version, lower-cased node state (its place in the cluster: `leader`, `follower`, …), features and the authentication provider
  * (and, while the node is degraded, a `health` member: health.ts).
  * The body is JSON whatever was negotiated (the reference serializes with its JSON codec and only labels the
  * reply with the negotiated type); that quirk is kept so clients see what they see from the reference.
  */
-import { Effect, Ref } from "effect"
+import { Effect } from "effect"
 import { EventStore } from "@vellum/storage"
 import type { Reply } from "../Reply.js"
 import type { RouteDef } from "../Route.js"
 import { nodeHealth, type NodeHealth } from "./health.js"
-import type { VNodeState } from "@vellum/cluster"
-import { NodeInfo, type NodeIdentity } from "./NodeInfo.js"
+import type { ClusterStatus, VNodeState } from "@vellum/cluster"
+import { NodeInfo, nodeState, type NodeIdentity } from "./NodeInfo.js"
 import { InfoCodecs } from "./ping.js"
 import { documentReply, indentedJson } from "./replies.js"
 
@@ -40,15 +40,13 @@ export const infoReply = (
   health?: NodeHealth
 ): Reply => documentReply(responseType, indentedJson(infoDocument(identity, state, health)))
 
-export const infoRoute: RouteDef<NodeInfo | EventStore> = {
+export const infoRoute: RouteDef<NodeInfo | EventStore | ClusterStatus> = {
   method: "GET",
   path: "/info",
   access: "anonymous",
   responseCodecs: InfoCodecs,
   handle: (input) =>
-    Effect.flatMap(Effect.all([NodeInfo, EventStore]), ([info, store]) =>
-      Effect.map(Ref.get(info.state), (state) =>
-        infoReply(input.responseType, info.identity, state, nodeHealth(store.stats()))
-      )
+    Effect.flatMap(Effect.all([NodeInfo, EventStore, nodeState]), ([info, store, state]) =>
+      Effect.succeed(infoReply(input.responseType, info.identity, state, nodeHealth(store.stats())))
     )
 }

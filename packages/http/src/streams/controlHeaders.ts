@@ -79,7 +79,8 @@ export const eventId = (headers: NormalizedHeaders): Parsed<string | undefined> 
 
 /**
  * RequireLeader from any of its three names: true if any says `True`; otherwise each present one must
- * say `False`. (A single node is always the leader; the value is validated, never acted on.)
+ * say `False`. (The pipeline routes a requires-leader request to the leader before any handler runs:
+ * leaderRouting.ts; handlers only validate the value.)
  */
 export const requireLeader = (headers: NormalizedHeaders): Parsed<boolean> => {
   const values = ["kurrent-requireleader", "es-requireleader", "es-requiremaster"]

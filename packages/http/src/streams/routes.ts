@@ -2,7 +2,8 @@
  * Every route of the stream API as data for the pipeline: appends, deletes, feeds,
  * single events, metadata, `$all` (plain and filtered) and the trailing-slash redirects. `$all` and
  * `%24all` are one literal here (the router matches decoded segments). Stream routes check the stream
- * ACL in their handlers (`access: "handler"`); the redirects are anonymous, as upstream.
+ * ACL in their handlers (`access: "handler"`); the redirects are anonymous, as upstream. The four writes are
+ * marked `writes`: only the leader serves them.
  */
 import type { RouteDef } from "../Route.js"
 import { appendIdempotent, appendMetadata, appendToStream, deleteStream } from "./append.js"
@@ -49,15 +50,24 @@ export const streamRoutes: ReadonlyArray<StreamRoute> = [
     method: "POST",
     path: "/streams/{stream}",
     access: "handler",
+    writes: true,
     requestCodecs: AtomCodecs,
     responseCodecs: AtomCodecs,
     handle: appendToStream
   },
-  { method: "DELETE", path: "/streams/{stream}", access: "handler", responseCodecs: AtomCodecs, handle: deleteStream },
+  {
+    method: "DELETE",
+    path: "/streams/{stream}",
+    access: "handler",
+    writes: true,
+    responseCodecs: AtomCodecs,
+    handle: deleteStream
+  },
   {
     method: "POST",
     path: "/streams/{stream}/incoming/{guid}",
     access: "handler",
+    writes: true,
     requestCodecs: AtomCodecsWithoutBatches,
     responseCodecs: AtomCodecsWithoutBatches,
     handle: appendIdempotent
@@ -66,6 +76,7 @@ export const streamRoutes: ReadonlyArray<StreamRoute> = [
     method: "POST",
     path: "/streams/{stream}/metadata",
     access: "handler",
+    writes: true,
     requestCodecs: AtomCodecs,
     responseCodecs: AtomCodecs,
     handle: appendMetadata

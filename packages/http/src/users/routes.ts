@@ -35,6 +35,8 @@ const route = (
   method,
   path,
   access,
+  // Every change to a user is an event in the user's stream: a write, which only the leader serves.
+  ...(method === "GET" ? {} : { writes: true }),
   ...(withBody ? { requestCodecs: UsersMediaTypes } : {}),
   responseCodecs: UsersMediaTypes,
   handle: handler

@@ -1,6 +1,6 @@
 /**
  * What the node's components take from the configuration: the storage engine's and the security
- * package's settings, the log level. Components never see the whole Config; the composition root hands
+ * package's settings, the cluster's, the log level. Components never see the whole Config; the composition root hands
  * each its slice.
  */
 import { LogLevel } from "effect"
@@ -8,6 +8,8 @@ import { defaultSecurityConfig, productionHashParams, type SecurityConfig } from
 import { defaultStorageConfig, type StorageConfig } from "@vellum/storage"
 import type { ScavengerLayerSettings } from "@vellum/scavenge"
 import type { ServeOptions } from "@vellum/http"
+import type { ClusterSettings } from "@vellum/cluster"
+import { httpAdvertisedOf, internalEndpointOf, normalisePeerAddress } from "./clusterEndpoints.js"
 import type { Config } from "./options.js"
 
 /**
@@ -70,6 +72,46 @@ export const toServeLimits = (
   requestTimeoutMillis: config.HttpRequestTimeout,
   keepAliveTimeoutMillis: config.HttpKeepAliveTimeout,
   maxConnections: config.HttpMaxConnections
+})
+
+/**
+ * How the node takes part in its cluster. With the defaults it is a single node (`isSingleNode`): no
+ * seeds, no secret, nothing started for the cluster. Seeds come in one spelling ("host:port"); the
+ * internal interface listens apart from its advertised endpoint only when ReplicationIp is not it.
+ */
+export const toClusterSettings = (config: Config): ClusterSettings => {
+  const internal = internalEndpointOf(config)
+  const listen = { host: config.ReplicationIp, port: config.ReplicationPort }
+  return {
+    clusterSize: config.ClusterSize,
+    gossipSeeds: config.GossipSeed.map(normalisePeerAddress),
+    internal,
+    ...(listen.host === internal.host && listen.port === internal.port ? {} : { internalListen: listen }),
+    httpAdvertised: httpAdvertisedOf(config),
+    nodePriority: config.NodePriority,
+    readOnlyReplica: config.ReadOnlyReplica,
+    clusterSecret: config.ClusterSecret,
+    gossipIntervalMs: config.GossipIntervalMs,
+    gossipTimeoutMs: config.GossipTimeoutMs,
+    gossipAllowedDifferenceMs: config.GossipAllowedDifferenceMs,
+    deadMemberRemovalPeriodSec: config.DeadMemberRemovalPeriodSec,
+    leaderElectionTimeoutMs: config.LeaderElectionTimeoutMs,
+    commitTimeoutMs: config.CommitTimeoutMs,
+    heartbeatIntervalMs: config.ReplicationHeartbeatInterval,
+    heartbeatTimeoutMs: config.ReplicationHeartbeatTimeout,
+    maxTruncationBytes: config.MaxTruncation
+  }
+}
+
+/**
+ * What clients are told to use instead of the address they reached: absolute links in responses and this
+ * node's HTTP endpoint in /gossip. Nothing when NodeHostAdvertiseAs and NodePortAdvertiseAs are unset.
+ */
+export const toAdvertiseAs = (
+  config: Config
+): { readonly advertiseHost?: string; readonly advertisePort?: number } => ({
+  ...(config.NodeHostAdvertiseAs !== "" ? { advertiseHost: config.NodeHostAdvertiseAs } : {}),
+  ...(config.NodePortAdvertiseAs > 0 ? { advertisePort: config.NodePortAdvertiseAs } : {})
 })
 
 /** The reference's level names (Serilog's) as Effect log levels; `Default` is Information. */

@@ -28,6 +28,14 @@ export {
   SENSITIVE_MASK,
   sourceDisplayName
 } from "./infoOptions.js"
-export { toLogLevel, toScavengerSettings, toSecurityConfig, toServeLimits, toStorageConfig } from "./derive.js"
+export {
+  toAdvertiseAs,
+  toClusterSettings,
+  toLogLevel,
+  toScavengerSettings,
+  toSecurityConfig,
+  toServeLimits,
+  toStorageConfig
+} from "./derive.js"
 export { NodeConfig } from "./NodeConfig.js"
 export { optionSupport, type OptionSupport, refusedSettings } from "./optionSupport.js"

@@ -33,6 +33,9 @@ export type OptionSupport =
 
 const CONFIG = "packages/node/src/config/"
 const DERIVE = `${CONFIG}derive.ts`
+const CLUSTER_ENDPOINTS = `${CONFIG}clusterEndpoints.ts`
+/** The cluster's options take effect in the cluster service, through the settings derive.ts makes of them. */
+const CLUSTER_TEST = "config-cluster.test.ts"
 const LOAD = `${CONFIG}load.ts`
 const NODE_APP = "packages/node/src/NodeApp.ts"
 const MAIN = "packages/node/src/main.ts"
@@ -47,7 +50,6 @@ const honoured = (readIn: string | ReadonlyArray<string>, provedBy: string): Opt
 const refused = (reason: string, example: string): OptionSupport => ({ _tag: "Refused", reason, example })
 
 const NO_PROJECTIONS = "projections are not built yet (a later issue); leave it at its default"
-const NO_CLUSTER = "clustering is not built yet (a later issue): Vellum runs as a single node; leave it at its default"
 
 export const optionSupport: { readonly [K in OptionName]: OptionSupport } = {
   // Application
@@ -81,13 +83,30 @@ export const optionSupport: { readonly [K in OptionName]: OptionSupport } = {
   PasswordHashCost: honoured(DERIVE, "config-info.test.ts"),
 
   // Cluster
-  ClusterSize: refused(NO_CLUSTER, "3"),
-  NodePriority: honoured(NODE_APP, "node-options.test.ts"),
-  GossipSeed: refused(NO_CLUSTER, "10.0.0.2:2113"),
-  GossipIntervalMs: refused(NO_CLUSTER, "1000"),
-  GossipTimeoutMs: refused(NO_CLUSTER, "1000"),
-  LeaderElectionTimeoutMs: refused(NO_CLUSTER, "2000"),
-  DeadMemberRemovalPeriodSec: refused(NO_CLUSTER, "60"),
+  ClusterSize: honoured(DERIVE, CLUSTER_TEST),
+  NodePriority: honoured([NODE_APP, DERIVE], "node-options.test.ts"),
+  GossipSeed: honoured(DERIVE, CLUSTER_TEST),
+  GossipIntervalMs: honoured(DERIVE, CLUSTER_TEST),
+  GossipTimeoutMs: honoured(DERIVE, CLUSTER_TEST),
+  GossipAllowedDifferenceMs: honoured(DERIVE, CLUSTER_TEST),
+  LeaderElectionTimeoutMs: honoured(DERIVE, CLUSTER_TEST),
+  DeadMemberRemovalPeriodSec: honoured(DERIVE, CLUSTER_TEST),
+  ReadOnlyReplica: honoured(DERIVE, CLUSTER_TEST),
+  ClusterSecret: honoured(DERIVE, CLUSTER_TEST),
+  CommitTimeoutMs: honoured(DERIVE, CLUSTER_TEST),
+  PrepareTimeoutMs: refused(
+    "Vellum times an append with CommitTimeoutMs alone (from its arrival until a quorum holds it); leave it at its default",
+    "3000"
+  ),
+  MaxTruncation: honoured(DERIVE, CLUSTER_TEST),
+  ReplicationIp: honoured([DERIVE, CLUSTER_ENDPOINTS], CLUSTER_TEST),
+  ReplicationPort: honoured([DERIVE, CLUSTER_ENDPOINTS], CLUSTER_TEST),
+  ReplicationHostAdvertiseAs: honoured(CLUSTER_ENDPOINTS, CLUSTER_TEST),
+  ReplicationTcpPortAdvertiseAs: honoured(CLUSTER_ENDPOINTS, CLUSTER_TEST),
+  NodeHostAdvertiseAs: honoured([CLUSTER_ENDPOINTS, DERIVE], "node-options.test.ts"),
+  NodePortAdvertiseAs: honoured([CLUSTER_ENDPOINTS, DERIVE], "node-options.test.ts"),
+  ReplicationHeartbeatInterval: honoured(DERIVE, CLUSTER_TEST),
+  ReplicationHeartbeatTimeout: honoured(DERIVE, CLUSTER_TEST),
 
   // Database
   Db: honoured(MAIN, "node-process.test.ts"),

@@ -8,12 +8,23 @@
  * not (AtomPub on, JSON console logs, verification at start-up off, a local ./data directory).
  */
 import type { Either } from "effect"
+import { clusterOptions } from "./clusterOptions.js"
 import { cliFlagOf, envNameOf, lookupKey, yamlKeyOf } from "./naming.js"
 import {
+  type ErasedCodec,
+  flag,
+  GiB,
+  KiB,
+  MAX_INT32,
+  MiB,
+  millis,
+  option,
+  type OptionDef,
+  type OptionGroup,
+  type SourceKind
+} from "./optionDef.js"
+import {
   boolean,
-  decodeValue,
-  encodeValue,
-  endpointList,
   integer,
   ipAddress,
   type OptionJsonSchema,
@@ -23,76 +34,10 @@ import {
   type ValueType
 } from "./valueTypes.js"
 
-export type OptionGroup =
-  | "Application"
-  | "DefaultUser"
-  | "Logging"
-  | "Auth"
-  | "Cluster"
-  | "Database"
-  | "Interface"
-  | "Projection"
-  | "AutoScavenge"
+export { groupTitles, type OptionDef, type OptionGroup, type SourceKind } from "./optionDef.js"
 
-/** Group headings, in `--help` order. */
-export const groupTitles: Readonly<Record<OptionGroup, string>> = {
-  Application: "Application Options",
-  DefaultUser: "Default User Options",
-  Logging: "Logging Options",
-  Auth: "Authentication/Authorization Options",
-  Cluster: "Cluster Options",
-  Database: "Database Options",
-  Interface: "Interface Options",
-  Projection: "Projection Options",
-  AutoScavenge: "Auto-Scavenge Options"
-}
-
-/** Where a value came from, lowest precedence first (CLI > environment > YAML > default). */
-export type SourceKind = "default" | "yaml" | "env" | "cli"
-
-export interface OptionDef<A> {
-  readonly group: OptionGroup
-  readonly description: string
-  readonly type: ValueType<A>
-  /** Not used to infer `A` (the value type decides it: `oneOf([...])` keeps its literal union). */
-  readonly default: NoInfer<A>
-  /** The key path when the option is nested (`AutoScavenge:Enabled`); the option's name otherwise. */
-  readonly path?: ReadonlyArray<string>
-  /** Older names still accepted (with a warning), e.g. HttpPort for NodePort. */
-  readonly aliases?: ReadonlyArray<string>
-  /** Shown as `********` in `/info/options` and `--what-if`. */
-  readonly sensitive?: boolean
-  /** Where it may be set, when not everywhere (passwords: environment only, as in the reference). */
-  readonly onlyFrom?: ReadonlyArray<Exclude<SourceKind, "default">>
-  readonly deprecation?: string
-}
-
-/** Decoding and encoding with the value type erased, so generic code can handle every option alike. */
-interface ErasedCodec {
-  readonly decode: (raw: string) => Either.Either<unknown, string>
-  readonly encode: (value: unknown) => string
-}
-
-type TableEntry<A> = OptionDef<A> & { readonly codec: ErasedCodec }
-
-const option = <A>(def: OptionDef<A>): TableEntry<A> => ({
-  ...def,
-  codec: {
-    decode: (raw) => decodeValue(def.type, raw),
-    // Only values this option decoded (or its own default) are ever passed back here, so they are `A`s.
-    encode: (value) => encodeValue(def.type, value as A)
-  }
-})
-
-const KiB = 1024
-const MiB = 1024 * KiB
-const GiB = 1024 * MiB
-const MAX_INT32 = 2_147_483_647
 /** The storage engine's record-format limit for one event (data + metadata). */
 export const STORAGE_MAX_EVENT_SIZE = 16 * MiB - 10_000
-
-const flag = (group: OptionGroup, description: string, defaultValue = false) =>
-  option({ group, description, type: boolean(), default: defaultValue })
 
 export const optionTable = {
   // Application
@@ -211,49 +156,8 @@ export const optionTable = {
     default: 15
   }),
 
-  // Cluster
-  ClusterSize: option({
-    group: "Cluster",
-    description: "The number of nodes in the cluster.",
-    type: integer({ min: 1, max: 99 }),
-    default: 1
-  }),
-  NodePriority: option({
-    group: "Cluster",
-    description: "The node priority used during leader election (a hint, not a guarantee).",
-    type: integer({ min: -MAX_INT32 - 1, max: MAX_INT32 }),
-    default: 0
-  }),
-  GossipSeed: option({
-    group: "Cluster",
-    description: "Endpoints (host:port) of other cluster nodes from which to seed gossip.",
-    type: endpointList(),
-    default: []
-  }),
-  GossipIntervalMs: option({
-    group: "Cluster",
-    description: "The interval, in ms, nodes should try to gossip with each other.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
-    default: 2_000
-  }),
-  GossipTimeoutMs: option({
-    group: "Cluster",
-    description: "The timeout, in ms, on gossip to another node.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
-    default: 2_500
-  }),
-  LeaderElectionTimeoutMs: option({
-    group: "Cluster",
-    description: "The timeout, in ms, on election messages to other nodes.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
-    default: 1_000
-  }),
-  DeadMemberRemovalPeriodSec: option({
-    group: "Cluster",
-    description: "The number of seconds a dead node remains in the gossip before being pruned.",
-    type: integer({ min: 0, max: MAX_INT32, unit: "s" }),
-    default: 1_800
-  }),
+  // Cluster (with the internal interface, timings and replication limits: clusterOptions.ts)
+  ...clusterOptions,
 
   // Database
   Db: option({
@@ -402,18 +306,12 @@ export const optionTable = {
     "Projection",
     "Fault a projection when the event number expected in a stream differs from the one received (events deleted or expired)."
   ),
-  ProjectionCompilationTimeout: option({
-    group: "Projection",
-    description: "The time, in ms, allowed for compiling a user projection.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
-    default: 500
-  }),
-  ProjectionExecutionTimeout: option({
-    group: "Projection",
-    description: "The maximum time, in ms, a user projection's handler may run for one event.",
-    type: integer({ min: 1, max: MAX_INT32, unit: "ms" }),
-    default: 250
-  }),
+  ProjectionCompilationTimeout: millis("Projection", "The time, in ms, allowed for compiling a user projection.", 500),
+  ProjectionExecutionTimeout: millis(
+    "Projection",
+    "The maximum time, in ms, a user projection's handler may run for one event.",
+    250
+  ),
   MaxProjectionStateSize: option({
     group: "Projection",
     description: "The maximum size, in bytes, of a projection's state and result. May not exceed 16MB.",

@@ -134,23 +134,35 @@ export const oneOf = <const Choices extends ReadonlyArray<string>>(choices: Choi
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/
 // A loose IPv6 check (hex groups and colons, optionally an embedded IPv4 tail); the listener rejects the rest.
 const IPV6 = /^(?=.*:)[0-9a-fA-F:]+(:(\d{1,3}\.){3}\d{1,3})?$/
+const HOST_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/
 
-/** An IPv4 or IPv6 address (the reference's NodeIp is an address, not a host name). */
-export const ipAddress = (): ValueType<string> => ({
+const isIpAddress = (text: string): boolean => IPV4.test(text) || (IPV6.test(text) && text.split("::").length <= 2)
+
+/** Text, trimmed, that `accepts` takes; `expected` says what was wanted when it does not. */
+const checkedText = (
+  placeholder: string,
+  expected: string,
+  accepts: (trimmed: string) => boolean
+): ValueType<string> => ({
   kind: "string",
-  placeholder: "<ip address>",
+  placeholder,
   jsonSchema: () => ({ type: "string" }),
   schema: fromText(
     (value) => {
       const trimmed = value.trim()
-      return IPV4.test(trimmed) || (IPV6.test(trimmed) && trimmed.split("::").length <= 2)
-        ? Either.right(trimmed)
-        : Either.left(`expected an IPv4 or IPv6 address, got ${quoted(value)}`)
+      return accepts(trimmed) ? Either.right(trimmed) : Either.left(`expected ${expected}, got ${quoted(value)}`)
     },
     (value) => value,
     Schema.String
   )
 })
+
+/** An IPv4 or IPv6 address (the reference's NodeIp is an address, not a host name). */
+export const ipAddress = (): ValueType<string> => checkedText("<ip address>", "an IPv4 or IPv6 address", isIpAddress)
+
+/** A host name or IP address clients or peers can reach; empty for none. */
+export const hostName = (): ValueType<string> =>
+  checkedText("<host>", "a host name or IP address", (text) => text === "" || HOST_NAME.test(text) || isIpAddress(text))
 
 const ENDPOINT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/
 

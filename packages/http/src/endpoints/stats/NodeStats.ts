@@ -5,6 +5,8 @@
  */
 import { Clock, Context, Effect, Layer, Ref } from "effect"
 import { EventStore } from "@vellum/storage"
+import { ClusterStatus } from "@vellum/cluster"
+import { NodeInfo, nodeRoleOf } from "../NodeInfo.js"
 import { NodeMetrics } from "../NodeMetrics.js"
 import { ProcessStats } from "./ProcessStats.js"
 import { buildStats, type StatsSample } from "./statsDocument.js"
@@ -23,12 +25,17 @@ interface Memo {
 }
 
 export class NodeStats extends Context.Tag("@vellum/http/NodeStats")<NodeStats, NodeStatsService>() {
-  static readonly layer: Layer.Layer<NodeStats, never, ProcessStats | EventStore | NodeMetrics> = Layer.effect(
+  static readonly layer: Layer.Layer<
+    NodeStats,
+    never,
+    ProcessStats | EventStore | NodeMetrics | NodeInfo | ClusterStatus
+  > = Layer.effect(
     NodeStats,
     Effect.gen(function* () {
       const processStats = yield* ProcessStats
       const store = yield* EventStore
       const metrics = yield* NodeMetrics
+      const role = nodeRoleOf(yield* NodeInfo, yield* ClusterStatus)
       const memo = yield* Ref.make<Memo | undefined>(undefined)
       const current = Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
@@ -39,7 +46,8 @@ export class NodeStats extends Context.Tag("@vellum/http/NodeStats")<NodeStats, 
           process: yield* processStats.snapshot,
           storage: store.stats(),
           traffic: metrics.traffic(),
-          previous: last?.sample
+          previous: last?.sample,
+          cluster: yield* role
         })
         yield* Ref.set(memo, { atMillis: now, stats: built.stats, sample: built.sample })
         return built.stats

@@ -5,6 +5,7 @@
  * the time. docs/stats.md says what every key means here and which .NET figure it stands in for.
  */
 import type { EventStoreStats } from "@vellum/storage"
+import type { LeaderEndpoint, VNodeState } from "@vellum/cluster"
 import { roundTripDate, timeSpanGeneral } from "../dotnet.js"
 import type { HttpTraffic } from "../NodeMetrics.js"
 import { nodeHealth } from "../health.js"
@@ -35,7 +36,20 @@ export interface StatsInput {
   readonly storage: EventStoreStats
   readonly traffic: HttpTraffic
   readonly previous: StatsSample | undefined
+  /** The node's place in its cluster: its state and the leader it follows (omitted: no `es-cluster-…` keys). */
+  readonly cluster?: { readonly state: VNodeState; readonly leader: LeaderEndpoint | undefined }
 }
+
+const clusterStats = (cluster: StatsInput["cluster"]): ReadonlyArray<readonly [string, StatValue]> =>
+  cluster === undefined
+    ? []
+    : [
+        ["es-cluster-state", cluster.state],
+        [
+          "es-cluster-leader",
+          cluster.leader === undefined ? "" : `${cluster.leader.httpHost}:${cluster.leader.httpPort}`
+        ]
+      ]
 
 /** The writer's queue, named as the reference names its storage writer queue. */
 export const WRITER_QUEUE = "StorageWriterQueue"
@@ -201,7 +215,9 @@ export const buildStats = (input: StatsInput): { readonly stats: FlatStats; read
     [
       "es-health-degradedSeconds",
       health.sinceMillis === undefined ? 0 : Math.max(0, Math.round((input.nowMillis - health.sinceMillis) / 1000))
-    ]
+    ],
+    // Vellum addition: the node's state and the leader it follows (docs/stats.md).
+    ...clusterStats(input.cluster)
   )
   const sample: StatsSample = {
     atMillis: input.nowMillis,

@@ -17,7 +17,7 @@
 import { Clock, Effect, Fiber, Layer, Runtime, type Scope } from "effect"
 import { Disk, Network, type NetworkService, type PeerAddress } from "@vellum/platform"
 import { EventStore, type ReplicaLog } from "@vellum/storage"
-import type { ClusterSettings } from "./ClusterSettings.js"
+import { peerAddressOf, type ClusterSettings } from "./ClusterSettings.js"
 import { ClusterStatus, type ClusterStatusService, type LeaderEndpoint } from "./ClusterStatus.js"
 import { EMPTY_UUID, type MemberInfo } from "./MemberInfo.js"
 import type { VNodeState } from "./VNodeState.js"
@@ -45,8 +45,6 @@ type Role =
 
 const RESUBSCRIBE_MS = 500
 
-const endpointOf = (settings: ClusterSettings): PeerAddress => `${settings.internal.host}:${settings.internal.port}`
-
 /** The state a role shows in gossip, `/info` and the routing. */
 const stateOf = (role: Role, readOnly: boolean): VNodeState => {
   switch (role._tag) {
@@ -65,20 +63,16 @@ export const make = (
   options: ClusterNodeOptions,
   network: NetworkService,
   replica: ReplicaLog
-): Effect.Effect<
-  ClusterStatusService & { readonly fatal: Effect.Effect<never, TruncationRefused> },
-  never,
-  Scope.Scope | Disk
-> =>
+): Effect.Effect<ClusterStatusService, never, Scope.Scope | Disk> =>
   Effect.gen(function* () {
     const { settings } = options
-    const self = endpointOf(settings)
+    const self = peerAddressOf(settings.internal)
     const readOnly = settings.readOnlyReplica
     const scope = yield* Effect.scope
     let role: Role = { _tag: "Leaderless" }
     let priority = settings.nodePriority
     let fatal: TruncationRefused | undefined
-    const fatalWaiters: Array<(e: TruncationRefused) => void> = []
+    const fatalWaiters: Array<(reason: string) => void> = []
     const mux = makeProtocolMux(network)
 
     const lastEpoch = Effect.map(Effect.orDie(replica.epochs(1)), (es) => es[0])
@@ -129,7 +123,7 @@ export const make = (
 
     /** The gossip record of the node at a internal address, if gossip knows it. */
     const memberAt = (address: PeerAddress): MemberInfo | undefined =>
-      gossip.known().find((m) => `${m.internalTcpIp}:${m.internalTcpPort}` === address)
+      gossip.known().find((m) => peerAddressOf({ host: m.internalTcpIp, port: m.internalTcpPort }) === address)
 
     function leaderMember(): MemberInfo | undefined {
       return role._tag === "Following" ? memberAt(role.leader) : undefined
@@ -181,7 +175,7 @@ export const make = (
             Effect.gen(function* () {
               yield* Effect.logError(refused.message)
               fatal = refused
-              for (const wake of fatalWaiters.splice(0)) wake(refused)
+              for (const wake of fatalWaiters.splice(0)) wake(refused.message)
             })
           )
         )
@@ -269,7 +263,9 @@ export const make = (
           Effect.gen(function* () {
             const leaders = gossip.known().filter((m) => m.isAlive && m.state === "Leader" && !m.isReadOnlyReplica)
             const leader =
-              leaders.length === 1 ? `${leaders[0]!.internalTcpIp}:${leaders[0]!.internalTcpPort}` : undefined
+              leaders.length === 1
+                ? peerAddressOf({ host: leaders[0]!.internalTcpIp, port: leaders[0]!.internalTcpPort })
+                : undefined
             yield* changes.withPermits(1)(react({ term: 0, role: "Follower", leader }))
             yield* Effect.sleep(RESUBSCRIBE_MS)
           })
@@ -314,7 +310,7 @@ export const make = (
       yield* election.resign(successor)
     })
 
-    const status: ClusterStatusService & { readonly fatal: Effect.Effect<never, TruncationRefused> } = {
+    const status: ClusterStatusService = {
       clusterSize: settings.clusterSize,
       isReadOnlyReplica: readOnly,
       state: () => stateOf(role, readOnly),
@@ -327,9 +323,9 @@ export const make = (
           priority = p
         }),
       priority: () => priority,
-      fatal: Effect.async<never, TruncationRefused>((resume) => {
-        if (fatal !== undefined) return resume(Effect.fail(fatal))
-        fatalWaiters.push((e) => resume(Effect.fail(e)))
+      failure: Effect.async<string>((resume) => {
+        if (fatal !== undefined) return resume(Effect.succeed(fatal.message))
+        fatalWaiters.push((reason) => resume(Effect.succeed(reason)))
       })
     }
     return status
@@ -342,7 +338,7 @@ export const layer = (options: ClusterNodeOptions): Layer.Layer<ClusterStatus, n
     Effect.gen(function* () {
       const store = yield* EventStore
       const network = yield* Network
-      const replica = (store as { readonly replica?: ReplicaLog }).replica
+      const replica = store.replica
       if (replica === undefined) return yield* Effect.dieMessage("a cluster member needs a clustered store")
       return yield* make(options, network, replica)
     })

@@ -38,6 +38,11 @@ export interface ClusterStatusService {
   /** This node's priority in elections from now on (`POST /admin/node/priority/{n}`). */
   readonly setPriority: (priority: number) => Effect.Effect<void>
   readonly priority: () => number
+  /**
+   * Resolves with the reason if this node cannot go on as a member (following its leader would cut more
+   * of its log than MaxTruncation allows); the node then stops. Never, for a single node.
+   */
+  readonly failure: Effect.Effect<string>
 }
 
 export class ClusterStatus extends Context.Tag("@vellum/cluster/ClusterStatus")<ClusterStatus, ClusterStatusService>() {
@@ -60,7 +65,8 @@ export class ClusterStatus extends Context.Tag("@vellum/cluster/ClusterStatus")<
           Effect.sync(() => {
             priority = p
           }),
-        priority: () => priority
+        priority: () => priority,
+        failure: Effect.never
       }
       return service
     })

@@ -6,8 +6,10 @@
  * Storage when the disk is full, 503 Service Unavailable otherwise, with `Retry-After` and the reason as
  * body — never a file name (the node's log has the path); StorageCorrupt → 500 with the error text as reason
  * phrase; DiskError (a disk read failed: transient, not damage) → 503 with `Retry-After`, naming no file;
- * WriteTimeout (the disk stalled past the write timeout) → 408 as the reference's request deadline answers
- * (the write may still happen).
+ * WriteTimeout (the disk stalled past the write timeout) and CommitTimeout (a clustered write not on a quorum
+ * in time, or its leader stepped down) → 408 as the reference's request deadline answers (the write may
+ * still happen); NotLeader (a clustered node that does not lead; routing normally answers before the
+ * store is reached) → 503 with `Retry-After` and the reason as body.
  */
 import {
   DeletedStreamNumber,
@@ -55,7 +57,10 @@ export const storageErrorReply = (error: AppendError | ReadFailure): Reply => {
     case "InvalidRequest":
       return badRequest(error.message)
     case "WriteTimeout":
+    case "CommitTimeout":
       return statusReply(408, "Server was unable to handle request in time")
+    case "NotLeader":
+      return { ...statusReply(503, "Not Leader", { "Retry-After": RefusedRetryAfter }), body: `${error.message}\n` }
     case "StorageFailed":
       return writesRefusedReply(error)
     case "StorageCorrupt":

@@ -36,6 +36,7 @@ export const fakeCluster = (
   const service: Omit<FakeCluster, "layer"> = {
     clusterSize: 3,
     isReadOnlyReplica: false,
+    failure: Effect.never,
     state: () => state,
     leader: () => leader,
     members: (self) => Effect.succeed([self, ...others]),

@@ -8,7 +8,7 @@
  * real world: `main.ts` passes the live ones.
  */
 import { Effect, Layer } from "effect"
-import type { Disk } from "@vellum/platform"
+import { Network, type Disk, type NetworkService } from "@vellum/platform"
 import type { DiskError } from "@vellum/platform"
 import { EventStore, type StorageConfig, type StorageCorrupt, type StorageLocked } from "@vellum/storage"
 import { ScavengerLayer, type Scavenger, type StateCorrupt } from "@vellum/scavenge"
@@ -22,7 +22,7 @@ import {
   type StreamAccess,
   type UserStoreFailed
 } from "@vellum/security"
-import { ClusterStatus } from "@vellum/cluster"
+import { ClusterNode, ClusterStatus, isSingleNode, type ClusterSettings } from "@vellum/cluster"
 import {
   NodeMetrics,
   makeHandler,
@@ -50,7 +50,13 @@ import {
 } from "@vellum/http"
 import { NodeConfig } from "./config/NodeConfig.js"
 import type { LoadedConfig } from "./config/LoadedConfig.js"
-import { toAdvertiseAs, toScavengerSettings, toSecurityConfig, toStorageConfig } from "./config/derive.js"
+import {
+  toAdvertiseAs,
+  toClusterSettings,
+  toScavengerSettings,
+  toSecurityConfig,
+  toStorageConfig
+} from "./config/derive.js"
 import { infoOptionsRoute } from "./infoOptionsRoute.js"
 import * as ScavengeMetrics from "./scavengeMetrics.js"
 
@@ -74,14 +80,31 @@ export interface NodeAppOptions {
   readonly processStats?: Layer.Layer<ProcessStats>
   /** A metrics registry with the process's default metrics (live) instead of the bare one. */
   readonly metrics?: Layer.Layer<NodeMetrics>
+  /**
+   * The node-to-node network, which a cluster member needs (its gossip, elections and replication): the
+   * live one in `main`, the simulated one in the simulator. A single node uses none.
+   */
+  readonly network?: NetworkService
 }
 
 /**
  * The node's place in its cluster, which the HTTP API routes by (writes to the leader) and shows (`/info`,
- * `/gossip`, `/metrics`): for now always a single node, its own leader at its advertised HTTP endpoint.
+ * `/gossip`, `/metrics`): a single node is its own leader at its advertised HTTP endpoint; a member runs
+ * gossip, elections and replication over its network and clustered store.
  */
-const clusterStatusLayer = (identity: NodeIdentity): Layer.Layer<ClusterStatus> =>
-  NodeServices.singleNodeStatus(identity)
+const clusterStatusLayer = (
+  identity: NodeIdentity,
+  settings: ClusterSettings,
+  dataDir: string,
+  network: NetworkService | undefined
+): Layer.Layer<ClusterStatus, never, EventStore | Disk> => {
+  if (isSingleNode(settings)) return NodeServices.singleNodeStatus(identity)
+  if (network === undefined) return Layer.die(new Error("a cluster member needs a node-to-node network"))
+  return Layer.provide(
+    ClusterNode.layer({ settings, instanceId: identity.instanceId, version: VELLUM_VERSION, dataDir }),
+    Layer.succeed(Network, network)
+  )
+}
 
 /** Every service of a node, over a Disk. Fails when the store or the user store cannot be opened. */
 export const layer = (
@@ -100,7 +123,13 @@ export const layerWithStorage = (
   options: Omit<NodeAppOptions, "dbDir">
 ): Layer.Layer<NodeAppServices, NodeAppError, Disk> => {
   const config = loaded.config
-  const storage = EventStore.layer(storageConfig)
+  const clusterSettings = toClusterSettings(config)
+  // A member indexes only what a quorum holds, and writes only while it leads.
+  const storage = EventStore.layer(
+    isSingleNode(clusterSettings)
+      ? storageConfig
+      : { ...storageConfig, clustered: true, commitTimeoutMillis: clusterSettings.commitTimeoutMs }
+  )
   const users = Users.layer(toSecurityConfig(config))
   const authenticator = Effect.map(makeAuthenticator({ enableTrustedAuth: config.EnableTrustedAuth }), (service) =>
     config.LogFailedAuthenticationAttempts ? logFailedAuthentication(service) : service
@@ -117,7 +146,7 @@ export const layerWithStorage = (
     ...toAdvertiseAs(config)
   })
   const node = NodeServices.layer(identity, {
-    cluster: clusterStatusLayer(identity),
+    cluster: clusterStatusLayer(identity, clusterSettings, storageConfig.dir, options.network),
     ...(options.processStats !== undefined ? { process: options.processStats } : {}),
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {})
   })

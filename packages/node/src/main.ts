@@ -12,7 +12,8 @@
 import * as crypto from "node:crypto"
 import * as path from "node:path"
 import { Cause, Effect, Exit, Layer, Random, Ref, Schema, Scope } from "effect"
-import { Disk, MemoryDisk, NodeDisk, setAssertionFailedHandler } from "@vellum/platform"
+import { Disk, MemoryDisk, NodeDisk, NodeNetwork, setAssertionFailedHandler } from "@vellum/platform"
+import { ClusterStatus, isSingleNode, peerAddressOf } from "@vellum/cluster"
 import { EventStore } from "@vellum/storage"
 import { Users } from "@vellum/security"
 import {
@@ -29,6 +30,7 @@ import {
   infoOptions,
   loadConfig,
   readConfigFileFromDisk,
+  toClusterSettings,
   toServeLimits,
   type LoadedConfig
 } from "./config/index.js"
@@ -67,6 +69,9 @@ const stopWithLauncher = (stop: () => void) => {
   watch.unref()
 }
 
+/** Set when the node stopped because it could not go on as a cluster member (it then exits with an error). */
+let failedAsMember: string | undefined
+
 const serve = (loaded: LoadedConfig) =>
   Effect.gen(function* () {
     const config = loaded.config
@@ -76,6 +81,7 @@ const serve = (loaded: LoadedConfig) =>
       `Options set: ${changed.map((row) => `${row.name}=${row.value} (${row.configurationSource})`).join(", ") || "none"}`
     )
     const handle = yield* NodeApp.makeNodeHandler(loaded, { appendBodyParser: yield* makeOffThreadParser() })
+    const clusterStatus = yield* ClusterStatus
     const shutdown = yield* Shutdown
     const info = yield* NodeInfo
     const metrics = yield* NodeMetrics
@@ -99,11 +105,19 @@ const serve = (loaded: LoadedConfig) =>
           version: NodeApp.VELLUM_VERSION,
           dbDir: config.MemDb ? undefined : path.resolve(config.Db),
           configFile: loaded.configFile === undefined ? undefined : path.resolve(loaded.configFile),
-          createdDefaultUsers: (yield* Users).createdDefaultUsers
+          createdDefaultUsers: (yield* Users).createdDefaultUsers,
+          ...(clusterStatus.clusterSize > 1 || clusterStatus.isReadOnlyReplica
+            ? { cluster: { size: clusterStatus.clusterSize, readOnlyReplica: clusterStatus.isReadOnlyReplica } }
+            : {})
         })
         yield* Effect.logInfo(summary)
         if (config.Insecure) yield* Effect.logWarning(INSECURE_WARNING)
-        const reason = yield* shutdown.requested
+        // A member that cannot go on (a cut past MaxTruncation) stops as if asked to, with the reason.
+        const memberFailure = Effect.map(clusterStatus.failure, (why) => {
+          failedAsMember = why
+          return `the node cannot go on as a cluster member: ${why}`
+        })
+        const reason = yield* Effect.raceFirst(shutdown.requested, memberFailure)
         yield* Effect.logInfo(`Stopping: ${reason}`)
         // /health/live answers 503 from here on, so load balancers stop sending while we drain.
         yield* Ref.set(info.state, "ShuttingDown")
@@ -143,13 +157,26 @@ const program = Effect.gen(function* () {
         })
   const logger = Logging.layer(config, { console: stdout, file: logFile?.write })
   const instanceId = crypto.randomUUID()
+  const scope = yield* Scope.make()
+  // A cluster member's node-to-node network: its internal endpoint, where peers prove the cluster secret.
+  const clusterSettings = toClusterSettings(config)
+  const network = isSingleNode(clusterSettings)
+    ? undefined
+    : yield* Scope.extend(
+        NodeNetwork.make({
+          self: peerAddressOf(clusterSettings.internal),
+          ...(clusterSettings.internalListen !== undefined ? { listen: clusterSettings.internalListen } : {}),
+          clusterSecret: clusterSettings.clusterSecret
+        }),
+        scope
+      )
   const app = NodeApp.layer(loaded, {
     dbDir,
     instanceId,
     processStats: ProcessStatsLive.layer({ dbPath: dbDir }),
-    metrics: NodeMetricsLive.layer
+    metrics: NodeMetricsLive.layer,
+    ...(network !== undefined ? { network } : {})
   })
-  const scope = yield* Scope.make()
   const exit = yield* Effect.exit(
     serve(loaded).pipe(Effect.provide(Layer.provide(app, disk)), Effect.provide(logger), Scope.extend(scope))
   )
@@ -164,7 +191,8 @@ const program = Effect.gen(function* () {
     yield* Effect.logError(`The node stopped with an error: ${Cause.pretty(exit.cause)}`).pipe(Effect.provide(logger))
   }
   logFile?.close()
-  if (Exit.isFailure(exit)) return yield* Effect.fail(new NodeFailed({ message: "the node stopped with an error" }))
+  if (Exit.isFailure(exit) || failedAsMember !== undefined)
+    return yield* Effect.fail(new NodeFailed({ message: "the node stopped with an error" }))
 }).pipe(Effect.provide(osRandom))
 
 // A broken invariant stops the process at once with its message: carrying on could corrupt data, and a

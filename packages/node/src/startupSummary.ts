@@ -11,6 +11,8 @@ export interface StartupFacts {
   /** The config file read, resolved (undefined when none). */
   readonly configFile: string | undefined
   readonly createdDefaultUsers: ReadonlyArray<string>
+  /** A cluster member: its state, and the default users are the leader's to create. */
+  readonly cluster?: { readonly size: number; readonly readOnlyReplica: boolean }
 }
 
 export const startupSummary = (loaded: LoadedConfig, facts: StartupFacts): string => {
@@ -19,9 +21,11 @@ export const startupSummary = (loaded: LoadedConfig, facts: StartupFacts): strin
     `Vellum ${facts.version} listening on http://${config.NodeIp}:${config.NodePort}`,
     facts.dbDir === undefined ? "data in memory (MemDb)" : `data in ${facts.dbDir}`,
     facts.configFile === undefined ? "no config file" : `config file ${facts.configFile}`,
-    facts.createdDefaultUsers.length === 0
-      ? "default users not created (they exist already)"
-      : `default users created: ${facts.createdDefaultUsers.join(", ")}`
+    facts.cluster !== undefined
+      ? `${facts.cluster.readOnlyReplica ? "read-only replica of" : "member of"} a ${facts.cluster.size}-node cluster; the leader creates the default users`
+      : facts.createdDefaultUsers.length === 0
+        ? "default users not created (they exist already)"
+        : `default users created: ${facts.createdDefaultUsers.join(", ")}`
   ].join("; ")
 }
 

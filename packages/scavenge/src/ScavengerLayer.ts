@@ -3,7 +3,7 @@
  * the history of runs a restart cut short (in the background: a node does not wait on it to serve), and
  * closes the state with the node.
  */
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Schedule } from "effect"
 import { join } from "@vellum/platform"
 import { EventStore } from "@vellum/storage"
 import * as History from "./history/index.js"
@@ -45,10 +45,13 @@ export const layer = (settings: ScavengerLayerSettings) =>
         if (closed.length > 0)
           yield* Effect.logInfo(`Marked ${closed.length} scavenge(s) interrupted by a restart: ${closed.join(", ")}`)
       })
+      // In a cluster only the leader writes: a member retries until it leads (or the history is replicated
+      // to it repaired), quietly; a single node tries once.
+      const repairing = Effect.provideService(repair, EventStore, store)
       yield* Effect.forkScoped(
-        Effect.catchAll(Effect.provideService(repair, EventStore, store), (e) =>
-          Effect.logWarning(`scavenge history repair failed: ${describeError(e)}`)
-        )
+        store.replica === undefined
+          ? Effect.catchAll(repairing, (e) => Effect.logWarning(`scavenge history repair failed: ${describeError(e)}`))
+          : Effect.retry(repairing, Schedule.spaced(Duration.seconds(5))).pipe(Effect.ignore)
       )
       return service
     })

@@ -7,7 +7,7 @@
  * Conflict, never a lost update. Wrong credentials never tell whether the login exists: unknown logins,
  * wrong passwords and disabled users all fail the same way, after the same slow hash.
  */
-import { Context, Effect, Layer, Random, type Scope } from "effect"
+import { Context, Duration, Effect, Layer, Random, Schedule, type Scope } from "effect"
 import {
   DeletedStreamNumber,
   EventStore,
@@ -402,8 +402,8 @@ export const makeUsers = (
       }
     }
 
-    if (config.createDefaultUsers) {
-      // As the reference: a login whose stream reads as "no stream" (never created, or soft-deleted) is created.
+    /** As the reference: a login whose stream reads as "no stream" (never created, or soft-deleted) is created. */
+    const createDefaultUsers = Effect.gen(function* () {
       for (const user of defaultUsers(config)) {
         const loaded = yield* readUser(user.loginName)
         if (loaded._tag === "Missing" && !loaded.hardDeleted) {
@@ -418,6 +418,13 @@ export const makeUsers = (
           createdDefaultUsers.push(user.loginName)
         }
       }
+    })
+    if (config.createDefaultUsers) {
+      // A single node creates them as it opens. In a cluster only the leader writes, and which node leads is
+      // known later: each member tries every second until the users exist on it (created by whichever node
+      // led, and replicated), so nothing waits for an election to open.
+      if (store.replica === undefined) yield* createDefaultUsers
+      else yield* Effect.forkScoped(Effect.retry(createDefaultUsers, Schedule.spaced(Duration.seconds(1))))
     }
     return service
   })

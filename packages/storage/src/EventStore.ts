@@ -7,21 +7,22 @@
  * Opening recovers the log, opens the index (rebuilding it from the log when it is damaged or ahead of
  * the log), replays the log tail the index has not persisted, starts the writer fiber, and writes an
  * epoch record (every start of a single node begins a new epoch).
+ *
+ * A clustered store (`clustered: true`) indexes the log only up to its replication checkpoint (what it
+ * knew was committed; the rest is the uncommitted tail), writes no epoch, and takes client writes only
+ * while the cluster has it lead: its `replica` (replica/ClusteredReplica.ts) is what replication drives.
  */
 import { Context, Effect, Layer, PubSub, type Scope } from "effect"
 import { Disk, join, lockScoped, type DiskError } from "@vellum/platform"
 import type { IndexCorrupt } from "./tableindex/Entry.js"
-import {
-  InvalidRequest,
-  StorageCorrupt,
-  StorageLocked,
-  type StorageFailed,
-  type StreamDeleted,
-  type WriteTimeout,
-  type WrongExpectedVersion
-} from "./errors.js"
+import { InvalidRequest, StorageCorrupt, StorageLocked } from "./errors.js"
 import { openTransactionLog, type LogConfig, type ReadError, type TransactionLog } from "./log/TransactionLog.js"
 import { completeChunkAfterScavengePoint } from "./log/scavengePointChunk.js"
+import { openCheckpoint } from "./log/Checkpoint.js"
+import { Leadership } from "./replica/Leadership.js"
+import { makeLogCommitter } from "./replica/commitFromLog.js"
+import { makeReplicaLog } from "./replica/ClusteredReplica.js"
+import type { ReplicaLog } from "./replica/ReplicaLog.js"
 import type { EventRecord, LogRecord } from "./log/records.js"
 import * as TableIndex from "./tableindex/TableIndex.js"
 import type { HashFn } from "./tableindex/StreamHash.js"
@@ -51,6 +52,7 @@ import {
   type AppendResult,
   type ProposedEvent,
   type WriteCommand,
+  type WriteError,
   type WriteResult,
   type WriterStats,
   type WritesRefused
@@ -75,6 +77,10 @@ export interface StorageConfig {
   readonly streamInfoCacheCapacity: number
   /** Events per read, at most (the reference's 4096). */
   readonly maxReadCount: number
+  /** A node of a cluster: writes commit once a quorum holds them (see replica/ReplicaLog.ts). */
+  readonly clustered?: boolean
+  /** Clustered only: a write not committed within this time is answered CommitTimeout (absent: the write timeout). */
+  readonly commitTimeoutMillis?: number
 }
 
 export const defaultStorageConfig = (dir: string): StorageConfig => ({
@@ -135,8 +141,7 @@ export interface MetadataRead {
  * Why an append or a read failed. A DiskError is a disk read that failed (transient: the same request may
  * succeed again); StorageCorrupt is damage found in bytes that were read. The two are never merged.
  */
-export type AppendError =
-  WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | WriteTimeout | DiskError
+export type AppendError = WriteError
 export type ReadFailure = StorageCorrupt | InvalidRequest | DiskError
 
 export interface ReadOptions {
@@ -217,6 +222,8 @@ export interface EventStoreService {
   readonly flushIndex: Effect.Effect<void, StorageCorrupt | DiskError>
   /** The engine's parts, for the scavenger (which rewrites chunks and index tables); not for request handlers. */
   readonly engine: StorageEngine
+  /** What replication drives: defined for a clustered store, undefined for a single node. */
+  readonly replica: ReplicaLog | undefined
 }
 
 export interface StorageEngine {
@@ -313,6 +320,18 @@ export const make = (
       index = yield* Effect.mapError(TableIndex.open(indexConfig), indexCorruptAsStorage)
     }
 
+    // A clustered node indexes only what it knew was committed (the index holds nothing else either).
+    const replicationCheckpoint =
+      config.clustered === true ? yield* openCheckpoint(join(config.dir, "replication.chk"), 0) : undefined
+    if (replicationCheckpoint !== undefined)
+      yield* Effect.addFinalizer(() => Effect.ignore(replicationCheckpoint.close))
+    const indexEnd = Math.min(
+      log.writerPosition(),
+      replicationCheckpoint === undefined
+        ? Number.MAX_SAFE_INTEGER
+        : Math.max(replicationCheckpoint.value(), index.persistedPosition)
+    )
+
     const readIndex = new ReadIndex(
       log,
       index,
@@ -325,24 +344,23 @@ export const make = (
     // log, from the replay and, when it holds fewer than the cache's window, from before it.
     const replayStart = index.persistedPosition
     let replayFrom = replayStart
-    const writerEnd = log.writerPosition()
     const recent = new RecentEventIds(ids.window)
-    while (replayFrom < writerEnd) {
-      const scan = yield* Effect.mapError(log.scanForward(replayFrom, writerEnd, 4096), indexCorruptAsStorage)
+    while (replayFrom < indexEnd) {
+      const scan = yield* Effect.mapError(log.scanForward(replayFrom, indexEnd, 4096), indexCorruptAsStorage)
       for (const record of scan.records) recent.forward(record)
-      readIndex.applyCommitted(scan.records, scan.next >= writerEnd ? writerEnd : scan.next)
+      readIndex.applyCommitted(scan.records, scan.next >= indexEnd ? indexEnd : scan.next)
       yield* Effect.ignore(index.awaitCapacity)
       if (scan.records.length === 0) break
       replayFrom = scan.next
     }
-    for (let back = Math.min(replayStart, writerEnd); recent.missing > 0 && back > 0;) {
+    for (let back = Math.min(replayStart, indexEnd); recent.missing > 0 && back > 0;) {
       const scan = yield* Effect.mapError(log.scanBackward(back, back, 4096), indexCorruptAsStorage)
       for (const record of scan.records) recent.backward(record)
       if (scan.records.length === 0) break
       back = scan.next
     }
     recent.fillInto(ids)
-    readIndex.applyCommitted([], writerEnd)
+    readIndex.applyCommitted([], indexEnd)
 
     const commits = yield* PubSub.sliding<CommitNotice>(4096)
     const commitListeners = new Set<(notice: CommitNotice) => void>()
@@ -363,6 +381,15 @@ export const make = (
         return PubSub.publish(commits, notice)
       })
 
+    const commitThrough = makeLogCommitter(log, readIndex, ids, onCommitted)
+    const lock = yield* Effect.makeSemaphore(1)
+    const cluster =
+      config.clustered === true
+        ? {
+            state: new Leadership(commitThrough, config.commitTimeoutMillis ?? config.writeTimeoutMillis),
+            exclusive: lock.withPermits(1)
+          }
+        : undefined
     const writer = yield* makeWriter(
       log,
       readIndex,
@@ -372,10 +399,29 @@ export const make = (
         maxEventSize: config.maxEventSize,
         writeTimeoutMillis: config.writeTimeoutMillis
       },
-      onCommitted
+      onCommitted,
+      cluster
     )
     yield* Effect.forkScoped(writer.loop)
     yield* Effect.forkScoped(writer.sweeper)
+    const replica =
+      cluster === undefined || replicationCheckpoint === undefined
+        ? undefined
+        : yield* Effect.mapError(
+            makeReplicaLog({
+              log,
+              readIndex,
+              ids,
+              leadership: cluster.state,
+              exclusive: cluster.exclusive,
+              commitThrough,
+              submit: writer.submit,
+              refuseQueued: writer.refuseQueued,
+              replicationCheckpoint,
+              newId: randomUuid
+            }),
+            indexCorruptAsStorage
+          )
 
     /** A failed disk read stays a DiskError for the caller (whose reply names no file); the log gets the file. */
     const failWith = <E extends { readonly _tag: string; readonly message: string }>(e: E): Effect.Effect<never, E> =>
@@ -628,7 +674,8 @@ export const make = (
         writesRefused: writer.refused()
       }),
       flushIndex: Effect.mapError(index.flush, indexCorruptAsStorage),
-      engine: { log, index, readIndex }
+      engine: { log, index, readIndex },
+      replica
     }
 
     /** Pages through the log in one direction until `maxCount` events or the end, as `$all` events. */
@@ -673,7 +720,9 @@ export const make = (
       )
     }
 
-    // Every start begins a new epoch (a single node leads from its first moment).
+    // Every start begins a new epoch (a single node leads from its first moment); a cluster's leader writes
+    // its epoch when it is elected.
+    if (replica !== undefined) return service
     const lastEpoch = yield* Effect.mapError(readIndex.lastEventNumber(EpochInformationStream), indexCorruptAsStorage)
     const previousEpoch =
       lastEpoch >= 0

@@ -94,3 +94,19 @@ export class WriteTimeout extends Schema.TaggedError<WriteTimeout>()("WriteTimeo
 
 /** Why a read of the log failed: its bytes are damaged, or the disk itself failed. */
 export type ReadError = StorageCorrupt | DiskError
+
+/**
+ * A clustered store that does not lead refuses client writes (they go to the leader): before it is told to
+ * lead, and after it stopped leading. HTTP routing normally answers before the store is reached.
+ */
+export class NotLeader extends Schema.TaggedError<NotLeader>()("NotLeader", {
+  message: Schema.String
+}) {}
+
+/**
+ * A clustered write was durable here but not known to be on a quorum in time (or the node stopped leading
+ * while it waited). Its outcome is unknown: it may still commit, or be cut when another node leads.
+ */
+export class CommitTimeout extends Schema.TaggedError<CommitTimeout>()("CommitTimeout", {
+  message: Schema.String
+}) {}

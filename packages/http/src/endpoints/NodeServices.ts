@@ -13,12 +13,12 @@ import { Shutdown } from "./Shutdown.js"
 import { NodeStats } from "./stats/NodeStats.js"
 import { ProcessStats } from "./stats/ProcessStats.js"
 
-export interface NodeServicesOptions {
+export interface NodeServicesOptions<R = never> {
   readonly process?: Layer.Layer<ProcessStats>
   readonly metrics?: Layer.Layer<NodeMetrics>
   readonly initialState?: VNodeState
   /** The node's place in its cluster; a single node (`singleNodeStatus`) when absent. */
-  readonly cluster?: Layer.Layer<ClusterStatus>
+  readonly cluster?: Layer.Layer<ClusterStatus, never, R>
 }
 
 export type NodeServices = NodeInfo | NodeMetrics | NodeStats | Shutdown | ProcessStats | ClusterStatus
@@ -34,10 +34,10 @@ export const singleNodeStatus = (identity: NodeIdentity): Layer.Layer<ClusterSta
     })
   })
 
-export const layer = (
+export const layer = <R = never>(
   identity: NodeIdentity,
-  options: NodeServicesOptions = {}
-): Layer.Layer<NodeServices, never, EventStore> => {
+  options: NodeServicesOptions<R> = {}
+): Layer.Layer<NodeServices, never, EventStore | R> => {
   const base = Layer.mergeAll(
     NodeInfo.layer(identity, options.initialState),
     options.metrics ?? NodeMetrics.layer,

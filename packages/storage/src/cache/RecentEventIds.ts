@@ -13,7 +13,7 @@ import { DeletedStreamNumber } from "../streams/names.js"
 import type { EventIdCache } from "./EventIdCache.js"
 
 /** An event a retry can be answered with (a hard delete's tombstone is not one). */
-const isCacheable = (record: LogRecord): record is Extract<LogRecord, { kind: typeof RecordKind.Event }> =>
+export const isCacheable = (record: LogRecord): record is Extract<LogRecord, { kind: typeof RecordKind.Event }> =>
   record.kind === RecordKind.Event && record.eventNumber !== DeletedStreamNumber
 
 export class RecentEventIds {

@@ -183,6 +183,24 @@ export interface TransactionLog {
    * writes in again; fails (and writes stay refused) while the disk still fails. A no-op when nothing failed.
    */
   readonly recover: Effect.Effect<void, StorageFailed>
+  /** The chunk file holding a log position (undefined past the log). */
+  readonly chunkAt: (position: number) => ChunkFile | undefined
+  /**
+   * Bytes [from, end) of one unscavenged chunk's data as they lie on disk (a copy): for replication, which
+   * sends whole framed records. The caller keeps both within the chunk's written data.
+   */
+  readonly readBytes: (from: number, end: number) => Effect.Effect<Buffer, ReadError>
+  /**
+   * Writes framed records received from a leader at the end of the log, as one write (the caller checked
+   * them), syncs and moves the checkpoint; `completeChunk` completes the active chunk after them.
+   */
+  readonly appendBytes: (bytes: Buffer, completeChunk: boolean) => Effect.Effect<void, StorageFailed>
+  /**
+   * Cuts the log back to `position` (a record boundary in unscavenged chunks) durably, as `recover` does:
+   * later chunks go, the chunk holding it becomes the active one again. A failure leaves writes refused
+   * until `recover` has finished the cut.
+   */
+  readonly truncate: (position: number) => Effect.Effect<void, StorageFailed>
   /** Why writes are refused (a write failed and `recover` has not succeeded yet), or undefined. */
   readonly failure: () => StorageFailed | undefined
   readonly failed: () => string | undefined
@@ -526,15 +544,19 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         dataSize: state.active.dataSize,
         runningCrc: state.runningCrc
       }
-      return writeSegments(batch).pipe(
-        Effect.provideService(Disk, state.disk),
-        Effect.catchAll((error) => {
-          failure = writesRefused(error)
-          restorePoint = acknowledged
-          return Effect.fail(failure)
-        })
-      )
+      return refuseOnFailure(writeSegments(batch), acknowledged)
     })
+
+  /** A change of the log that failed: writes are refused until `recover` has restored `point`. */
+  const refuseOnFailure = (change: Effect.Effect<void, DiskError, Disk>, point: Acknowledged) =>
+    change.pipe(
+      Effect.provideService(Disk, state.disk),
+      Effect.catchAll((error) => {
+        failure = writesRefused(error)
+        restorePoint = point
+        return Effect.fail(failure)
+      })
+    )
 
   /** Cuts a chunk's file back to its data (a footer, whole or partial, goes) and syncs it. */
   const dropFooter = (chunk: ChunkFile) =>
@@ -617,6 +639,56 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       })
     )
   })
+
+  const readBytes = (from: number, end: number): Effect.Effect<Buffer, ReadError> =>
+    Effect.suspend(() => {
+      const chunk = chunkFor(from)
+      assert(
+        chunk !== undefined && !isScavenged(chunk) && end <= chunk.startPosition + chunk.dataSize,
+        "TransactionLog: raw bytes come from one unscavenged chunk's data"
+      )
+      const base = HEADER_SIZE - chunk.startPosition
+      return Effect.map(readRange(chunk, base + from, base + end), (bytes) => Buffer.from(bytes))
+    })
+
+  const appendBytes = (bytes: Buffer, completeChunk: boolean): Effect.Effect<void, StorageFailed> =>
+    Effect.suspend(() => {
+      const chunk = state.active
+      const dataEnd = chunk.dataSize + bytes.length
+      assert(dataEnd <= cs, "TransactionLog: received bytes fit in the active chunk")
+      // A full chunk is completed in the same write, as `prepare` does for the leader.
+      const completeAfter = completeChunk || dataEnd === cs
+      return write({
+        segments: [{ chunkNumber: chunk.header.startNumber, dataOffset: chunk.dataSize, bytes, completeAfter }],
+        positions: [],
+        unitEnds: [],
+        endPosition: completeAfter ? chunk.endPosition : chunk.startPosition + dataEnd
+      })
+    })
+
+  const truncate = (position: number): Effect.Effect<void, StorageFailed> =>
+    Effect.suspend(() => {
+      if (failure !== undefined) return Effect.fail(failure)
+      assert(position >= 0 && position <= state.checkpoint.value(), "TransactionLog: truncation stays within the log")
+      let chunk = chunkFor(position)
+      // The data end of a completed chunk is the start of the next one: that chunk stays completed.
+      if (chunk?.footer !== undefined && position === chunk.startPosition + chunk.footer.logicalDataSize) {
+        position = chunk.endPosition
+        chunk = chunkFor(position)
+      }
+      if (position === state.checkpoint.value()) return Effect.void
+      assert(
+        chunk !== undefined && !isScavenged(chunk) && chunk.header.startNumber === chunk.header.endNumber,
+        "TransactionLog: truncation only cuts unscavenged chunks"
+      )
+      const point: Acknowledged = {
+        chunk,
+        dataSize: position - chunk.startPosition,
+        runningCrc: position === chunk.startPosition ? headerChecksum(chunk) : undefined
+      }
+      // On a failure `recover` finishes the cut: every step of `restore` is safe to run again.
+      return refuseOnFailure(restore(point), point)
+    })
 
   /** A frame decoded during a scan, or undefined when the bytes are not a valid record. */
   const decodeAt = (buf: Buffer, offset: number, limit: number) => {
@@ -905,6 +977,10 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     scanForward,
     scanBackward,
     replaceChunks: replacer.replaceChunks,
+    chunkAt: chunkFor,
+    readBytes,
+    appendBytes,
+    truncate,
     recover,
     failure: () => failure,
     failed: () => (failure === undefined ? undefined : `${failure.message} (${failure.detail ?? "no detail"})`),

@@ -54,13 +54,19 @@ export interface ReplicaLog {
   /**
    * Starts leading in `term`: from now on every write round waits for `gate` before it is indexed and
    * answered. Writes this node's epoch record (number `term`, greater than every epoch in its log) first;
-   * succeeds once that epoch is committed, with everything before it (the tail from earlier terms).
+   * succeeds once that epoch is committed, with everything before it (the tail from earlier terms). It
+   * waits as long as the node leads (no commit timeout); a failed gate or `stopLeading` ends it with
+   * CommitTimeout. A term not greater than the log's last epoch is refused (InvalidRequest).
    */
   readonly lead: (term: number, leaderInstanceId: string, gate: CommitGate) => Effect.Effect<EpochRef, WriteError>
   /** Stops leading: new client writes are refused, and a round waiting for its quorum ends as CommitTimeout. */
   readonly stopLeading: Effect.Effect<void>
-  /** Up to about `maxBytes` of whole records from `from` (a record boundary), ending at a unit's end, never past the writer checkpoint. */
-  readonly readRaw: (from: number, maxBytes: number) => Effect.Effect<RawSlice | undefined, ReadError>
+  /**
+   * Up to about `maxBytes` of whole records from `from` (a record boundary), ending at a unit's end, never
+   * past the writer checkpoint. InvalidRequest: `from` is not a record boundary of this log, or lies in a
+   * scavenged chunk (sending scavenged chunks whole is not built).
+   */
+  readonly readRaw: (from: number, maxBytes: number) => Effect.Effect<RawSlice | undefined, ReadError | InvalidRequest>
   /** Writes a slice received from the leader at this node's writer checkpoint (`slice.position` must equal it), durably. */
   readonly appendRaw: (slice: RawSlice) => Effect.Effect<void, StorageFailed | InvalidRequest>
   /** Indexes everything up to `position` (capped at the writer checkpoint) and makes it readable. */

@@ -13,10 +13,19 @@
  * commands again once the log is back where the last acknowledged batch left it. The node counts as
  * degraded (`refused()`) from the first failed write until a write succeeds again — on a disk that stays
  * full, recovery succeeds and the next write fails again — and that is what is logged, once each way.
+ *
+ * A clustered store's writer (`leadership` given) takes client commands only while its node leads (else
+ * NotLeader at once), and a durable round is not yet committed: it waits for the cluster's quorum gate,
+ * then everything from the committed position to the round's end is indexed and the round is answered. A
+ * lost quorum answers the round CommitTimeout (outcome unknown) and the writer refuses again. While a round
+ * waits, no other round runs: the next one is planned against committed state only, never against records
+ * a truncation could still take away (an expected version checked against an uncommitted event could be
+ * answered on the strength of a write that is later cut). Commands waiting longer than the commit timeout
+ * are answered CommitTimeout by the sweeper while their round keeps waiting.
  */
 import { Clock, Duration, Effect, Random, Schedule } from "effect"
 import { assert } from "@vellum/platform"
-import { InvalidRequest, WriteTimeout, type StorageFailed } from "../errors.js"
+import { CommitTimeout, InvalidRequest, WriteTimeout, type StorageFailed } from "../errors.js"
 import type { TransactionLog, WriteUnit } from "../log/TransactionLog.js"
 import { MAX_RECORD_BODY, RecordKind, bodyLength, framedLength, type LogRecord } from "../log/records.js"
 import { Miss } from "./commitCheck.js"
@@ -33,6 +42,7 @@ import {
 } from "./planner.js"
 import type { ReadIndex } from "./ReadIndex.js"
 import type { EventIdCache } from "../cache/EventIdCache.js"
+import type { Leadership } from "../replica/Leadership.js"
 
 export {
   type AppendResult,
@@ -131,7 +141,13 @@ export const makeWriter = (
   readIndex: ReadIndex,
   ids: EventIdCache,
   config: WriterConfig,
-  onCommitted: (records: ReadonlyArray<LogRecord>, endPosition: number) => Effect.Effect<void>
+  onCommitted: (records: ReadonlyArray<LogRecord>, endPosition: number) => Effect.Effect<void>,
+  /** A clustered store's: rounds wait for a quorum, clients write only while the node leads. */
+  leadership?: {
+    readonly state: Leadership
+    /** Runs a round (or a recovery) exclusively of the replica's own changes to the log. */
+    readonly exclusive: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  }
 ) =>
   Effect.gen(function* () {
     const clock = yield* Effect.clock
@@ -277,6 +293,7 @@ export const makeWriter = (
           }
         }
         if (units.length === 0) return yield* answerAll(batch, plans, () => noPositions)
+        const roundStart = log.writerPosition()
         const prepared = log.prepare(units)
         const startedMs = yield* Clock.currentTimeMillis
         const written = yield* Effect.either(log.write(prepared))
@@ -309,6 +326,18 @@ export const makeWriter = (
           }
         }
         assert(prepared.endPosition > lastPosition, "Writer: positions only grow")
+        if (leadership !== undefined) {
+          const quorum = yield* Effect.either(leadership.state.awaitQuorum(roundStart, prepared.endPosition))
+          if (quorum._tag === "Left") {
+            // Only what the round wrote is uncertain: answers decided against committed state stand.
+            const uncertain: Plan = { _tag: "Fail", error: quorum.left }
+            const answers = plans.map((p) => (p._tag === "Write" ? uncertain : p))
+            yield* answerAll(batch, answers, () => noPositions)
+            const refusal = leadership.state.refusal()
+            if (refusal !== undefined) refuseQueued(refusal)
+            return
+          }
+        }
         readIndex.applyCommitted(records, prepared.endPosition)
         yield* onCommitted(records, prepared.endPosition)
         // Backpressure: hold the writer while the index is behind writing memtables to tables. If the
@@ -348,9 +377,14 @@ export const makeWriter = (
           : Effect.void
       })
 
-    /** Retries the log's recovery until it succeeds; refusals meanwhile carry the latest error. */
+    const exclusive = leadership?.exclusive ?? (<A, E, R>(effect: Effect.Effect<A, E, R>) => effect)
+
+    /**
+     * Retries the log's recovery until it succeeds; refusals meanwhile carry the latest error. Each attempt
+     * is exclusive of the replica's changes, not the whole wait (a full disk may take long).
+     */
     const recover = Effect.gen(function* () {
-      yield* log.recover.pipe(
+      yield* exclusive(log.recover).pipe(
         Effect.tapError((error) =>
           Effect.sync(() => {
             if (refused !== undefined) refused = { ...refused, error }
@@ -361,12 +395,19 @@ export const makeWriter = (
       refusing = false
     })
 
+    /** Answers every queued command with `error` (the node stopped leading), but a new term's epoch. */
+    const refuseQueued = (error: WriteError): void => {
+      const waiting = queue
+      queue = waiting.filter((pending) => pending.command._tag === "Epoch")
+      for (const pending of waiting) if (pending.command._tag !== "Epoch") pending.answer(failed(error))
+    }
+
     const loop = Effect.gen(function* () {
       if (refusing) yield* recover
       const batch = yield* takeBatch
       stats.rounds++
       stats.commands += batch.length
-      yield* runRound(batch)
+      yield* exclusive(runRound(batch))
       for (let i = 0; i < batch.length; i++) assert(batch[i]!.answeredByRound, "Writer: each command is answered once")
       // Answered: let the round's commands (and their event data) go.
       inFlight = []
@@ -385,6 +426,9 @@ export const makeWriter = (
           answer(outcome)
         }
       }
+      // An epoch is how a clustered node starts leading: it alone passes while clients are refused.
+      const notLeader = command._tag === "Epoch" ? undefined : leadership?.state.refusal()
+      if (notLeader !== undefined) return pending.answer(failed(notLeader))
       if (refusing && refused !== undefined) return pending.answer(failed(refused.error))
       queue.push(pending)
       if (wake !== undefined) wake()
@@ -394,11 +438,20 @@ export const makeWriter = (
      * Answers every command older than the write timeout with WriteTimeout (queued or being written). A timed-out
      * command still queued is written when its turn comes: its outcome is unknown to its caller either way.
      */
+    const timeoutMillis = leadership?.state.commitTimeoutMillis ?? config.writeTimeoutMillis
+    // A clustered write waits for its disk and its quorum: past the commit timeout it is a CommitTimeout.
+    const timedOut = (): WriteError =>
+      leadership === undefined
+        ? new WriteTimeout({ timeoutMillis })
+        : new CommitTimeout({
+            message: `the write was not committed by a quorum within ${timeoutMillis} ms; it may still be committed`
+          })
     const sweep = Effect.sync(() => {
-      const deadline = clock.unsafeCurrentTimeMillis() - config.writeTimeoutMillis
+      const deadline = clock.unsafeCurrentTimeMillis() - timeoutMillis
       const expire = (pending: Pending) => {
-        if (!pending.settled && pending.queuedAt <= deadline)
-          pending.answer(failed(new WriteTimeout({ timeoutMillis: config.writeTimeoutMillis })))
+        // A new leader's epoch waits for its quorum as long as the node leads (followers may need to catch up).
+        if (leadership !== undefined && pending.command._tag === "Epoch") return
+        if (!pending.settled && pending.queuedAt <= deadline) pending.answer(failed(timedOut()))
       }
       for (const pending of inFlight) expire(pending)
       for (const pending of queue) expire(pending)
@@ -410,7 +463,16 @@ export const makeWriter = (
         enqueue(command, (outcome) => resume(outcome.ok ? Effect.succeed(outcome.result) : Effect.fail(outcome.error)))
       })
 
-    return { loop, sweeper, submit, enqueue, stats, queued: () => queue.length, refused: () => refused }
+    return {
+      loop,
+      sweeper,
+      submit,
+      enqueue,
+      refuseQueued,
+      stats,
+      queued: () => queue.length,
+      refused: () => refused
+    }
   })
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0")

@@ -10,6 +10,8 @@ import { Prng, type DiskError } from "@vellum/platform"
 import {
   InvalidRequest,
   StreamDeleted,
+  type CommitTimeout,
+  type NotLeader,
   WrongExpectedVersion,
   type StorageCorrupt,
   type StorageFailed,
@@ -69,6 +71,8 @@ export type WriteCommand =
       readonly epochId: string
       readonly leaderInstanceId: string
       readonly prevEpochPosition: number
+      /** A clustered leader's epoch carries its election term; a single node numbers its epochs last + 1. */
+      readonly epochNumber?: number
     }
 
 export interface AppendResult {
@@ -85,7 +89,15 @@ export type WriteResult =
   | { readonly _tag: "SystemRecordWritten"; readonly number: number; readonly position: number }
 
 export type WriteError =
-  WrongExpectedVersion | StreamDeleted | InvalidRequest | StorageFailed | StorageCorrupt | WriteTimeout | DiskError
+  | WrongExpectedVersion
+  | StreamDeleted
+  | InvalidRequest
+  | StorageFailed
+  | StorageCorrupt
+  | WriteTimeout
+  | NotLeader
+  | CommitTimeout
+  | DiskError
 
 /** A record being planned: its `logPosition` (-1 until then) is filled in once the log has placed it. */
 export type PlannedRecord = LogRecord
@@ -396,7 +408,10 @@ const planSystem = (
   nowMicros: number
 ): Plan => {
   const stream = command._tag === "ScavengePoint" ? ScavengePointsStream : EpochInformationStream
-  const number = view.lastEventNumber(stream) + 1
+  const number =
+    command._tag === "Epoch" && command.epochNumber !== undefined
+      ? command.epochNumber
+      : view.lastEventNumber(stream) + 1
   const record: PlannedRecord =
     command._tag === "ScavengePoint"
       ? {

@@ -75,13 +75,15 @@ describe("epochs", () => {
     expect(checkEpochChain(image("n1", 0, [], [epoch(3, 400, "A"), epoch(2, 500, "B")]))).toMatch(/do not increase/)
   })
 
-  it("a node's newest committed epoch never goes back; an uncommitted one may be cut", () => {
+  it("a committed epoch stays in a node's log, across restarts too; an uncommitted one may be cut", () => {
     const watch = new EpochWatch()
     expect(watch.check(image("n1", 600, [], [epoch(2, 500, "A"), epoch(1, 0, "A")]), "0")).toBeUndefined()
     // Epoch 3 written but not committed, then cut: fine.
     expect(watch.check(image("n1", 600, [], [epoch(3, 700, "B"), epoch(2, 500, "A")]), "0")).toBeUndefined()
     expect(watch.check(image("n1", 600, [], [epoch(2, 500, "A")]), "0")).toBeUndefined()
-    expect(watch.check(image("n1", 600, [], [epoch(1, 0, "A")]), "1")).toMatch(/went back from 2 to 1/)
+    // Restarted with its committed position reloaded lower: the epoch is still in its log.
+    expect(watch.check(image("n1", 100, [], [epoch(2, 500, "A"), epoch(1, 0, "A")]), "1")).toBeUndefined()
+    expect(watch.check(image("n1", 100, [], [epoch(1, 0, "A")]), "2")).toMatch(/lost its committed epoch 2 at 500/)
   })
 
   it("a committed position goes back only across a restart", () => {

@@ -25,6 +25,7 @@ import {
   CommittedLog,
   EpochRegistry,
   EpochWatch,
+  EpochsPerImage,
   checkEpochChain,
   fingerprintOf,
   type ImageEpoch,
@@ -134,7 +135,7 @@ export class ClusterObserver {
       const epochs: ReadonlyArray<ImageEpoch> =
         open.replica === undefined
           ? epochsOf(records)
-          : (yield* open.replica.epochs(64)).map((e) => ({
+          : (yield* open.replica.epochs(EpochsPerImage)).map((e) => ({
               epochNumber: e.epochNumber,
               position: e.position,
               epochId: e.epochId,

@@ -11,8 +11,8 @@
  * - At most one leader per epoch: an epoch number is written by one leader once, so wherever two nodes hold
  *   an epoch record with the same number it is the same record (same position, id and leader).
  * - Epochs strictly increase along a log: newer epoch records have greater numbers and positions.
- * - Per node, the newest committed epoch never goes back (`EpochWatch`): a node may cut an uncommitted
- *   epoch from its tail, never a committed one.
+ * - Per node, a committed epoch never leaves its log (`EpochWatch`): a node may cut an uncommitted epoch
+ *   from its tail, never a committed one.
  */
 import { RecordKind, type LogRecord } from "@vellum/storage"
 
@@ -134,26 +134,40 @@ export class EpochRegistry {
   }
 }
 
-/** Per node incarnation: the newest committed epoch and the committed position never go back. */
-export class EpochWatch {
-  private readonly last = new Map<string, { readonly epoch: number; readonly committed: number }>()
+/** How many of a log's newest epochs a snapshot holds (`ReplicaLog.epochs(max)`). */
+export const EpochsPerImage = 64
 
-  /** `incarnation` names one run of the node: after a crash its committed position is reloaded lazily. */
+/**
+ * Per node: an epoch once committed stays in its log (an uncommitted one may be cut), and within one lifetime
+ * the committed position never goes back (after a restart it is reloaded lazily, so it may start lower).
+ */
+export class EpochWatch {
+  private readonly committedEpoch = new Map<string, ImageEpoch>()
+  private readonly committedAt = new Map<string, number>()
+
+  /** `incarnation` names one run of the node. */
   check(image: LogImage, incarnation: string): string | undefined {
-    const committedEpochs = image.epochs.filter((e) => e.position < image.committed)
-    const newest = committedEpochs.length === 0 ? -1 : Math.max(...committedEpochs.map((e) => e.epochNumber))
-    const before = this.last.get(image.node)
+    const known = this.committedEpoch.get(image.node)
+    const oldestHeld = image.epochs[image.epochs.length - 1]
+    const mayBeOlderThanHeld =
+      image.epochs.length >= EpochsPerImage && oldestHeld!.epochNumber > (known?.epochNumber ?? 0)
+    if (
+      known !== undefined &&
+      !mayBeOlderThanHeld &&
+      !image.epochs.some((e) => e.epochNumber === known.epochNumber && e.position === known.position)
+    ) {
+      return `${image.node} lost its committed epoch ${known.epochNumber} at ${known.position} (its newest epochs: ${image.epochs.map((e) => `${e.epochNumber}@${e.position}`).join(", ") || "none"})`
+    }
+    const newest = image.epochs.find((e) => e.position < image.committed)
+    if (newest !== undefined && (known === undefined || newest.epochNumber > known.epochNumber)) {
+      this.committedEpoch.set(image.node, newest)
+    }
     const key = `${image.node}#${incarnation}`
-    const sameRun = this.last.has(key)
-    if (before !== undefined && newest < before.epoch) {
-      return `${image.node}'s newest committed epoch went back from ${before.epoch} to ${newest}`
+    const before = this.committedAt.get(key)
+    if (before !== undefined && image.committed < before) {
+      return `${image.node}'s committed position went back from ${before} to ${image.committed} without a restart`
     }
-    const run = this.last.get(key)
-    if (sameRun && run !== undefined && image.committed < run.committed) {
-      return `${image.node}'s committed position went back from ${run.committed} to ${image.committed} without a restart`
-    }
-    this.last.set(image.node, { epoch: Math.max(newest, before?.epoch ?? -1), committed: image.committed })
-    this.last.set(key, { epoch: newest, committed: image.committed })
+    this.committedAt.set(key, image.committed)
     return undefined
   }
 }

@@ -5,10 +5,10 @@
  *
  * - 307: the same request to the `Location`'s host:port (the leader's advertised HTTP endpoint), at most
  *   `maxHops` times in a row (a leader change under way can bounce a request between nodes);
- * - 503 (no leader known, or writes refused for now), a redirect loop, or a node that is down (a refused
- *   connection: nothing was sent): wait a little and try again from a random node, until the request's
- *   deadline; then the last answer stands (the caller counts a 5xx as indeterminate, as the single-node
- *   simulator does: conservative, never a false alarm);
+ * - 503 (no leader known, or writes refused for now), a redirect loop, a 401 from a member that has not caught
+ *   up with the default users yet, or a node that is down (a refused connection: nothing was sent): wait a
+ *   little and try again from a random node, until the request's deadline; then a 503 stands (the caller
+ *   counts a 5xx as indeterminate, as the single-node simulator does: conservative, never a false alarm);
  * - no answer within the hop timeout (the node crashed, paused or cannot commit): a 408 from the client
  *   itself — the request was cut off and its outcome is unknown, the only way a write becomes indeterminate
  *   here. The request may still run on the node later (a paused node resumes): `Trip.unfinished` says where.
@@ -75,6 +75,13 @@ export class Trip {
 
 const reply = (status: number, reason: string): Reply => ({ status, reason, headers: {} })
 
+/**
+ * Answers tried again from another member: 503 (no leader known, or not taking writes yet), 307 past the hop
+ * limit (a redirect loop while leadership moves), and 401: a fresh or restarted member that has not yet
+ * committed the default users (they are written once, by the leader) refuses the admin until it catches up.
+ */
+const Retried: ReadonlySet<number> = new Set([503, 307, 401])
+
 /** The host:port and the path of a redirect's Location. */
 const locationOf = (r: Reply): { endpoint: string; path: string } | undefined => {
   const location = replyHeader(r, "location")
@@ -122,10 +129,14 @@ export const routed =
             current = { ...current, url: location.path, headers: { ...current.headers, host: location.endpoint } }
             continue
           }
-          if (answer.status !== 503 && answer.status !== 307) return answer
+          if (!Retried.has(answer.status)) return answer
         }
         const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
-        if (now - started >= options.deadlineMs) return last
+        if (now - started >= options.deadlineMs) {
+          return last.status === 503
+            ? last
+            : reply(503, `Service Unavailable: the client gave up after a ${last.status}`)
+        }
         yield* Effect.sleep(Duration.millis(prng.int(20, 200)))
         target = prng.pick(cluster.nodes)
         current = request

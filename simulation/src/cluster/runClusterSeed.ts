@@ -93,6 +93,61 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
   let clientsDone = 0
   const think = root.fork("think")
 
+  const probePrng = root.fork("probe")
+  let probes = 0
+  /**
+   * Runs the world until the cluster converges: every member open, one leader all follow, a probe append
+   * (sent once `ready` holds) acknowledged, and every member caught up to it. The simulated ms it took, or
+   * undefined (the run then failed, saying what was missing).
+   */
+  const converge = (phase: string, ready: () => boolean): number | undefined => {
+    const began = world.now
+    const probe = { bound: undefined as number | undefined, node: "" }
+    world.fork(
+      ClientsNode,
+      Effect.gen(function* () {
+        while (!ready()) yield* Effect.sleep(Duration.millis(50))
+        for (const client of clients) for (const doubt of client.doubts.values()) doubt.overAt ??= sequencer.next()
+        while (probe.bound === undefined && !failed()) {
+          const trip = new Trip()
+          const sentAt = sequencer.next()
+          const store = httpStore(routed(cluster.access, probePrng.pick(cluster.access.nodes), trip, router, probePrng))
+          const id = `00000000-0000-4000-8000-${(0xfff000000000 + probes++).toString(16)}`
+          const answer = yield* Effect.either(
+            store.append("probe", ExpectedAny, [
+              { eventId: id, eventType: "probe", isJson: false, data: Buffer.from("p"), metadata: Buffer.alloc(0) }
+            ])
+          )
+          const bound = trip.last?.committedAfter
+          if (answer._tag === "Right" && answer.right._tag === "Appended" && bound !== undefined) {
+            probe.bound = bound
+            probe.node = trip.last!.node
+            sequencer.acks.push({ sentAt, bound })
+          } else yield* Effect.sleep(Duration.millis(100))
+        }
+      })
+    )
+    const converged = () => convergence(cluster, probe.bound) === undefined
+    const result = world.run({
+      until: () => failed() || converged(),
+      maxSimMs: options.livenessMs,
+      maxSteps: MaxSteps - world.totalSteps
+    })
+    if (!failed() && !converged()) {
+      auditor.fail(
+        `liveness (${phase}): no convergence within ${options.livenessMs} simulated ms (${result.reason}): ${convergence(cluster, probe.bound)}`
+      )
+    }
+    if (failed()) return undefined
+    world.trace(
+      `${phase}: converged in ${world.now - began} ms: leader ${cluster.leaders().join(",")}, probe on ${probe.node}`
+    )
+    return world.now - began
+  }
+
+  // ---- start: the cluster forms (a leader, the default users written and replicated) before clients run ----
+  if (!failed()) converge("start", () => true)
+
   if (!failed()) {
     world.fork(
       ClientsNode,
@@ -134,52 +189,14 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
   let convergedInMs: number | undefined
   if (!failed()) {
     driver.healAll()
-    const livenessStart = world.now
-    const probe = { bound: undefined as number | undefined, node: "" }
-    const probePrng = root.fork("probe")
-    world.fork(
-      ClientsNode,
-      Effect.gen(function* () {
-        // The clients' last requests end first, so the probe's acknowledgement settles every write in doubt.
-        while (clientsDone < clients.length || clients.some((c) => [...c.doubts.values()].some(running))) {
-          yield* Effect.sleep(Duration.millis(50))
-        }
-        for (const client of clients) for (const doubt of client.doubts.values()) doubt.overAt ??= sequencer.next()
-        for (let n = 0; probe.bound === undefined && !failed(); n++) {
-          const trip = new Trip()
-          const sentAt = sequencer.next()
-          const store = httpStore(routed(cluster.access, probePrng.pick(cluster.access.nodes), trip, router, probePrng))
-          const id = `00000000-0000-4000-8000-${(0xfff000000000 + n).toString(16)}`
-          const answer = yield* Effect.either(
-            store.append("liveness-probe", ExpectedAny, [
-              { eventId: id, eventType: "probe", isJson: false, data: Buffer.from("p"), metadata: Buffer.alloc(0) }
-            ])
-          )
-          const bound = trip.last?.committedAfter
-          if (answer._tag === "Right" && answer.right._tag === "Appended" && bound !== undefined) {
-            probe.bound = bound
-            probe.node = trip.last!.node
-            sequencer.acks.push({ sentAt, bound })
-          } else yield* Effect.sleep(Duration.millis(100))
-        }
-      })
+    // The clients' last requests end first, so the probe's acknowledgement settles every write in doubt.
+    convergedInMs = converge(
+      "after the faults",
+      () => clientsDone === clients.length && !clients.some((c) => [...c.doubts.values()].some(running))
     )
-    const converged = () => convergence(cluster, probe.bound) === undefined
-    const result = world.run({
-      until: () => failed() || converged(),
-      maxSimMs: options.livenessMs,
-      maxSteps: MaxSteps - world.totalSteps
-    })
-    if (!failed() && !converged()) {
-      auditor.fail(
-        `liveness: no convergence within ${options.livenessMs} simulated ms after the faults stopped (${result.reason}): ${convergence(cluster, probe.bound)}`
-      )
-    }
-    if (!failed()) {
-      convergedInMs = world.now - livenessStart
+    if (convergedInMs !== undefined) {
       auditor.coverage.hit("cluster.livenessReached")
       if (options.readOnlyReplica) auditor.coverage.hit("cluster.readOnlyReplicaCaughtUp")
-      world.trace(`converged in ${convergedInMs} ms: leader ${cluster.leaders().join(",")}, probe on ${probe.node}`)
       finalChecks(cluster, observer, ledger, clients, auditor)
     }
   }

@@ -114,6 +114,14 @@ export class ClusterObserver {
     }
   }
 
+  /** Every open member's writer checkpoint, often (cheap: no reads), so that a truncation shows. */
+  watchWriters(): void {
+    for (const m of this.cluster.members) {
+      const open = this.cluster.open(m.name)
+      if (open !== undefined) this.markTruncation(m.name, this.cluster.incarnation(m.name), open)
+    }
+  }
+
   /** A member's writer checkpoint that went back within one lifetime: its tail was truncated. */
   private markTruncation(name: string, incarnation: number, open: OpenMember): void {
     if (open.replica === undefined) return

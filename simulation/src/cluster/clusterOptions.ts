@@ -59,7 +59,7 @@ export const chooseClusterOptions = (prng: Prng, voters?: VoterCount): ClusterSi
     clients: prng.int(1, 3),
     streamsPerClient: prng.int(2, 4),
     safetyMs: prng.int(2_000, 5_000),
-    faultGapMs: [prng.int(100, 500), prng.int(800, 3_000)],
+    faultGapMs: [prng.int(100, 300), prng.int(400, 1_500)],
     livenessMs: 30_000
   }
 }

@@ -80,7 +80,8 @@ export class FaultDriver {
       return
     }
     if (r < 0.66) {
-      cluster.network.isolate(internal(p.pick(names)))
+      // Half the time the leader: it may take writes it cannot commit, which a new leader's followers cut.
+      cluster.network.isolate(internal(leader !== undefined && p.chance(0.5) ? leader : p.pick(names)))
       this.coverage.hit("cluster.isolated")
       this.healAt ??= now + p.int(300, 4_000)
       return

@@ -173,6 +173,15 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
         }
       })
     )
+    world.fork(
+      ObserverNode,
+      Effect.gen(function* () {
+        while (!failed()) {
+          yield* Effect.sleep(Duration.millis(10))
+          observer.watchWriters()
+        }
+      })
+    )
   }
 
   // ---- safety: clients, faults, checks ----
@@ -230,7 +239,7 @@ const convergence = (cluster: ClusterWorld, probeBound: number | undefined): str
   const down = cluster.members.filter((m) => cluster.open(m.name) === undefined).map((m) => m.name)
   if (down.length > 0) return `not open: ${down.join(", ")}`
   const leaders = cluster.leaders()
-  if (leaders.length !== 1) return `${leaders.length} members say they lead (${leaders.join(", ")})`
+  if (leaders.length !== 1) return `${leaders.length} members say they lead (${leaders.join(", ")}; ${states(cluster)})`
   const leader = leaders[0]!
   const leaderId = instanceIdOf(cluster.member(leader), cluster.incarnation(leader))
   const astray = cluster.members.filter((m) => {
@@ -240,9 +249,20 @@ const convergence = (cluster: ClusterWorld, probeBound: number | undefined): str
   if (astray.length > 0) return `${astray.map((m) => m.name).join(", ")} do not follow ${leader}`
   if (probeBound === undefined) return "no write taken yet"
   const behind = cluster.members.filter((m) => cluster.open(m.name)!.committed() < probeBound)
-  if (behind.length > 0) return `${behind.map((m) => m.name).join(", ")} not caught up to ${probeBound}`
+  if (behind.length > 0)
+    return `${behind.map((m) => m.name).join(", ")} not caught up to ${probeBound} (${states(cluster)})`
   return undefined
 }
+
+/** Each open member's state, committed position and writer checkpoint, for a liveness failure. */
+const states = (cluster: ClusterWorld): string =>
+  cluster.members
+    .map((m) => {
+      const open = cluster.open(m.name)
+      if (open === undefined) return `${m.name}: down`
+      return `${m.name}: ${open.status?.state() ?? "?"} committed ${open.committed()} writer ${open.replica?.writerCheckpoint() ?? "?"}`
+    })
+    .join("; ")
 
 /**
  * After convergence: one more sample of every member (all checks), every write in doubt settled, and every

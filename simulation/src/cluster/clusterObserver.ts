@@ -53,12 +53,9 @@ export class ClusterObserver {
     private readonly clients: ReadonlyArray<ClusterClient>,
     private readonly sequencer: Sequencer
   ) {
-    const t = cluster.options.timings
-    // Check-quorum: a leader hears from its followers every heartbeat; it steps down once it has not heard from
-    // a quorum for an election timeout or a heartbeat timeout. Twice the larger, plus a gossip round, is slack.
-    this.quorumWatch = new QuorumWatch(
-      2 * Math.max(t.leaderElectionTimeoutMs, t.heartbeatTimeoutMs) + t.gossipIntervalMs + t.gossipTimeoutMs
-    )
+    // Check-quorum: a leader that has not heard from a quorum for an election timeout steps down at its next
+    // tick (a heartbeat later); twice the election timeout is slack enough.
+    this.quorumWatch = new QuorumWatch(2 * cluster.options.timings.leaderElectionTimeoutMs)
   }
 
   private fail(why: string): void {
@@ -68,7 +65,6 @@ export class ClusterObserver {
   /** One sample of every member; `now` is the world's time. */
   sample(now: number): Effect.Effect<void> {
     return Effect.gen(this, function* () {
-      this.watchLeaders(now)
       for (const member of this.cluster.members) {
         if (this.auditor.failure !== undefined) return
         const open = this.cluster.open(member.name)
@@ -114,8 +110,9 @@ export class ClusterObserver {
     }
   }
 
-  /** Every open member's writer checkpoint, often (cheap: no reads), so that a truncation shows. */
-  watchWriters(): void {
+  /** Often (cheap: no reads): leadership against quorums, and every open member's writer checkpoint. */
+  watch(now: number): void {
+    this.watchLeaders(now)
     for (const m of this.cluster.members) {
       const open = this.cluster.open(m.name)
       if (open !== undefined) this.markTruncation(m.name, this.cluster.incarnation(m.name), open)

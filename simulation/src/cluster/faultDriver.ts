@@ -76,17 +76,19 @@ export class FaultDriver {
       const oneWay = p.chance(0.4)
       cluster.network.partition(internal(a), internal(b), oneWay)
       this.coverage.hit(oneWay ? "cluster.partition.oneWay" : "cluster.partition.twoWay")
-      this.healAt ??= now + p.int(300, 4_000)
+      this.healAt ??= now + p.int(300, 6_000)
       return
     }
     if (r < 0.66) {
-      // Half the time the leader: it may take writes it cannot commit, which a new leader's followers cut.
-      cluster.network.isolate(internal(leader !== undefined && p.chance(0.5) ? leader : p.pick(names)))
+      // Half the time the leader, for long: it may take writes it cannot commit (which the new leader's
+      // followers cut), and it must step down.
+      const isLeader = leader !== undefined && p.chance(0.5)
+      cluster.network.isolate(internal(isLeader ? leader : p.pick(names)))
       this.coverage.hit("cluster.isolated")
-      this.healAt ??= now + p.int(300, 4_000)
+      this.healAt = Math.max(this.healAt ?? 0, now + (isLeader ? p.int(2_000, 8_000) : p.int(300, 6_000)))
       return
     }
-    if (r < 0.72) {
+    if (r < 0.69) {
       cluster.network.heal()
       this.healAt = undefined
     }

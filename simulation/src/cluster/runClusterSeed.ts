@@ -178,7 +178,7 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
       Effect.gen(function* () {
         while (!failed()) {
           yield* Effect.sleep(Duration.millis(10))
-          observer.watchWriters()
+          observer.watch(world.now)
         }
       })
     )

@@ -62,8 +62,8 @@ export class ClusterObserver {
     this.auditor.fail(why)
   }
 
-  /** One sample of every member; `now` is the world's time. */
-  sample(now: number): Effect.Effect<void> {
+  /** One sample of every member: its log, its epochs and the client streams it serves. */
+  sample(): Effect.Effect<void> {
     return Effect.gen(this, function* () {
       for (const member of this.cluster.members) {
         if (this.auditor.failure !== undefined) return

@@ -169,7 +169,7 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
       Effect.gen(function* () {
         while (!failed()) {
           yield* Effect.sleep(Duration.millis(SampleMs))
-          yield* observer.sample(world.now)
+          yield* observer.sample()
         }
       })
     )
@@ -279,7 +279,7 @@ const finalChecks = (
   const fiber = world.fork(
     ObserverNode,
     Effect.gen(function* () {
-      yield* observer.sample(world.now)
+      yield* observer.sample()
       yield* observer.settle()
       for (const client of clients) {
         for (const doubt of client.doubts.values()) auditor.fail(`${doubt.stream}: a write in doubt was never settled`)

@@ -31,14 +31,17 @@ export interface ClusterSimOptions {
 export const MaxClockSkewMs = 200
 
 export const chooseClusterOptions = (prng: Prng, voters?: VoterCount): ClusterSimOptions => {
-  const chosen: VoterCount = voters ?? prng.pick([1, 3, 3, 3, 5] as const)
-  const readOnlyReplica = chosen > 1 && prng.chance(0.25)
+  // Drawn whatever `voters` says, so that `--nodes N` replays the swarm's seed exactly when it picked N.
+  const swarmVoters = prng.pick([1, 3, 3, 3, 5] as const)
+  const chosen: VoterCount = voters ?? swarmVoters
+  const readOnlyReplica = prng.chance(0.25) && chosen > 1
   const members = chosen + (readOnlyReplica ? 1 : 0)
+  const skews = prng.fork("clock-skews")
   const lossy = prng.chance(0.3)
   return {
     voters: chosen,
     readOnlyReplica,
-    clockSkewMs: Array.from({ length: members }, () => prng.int(-MaxClockSkewMs, MaxClockSkewMs)),
+    clockSkewMs: Array.from({ length: members }, () => skews.int(-MaxClockSkewMs, MaxClockSkewMs)),
     timings: {
       gossipIntervalMs: prng.pick([100, 200, 500]),
       gossipTimeoutMs: prng.pick([200, 500]),

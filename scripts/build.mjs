@@ -3,6 +3,7 @@
 // no per-function `__name` wrappers, no source-map bookkeeping). Workspace packages (@vellum/*) are bundled;
 // registry dependencies stay external and load from node_modules.
 import { build } from "esbuild"
+import { mkdirSync, renameSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as path from "node:path"
 
@@ -17,7 +18,7 @@ const entries = {
   "bench-scavenge": "bench/src/scavenge.ts"
 }
 
-await build({
+const result = await build({
   absWorkingDir: root,
   entryPoints: entries,
   outdir: "dist",
@@ -28,5 +29,15 @@ await build({
   format: "esm",
   external,
   sourcemap: true,
-  logLevel: "warning"
+  logLevel: "warning",
+  write: false
 })
+
+// Each file is written beside its place and renamed onto it: a node starting from dist/ while another build runs
+// (tests build and start nodes in parallel processes) reads the old file or the new one, never half of one.
+mkdirSync(path.join(root, "dist"), { recursive: true })
+for (const file of result.outputFiles) {
+  const temporary = `${file.path}.${process.pid}.tmp`
+  writeFileSync(temporary, file.contents)
+  renameSync(temporary, file.path)
+}

@@ -14,7 +14,7 @@
  * Every member starts from the vote promise its disk kept (PromiseFile.ts), raised to the newest epoch in
  * its log so that a term it stands for is always newer than every epoch it holds.
  */
-import { Clock, Effect, Fiber, Layer, Runtime, type Scope } from "effect"
+import { Clock, Context, Effect, Fiber, Layer, Runtime, type Scope } from "effect"
 import { Disk, Network, type NetworkService, type PeerAddress } from "@vellum/platform"
 import { EventStore, type ReplicaLog } from "@vellum/storage"
 import { peerAddressOf, type ClusterSettings } from "./ClusterSettings.js"
@@ -27,6 +27,7 @@ import { openPromiseFile } from "./elections/PromiseFile.js"
 import * as LeaderReplication from "./replication/LeaderReplication.js"
 import { follow, type FollowerProgress, TruncationRefused } from "./replication/FollowerReplication.js"
 import { Protocol, makeProtocolMux } from "./network/ProtocolMux.js"
+import * as Forwarding from "./forwarding/Forwarding.js"
 
 export { TruncationRefused }
 
@@ -36,6 +37,14 @@ export interface ClusterNodeOptions {
   readonly version: string
   /** The data directory (the vote promise lives there beside the log). */
   readonly dataDir: string
+}
+
+/** The member's status, and what the node's other parts need of it (forwarding its writes to the leader). */
+export interface ClusterMember extends ClusterStatusService {
+  /** The internal address of the leader this node follows, if it follows one. */
+  readonly leaderAddress: () => PeerAddress | undefined
+  /** Another protocol on the member's network address. */
+  readonly protocol: (id: Protocol) => NetworkService
 }
 
 type Role =
@@ -63,7 +72,7 @@ export const make = (
   options: ClusterNodeOptions,
   network: NetworkService,
   replica: ReplicaLog
-): Effect.Effect<ClusterStatusService, never, Scope.Scope | Disk> =>
+): Effect.Effect<ClusterMember, never, Scope.Scope | Disk> =>
   Effect.gen(function* () {
     const { settings } = options
     const self = peerAddressOf(settings.internal)
@@ -310,7 +319,9 @@ export const make = (
       yield* election.resign(successor)
     })
 
-    const status: ClusterStatusService = {
+    const status: ClusterMember = {
+      leaderAddress: () => (role._tag === "Following" ? role.leader : undefined),
+      protocol: mux.protocol,
       clusterSize: settings.clusterSize,
       isReadOnlyReplica: readOnly,
       state: () => stateOf(role, readOnly),
@@ -331,15 +342,27 @@ export const make = (
     return status
   })
 
-/** The member as the node's `ClusterStatus`, over the node's store, network and disk. */
-export const layer = (options: ClusterNodeOptions): Layer.Layer<ClusterStatus, never, EventStore | Network | Disk> =>
-  Layer.scoped(
-    ClusterStatus,
+/**
+ * The member as the node's `ClusterStatus`, over the node's store, network and disk; and the node's store
+ * for everything above it, with the writes its own services make forwarded to the leader while it does
+ * not lead (forwarding/Forwarding.ts).
+ */
+export const layer = (
+  options: ClusterNodeOptions
+): Layer.Layer<ClusterStatus | EventStore, never, EventStore | Network | Disk> =>
+  Layer.scopedContext(
     Effect.gen(function* () {
       const store = yield* EventStore
       const network = yield* Network
       const replica = store.replica
       if (replica === undefined) return yield* Effect.dieMessage("a cluster member needs a clustered store")
-      return yield* make(options, network, replica)
+      const member = yield* make(options, network, replica)
+      const forwarding = yield* Forwarding.make(
+        { timeoutMs: options.settings.commitTimeoutMs + 2_000 },
+        member.protocol(Protocol.Forward),
+        store,
+        member.leaderAddress
+      )
+      return Context.make(ClusterStatus, member as ClusterStatusService).pipe(Context.add(EventStore, forwarding))
     })
   )

@@ -4,7 +4,7 @@
 // no acknowledged write is lost; the dead node comes back as a follower.
 import { Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { address, cluster, names, succeeded } from "./memberCluster.js"
+import { address, cluster, names, replicaName, succeeded } from "./memberCluster.js"
 
 describe("cluster members over the simulated network", () => {
   it("elect one leader, which replicates what it acknowledges to every node", () => {
@@ -99,5 +99,22 @@ describe("cluster members over the simulated network", () => {
           .committedPayloads()
           .filter((p) => !p.startsWith("epoch"))
       ).toEqual(["before", "after"])
+  })
+
+  it("a read-only replica follows the leader, never counts toward its quorum and never leads", () => {
+    const c = cluster(3, undefined, true)
+    c.world.run({ maxSimMs: 8_000 })
+    const [leader] = c.leaders()
+    expect(leader).toBeDefined()
+    expect(c.status.get(replicaName)!.state()).toBe("ReadOnlyReplica")
+    expect(succeeded(c.run(leader!, c.logs.get(leader!)!.append("w0")))).toBe(true)
+    c.world.run({ maxSimMs: 2_000 })
+    expect(c.logs.get(replicaName)!.committedPayloads()).toContain("w0")
+    // With both other voters cut off, the replica's acks alone make no quorum.
+    for (const n of names.filter((m) => m !== leader)) c.network.isolate(address(n))
+    expect(succeeded(c.run(leader!, c.logs.get(leader!)!.append("w1"), 1_500))).toBe(false)
+    c.world.run({ maxSimMs: 10_000 })
+    expect(c.status.get(replicaName)!.state()).not.toBe("Leader")
+    expect(c.logs.get(replicaName)!.committedPayloads()).not.toContain("w1")
   })
 })

@@ -8,16 +8,18 @@ import { ClusterNode, type ClusterSettings, type ClusterStatusService } from "..
 import { FakeReplicaLog } from "./fakeReplicaLog.js"
 
 export const names = ["n1", "n2", "n3"]
+/** A read-only replica a cluster may have beside its voters. */
+export const replicaName = "r1"
 const internal = (n: string) => ({ host: n, port: 1112 })
 export const address = (n: string) => `${n}:1112`
 
 const settingsFor = (n: string): ClusterSettings => ({
   clusterSize: names.length,
   gossipSeeds: names.filter((m) => m !== n).map(address),
+  readOnlyReplica: n === replicaName,
   internal: internal(n),
   httpAdvertised: { host: n, port: 2113 },
   nodePriority: 0,
-  readOnlyReplica: false,
   clusterSecret: "s",
   gossipIntervalMs: 2000,
   gossipTimeoutMs: 2500,
@@ -29,15 +31,16 @@ const settingsFor = (n: string): ClusterSettings => ({
   maxTruncationBytes: -1
 })
 
-export const cluster = (seed: number, faults?: SimNetworkFaults) => {
+export const cluster = (seed: number, faults?: SimNetworkFaults, withReplica = false) => {
+  const nodes = withReplica ? [...names, replicaName] : names
   const world = new SimWorld({ seed })
   const network = new SimNetwork({
     clock: world.clock,
     prng: new Prng(seed).fork("net"),
     ...(faults !== undefined ? { faults } : {})
   })
-  const logs = new Map(names.map((n) => [n, new FakeReplicaLog(n)]))
-  const disks = new Map(names.map((n) => [n, new MemoryDisk({ prng: new Prng(seed).fork(`disk-${n}`) })]))
+  const logs = new Map(nodes.map((n) => [n, new FakeReplicaLog(n)]))
+  const disks = new Map(nodes.map((n) => [n, new MemoryDisk({ prng: new Prng(seed).fork(`disk-${n}`) })]))
   const status = new Map<string, ClusterStatusService>()
   const start = (n: string) => {
     disks.get(n)!.faulty = false
@@ -58,7 +61,7 @@ export const cluster = (seed: number, faults?: SimNetworkFaults) => {
       ).pipe(Effect.provide(MemoryDisk.layer(disks.get(n)!)))
     )
   }
-  for (const n of names) start(n)
+  for (const n of nodes) start(n)
   const run = <A, E>(n: string, effect: Effect.Effect<A, E>, maxSimMs = 10_000) => {
     const fiber = world.fork(n, effect)
     world.run({ until: () => fiber.unsafePoll() !== null, maxSimMs })

@@ -88,22 +88,26 @@ export interface NodeAppOptions {
 }
 
 /**
- * The node's place in its cluster, which the HTTP API routes by (writes to the leader) and shows (`/info`,
- * `/gossip`, `/metrics`): a single node is its own leader at its advertised HTTP endpoint; a member runs
- * gossip, elections and replication over its network and clustered store.
+ * The store every service above it uses, with the node's place in its cluster (`ClusterStatus`), which the
+ * HTTP API routes by (writes to the leader) and shows (`/info`, `/gossip`, `/metrics`). A single node's store
+ * is the store; a member runs gossip, elections and replication over its network and clustered store, and
+ * the store above it forwards the writes the node's own services make to the leader while it follows.
  */
-const clusterStatusLayer = (
+const storeInCluster = (
+  storage: Layer.Layer<EventStore, StorageCorrupt | StorageLocked | DiskError, Disk>,
   identity: NodeIdentity,
   settings: ClusterSettings,
   dataDir: string,
   network: NetworkService | undefined
-): Layer.Layer<ClusterStatus, never, EventStore | Disk> => {
-  if (isSingleNode(settings)) return NodeServices.singleNodeStatus(identity)
+): Layer.Layer<EventStore | ClusterStatus, StorageCorrupt | StorageLocked | DiskError, Disk> => {
+  if (isSingleNode(settings)) return Layer.merge(storage, NodeServices.singleNodeStatus(identity))
   if (network === undefined) return Layer.die(new Error("a cluster member needs a node-to-node network"))
-  return Layer.provide(
+  const member = Layer.provide(
     ClusterNode.layer({ settings, instanceId: identity.instanceId, version: VELLUM_VERSION, dataDir }),
     Layer.succeed(Network, network)
   )
+  // The member's forwarding store replaces the plain one for everything above.
+  return Layer.provideMerge(member, storage)
 }
 
 /** Every service of a node, over a Disk. Fails when the store or the user store cannot be opened. */
@@ -145,8 +149,10 @@ export const layerWithStorage = (
     nodePriority: config.NodePriority,
     ...toAdvertiseAs(config)
   })
+  const store = storeInCluster(storage, identity, clusterSettings, storageConfig.dir, options.network)
   const node = NodeServices.layer(identity, {
-    cluster: clusterStatusLayer(identity, clusterSettings, storageConfig.dir, options.network),
+    // Built with the store (storeInCluster); the node's services take it from there.
+    cluster: Layer.effect(ClusterStatus, ClusterStatus),
     ...(options.processStats !== undefined ? { process: options.processStats } : {}),
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {})
   })
@@ -160,7 +166,7 @@ export const layerWithStorage = (
   const statsStream = config.WriteStatsToDb
     ? StatsStream.layer({ endpoint: `${config.NodeIp}:${config.NodePort}`, periodSeconds: config.StatsPeriodSec })
     : Layer.empty
-  return Layer.provideMerge(Layer.merge(ScavengeMetrics.layer, statsStream), Layer.provideMerge(aboveStorage, storage))
+  return Layer.provideMerge(Layer.merge(ScavengeMetrics.layer, statsStream), Layer.provideMerge(aboveStorage, store))
 }
 
 /**

@@ -28,10 +28,14 @@ export interface Spawned {
   readonly exited: Promise<number | string>
 }
 
-export const spawnLogged = (command: string, args: ReadonlyArray<string>): Spawned => {
+export const spawnLogged = (
+  command: string,
+  args: ReadonlyArray<string>,
+  extraEnv: Readonly<Record<string, string>> = {}
+): Spawned => {
   // A fresh environment without npm's variables (vitest may run under `npm test`): the node must not think
   // npm started it unless the test runs it through npm.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("npm_")))
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("npm_"))), ...extraEnv }
   const child = spawn(command, args, { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] })
   let out = ""
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
@@ -42,9 +46,9 @@ export const spawnLogged = (command: string, args: ReadonlyArray<string>): Spawn
   return { child, output: () => out, exited }
 }
 
-/** The compiled node with `args`. */
-export const spawnNode = (args: ReadonlyArray<string>) =>
-  spawnLogged(process.execPath, ["--enable-source-maps", path.join(repoRoot, "dist/main.mjs"), ...args])
+/** The compiled node with `args` (and `extraEnv` added to the environment). */
+export const spawnNode = (args: ReadonlyArray<string>, extraEnv: Readonly<Record<string, string>> = {}) =>
+  spawnLogged(process.execPath, ["--enable-source-maps", path.join(repoRoot, "dist/main.mjs"), ...args], extraEnv)
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

@@ -197,8 +197,9 @@ export interface TransactionLog {
   readonly appendBytes: (bytes: Buffer, completeChunk: boolean) => Effect.Effect<void, StorageFailed>
   /**
    * Cuts the log back to `position` (a record boundary in unscavenged chunks) durably, as `recover` does:
-   * later chunks go, the chunk holding it becomes the active one again. A failure leaves writes refused
-   * until `recover` has finished the cut.
+   * later chunks go, the chunk holding it becomes the active one again (a cut at a completed chunk's data
+   * end un-completes it; a cut at a chunk's start keeps the chunk before it). A failure leaves writes
+   * refused until `recover` has finished the cut.
    */
   readonly truncate: (position: number) => Effect.Effect<void, StorageFailed>
   /** Why writes are refused (a write failed and `recover` has not succeeded yet), or undefined. */
@@ -670,13 +671,10 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     Effect.suspend(() => {
       if (failure !== undefined) return Effect.fail(failure)
       assert(position >= 0 && position <= state.checkpoint.value(), "TransactionLog: truncation stays within the log")
-      let chunk = chunkFor(position)
-      // The data end of a completed chunk is the start of the next one: that chunk stays completed.
-      if (chunk?.footer !== undefined && position === chunk.startPosition + chunk.footer.logicalDataSize) {
-        position = chunk.endPosition
-        chunk = chunkFor(position)
-      }
       if (position === state.checkpoint.value()) return Effect.void
+      // At the data end of a completed chunk, the chunk's completion is cut too (another log may go on
+      // writing in it); at the next chunk's start it is kept.
+      const chunk = chunkFor(position)
       assert(
         chunk !== undefined && !isScavenged(chunk) && chunk.header.startNumber === chunk.header.endNumber,
         "TransactionLog: truncation only cuts unscavenged chunks"

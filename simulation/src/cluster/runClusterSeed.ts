@@ -246,7 +246,12 @@ const convergence = (cluster: ClusterWorld, probeBound: number | undefined): str
     const status = cluster.open(m.name)!.status
     return status !== undefined && status.leader()?.instanceId !== leaderId
   })
-  if (astray.length > 0) return `${astray.map((m) => m.name).join(", ")} do not follow ${leader}`
+  if (astray.length > 0) {
+    const follows = astray.map(
+      (m) => `${m.name} follows ${cluster.open(m.name)!.status!.leader()?.instanceId ?? "nobody"}`
+    )
+    return `${follows.join(", ")}, not ${leader} (${leaderId}) (${states(cluster)})`
+  }
   if (probeBound === undefined) return "no write taken yet"
   const behind = cluster.members.filter((m) => cluster.open(m.name)!.committed() < probeBound)
   if (behind.length > 0)

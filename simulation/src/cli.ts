@@ -8,12 +8,18 @@
  * A batch ends with its coverage report (how often each rule ran, coverage.ts) and its simulated time against
  * the wall time it took.
  * A failing seed prints the seed, the failure and the last trace lines, and exits 1.
+ * With `--nodes 1|3|5` or `--cluster` (the swarm picks), the multi-node simulator runs instead (cluster/clusterCli.ts).
  */
 import { Coverage } from "./coverage.js"
 import { runSeed, type SeedResult } from "./runSeed.js"
 import { wallClockMillis } from "./live/wallClock.js"
+import { clusterCli } from "./cluster/clusterCli.js"
 
 const args = process.argv.slice(2)
+if (args.includes("--nodes") || args.includes("--cluster")) {
+  clusterCli(args)
+  process.exit(0)
+}
 const value = (name: string): number | undefined => {
   const i = args.indexOf(name)
   return i >= 0 && args[i + 1] !== undefined ? Number(args[i + 1]) : undefined

@@ -4,11 +4,14 @@ import { Coverage, CoverageMarks, markNames } from "../src/coverage.js"
 describe("coverage marks", () => {
   it("a mark the CI batch must reach and that never ran is reported missing, until it runs", () => {
     const coverage = new Coverage()
-    const required = markNames().filter((m) => CoverageMarks[m].reachedByCi)
-    expect(coverage.missedByCi()).toEqual(required)
-    for (const m of required) coverage.hit(m)
-    expect(coverage.missedByCi()).toEqual([])
-    expect(coverage.report()).not.toContain("NEVER RAN")
+    for (const batch of ["single", "cluster"] as const) {
+      const required = markNames().filter((m) => CoverageMarks[m].reachedByCi && CoverageMarks[m].batch === batch)
+      expect(required.length).toBeGreaterThan(0)
+      expect(coverage.missedByCi(batch)).toEqual(required)
+      for (const m of required) coverage.hit(m)
+      expect(coverage.missedByCi(batch)).toEqual([])
+      expect(coverage.report(batch)).not.toContain("NEVER RAN")
+    }
   })
 
   it("adds the counts of several runs and reports each mark with its count", () => {

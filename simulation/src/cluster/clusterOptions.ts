@@ -1,0 +1,68 @@
+/**
+ * The swarm's choices for one multi-node seed: how many voters (1, 3 or 5) and whether a read-only replica
+ * joins, each node's clock skew, the cluster's timings (options a user could set), the storage settings,
+ * the network's faults, the clients, and how long the safety phase runs and how often the fault driver acts.
+ * Seeds stay short: the CI batch runs hundreds of them.
+ */
+import type { Prng, SimNetworkFaults } from "@vellum/platform"
+import type { ClusterTimings } from "./clusterNodes.js"
+
+export type VoterCount = 1 | 3 | 5
+
+export interface ClusterSimOptions {
+  readonly voters: VoterCount
+  readonly readOnlyReplica: boolean
+  /** Each member's wall-clock skew, ms (bounded: ±200). */
+  readonly clockSkewMs: ReadonlyArray<number>
+  readonly timings: ClusterTimings
+  readonly chunkSize: number
+  readonly memtableMaxEntries: number
+  readonly network: SimNetworkFaults
+  readonly clients: number
+  readonly streamsPerClient: number
+  /** Simulated time the clients and the fault driver run, ms. */
+  readonly safetyMs: number
+  /** The fault driver acts every so often (drawn between these, ms). */
+  readonly faultGapMs: readonly [number, number]
+  /** The liveness phase must converge within this, ms of simulated time. */
+  readonly livenessMs: number
+}
+
+export const MaxClockSkewMs = 200
+
+export const chooseClusterOptions = (prng: Prng, voters?: VoterCount): ClusterSimOptions => {
+  // Drawn whatever `voters` says, so that `--nodes N` replays the swarm's seed exactly when it picked N.
+  const swarmVoters = prng.pick([1, 3, 3, 3, 5] as const)
+  const chosen: VoterCount = voters ?? swarmVoters
+  const readOnlyReplica = prng.chance(0.25) && chosen > 1
+  const members = chosen + (readOnlyReplica ? 1 : 0)
+  const skews = prng.fork("clock-skews")
+  const lossy = prng.chance(0.3)
+  return {
+    voters: chosen,
+    readOnlyReplica,
+    clockSkewMs: Array.from({ length: members }, () => skews.int(-MaxClockSkewMs, MaxClockSkewMs)),
+    timings: {
+      gossipIntervalMs: prng.pick([100, 200, 500]),
+      gossipTimeoutMs: prng.pick([200, 500]),
+      leaderElectionTimeoutMs: 1000,
+      commitTimeoutMs: prng.pick([1000, 2000]),
+      heartbeatIntervalMs: prng.pick([50, 100]),
+      heartbeatTimeoutMs: prng.pick([500, 1000])
+    },
+    chunkSize: prng.pick([1024, 4096, 16384]),
+    memtableMaxEntries: prng.pick([4, 64, 1000]),
+    network: lossy
+      ? {
+          lossChance: prng.pick([0.001, 0.01, 0.05]),
+          duplicateChance: prng.pick([0, 0.01]),
+          breakChance: prng.pick([0, 0.001, 0.01])
+        }
+      : { lossChance: 0, duplicateChance: 0, breakChance: 0 },
+    clients: prng.int(1, 3),
+    streamsPerClient: prng.int(2, 4),
+    safetyMs: prng.int(2_000, 5_000),
+    faultGapMs: [prng.int(100, 300), prng.int(400, 1_500)],
+    livenessMs: 30_000
+  }
+}

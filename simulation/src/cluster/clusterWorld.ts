@@ -1,0 +1,218 @@
+/**
+ * The simulated cluster: every member the unmodified NodeApp on its own MemoryDisk and its own SimNode
+ * (scheduler, clock with a bounded skew, Random), all joined by one SimNetwork; two more SimNodes run the
+ * clients and the checkers (never crashed, no skew). It opens, crashes, restarts, pauses and resumes members
+ * and gives the clients their way in (`access`: a request runs on the member's own scheduler).
+ *
+ * A crash is a power cut: the member's scheduler stops between two steps, no finalizer runs, and its disk
+ * keeps only what its durability model allows (unsynced bytes lost, a write torn at a random byte). The
+ * next lifetime opens on what survived, with a new instance id, as a restarted process would.
+ */
+import { Effect, LogLevel, Logger, Scope } from "effect"
+import { MemoryDisk, Prng, SimNetwork, SimWorld, type CrashMode } from "@vellum/platform"
+import type { HttpRequest } from "@vellum/http"
+import { defaultStorageConfig, type StorageConfig } from "@vellum/storage"
+import type { LoadedConfig } from "@vellum/node/config"
+import { AssertionWatch, assertionFailure } from "../assertionWatch.js"
+import type { ClusterAccess, Handled, InFlight } from "./router.js"
+import { instanceIdOf, memberConfig, membersOf, openMember, type Member, type OpenMember } from "./clusterNodes.js"
+import type { ClusterSimOptions } from "./clusterOptions.js"
+
+export const ClientsNode = "clients"
+export const ObserverNode = "observer"
+
+export class ClusterWorld {
+  readonly world: SimWorld
+  readonly network: SimNetwork
+  readonly members: ReadonlyArray<Member>
+  readonly voters: ReadonlyArray<Member>
+  private readonly disks = new Map<string, MemoryDisk>()
+  private readonly configs = new Map<string, LoadedConfig>()
+  private readonly opened = new Map<string, OpenMember>()
+  private readonly storage: StorageConfig
+  private readonly watch: AssertionWatch
+  readonly crashed = new Set<string>()
+  readonly paused = new Set<string>()
+  /** Why the cluster cannot run (a configuration that did not load, a node that did not open, an assertion). */
+  failure: string | undefined
+
+  constructor(
+    root: Prng,
+    readonly options: ClusterSimOptions,
+    traceLines: number,
+    private readonly onFailure: (why: string) => void
+  ) {
+    this.world = new SimWorld({ seed: root.fork("world").nextSeed(), traceLines })
+    this.network = new SimNetwork({
+      clock: this.world.clock,
+      prng: root.fork("network"),
+      faults: options.network,
+      trace: (line) => this.world.trace(line)
+    })
+    this.members = membersOf(options.voters, options.readOnlyReplica)
+    this.voters = this.members.filter((m) => m.voter)
+    this.storage = {
+      ...defaultStorageConfig("/db"),
+      chunkSize: options.chunkSize,
+      memtableMaxEntries: options.memtableMaxEntries,
+      preallocateChunks: false,
+      readCacheBytes: 64 * 1024,
+      eventIdCacheCapacity: 10_000,
+      streamInfoCacheCapacity: 64
+    }
+    this.watch = new AssertionWatch((error) => this.fail(assertionFailure(error)))
+    this.world.addNode(ClientsNode)
+    this.world.addNode(ObserverNode)
+    const disks = root.fork("disks")
+    this.members.forEach((member, i) => {
+      const disk = new MemoryDisk({ prng: disks.fork(member.name) })
+      disk.faulty = false
+      this.disks.set(member.name, disk)
+      const loaded = memberConfig(member, this.members, options.timings)
+      if (typeof loaded === "string") return this.fail(loaded)
+      this.configs.set(member.name, loaded)
+      this.world.addNode(member.name, { clockOffsetMs: options.clockSkewMs[i] ?? 0 })
+    })
+    if (this.failure === undefined) for (const m of this.members) this.start(m.name)
+  }
+
+  fail(why: string): void {
+    if (this.failure !== undefined) return
+    this.failure = why
+    this.onFailure(why)
+  }
+
+  member(name: string): Member {
+    const member = this.members.find((m) => m.name === name)
+    if (member === undefined) throw new Error(`no member ${name}`)
+    return member
+  }
+
+  incarnation(name: string): number {
+    return this.world.node(name).incarnation
+  }
+
+  /** The member's open lifetime, if it is up (open, not crashed). */
+  open(name: string): OpenMember | undefined {
+    return this.opened.get(name)
+  }
+
+  /** Up and stepping: open, not crashed, not paused. */
+  running(name: string): boolean {
+    return this.opened.has(name) && !this.paused.has(name)
+  }
+
+  /** Opens a lifetime of the member on its current SimNode; a member that does not open fails the run. */
+  private start(name: string): void {
+    const member = this.member(name)
+    const loaded = this.configs.get(name)!
+    const disk = this.disks.get(name)!
+    const incarnation = this.incarnation(name)
+    const life = Effect.gen(this, function* () {
+      const scope = yield* Scope.make()
+      const opened = yield* Effect.either(
+        openMember(
+          loaded,
+          this.storage,
+          disk.service,
+          this.network.service(member.internal),
+          instanceIdOf(member, incarnation),
+          scope
+        )
+      )
+      if (opened._tag === "Left") return this.fail(`${name} did not open: ${opened.left}`)
+      if (this.incarnation(name) !== incarnation) return
+      this.opened.set(name, opened.right)
+      this.world.trace(`${name}#${incarnation} open`)
+      yield* Effect.never
+    })
+    this.world.fork(name, this.quiet(life))
+  }
+
+  /** Runs on a member without its log lines, a failed assertion in any of its fibers failing the run. */
+  private quiet<A>(effect: Effect.Effect<A>): Effect.Effect<A> {
+    return Effect.supervised(Logger.withMinimumLogLevel(effect, LogLevel.None), this.watch)
+  }
+
+  /** Power loss: the member stops between two steps and its disk keeps what its durability model allows. */
+  crash(name: string, prng: Prng, mode: CrashMode): { readonly tornWrites: number } {
+    this.world.crash(name)
+    this.opened.delete(name)
+    this.paused.delete(name)
+    this.crashed.add(name)
+    const summary = this.disks.get(name)!.crash(prng, mode)
+    this.world.trace(
+      `crash ${name} ${mode} kept=${summary.opsKept} dropped=${summary.opsDropped} torn=${summary.tornWrites}`
+    )
+    return summary
+  }
+
+  restart(name: string): void {
+    this.world.restart(name)
+    this.crashed.delete(name)
+    this.world.trace(`restart ${name}#${this.incarnation(name)}`)
+    this.start(name)
+  }
+
+  pause(name: string): void {
+    this.world.pause(name)
+    this.paused.add(name)
+    this.world.trace(`pause ${name}`)
+  }
+
+  resume(name: string): void {
+    this.world.resume(name)
+    this.paused.delete(name)
+    this.world.trace(`resume ${name}`)
+  }
+
+  /** Members that say they lead now (a member without cluster wiring leads alone). */
+  leaders(): Array<string> {
+    return this.members
+      .filter((m) => {
+        const open = this.opened.get(m.name)
+        if (open === undefined) return false
+        return open.status === undefined ? true : open.status.state() === "Leader"
+      })
+      .map((m) => m.name)
+  }
+
+  /** Whether the member can exchange messages both ways with a quorum of voters (itself included) now. */
+  reachesQuorum(name: string): boolean {
+    const self = this.member(name)
+    const reachable = this.voters.filter(
+      (v) =>
+        v.name === name ||
+        (this.running(v.name) &&
+          this.network.connected(self.internal, v.internal) &&
+          this.network.connected(v.internal, self.internal))
+    ).length
+    return reachable >= Math.floor(this.voters.length / 2) + 1
+  }
+
+  /** The clients' way in: a request runs on the member's scheduler and clock. */
+  get access(): ClusterAccess {
+    return {
+      nodes: this.members.map((m) => m.name),
+      nodeAt: (endpoint) => this.members.find((m) => m.http === endpoint)?.name,
+      start: (name, request) => this.startRequest(name, request)
+    }
+  }
+
+  private startRequest(name: string, request: HttpRequest): InFlight | undefined {
+    const open = this.opened.get(name)
+    if (open === undefined) return undefined
+    const incarnation = this.incarnation(name)
+    const handled: Effect.Effect<Handled> = Effect.gen(function* () {
+      const committedBefore = open.committed()
+      const reply = yield* open.handler(request)
+      return { reply, committedBefore, committedAfter: open.committed() }
+    })
+    const fiber = this.world.fork(name, this.quiet(handled))
+    return { node: name, fiber, dead: () => this.incarnation(name) !== incarnation || this.crashed.has(name) }
+  }
+
+  dispose(): void {
+    this.world.dispose()
+  }
+}

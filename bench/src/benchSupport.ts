@@ -23,3 +23,25 @@ export const freshDir = (baseDir: string, name: string) => {
   fs.mkdirSync(dir, { recursive: true })
   return dir
 }
+
+const MiB = 1024 * 1024
+
+/**
+ * The disk's sequential write rate in MiB/s: `totalBytes` (rounded up to 4 MiB) written in 4 MiB pieces to a
+ * new file in `dir`, then one fdatasync; the file is removed after.
+ */
+export const sequentialWriteMiBPerSec = (dir: string, totalBytes: number): number => {
+  const file = path.join(dir, "sequential-write-probe")
+  const fd = fs.openSync(file, "w")
+  const piece = Buffer.alloc(4 * MiB, 0x5a)
+  const start = now()
+  let at = 0
+  try {
+    for (; at < totalBytes; at += piece.length) fs.writeSync(fd, piece, 0, piece.length, at)
+    fs.fdatasyncSync(fd)
+  } finally {
+    fs.closeSync(fd)
+    fs.rmSync(file)
+  }
+  return at / MiB / (now() - start)
+}

@@ -40,13 +40,13 @@ const requestSource = (plan: LoadPlan): (() => Dispatcher.RequestOptions) => {
   }
 }
 
-interface CpuTicks {
+export interface CpuTicks {
   readonly user: number
   readonly system: number
 }
 
 /** utime and stime of a process in clock ticks (1/100 s on Linux), or undefined where /proc is not readable. */
-const processCpuTicks = (pid: number | undefined): CpuTicks | undefined => {
+export const processCpuTicks = (pid: number | undefined): CpuTicks | undefined => {
   if (pid === undefined) return undefined
   try {
     // The fields after the command name (which may hold spaces, so split after its closing parenthesis).
@@ -56,7 +56,7 @@ const processCpuTicks = (pid: number | undefined): CpuTicks | undefined => {
     return undefined
   }
 }
-const TICK_US = 10_000
+export const TICK_US = 10_000
 
 const serverCpu = (start: CpuTicks, end: CpuTicks, requests: number) => {
   const user = end.user - start.user

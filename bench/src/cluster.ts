@@ -1,0 +1,256 @@
+/**
+ * npm run bench:cluster — a 3-node cluster of real node processes on this machine (`node dist/main.mjs`, the
+ * default cluster timings, as `npm run cluster` starts them), each figure printed beside its peer or ceiling
+ * measured in the same run, one JSON line per figure:
+ *
+ * - `append-1`, `append-100`: single-event appends at 64 connections and 100-event appends at 16 (the load
+ *   worker of bench:http), against the cluster's leader and against a single node started in this run.
+ *   `ratio` = cluster ÷ single node requests/s; target ≥ 0.5.
+ * - `failover`: SIGKILL of the leader (under one client's appends) to the first append a survivor accepts,
+ *   median of `--trials` (default 5); target ≤ 3 s. Its floor is the election timeout: a follower stands only
+ *   after hearing nothing from its leader for 1 to 2 election timeouts (`electionTimeoutMs` on the line).
+ * - `catch-up`: a wiped follower rejoining a cluster whose log holds `--log-mib` (default 1024), in MiB/s
+ *   of log written and flushed, against the disk's sequential write rate measured in the same run (the
+ *   same number of bytes in 4 MiB writes, one fdatasync); target ≥ 0.5 ×.
+ * - `simulator`: the multi-node simulator's speed in simulated seconds per wall second, once the simulator
+ *   has a multi-node runner (simulation/src/cluster/); until then the line says it is not measurable.
+ *
+ * Options: --quick (3 s per append scenario, 1 s warm-up, a 64 MiB log, 3 trials), --duration S (default
+ * 10), --warmup S (default 2), --trials N, --log-mib N, --event-bytes N (data per fill event, default 1000),
+ * --dir PATH (default ./.bench-data/cluster; removed at the end), --only appends,failover,catch-up,simulator.
+ * BENCH_NODE_FLAGS gives every node's V8 flags (e.g. "--cpu-prof --cpu-prof-dir=DIR": each node writes its
+ * profile when it stops).
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { sequentialWriteMiBPerSec } from "./benchSupport.js"
+import { APPEND_SCENARIOS, comparison, measureAppends, type LoadTiming, type MeasuredLoad } from "./clusterAppends.js"
+import { catchUpTrial } from "./clusterCatchUp.js"
+import { failoverTrial, type FailoverTrial } from "./clusterFailover.js"
+import {
+  PASSWORD_HASH_COST,
+  planCluster,
+  settledLeader,
+  startAll,
+  stopAll,
+  type BenchCluster
+} from "./clusterProcesses.js"
+import { basicAuth, round } from "./httpPlan.js"
+import { freePort, repoRoot, startVellum } from "./httpProcesses.js"
+
+const args = process.argv.slice(2)
+const quick = args.includes("--quick")
+const argValue = (name: string) => {
+  const i = args.indexOf(name)
+  return i >= 0 ? args[i + 1] : undefined
+}
+const numberArg = (name: string, fallback: number) => {
+  const value = Number(argValue(name) ?? fallback)
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} takes a positive number`)
+  return value
+}
+const PARTS = ["appends", "failover", "catch-up", "simulator"] as const
+type Part = (typeof PARTS)[number]
+const only = argValue("--only")
+  ?.split(",")
+  .map((name) => name.trim())
+  .filter((name) => name !== "")
+for (const name of only ?? []) {
+  if (!(PARTS as ReadonlyArray<string>).includes(name))
+    throw new Error(`unknown part ${name}; known: ${PARTS.join(", ")}`)
+}
+const runs = (part: Part) => only === undefined || only.includes(part)
+
+const MiB = 1024 * 1024
+const timing: LoadTiming = {
+  durationSec: numberArg("--duration", quick ? 3 : 10),
+  warmupSec: numberArg("--warmup", quick ? 1 : 2)
+}
+const trials = numberArg("--trials", quick ? 3 : 5)
+const logBytes = numberArg("--log-mib", quick ? 64 : 1024) * MiB
+const eventBytes = numberArg("--event-bytes", 1000)
+const dataDir = path.resolve(repoRoot, argValue("--dir") ?? ".bench-data/cluster")
+/** The reference's default, which the nodes run with (LeaderElectionTimeoutMs). */
+const ELECTION_TIMEOUT_MS = 1_000
+const SIMULATOR_DIR = path.join(repoRoot, "simulation/src/cluster")
+
+const authorization = basicAuth("admin", "changeit")
+const print = (obj: Record<string, unknown>) => console.log(JSON.stringify(obj))
+const median = (xs: ReadonlyArray<number>) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+/** Removes the run's data, and its parent when that is left empty (as `.bench-data` usually is). */
+const removeDataDir = () => {
+  fs.rmSync(dataDir, { recursive: true, force: true })
+  try {
+    fs.rmdirSync(path.dirname(dataDir))
+  } catch {
+    // Not empty (other benchmarks' data) or already gone: leave it.
+  }
+}
+
+/** Both append scenarios on a single node of its own, started and stopped here. */
+const singleNodeAppends = async (): Promise<Array<MeasuredLoad>> => {
+  const node = await startVellum(await freePort(), [
+    "--db",
+    path.join(dataDir, "single"),
+    "--password-hash-cost",
+    String(PASSWORD_HASH_COST)
+  ])
+  try {
+    const measured: Array<MeasuredLoad> = []
+    for (const scenario of APPEND_SCENARIOS) {
+      measured.push(await measureAppends(scenario, node.origin, authorization, [node.pid], timing))
+    }
+    return measured
+  } finally {
+    await node.shutdown(authorization)
+  }
+}
+
+const clusterAppends = async (cluster: BenchCluster, single: ReadonlyArray<MeasuredLoad>) => {
+  let valid = true
+  for (const [i, scenario] of APPEND_SCENARIOS.entries()) {
+    const leader = await settledLeader(cluster, authorization)
+    const followers = cluster.members.filter((m) => m !== leader)
+    const pids = [leader, ...followers].map((m) => m.process?.pid)
+    const measured = await measureAppends(scenario, leader.origin, authorization, pids, timing)
+    const line = comparison(scenario, single[i]!, measured)
+    print(line)
+    valid &&= line.valid
+  }
+  return valid
+}
+
+const failovers = async (cluster: BenchCluster) => {
+  const done: Array<FailoverTrial> = []
+  for (let trial = 1; trial <= trials; trial++) {
+    const result = await failoverTrial(cluster, authorization)
+    done.push(result)
+    print({
+      bench: "failover-trial",
+      trial,
+      ...result,
+      failoverMs: round(result.failoverMs, 1),
+      electedMs: result.electedMs === undefined ? undefined : round(result.electedMs, 1),
+      rejoinMs: round(result.rejoinMs, 1)
+    })
+  }
+  const failoverMs = median(done.map((t) => t.failoverMs))
+  const elected = done.flatMap((t) => (t.electedMs === undefined ? [] : [t.electedMs]))
+  print({
+    bench: "failover",
+    trials,
+    medianMs: round(failoverMs, 1),
+    minMs: round(Math.min(...done.map((t) => t.failoverMs)), 1),
+    maxMs: round(Math.max(...done.map((t) => t.failoverMs)), 1),
+    medianElectedMs: elected.length === 0 ? undefined : round(median(elected), 1),
+    electionTimeoutMs: ELECTION_TIMEOUT_MS,
+    floorNote: "a follower stands after 1 to 2 election timeouts without its leader",
+    target: 3000,
+    met: failoverMs <= 3000
+  })
+}
+
+const catchUp = async (cluster: BenchCluster) => {
+  const leader = await settledLeader(cluster, authorization)
+  const follower = cluster.members.find((m) => m !== leader)!
+  let ceiling = 0
+  const result = await catchUpTrial(
+    cluster,
+    leader,
+    follower,
+    authorization,
+    logBytes,
+    { eventBytes, eventsPerAppend: Math.max(1, Math.floor(900_000 / (eventBytes + 100))) },
+    (fill) => {
+      print({ bench: "catch-up-fill", ...fill, secs: round(fill.secs, 1), eventBytes })
+      // The ceiling, measured with the cluster idle just before the catch-up, over as many bytes.
+      ceiling = sequentialWriteMiBPerSec(dataDir, fill.logBytes)
+      print({ bench: "ceiling", sequentialWriteMiBPerSec: round(ceiling, 1), bytes: fill.logBytes })
+    }
+  )
+  const ratio = round(result.writtenMiBPerSec / ceiling, 3)
+  print({
+    bench: "catch-up",
+    ...result,
+    startSecs: round(result.startSecs, 2),
+    writtenSecs: round(result.writtenSecs, 2),
+    indexedSecs: round(result.indexedSecs, 2),
+    writtenMiBPerSec: round(result.writtenMiBPerSec, 1),
+    indexedMiBPerSec: round(result.indexedMiBPerSec, 1),
+    sequentialWriteMiBPerSec: round(ceiling, 1),
+    ratio,
+    target: 0.5,
+    met: ratio >= 0.5
+  })
+}
+
+const simulator = () => {
+  if (!fs.existsSync(SIMULATOR_DIR)) {
+    print({
+      bench: "simulator",
+      measurable: false,
+      reason: "the simulator has no multi-node runner yet (simulation/src/cluster/ is missing)"
+    })
+    return
+  }
+  print({
+    bench: "simulator",
+    measurable: false,
+    reason: "simulation/src/cluster/ exists, but this benchmark does not drive it yet"
+  })
+}
+
+const main = async () => {
+  fs.rmSync(dataDir, { recursive: true, force: true })
+  fs.mkdirSync(dataDir, { recursive: true })
+  print({
+    bench: "setup",
+    node: process.version,
+    cpus: os.cpus().length,
+    nodes: 3,
+    loadGenerator: "undici, closed loop, one forked process per run",
+    durationSec: timing.durationSec,
+    warmupSec: timing.warmupSec,
+    trials,
+    logMiB: logBytes / MiB,
+    dataDir: path.relative(repoRoot, dataDir),
+    passwordHashCost: PASSWORD_HASH_COST
+  })
+  const started = Date.now()
+  const cluster = await planCluster(dataDir)
+  let valid = true
+  try {
+    const single = runs("appends") ? await singleNodeAppends() : []
+    if (runs("appends") || runs("failover") || runs("catch-up")) {
+      await startAll(cluster)
+      if (runs("appends")) valid = (await clusterAppends(cluster, single)) && valid
+      if (runs("failover")) await failovers(cluster)
+      if (runs("catch-up")) await catchUp(cluster)
+    }
+    if (runs("simulator")) simulator()
+  } catch (e) {
+    console.error(e instanceof Error ? e.message : e)
+    for (const member of cluster.members) {
+      if (member.process !== undefined)
+        console.error(`${member.name} output (last lines):\n${member.process.outputTail()}`)
+    }
+    valid = false
+  } finally {
+    const stoppedCleanly = await stopAll(cluster, authorization)
+    removeDataDir()
+    print({ bench: "done", valid, nodesStoppedCleanly: stoppedCleanly, secs: round((Date.now() - started) / 1000, 1) })
+  }
+  if (!valid) process.exitCode = 1
+}
+
+main().catch((e) => {
+  console.error(e)
+  removeDataDir()
+  process.exit(1)
+})

@@ -24,6 +24,14 @@ export const freshDir = (baseDir: string, name: string) => {
   return dir
 }
 
+/** The median of `xs` (the mean of the middle two for an even count); NaN when empty. */
+export const median = (xs: ReadonlyArray<number>): number => {
+  if (xs.length === 0) return Number.NaN
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
 const MiB = 1024 * 1024
 
 /**

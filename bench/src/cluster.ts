@@ -12,22 +12,26 @@
  * - `catch-up`: a wiped follower rejoining a cluster whose log holds `--log-mib` (default 1024), in MiB/s
  *   of log written and flushed, against the disk's sequential write rate measured in the same run (the
  *   same number of bytes in 4 MiB writes, one fdatasync); target ≥ 0.5 ×.
- * - `simulator`: the multi-node simulator's speed in simulated seconds per wall second, once the simulator
- *   has a multi-node runner (simulation/src/cluster/); until then the line says it is not measurable.
+ * - `simulator`: the multi-node simulator's speed in simulated seconds per wall second over `--sim-seeds`
+ *   3-node seeds (default 20), beside the single-node simulator's over as many seeds (clusterSimulator.ts);
+ *   target ≥ 100. Until the simulator has a multi-node runner (simulation/src/cluster/) the line says it is
+ *   not measurable.
  *
  * Options: --quick (3 s per append scenario, 1 s warm-up, a 64 MiB log, 3 trials), --duration S (default
  * 10), --warmup S (default 2), --trials N, --log-mib N, --event-bytes N (data per fill event, default 1000),
- * --dir PATH (default ./.bench-data/cluster; removed at the end), --only appends,failover,catch-up,simulator.
+ * --sim-seeds N, --dir PATH (default ./.bench-data/cluster; removed at the end), --only
+ * appends,failover,catch-up,simulator.
  * BENCH_NODE_FLAGS gives every node's V8 flags (e.g. "--cpu-prof --cpu-prof-dir=DIR": each node writes its
  * profile when it stops).
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { sequentialWriteMiBPerSec } from "./benchSupport.js"
+import { median, sequentialWriteMiBPerSec } from "./benchSupport.js"
 import { APPEND_SCENARIOS, comparison, measureAppends, type LoadTiming, type MeasuredLoad } from "./clusterAppends.js"
 import { catchUpTrial } from "./clusterCatchUp.js"
 import { failoverTrial, type FailoverTrial } from "./clusterFailover.js"
+import { hasClusterSimulator, simulatorBatch } from "./clusterSimulator.js"
 import {
   PASSWORD_HASH_COST,
   planCluster,
@@ -73,15 +77,10 @@ const eventBytes = numberArg("--event-bytes", 1000)
 const dataDir = path.resolve(repoRoot, argValue("--dir") ?? ".bench-data/cluster")
 /** The reference's default, which the nodes run with (LeaderElectionTimeoutMs). */
 const ELECTION_TIMEOUT_MS = 1_000
-const SIMULATOR_DIR = path.join(repoRoot, "simulation/src/cluster")
+const simSeeds = numberArg("--sim-seeds", quick ? 5 : 20)
 
 const authorization = basicAuth("admin", "changeit")
 const print = (obj: Record<string, unknown>) => console.log(JSON.stringify(obj))
-const median = (xs: ReadonlyArray<number>) => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 
 /** Removes the run's data, and its parent when that is left empty (as `.bench-data` usually is). */
 const removeDataDir = () => {
@@ -190,8 +189,8 @@ const catchUp = async (cluster: BenchCluster) => {
   })
 }
 
-const simulator = () => {
-  if (!fs.existsSync(SIMULATOR_DIR)) {
+const simulator = async () => {
+  if (!hasClusterSimulator()) {
     print({
       bench: "simulator",
       measurable: false,
@@ -199,10 +198,18 @@ const simulator = () => {
     })
     return
   }
+  const cluster = await simulatorBatch(["--seeds", String(simSeeds), "--nodes", "3"])
+  const single = await simulatorBatch(["--seeds", String(simSeeds)])
   print({
     bench: "simulator",
-    measurable: false,
-    reason: "simulation/src/cluster/ exists, but this benchmark does not drive it yet"
+    seeds: simSeeds,
+    clusterSimulatedPerWall: round(cluster.ratio, 1),
+    singleNodeSimulatedPerWall: round(single.ratio, 1),
+    ratio: single.ratio === 0 ? 0 : round(cluster.ratio / single.ratio, 3),
+    cluster: { simulatedSecs: cluster.simulatedSecs, wallSecs: cluster.wallSecs },
+    singleNode: { simulatedSecs: single.simulatedSecs, wallSecs: single.wallSecs },
+    target: 100,
+    met: cluster.ratio >= 100
   })
 }
 
@@ -233,7 +240,7 @@ const main = async () => {
       if (runs("failover")) await failovers(cluster)
       if (runs("catch-up")) await catchUp(cluster)
     }
-    if (runs("simulator")) simulator()
+    if (runs("simulator")) await simulator()
   } catch (e) {
     console.error(e instanceof Error ? e.message : e)
     for (const member of cluster.members) {

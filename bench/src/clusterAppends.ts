@@ -3,10 +3,12 @@
  * connections, 100-event appends at 16), run by the same load worker against a single node and then against
  * the leader of the 3-node cluster, in the same run. Besides requests/s, each run reads from /proc the CPU
  * every server process spent per answered request (warm-up included, so the leader and its followers are
- * counted alike) and how busy the whole machine was, since on 2 cores four processes share it.
+ * counted alike) and how busy the whole machine was, since on 2 cores four processes share it; and from the
+ * server's /metrics, its writer's rounds: how many appends each took, and how long a round lasted against
+ * the part of it spent making its bytes durable locally (on a leader, the rest is mostly the wait for a
+ * follower to have them durable too, since a round ends only when a quorum holds it).
  */
-import * as fs from "node:fs"
-import { processCpuTicks, TICK_US, type CpuTicks } from "./httpLoad.js"
+import { machineTicks, processCpuTicks, TICK_US, type CpuTicks } from "./procStat.js"
 import { round, type AppendPlan, type LoadResult } from "./httpPlan.js"
 import { runLoadProcess } from "./httpProcesses.js"
 
@@ -27,15 +29,34 @@ export interface LoadTiming {
   readonly durationSec: number
 }
 
-/** The machine's busy and total clock ticks so far (all cores; the first line of /proc/stat), if readable. */
-const machineTicks = (): { readonly busy: number; readonly total: number } | undefined => {
+/** The writer's counters on the server's /metrics (Prometheus text), if it answers. */
+const writerCounters = async (origin: string, authorization: string) => {
   try {
-    const fields = fs.readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number)
-    const idle = fields[3]! + (fields[4] ?? 0)
-    const total = fields.reduce((a, b) => a + b, 0)
-    return { busy: total - idle, total }
+    const text = await (await fetch(`${origin}/metrics`, { headers: { authorization } })).text()
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN)
+    return {
+      commands: value("vellum_writer_commands_total"),
+      rounds: value("vellum_writer_rounds_total"),
+      flushSeconds: value("vellum_writer_flush_seconds_total")
+    }
   } catch {
     return undefined
+  }
+}
+type WriterCounters = NonNullable<Awaited<ReturnType<typeof writerCounters>>>
+
+/**
+ * Rounds over a run of `loadSecs` (the load's warm-up and window; the worker's start and end are not
+ * counted): per second, appends per round, and the mean round and local flush times.
+ */
+export const roundsBetween = (before: WriterCounters, after: WriterCounters, loadSecs: number) => {
+  const rounds = after.rounds - before.rounds
+  if (!(rounds > 0) || !(loadSecs > 0)) return undefined
+  return {
+    perSec: round(rounds / loadSecs, 1),
+    appendsPerRound: round((after.commands - before.commands) / rounds, 1),
+    roundMs: round((loadSecs * 1000) / rounds, 2),
+    flushMs: round(((after.flushSeconds - before.flushSeconds) * 1000) / rounds, 2)
   }
 }
 
@@ -45,6 +66,8 @@ export interface MeasuredLoad {
   readonly cpuUsPerRequest: ReadonlyArray<number | undefined>
   /** The whole machine's busy share over the run (every core, other users included), in %. */
   readonly machineBusyPercent: number | undefined
+  /** The server's writer rounds over the whole run (warm-up included): rounds are serial, one at a time. */
+  readonly rounds: ReturnType<typeof roundsBetween>
 }
 
 const cpuUs = (before: CpuTicks | undefined, after: CpuTicks | undefined) =>
@@ -72,11 +95,13 @@ export const measureAppends = async (
     streams: APPEND_STREAMS,
     ...(pids[0] !== undefined ? { serverPid: pids[0] } : {})
   }
+  const countersBefore = await writerCounters(origin, authorization)
   const machineBefore = machineTicks()
   const before = pids.map(processCpuTicks)
   const result = await runLoadProcess(plan)
   const after = pids.map(processCpuTicks)
   const machineAfter = machineTicks()
+  const countersAfter = await writerCounters(origin, authorization)
   const answered = Object.values(result.statuses).reduce((a, b) => a + b, 0)
   return {
     result,
@@ -87,7 +112,11 @@ export const measureAppends = async (
     machineBusyPercent:
       machineBefore === undefined || machineAfter === undefined || machineAfter.total === machineBefore.total
         ? undefined
-        : Math.round(((machineAfter.busy - machineBefore.busy) * 100) / (machineAfter.total - machineBefore.total))
+        : Math.round(((machineAfter.busy - machineBefore.busy) * 100) / (machineAfter.total - machineBefore.total)),
+    rounds:
+      countersBefore === undefined || countersAfter === undefined
+        ? undefined
+        : roundsBetween(countersBefore, countersAfter, timing.warmupSec + timing.durationSec)
   }
 }
 
@@ -126,6 +155,7 @@ export const comparison = (scenario: AppendScenario, single: MeasuredLoad, clust
     },
     loadCpuPercent: { cluster: c.loadCpuPercent, single: s.loadCpuPercent },
     machineBusyPercent: { cluster: cluster.machineBusyPercent, single: single.machineBusyPercent },
+    writerRounds: { cluster: cluster.rounds, single: single.rounds },
     valid,
     ...(c.errors + c.non2xx > 0 ? { clusterProblems: { statuses: c.statuses, firstError: c.firstError } } : {}),
     ...(s.errors + s.non2xx > 0 ? { singleProblems: { statuses: s.statuses, firstError: s.firstError } } : {})

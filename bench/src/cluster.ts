@@ -182,6 +182,8 @@ const catchUp = async (cluster: BenchCluster) => {
     indexedSecs: round(result.indexedSecs, 2),
     writtenMiBPerSec: round(result.writtenMiBPerSec, 1),
     indexedMiBPerSec: round(result.indexedMiBPerSec, 1),
+    firstBytesSecs: result.firstBytesSecs === undefined ? undefined : round(result.firstBytesSecs, 2),
+    streamingMiBPerSec: result.streamingMiBPerSec === undefined ? undefined : round(result.streamingMiBPerSec, 1),
     sequentialWriteMiBPerSec: round(ceiling, 1),
     ratio,
     target: 0.5,

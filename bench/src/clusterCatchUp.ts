@@ -13,7 +13,7 @@ const nowMs = () => performance.now()
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 const MiB = 1024 * 1024
 const FILL_CONNECTIONS = 8
-const POLL_MS = 50
+const POLL_MS = 100
 
 export interface FillShape {
   /** The size of each event's data (a JSON string of that many characters, plus its quotes and key). */
@@ -87,6 +87,10 @@ export interface CatchUp {
   /** Log bytes per second, live to written. */
   readonly writtenMiBPerSec: number
   readonly indexedMiBPerSec: number
+  /** From live to the first poll that saw its writer checkpoint move (finding the leader, subscribing). */
+  readonly firstBytesSecs: number | undefined
+  /** Log bytes per second from that poll to written: the streaming alone. */
+  readonly streamingMiBPerSec: number | undefined
 }
 
 /** Waits until `member`'s own writer and chaser checkpoints reach `target`; the times they did, from now. */
@@ -94,12 +98,17 @@ const followUntil = async (member: Member, authorization: string, target: number
   const start = nowMs()
   let written: number | undefined
   let indexed: number | undefined
+  let initial: number | undefined
+  let moved: { readonly at: number; readonly from: number } | undefined
   let last = "no answer"
   while (indexed === undefined || written === undefined) {
     const positions = await positionsOf(member, authorization)
     const at = nowMs()
     if (positions !== undefined) {
       last = `${positions.state}, writer ${positions.writerCheckpoint}, chaser ${positions.chaserCheckpoint}`
+      initial ??= positions.writerCheckpoint
+      if (moved === undefined && positions.writerCheckpoint > initial)
+        moved = { at: at - start, from: positions.writerCheckpoint }
       if (written === undefined && positions.writerCheckpoint >= target) written = at - start
       if (indexed === undefined && positions.chaserCheckpoint >= target) indexed = at - start
     }
@@ -107,7 +116,7 @@ const followUntil = async (member: Member, authorization: string, target: number
       throw new Error(`catch-up: ${member.name} did not reach ${target} in ${timeoutMs / 1000} s (${last})`)
     if (indexed === undefined || written === undefined) await sleep(POLL_MS)
   }
-  return { writtenMs: written, indexedMs: indexed }
+  return { writtenMs: written, indexedMs: indexed, moved }
 }
 
 /**
@@ -132,13 +141,23 @@ export const catchUpTrial = async (
   await startMember(cluster, follower)
   const startSecs = (nowMs() - spawned) / 1000
   // A generous bound: a catch-up slower than 1 MiB/s is a failure, not a figure.
-  const { writtenMs, indexedMs } = await followUntil(follower, authorization, target, 60_000 + (target / MiB) * 1_000)
+  const { writtenMs, indexedMs, moved } = await followUntil(
+    follower,
+    authorization,
+    target,
+    60_000 + (target / MiB) * 1_000
+  )
   return {
     logBytes: target,
     startSecs,
     writtenSecs: writtenMs / 1000,
     indexedSecs: indexedMs / 1000,
     writtenMiBPerSec: target / MiB / (writtenMs / 1000),
-    indexedMiBPerSec: target / MiB / (indexedMs / 1000)
+    indexedMiBPerSec: target / MiB / (indexedMs / 1000),
+    firstBytesSecs: moved === undefined ? undefined : moved.at / 1000,
+    streamingMiBPerSec:
+      moved === undefined || writtenMs <= moved.at
+        ? undefined
+        : (target - moved.from) / MiB / ((writtenMs - moved.at) / 1000)
   }
 }

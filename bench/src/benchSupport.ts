@@ -16,6 +16,25 @@ export const gc = () => {
   }
 }
 
+/** A benchmark's command line: whether a flag is given, and the value that follows an option's name. */
+export const commandLine = (args: ReadonlyArray<string> = process.argv.slice(2)) => ({
+  has: (flag: string) => args.includes(flag),
+  value: (name: string): string | undefined => {
+    const i = args.indexOf(name)
+    return i >= 0 ? args[i + 1] : undefined
+  }
+})
+
+/** Removes a run's data directory, and its parent when that is left empty (as `.bench-data` usually is). */
+export const removeRunDir = (dir: string) => {
+  fs.rmSync(dir, { recursive: true, force: true })
+  try {
+    fs.rmdirSync(path.dirname(dir))
+  } catch {
+    // Not empty (other benchmarks' data) or already gone: leave it.
+  }
+}
+
 /** An empty directory `name` under `baseDir` (whatever was there is removed). */
 export const freshDir = (baseDir: string, name: string) => {
   const dir = path.join(baseDir, name)

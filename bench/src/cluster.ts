@@ -27,7 +27,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { median, sequentialWriteMiBPerSec } from "./benchSupport.js"
+import { commandLine, median, print, removeRunDir, sequentialWriteMiBPerSec } from "./benchSupport.js"
 import { APPEND_SCENARIOS, comparison, measureAppends, type LoadTiming, type MeasuredLoad } from "./clusterAppends.js"
 import { catchUpTrial } from "./clusterCatchUp.js"
 import { failoverTrial, type FailoverTrial } from "./clusterFailover.js"
@@ -43,12 +43,8 @@ import {
 import { basicAuth, round } from "./httpPlan.js"
 import { freePort, repoRoot, startVellum } from "./httpProcesses.js"
 
-const args = process.argv.slice(2)
-const quick = args.includes("--quick")
-const argValue = (name: string) => {
-  const i = args.indexOf(name)
-  return i >= 0 ? args[i + 1] : undefined
-}
+const { has, value: argValue } = commandLine()
+const quick = has("--quick")
 const numberArg = (name: string, fallback: number) => {
   const value = Number(argValue(name) ?? fallback)
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} takes a positive number`)
@@ -80,17 +76,8 @@ const ELECTION_TIMEOUT_MS = 1_000
 const simSeeds = numberArg("--sim-seeds", quick ? 5 : 20)
 
 const authorization = basicAuth("admin", "changeit")
-const print = (obj: Record<string, unknown>) => console.log(JSON.stringify(obj))
 
-/** Removes the run's data, and its parent when that is left empty (as `.bench-data` usually is). */
-const removeDataDir = () => {
-  fs.rmSync(dataDir, { recursive: true, force: true })
-  try {
-    fs.rmdirSync(path.dirname(dataDir))
-  } catch {
-    // Not empty (other benchmarks' data) or already gone: leave it.
-  }
-}
+const removeDataDir = () => removeRunDir(dataDir)
 
 /** Both append scenarios on a single node of its own, started and stopped here. */
 const singleNodeAppends = async (): Promise<Array<MeasuredLoad>> => {

@@ -4,8 +4,9 @@
  * measured in the same run, one JSON line per figure:
  *
  * - `append-1`, `append-100`: single-event appends at 64 connections and 100-event appends at 16 (the load
- *   worker of bench:http), against the cluster's leader and against a single node started in this run.
- *   `ratio` = cluster ÷ single node requests/s; target ≥ 0.5.
+ *   worker of bench:http), against the cluster's leader and against a single node running beside it, in
+ *   turn, `--reps` times (default 3; the order swaps each rep). `ratio` = cluster ÷ single node requests/s,
+ *   one line per rep, then `append-1-median` and `append-100-median`; target ≥ 0.5.
  * - `failover`: SIGKILL of the leader (under one client's appends) to the first append a survivor accepts,
  *   median of `--trials` (default 5); target ≤ 3 s. Its floor is the election timeout: a follower stands only
  *   after hearing nothing from its leader for 1 to 2 election timeouts (`electionTimeoutMs` on the line).
@@ -17,9 +18,9 @@
  *   target ≥ 100. Until the simulator has a multi-node runner (simulation/src/cluster/) the line says it is
  *   not measurable.
  *
- * Options: --quick (3 s per append scenario, 1 s warm-up, a 64 MiB log, 3 trials), --duration S (default
- * 10), --warmup S (default 2), --trials N, --log-mib N, --event-bytes N (data per fill event, default 1000),
- * --sim-seeds N, --dir PATH (default ./.bench-data/cluster; removed at the end), --only
+ * Options: --quick (one rep of 3 s per append scenario, 1 s warm-up, a 64 MiB log, 3 trials, 5 seeds),
+ * --duration S (default 5), --warmup S (default 2), --reps N, --trials N, --log-mib N, --event-bytes N (data
+ * per fill event, default 1000), --sim-seeds N, --dir PATH (default ./.bench-data/cluster; removed at the end), --only
  * appends,failover,catch-up,simulator.
  * BENCH_NODE_FLAGS gives every node's V8 flags (e.g. "--cpu-prof --cpu-prof-dir=DIR": each node writes its
  * profile when it stops).
@@ -64,9 +65,10 @@ const runs = (part: Part) => only === undefined || only.includes(part)
 
 const MiB = 1024 * 1024
 const timing: LoadTiming = {
-  durationSec: numberArg("--duration", quick ? 3 : 10),
+  durationSec: numberArg("--duration", quick ? 3 : 5),
   warmupSec: numberArg("--warmup", quick ? 1 : 2)
 }
+const reps = numberArg("--reps", quick ? 1 : 3)
 const trials = numberArg("--trials", quick ? 3 : 5)
 const logBytes = numberArg("--log-mib", quick ? 64 : 1024) * MiB
 const eventBytes = numberArg("--event-bytes", 1000)
@@ -79,35 +81,60 @@ const authorization = basicAuth("admin", "changeit")
 
 const removeDataDir = () => removeRunDir(dataDir)
 
-/** Both append scenarios on a single node of its own, started and stopped here. */
-const singleNodeAppends = async (): Promise<Array<MeasuredLoad>> => {
-  const node = await startVellum(await freePort(), [
+/**
+ * Both append scenarios, `reps` times, on a single node of its own and on the cluster's leader in turn, the
+ * order swapped at each rep so that a drift of the shared machine falls on both alike. One line per rep,
+ * then the medians.
+ */
+const appends = async (cluster: BenchCluster) => {
+  const single = await startVellum(await freePort(), [
     "--db",
     path.join(dataDir, "single"),
     "--password-hash-cost",
     String(PASSWORD_HASH_COST)
   ])
-  try {
-    const measured: Array<MeasuredLoad> = []
-    for (const scenario of APPEND_SCENARIOS) {
-      measured.push(await measureAppends(scenario, node.origin, authorization, [node.pid], timing))
-    }
-    return measured
-  } finally {
-    await node.shutdown(authorization)
-  }
-}
-
-const clusterAppends = async (cluster: BenchCluster, single: ReadonlyArray<MeasuredLoad>) => {
   let valid = true
-  for (const [i, scenario] of APPEND_SCENARIOS.entries()) {
-    const leader = await settledLeader(cluster, authorization)
-    const followers = cluster.members.filter((m) => m !== leader)
-    const pids = [leader, ...followers].map((m) => m.process?.pid)
-    const measured = await measureAppends(scenario, leader.origin, authorization, pids, timing)
-    const line = comparison(scenario, single[i]!, measured)
-    print(line)
-    valid &&= line.valid
+  try {
+    for (const scenario of APPEND_SCENARIOS) {
+      const onSingle = () => measureAppends(scenario, single.origin, authorization, [single.pid], timing)
+      const onCluster = async () => {
+        const leader = await settledLeader(cluster, authorization)
+        const followers = cluster.members.filter((m) => m !== leader)
+        const pids = [leader, ...followers].map((m) => m.process?.pid)
+        return measureAppends(scenario, leader.origin, authorization, pids, timing)
+      }
+      const lines: Array<ReturnType<typeof comparison>> = []
+      for (let rep = 1; rep <= reps; rep++) {
+        let singleRun: MeasuredLoad
+        let clusterRun: MeasuredLoad
+        if (rep % 2 === 1) {
+          singleRun = await onSingle()
+          clusterRun = await onCluster()
+        } else {
+          clusterRun = await onCluster()
+          singleRun = await onSingle()
+        }
+        const line = comparison(scenario, singleRun, clusterRun)
+        print({ ...line, rep })
+        lines.push(line)
+        valid &&= line.valid
+      }
+      const ratio = median(lines.map((line) => line.ratio))
+      print({
+        bench: `${scenario.bench}-median`,
+        reps,
+        ratio: round(ratio, 3),
+        ratios: lines.map((line) => line.ratio),
+        clusterReqPerSec: Math.round(median(lines.map((line) => line.clusterReqPerSec))),
+        singleReqPerSec: Math.round(median(lines.map((line) => line.singleReqPerSec))),
+        clusterEventsPerSec: Math.round(median(lines.map((line) => line.clusterEventsPerSec))),
+        singleEventsPerSec: Math.round(median(lines.map((line) => line.singleEventsPerSec))),
+        target: 0.5,
+        met: lines.every((line) => line.valid) && ratio >= 0.5
+      })
+    }
+  } finally {
+    valid = (await single.shutdown(authorization)) && valid
   }
   return valid
 }
@@ -213,6 +240,7 @@ const main = async () => {
     loadGenerator: "undici, closed loop, one forked process per run",
     durationSec: timing.durationSec,
     warmupSec: timing.warmupSec,
+    reps,
     trials,
     logMiB: logBytes / MiB,
     dataDir: path.relative(repoRoot, dataDir),
@@ -222,10 +250,9 @@ const main = async () => {
   const cluster = await planCluster(dataDir)
   let valid = true
   try {
-    const single = runs("appends") ? await singleNodeAppends() : []
     if (runs("appends") || runs("failover") || runs("catch-up")) {
       await startAll(cluster)
-      if (runs("appends")) valid = (await clusterAppends(cluster, single)) && valid
+      if (runs("appends")) valid = (await appends(cluster)) && valid
       if (runs("failover")) await failovers(cluster)
       if (runs("catch-up")) await catchUp(cluster)
     }

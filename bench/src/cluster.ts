@@ -8,8 +8,10 @@
  *   turn, `--reps` times (default 3; the order swaps each rep). `ratio` = cluster ÷ single node requests/s,
  *   one line per rep, then `append-1-median` and `append-100-median`; target ≥ 0.5.
  * - `failover`: SIGKILL of the leader (under one client's appends) to the first append a survivor accepts,
- *   median of `--trials` (default 5); target ≤ 3 s. Its floor is the election timeout: a follower stands only
- *   after hearing nothing from its leader for 1 to 2 election timeouts (`electionTimeoutMs` on the line).
+ *   median of `--trials` (default 5); target ≤ 3 s. Its peer, `resignMedianMs`: the same after
+ *   `POST /admin/node/resign` instead, as many trials: the hand-over without the detection. The detection's
+ *   floor is the election timeout: a follower stands only after hearing nothing from its leader for 1 to 2
+ *   election timeouts (`electionTimeoutMs` on the line).
  * - `catch-up`: a wiped follower rejoining a cluster whose log holds `--log-mib` (default 1024), in MiB/s
  *   of log written and flushed, against the disk's sequential write rate measured in the same run (the
  *   same number of bytes in 4 MiB writes, one fdatasync); target ≥ 0.5 ×.
@@ -31,7 +33,7 @@ import * as path from "node:path"
 import { commandLine, median, print, removeRunDir, sequentialWriteMiBPerSec } from "./benchSupport.js"
 import { APPEND_SCENARIOS, comparison, measureAppends, type LoadTiming, type MeasuredLoad } from "./clusterAppends.js"
 import { catchUpTrial } from "./clusterCatchUp.js"
-import { failoverTrial, type FailoverTrial } from "./clusterFailover.js"
+import { failoverTrial, type FailoverTrial, type LeaderLoss } from "./clusterFailover.js"
 import { hasClusterSimulator, simulatorBatch } from "./clusterSimulator.js"
 import {
   PASSWORD_HASH_COST,
@@ -139,10 +141,11 @@ const appends = async (cluster: BenchCluster) => {
   return valid
 }
 
-const failovers = async (cluster: BenchCluster) => {
+/** `trials` trials of one way of losing the leader, a line each; their failover and election times. */
+const failoverTrials = async (cluster: BenchCluster, loss: LeaderLoss) => {
   const done: Array<FailoverTrial> = []
   for (let trial = 1; trial <= trials; trial++) {
-    const result = await failoverTrial(cluster, authorization)
+    const result = await failoverTrial(cluster, authorization, loss)
     done.push(result)
     print({
       bench: "failover-trial",
@@ -153,17 +156,29 @@ const failovers = async (cluster: BenchCluster) => {
       rejoinMs: round(result.rejoinMs, 1)
     })
   }
-  const failoverMs = median(done.map((t) => t.failoverMs))
   const elected = done.flatMap((t) => (t.electedMs === undefined ? [] : [t.electedMs]))
+  return {
+    failover: done.map((t) => t.failoverMs),
+    medianElectedMs: elected.length === 0 ? undefined : round(median(elected), 1)
+  }
+}
+
+const failovers = async (cluster: BenchCluster) => {
+  const killed = await failoverTrials(cluster, "kill")
+  const resigned = await failoverTrials(cluster, "resign")
+  const failoverMs = median(killed.failover)
   print({
     bench: "failover",
     trials,
     medianMs: round(failoverMs, 1),
-    minMs: round(Math.min(...done.map((t) => t.failoverMs)), 1),
-    maxMs: round(Math.max(...done.map((t) => t.failoverMs)), 1),
-    medianElectedMs: elected.length === 0 ? undefined : round(median(elected), 1),
+    minMs: round(Math.min(...killed.failover), 1),
+    maxMs: round(Math.max(...killed.failover), 1),
+    medianElectedMs: killed.medianElectedMs,
+    resignMedianMs: round(median(resigned.failover), 1),
+    resignMedianElectedMs: resigned.medianElectedMs,
     electionTimeoutMs: ELECTION_TIMEOUT_MS,
-    floorNote: "a follower stands after 1 to 2 election timeouts without its leader",
+    floorNote:
+      "a follower stands after 1 to 2 election timeouts without its leader; a resigning leader hands over at once",
     target: 3000,
     met: failoverMs <= 3000
   })

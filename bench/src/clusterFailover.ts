@@ -1,6 +1,7 @@
 /**
  * Failover for `npm run bench:cluster`: SIGKILL the leader of a settled cluster while one client appends to
- * it, then time the first append a survivor accepts (201) — the new leader taking writes. Both survivors are
+ * it, then time the first append a survivor accepts (201) — the new leader taking writes. Its peer: the
+ * same with the leader resigning instead of dying, which leaves out the time to notice the leader is gone. Both survivors are
  * probed at once, one append in flight each, straight at each node (a follower answers 307, and its Location
  * still names the dead leader until it hears of the new one). Alongside, `/info` of both survivors is polled
  * for the moment one says `leader`, which splits the time into the election and what follows it (the new
@@ -20,16 +21,23 @@ const APPEND_TIMEOUT_MS = 10_000
 /** Appends to the leader before it is killed, so the kill lands under a (light) load. */
 const LOAD_BEFORE_KILL_MS = 300
 
+/**
+ * How the leader goes: SIGKILL (the others must notice it is gone), or `POST /admin/node/resign` (it hands
+ * over at once: the election and the new epoch without the detection, the peer of a kill).
+ */
+export type LeaderLoss = "kill" | "resign"
+
 export interface FailoverTrial {
-  readonly killed: string
+  readonly loss: LeaderLoss
+  readonly lost: string
   readonly newLeader: string
-  /** SIGKILL to the first 201 from a survivor. */
+  /** SIGKILL (or the resign request) to the first 201 from another node. */
   readonly failoverMs: number
-  /** SIGKILL to the first `/info` of a survivor saying `leader`. */
+  /** SIGKILL (or the resign request) to the first `/info` of another node saying `leader`. */
   readonly electedMs: number | undefined
   /** Appends the survivors refused or left unanswered meanwhile, by status (0: no answer). */
   readonly refusals: Readonly<Record<string, number>>
-  /** From restarting the killed node to the cluster settled again with it as a follower. */
+  /** From restarting the killed node (or the resign) to the cluster settled again with it as a follower. */
   readonly rejoinMs: number
 }
 
@@ -50,7 +58,21 @@ const appendOnce = async (origin: string, authorization: string, body: string, s
   }
 }
 
-export const failoverTrial = async (cluster: BenchCluster, authorization: string): Promise<FailoverTrial> => {
+/** Asks `member` to resign its leadership; resolves when it has answered (or could not be reached). */
+const resign = async (member: Member, authorization: string) => {
+  try {
+    const response = await fetch(`${member.origin}/admin/node/resign`, { method: "POST", headers: { authorization } })
+    await response.arrayBuffer()
+  } catch {
+    // Judged by what the others do next.
+  }
+}
+
+export const failoverTrial = async (
+  cluster: BenchCluster,
+  authorization: string,
+  loss: LeaderLoss
+): Promise<FailoverTrial> => {
   const leader = await settledLeader(cluster, authorization)
   const salt = crypto.randomBytes(4).toString("hex")
   let n = 0
@@ -62,8 +84,8 @@ export const failoverTrial = async (cluster: BenchCluster, authorization: string
   })()
   await sleep(LOAD_BEFORE_KILL_MS)
 
-  const killedAt = nowMs()
-  const killing = killMember(leader)
+  const lostAt = nowMs()
+  const losing = loss === "kill" ? killMember(leader) : resign(leader, authorization)
   beforeKill.abort()
   const survivors = cluster.members.filter((m) => m !== leader)
   const done = new AbortController()
@@ -90,17 +112,18 @@ export const failoverTrial = async (cluster: BenchCluster, authorization: string
       else await sleep(RETRY_MS)
     }
   }
-  await Promise.all([...survivors.map(probe), watchElection(), load, killing])
-  if (first === undefined) throw new Error("failover: no survivor accepted an append")
+  await Promise.all([...survivors.map(probe), watchElection(), load, losing])
+  if (first === undefined) throw new Error(`failover (${loss}): no other node accepted an append`)
 
   const restartedAt = nowMs()
-  await startMember(cluster, leader)
+  if (loss === "kill") await startMember(cluster, leader)
   await settledLeader(cluster, authorization)
   return {
-    killed: leader.name,
+    loss,
+    lost: leader.name,
     newLeader: first.member.name,
-    failoverMs: first.at - killedAt,
-    electedMs: electedAt === undefined ? undefined : electedAt - killedAt,
+    failoverMs: first.at - lostAt,
+    electedMs: electedAt === undefined ? undefined : electedAt - lostAt,
     refusals,
     rejoinMs: nowMs() - restartedAt
   }

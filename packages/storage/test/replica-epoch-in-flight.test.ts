@@ -6,8 +6,7 @@
  * told to keep it up to the leader's writer checkpoint, past the start of the new term.
  */
 import { describe, it, assert } from "@effect/vitest"
-import { Fiber } from "effect"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { HeldGate, ID_A, leadHeld, openNode, settle } from "./replica-support.js"
 
 describe("replica: the epoch of a term being led", () => {

@@ -16,10 +16,59 @@ export const gc = () => {
   }
 }
 
+/** A benchmark's command line: whether a flag is given, and the value that follows an option's name. */
+export const commandLine = (args: ReadonlyArray<string> = process.argv.slice(2)) => ({
+  has: (flag: string) => args.includes(flag),
+  value: (name: string): string | undefined => {
+    const i = args.indexOf(name)
+    return i >= 0 ? args[i + 1] : undefined
+  }
+})
+
+/** Removes a run's data directory, and its parent when that is left empty (as `.bench-data` usually is). */
+export const removeRunDir = (dir: string) => {
+  fs.rmSync(dir, { recursive: true, force: true })
+  try {
+    fs.rmdirSync(path.dirname(dir))
+  } catch {
+    // Not empty (other benchmarks' data) or already gone: leave it.
+  }
+}
+
 /** An empty directory `name` under `baseDir` (whatever was there is removed). */
 export const freshDir = (baseDir: string, name: string) => {
   const dir = path.join(baseDir, name)
   fs.rmSync(dir, { recursive: true, force: true })
   fs.mkdirSync(dir, { recursive: true })
   return dir
+}
+
+/** The median of `xs` (the mean of the middle two for an even count); NaN when empty. */
+export const median = (xs: ReadonlyArray<number>): number => {
+  if (xs.length === 0) return Number.NaN
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+const MiB = 1024 * 1024
+
+/**
+ * The disk's sequential write rate in MiB/s: `totalBytes` (rounded up to 4 MiB) written in 4 MiB pieces to a
+ * new file in `dir`, then one fdatasync; the file is removed after.
+ */
+export const sequentialWriteMiBPerSec = (dir: string, totalBytes: number): number => {
+  const file = path.join(dir, "sequential-write-probe")
+  const fd = fs.openSync(file, "w")
+  const piece = Buffer.alloc(4 * MiB, 0x5a)
+  const start = now()
+  let at = 0
+  try {
+    for (; at < totalBytes; at += piece.length) fs.writeSync(fd, piece, 0, piece.length, at)
+    fs.fdatasyncSync(fd)
+  } finally {
+    fs.closeSync(fd)
+    fs.rmSync(file)
+  }
+  return at / MiB / (now() - start)
 }

@@ -32,6 +32,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { commandLine, print, removeRunDir } from "./benchSupport.js"
 import { ALL_PAGE_SIZE, ATOM_JSON, PAGE_SIZE, basicAuth, round, type LoadPlan, type LoadResult } from "./httpPlan.js"
 import { allPagePaths, captureAppendReply, captureReadReply, prefillStreams, streamPagePaths } from "./httpPrefill.js"
 import {
@@ -44,12 +45,8 @@ import {
   type VellumNode
 } from "./httpProcesses.js"
 
-const args = process.argv.slice(2)
-const quick = args.includes("--quick")
-const argValue = (name: string) => {
-  const i = args.indexOf(name)
-  return i >= 0 ? args[i + 1] : undefined
-}
+const { has, value: argValue } = commandLine()
+const quick = has("--quick")
 const durationSec = Number(argValue("--duration") ?? (quick ? 3 : 10))
 const warmupSec = Number(argValue("--warmup") ?? (quick ? 1 : 2))
 const dataDir = path.resolve(repoRoot, argValue("--dir") ?? ".bench-data/http")
@@ -65,16 +62,7 @@ const PASSWORD_HASH_COST = 10
 
 const authorization = basicAuth("admin", "changeit")
 
-/** Removes the database, and its parent when that is left empty (as `.bench-data` usually is). */
-const removeDataDir = () => {
-  fs.rmSync(dataDir, { recursive: true, force: true })
-  try {
-    fs.rmdirSync(path.dirname(dataDir))
-  } catch {
-    // Not empty (other benchmarks' data) or already gone: leave it.
-  }
-}
-const print = (obj: Record<string, unknown>) => console.log(JSON.stringify(obj))
+const removeDataDir = () => removeRunDir(dataDir)
 
 interface Scenario {
   readonly bench: string

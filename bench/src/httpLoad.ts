@@ -8,9 +8,9 @@
  * pipelining, so "64 connections" means 64 requests in flight at most — what autocannon -c 64 does.
  */
 import * as crypto from "node:crypto"
-import * as fs from "node:fs"
 import { Client, type Dispatcher } from "undici"
 import { EVENTS_CONTENT_TYPE, appendBody, quantile, round, type LoadPlan, type LoadResult } from "./httpPlan.js"
+import { processCpuTicks, TICK_US, type CpuTicks } from "./procStat.js"
 
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6
 
@@ -40,25 +40,7 @@ const requestSource = (plan: LoadPlan): (() => Dispatcher.RequestOptions) => {
   }
 }
 
-interface CpuTicks {
-  readonly user: number
-  readonly system: number
-}
-
-/** utime and stime of a process in clock ticks (1/100 s on Linux), or undefined where /proc is not readable. */
-const processCpuTicks = (pid: number | undefined): CpuTicks | undefined => {
-  if (pid === undefined) return undefined
-  try {
-    // The fields after the command name (which may hold spaces, so split after its closing parenthesis).
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-    return { user: Number(fields[11]), system: Number(fields[12]) }
-  } catch {
-    return undefined
-  }
-}
-const TICK_US = 10_000
-
-const serverCpu = (start: CpuTicks, end: CpuTicks, requests: number) => {
+export const serverCpu = (start: CpuTicks, end: CpuTicks, requests: number) => {
   const user = end.user - start.user
   const system = end.system - start.system
   return {

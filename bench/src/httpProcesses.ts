@@ -54,6 +54,8 @@ export interface VellumNode {
   readonly outputTail: () => string
   /** POST /admin/shutdown, then waits for the process to end; true when it stopped by itself. */
   readonly shutdown: (authorization: string) => Promise<boolean>
+  /** SIGKILL (this process only, by its pid), then waits for it to be gone. */
+  readonly kill: () => Promise<void>
 }
 
 /**
@@ -63,8 +65,15 @@ export interface VellumNode {
  */
 export const NODE_START_FLAGS: ReadonlyArray<string> = ["--enable-source-maps", "--heap-growing-percent=50"]
 
-/** Starts the node on `port` with `args` and waits until GET /health/live answers 204. */
-export const startVellum = async (port: number, args: ReadonlyArray<string>): Promise<VellumNode> => {
+/**
+ * Starts the node on `port` with `args` and waits until GET /health/live answers 204. `env` is added to this
+ * process's environment (a cluster member's secret goes there, never on its command line).
+ */
+export const startVellum = async (
+  port: number,
+  args: ReadonlyArray<string>,
+  env: Readonly<Record<string, string>> = {}
+): Promise<VellumNode> => {
   // The node runs compiled (dist/main.mjs, built by `npm run build` before the benchmark) with the V8 flags
   // `npm start` gives it; BENCH_NODE_FLAGS replaces them (for A/B runs of the flags themselves).
   const flags = process.env["BENCH_NODE_FLAGS"]?.split(" ").filter((f) => f !== "") ?? NODE_START_FLAGS
@@ -73,6 +82,7 @@ export const startVellum = async (port: number, args: ReadonlyArray<string>): Pr
     [...flags, path.join(repoRoot, "dist/main.mjs"), "--node-port", String(port), ...args],
     {
       cwd: repoRoot,
+      env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"]
     }
   )
@@ -116,6 +126,10 @@ export const startVellum = async (port: number, args: ReadonlyArray<string>): Pr
       )
       if (status !== 200) child.kill("SIGTERM")
       return (await exitWithin(child, 60_000)) && status === 200
+    },
+    kill: async () => {
+      child.kill("SIGKILL")
+      await exited(child)
     }
   }
 }

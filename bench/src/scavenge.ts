@@ -40,7 +40,7 @@ import {
   type ScavengerService,
   type StartScavengeOptions
 } from "@vellum/scavenge"
-import { freshDir as freshBenchDir, gc, now, print } from "./benchSupport.js"
+import { freshDir as freshBenchDir, gc, now, print, sequentialWriteMiBPerSec } from "./benchSupport.js"
 
 const MiB = 1024 * 1024
 const args = process.argv.slice(2)
@@ -64,19 +64,8 @@ const round = (n: number, digits = 0) => +n.toFixed(digits)
 const freshDir = (name: string) => freshBenchDir(baseDir, name)
 
 /** The ceiling: sequential write rate, as a scavenged chunk is written (4 MiB pieces, one sync at the end). */
-const measureSequentialWrite = () => {
-  const file = path.join(freshDir("seqwrite"), "probe")
-  const fd = fs.openSync(file, "w")
-  const piece = Buffer.alloc(4 * MiB, 0x5a)
-  const total = Math.max(64 * MiB, Math.min(chunkSize, 1024 * MiB))
-  const start = now()
-  for (let at = 0; at < total; at += piece.length) fs.writeSync(fd, piece, 0, piece.length, at)
-  fs.fdatasyncSync(fd)
-  const secs = now() - start
-  fs.closeSync(fd)
-  fs.rmSync(file)
-  return total / MiB / secs
-}
+const measureSequentialWrite = () =>
+  sequentialWriteMiBPerSec(freshDir("seqwrite"), Math.max(64 * MiB, Math.min(chunkSize, 1024 * MiB)))
 
 // --- The workload --------------------------------------------------------------------------------------
 

@@ -89,11 +89,19 @@ export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, R
       return record === undefined ? undefined : refOf(record)
     })
     let lastEpoch: EpochRef | undefined = yield* findLastEpoch
+    /**
+     * While `lead` waits for its epoch's quorum: the writer position it started from. The epoch is in the log
+     * from the moment its round is written, but `lead` learns where only once a quorum holds it; followers
+     * subscribe in between, and must be placed against it.
+     */
+    let epochWrittenFrom: number | undefined
 
     const epochs = (max: number) =>
       Effect.gen(function* () {
         const out: Array<EpochRef> = []
-        let position = lastEpoch?.position ?? -1
+        const inFlight =
+          epochWrittenFrom === undefined ? undefined : yield* lastEpochIn(epochWrittenFrom, log.writerPosition())
+        let position = inFlight?.logPosition ?? lastEpoch?.position ?? -1
         while (position >= 0 && out.length < max) {
           const record = yield* epochAt(position)
           // An epoch a scavenge removed ends the chain.
@@ -116,6 +124,7 @@ export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, R
           })
         yield* leadership.start(gate)
         const epochId = yield* parts.newId
+        epochWrittenFrom = log.writerPosition()
         const written = yield* Effect.either(
           parts.submit({
             _tag: "Epoch",
@@ -124,7 +133,7 @@ export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, R
             prevEpochPosition: previous?.position ?? -1,
             epochNumber: term
           })
-        )
+        ).pipe(Effect.ensuring(Effect.sync(() => (epochWrittenFrom = undefined))))
         if (written._tag === "Left") {
           yield* leadership.stop
           // The epoch may be in the tail all the same (its quorum was lost): it is the log's newest then.

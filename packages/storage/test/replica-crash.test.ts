@@ -11,7 +11,7 @@ import { make, type RawSlice } from "../src/index.js"
 import { evs, readAll } from "./streams-harness.js"
 import { powerCutDisk, type PowerCut } from "./log-support.js"
 import { baseConfig } from "./streams-harness.js"
-import { ID_A, follow, openGate, openNode, rawLog } from "./replica-support.js"
+import { ID_A, follow, openGate, openNode, rawLog, sliceAt } from "./replica-support.js"
 
 describe("replica: a crash inside appendRaw", () => {
   it.scoped("leaves the follower at a unit boundary, from which it follows the leader to the same log", () =>
@@ -23,7 +23,7 @@ describe("replica: a crash inside appendRaw", () => {
       yield* leader.store.append("last", -2, evs(500, 2))
       const slices: Array<RawSlice> = []
       for (let from = 0; ;) {
-        const slice = yield* leader.replica.readRaw(from, 900)
+        const slice = yield* sliceAt(leader.replica, from, 900)
         if (slice === undefined) break
         slices.push(slice)
         from = slice.completesChunk

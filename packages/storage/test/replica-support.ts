@@ -6,7 +6,16 @@
 import { assert } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
 import { Disk, MemoryDisk, Prng, type CrashMode, type DiskService } from "@vellum/platform"
-import { make, type EventStoreService, type ReplicaLog, type CommitGate, type NotLeading } from "../src/index.js"
+import {
+  isRawChunk,
+  make,
+  type CommitGate,
+  type EventStoreService,
+  type NotLeading,
+  type RawChunk,
+  type RawSlice,
+  type ReplicaLog
+} from "../src/index.js"
 import { baseConfig } from "./streams-harness.js"
 
 export interface Node {
@@ -97,13 +106,42 @@ export class HeldGate {
   })
 }
 
-/** The follower copies the leader's log up to its writer checkpoint, in slices of about `maxBytes`. */
+/** A slice of records from `from` (not a scavenged chunk's file), or undefined at the writer checkpoint. */
+export const sliceAt = (replica: ReplicaLog, from: number, maxBytes: number) =>
+  Effect.map(replica.readRaw(from, maxBytes), (read): RawSlice | undefined => {
+    assert.isFalse(read !== undefined && isRawChunk(read), `${from} is not in a scavenged chunk`)
+    return read as RawSlice | undefined
+  })
+
+/** Every piece, in order, of the scavenged chunk file holding `from` (the leader sends them so). */
+export const chunkPieces = (replica: ReplicaLog, from: number, maxBytes: number) =>
+  Effect.gen(function* () {
+    const pieces: Array<RawChunk> = []
+    for (let offset = 0; ;) {
+      const piece = yield* replica.readRaw(from, maxBytes, offset)
+      assert.isTrue(piece !== undefined && isRawChunk(piece), `${from} is in a scavenged chunk`)
+      const chunk = piece as RawChunk
+      pieces.push(chunk)
+      offset += chunk.bytes.length
+      if (offset >= chunk.fileSize) return pieces
+    }
+  })
+
+/**
+ * The follower copies the leader's log up to its writer checkpoint, in slices of about `maxBytes` (a
+ * scavenged chunk's file whole, in pieces of that size).
+ */
 export const pull = (leader: ReplicaLog, follower: ReplicaLog, maxBytes = 700) =>
   Effect.gen(function* () {
     for (let guard = 0; guard < 100_000; guard++) {
-      const slice = yield* leader.readRaw(follower.writerCheckpoint(), maxBytes)
+      const from = follower.writerCheckpoint()
+      const slice = yield* leader.readRaw(from, maxBytes)
       if (slice === undefined) return
-      yield* follower.appendRaw(slice)
+      if (!isRawChunk(slice)) {
+        yield* follower.appendRaw(slice)
+        continue
+      }
+      for (const piece of yield* chunkPieces(leader, from, maxBytes)) yield* follower.installChunk(piece)
     }
     throw new Error("pull did not end")
   })
@@ -115,7 +153,10 @@ export const follow = (leader: ReplicaLog, follower: ReplicaLog, maxBytes = 700)
     yield* follower.commitTo(leader.committed())
   })
 
-/** Every slice of a log from 0 to its writer checkpoint (the raw bytes two logs must agree on). */
+/**
+ * Every slice of a log from 0 to its writer checkpoint, and every scavenged chunk's file whole (the raw bytes
+ * two logs must agree on).
+ */
 export const rawLog = (replica: ReplicaLog) =>
   Effect.gen(function* () {
     const out: Array<{ position: number; end: number; completesChunk: boolean; bytes: Array<number> }> = []
@@ -123,6 +164,13 @@ export const rawLog = (replica: ReplicaLog) =>
     for (let guard = 0; guard < 100_000; guard++) {
       const slice = yield* replica.readRaw(from, 1 << 20)
       if (slice === undefined) return out
+      if (isRawChunk(slice)) {
+        const file = (yield* chunkPieces(replica, from, 1 << 20)).flatMap((piece) => [...piece.bytes])
+        const end = (slice.endNumber + 1) * replica.chunkSize
+        out.push({ position: slice.startNumber * replica.chunkSize, end, completesChunk: true, bytes: file })
+        from = end
+        continue
+      }
       out.push({
         position: slice.position,
         end: slice.end,

@@ -74,6 +74,10 @@ export interface ChunkReplacer {
   ) => Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E>
   /** Closes every retired handle (at log close). */
   readonly closeRetired: Effect.Effect<void>
+  /** Retires files another switch replaced (a chunk installed whole): as replaced files, after reads in flight. */
+  readonly retire: (chunks: ReadonlyArray<ChunkFile>) => Effect.Effect<void>
+  /** Why `replaceChunks(first, last)` would be refused now, or undefined. */
+  readonly refusal: (firstChunk: number, lastChunk: number) => string | undefined
 }
 
 const versionOf = (chunk: ChunkFile): number =>
@@ -176,11 +180,16 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       chunk.posMap = written.posMap
       chunk.dataSize = written.footer.physicalDataSize
       for (let n = written.header.startNumber; n <= written.header.endNumber; n++) ctx.byNumber[n] = chunk
+      yield* retireAt(sources, now)
+    })
+
+  const retireAt = (sources: ReadonlyArray<ChunkFile>, now: number) =>
+    Effect.suspend(() => {
       for (const source of sources) {
         ctx.cache.evictFile(source.fileId)
         retired.push({ chunk: source, atMillis: now })
       }
-      yield* closeHandles((at) => now - at >= RETIRED_HANDLE_GRACE_MILLIS)
+      return closeHandles((at) => now - at >= RETIRED_HANDLE_GRACE_MILLIS)
     })
 
   const replaceChunks = <E = never>(
@@ -206,5 +215,13 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       )
     })
 
-  return { replaceChunks, closeRetired: closeHandles(() => true) }
+  return {
+    replaceChunks,
+    closeRetired: closeHandles(() => true),
+    retire: (chunks) => Effect.flatMap(Clock.currentTimeMillis, (now) => retireAt(chunks, now)),
+    refusal: (first, last) => {
+      const sources = sourcesOf(first, last)
+      return typeof sources === "string" ? sources : undefined
+    }
+  }
 }

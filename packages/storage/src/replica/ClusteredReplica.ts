@@ -163,6 +163,20 @@ export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, R
         })
       )
 
+    const installChunk: ReplicaLog["installChunk"] = (piece) =>
+      exclusive(
+        Effect.gen(function* () {
+          yield* followerOnly("install chunks of another log")
+          if (log.failure() !== undefined) yield* log.recover
+          const from = log.writerPosition()
+          const installed = yield* log.installChunk(piece)
+          if (!installed) return
+          // The file may hold epochs this node had not received yet.
+          const epoch = yield* Effect.mapError(lastEpochIn(from, log.writerPosition()), readFailed)
+          if (epoch !== undefined) lastEpoch = refOf(epoch)
+        })
+      )
+
     const commitTo: ReplicaLog["commitTo"] = (position) =>
       // A leader commits through its rounds' gate; a late commitTo from its following days changes nothing.
       leadership.leading
@@ -264,8 +278,9 @@ export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, R
       epochs,
       lead,
       stopLeading,
-      readRaw: (from, maxBytes) => readSlice(log, from, maxBytes),
+      readRaw: (from, maxBytes, chunkOffset) => readSlice(log, from, maxBytes, chunkOffset),
       appendRaw,
+      installChunk,
       commitTo,
       truncate
     } satisfies ReplicaLog

@@ -26,7 +26,7 @@
  * chunk, however far steps 3-4 got. A disk error before step 2 changes nothing; after it, writes are refused
  * until `finish` (steps 3-4, safe to run again) succeeds: the log's `recover` runs it.
  */
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { Disk, join, type DiskError, type DiskService, type FileHandle } from "@vellum/platform"
 import { InvalidRequest, StorageFailed } from "../errors.js"
 import { makeChunkFile, openChunkFile, verifyChunkFile, type ChunkFile } from "./ChunkFile.js"
@@ -132,34 +132,40 @@ export const makeChunkInstaller = (ctx: InstallerContext) => {
       return started
     })
 
-  /** Opens the complete temp file as a chunk and checks it; the problem, or the chunk (open on the temp file). */
-  const check = (current: Transfer) =>
+  /** Why a received file cannot be installed (its header, footer and map as open read them), or undefined. */
+  const mismatchOf = (chunk: ChunkFile, piece: ChunkPiece): string | undefined => {
+    const { header, footer } = chunk
+    if (footer === undefined) return `it is not completed (${chunk.footerProblem ?? "no footer"})`
+    if (!header.isScavenged) return "it is not a scavenged chunk"
+    if (header.startNumber !== piece.startNumber || header.endNumber !== piece.endNumber)
+      return `its header says chunks ${header.startNumber}-${header.endNumber}`
+    if (header.chunkId !== piece.chunkId) return `its header's id is ${header.chunkId}`
+    if (completedFileSize(footer) !== piece.fileSize) return "its footer does not match its size"
+    if (chunk.posMap?.problem !== undefined) return `its position map is damaged (${chunk.posMap.problem})`
+    if (chunk.startPosition + footer.logicalDataSize < ctx.writerPosition())
+      return `its data ends before this log's end at ${ctx.writerPosition()}`
+    return undefined
+  }
+
+  /**
+   * Opens the complete temp file as a chunk and checks it, its whole-file checksum last: the chunk (open on
+   * the temp file), or InvalidRequest saying what is wrong with it. A disk error fails.
+   */
+  const check = (current: Transfer): Effect.Effect<ChunkFile | InvalidRequest, DiskError, Disk> =>
     Effect.gen(function* () {
       const piece = current.announced
       const opened = yield* Effect.either(openChunkFile(current.tmpPath, cs))
       if (opened._tag === "Left")
         return opened.left._tag === "DiskError" ? yield* opened.left : refused(piece, opened.left.message)
       const chunk = opened.right
-      const mismatch = (() => {
-        const { header, footer } = chunk
-        if (footer === undefined) return `it is not completed (${chunk.footerProblem ?? "no footer"})`
-        if (!header.isScavenged) return "it is not a scavenged chunk"
-        if (header.startNumber !== piece.startNumber || header.endNumber !== piece.endNumber)
-          return `its header says chunks ${header.startNumber}-${header.endNumber}`
-        if (header.chunkId !== piece.chunkId) return `its header's id is ${header.chunkId}`
-        if (completedFileSize(footer) !== piece.fileSize) return "its footer does not match its size"
-        if (chunk.posMap?.problem !== undefined) return `its position map is damaged (${chunk.posMap.problem})`
-        if (chunk.startPosition + footer.logicalDataSize < ctx.writerPosition())
-          return `its data ends before this log's end at ${ctx.writerPosition()}`
-        return undefined
-      })()
-      const verified = mismatch === undefined ? yield* Effect.either(verifyChunkFile(chunk)) : undefined
-      if (mismatch !== undefined || verified?._tag === "Left") {
-        yield* Effect.ignore(chunk.handle.close)
-        if (verified?._tag === "Left" && verified.left._tag === "DiskError") return yield* verified.left
-        return refused(piece, mismatch ?? (verified as { left: { message: string } }).left.message)
-      }
-      return chunk
+      const mismatch = mismatchOf(chunk, piece)
+      const verified =
+        mismatch === undefined ? yield* Effect.either(verifyChunkFile(chunk)) : Either.left(refused(piece, mismatch))
+      if (verified._tag === "Right") return chunk
+      yield* Effect.ignore(chunk.handle.close)
+      const problem = verified.left
+      if (problem._tag === "DiskError") return yield* problem
+      return problem instanceof InvalidRequest ? problem : refused(piece, problem.message)
     })
 
   /** Steps 2 (the commit point) and 3's in-memory part; `finish` is the rest. */

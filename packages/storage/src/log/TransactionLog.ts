@@ -27,7 +27,8 @@
  *
  * Completed chunks can be replaced by scavenged ones (`replaceChunks`, ChunkReplacer.ts): one file with a
  * position map covering one or several logical chunks; positions stay valid and removed records read as
- * undefined.
+ * undefined. A follower installs such a file received whole from its leader in place of its files of that
+ * range, the active chunk included (`installChunk`, ChunkInstaller.ts).
  *
  * Recovery (`openTransactionLog`): temp files and older chunk versions are removed, and so are files inside
  * the range of a (verified) scavenged file that starts before them — leftovers of an interrupted
@@ -38,7 +39,9 @@
  * elsewhere only if the file checksum matches (otherwise the bytes are data of an uncompleted chunk);
  * bytes of the active chunk past the checkpoint (a torn or unsynced tail) are truncated, so they are
  * never visible; at most one chunk created ahead of the checkpoint is removed; anything else past the
- * checkpoint, and any chunk missing below it, is reported as corruption rather than guessed at.
+ * checkpoint, and any chunk missing below it, is reported as corruption rather than guessed at. A checkpoint
+ * inside the last file, a completed scavenged one, was left by a crash inside a chunk install after its
+ * commit point: the log goes on after that file.
  */
 import { type Context, Effect } from "effect"
 import { Disk, assert, join, type DiskError } from "@vellum/platform"

@@ -3,6 +3,8 @@
  * received before writing a byte of it (`checkSlice`). A slice is whole framed records of one chunk, ending
  * where a write unit ends (an append's records run from BatchBegin to BatchEnd; an epoch or a scavenge
  * point is a unit alone), so a follower's writer checkpoint, like a leader's, never lands inside a unit.
+ * A scavenged chunk's positions are no longer contiguous: from a position in one, the leader gives pieces
+ * of its file as they lie on disk instead, which the follower installs whole (log/ChunkInstaller.ts).
  */
 import { Effect } from "effect"
 import { InvalidRequest } from "../errors.js"

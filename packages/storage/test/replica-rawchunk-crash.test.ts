@@ -7,12 +7,10 @@
  * range's end), never a mix; and following the leader from there gives its log byte for byte.
  */
 import { describe, it, assert } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
-import { Disk, MemoryDisk, Prng } from "@vellum/platform"
-import { make, type RawSlice } from "../src/index.js"
-import { evs, json, ev, readAll, baseConfig } from "./streams-harness.js"
-import { powerCutDisk, type PowerCut } from "./log-support.js"
-import { ID_A, chunkPieces, follow, openGate, openNode, rawLog, sliceAt } from "./replica-support.js"
+import { Effect } from "effect"
+import type { RawSlice } from "../src/index.js"
+import { evs, json, ev, readAll } from "./streams-harness.js"
+import { ID_A, chunkPieces, cutDuring, follow, openGate, openNode, rawLog, sliceAt } from "./replica-support.js"
 
 describe("replica: a crash while a scavenged chunk is installed", () => {
   it.scoped(
@@ -44,30 +42,23 @@ describe("replica: a crash while a scavenged chunk is installed", () => {
         assert.isAtLeast(pieces.length, 2, "the file comes in several pieces")
         const expected = yield* rawLog(leader.replica)
         const expectedEvents = yield* readAll(leader.store)
-        const config = baseConfig({ clustered: true, commitTimeoutMillis: 2_000 })
         const outcomes = new Set<string>()
         let cuts = 0
         for (let budget = 0; ; budget++) {
-          const mem = new MemoryDisk()
-          const cut: PowerCut = { budget: Number.POSITIVE_INFINITY, used: 0, cutAt: undefined }
-          const scope = yield* Scope.make()
-          const store = yield* make(config).pipe(
-            Effect.provideService(Disk, powerCutDisk(mem, cut)),
-            Scope.extend(scope)
+          const { whole, cutAt, mem } = yield* cutDuring(
+            budget,
+            (replica) =>
+              Effect.gen(function* () {
+                for (const slice of before) yield* replica.appendRaw(slice)
+                assert.strictEqual(replica.writerCheckpoint(), behind)
+              }),
+            (replica) => Effect.forEach(pieces, (piece) => replica.installChunk(piece), { discard: true })
           )
-          for (const slice of before) yield* store.replica!.appendRaw(slice)
-          assert.strictEqual(store.replica!.writerCheckpoint(), behind)
-          cut.budget = cut.used + budget
-          const installed = yield* Effect.exit(
-            Effect.forEach(pieces, (piece) => store.replica!.installChunk(piece), { discard: true })
-          )
-          mem.crash(new Prng(budget + 1), "random")
-          yield* Scope.close(scope, Exit.void)
-          if (Exit.isSuccess(installed) && cut.cutAt === undefined) break
+          if (whole) break
           cuts++
           const follower = yield* openNode({ mem })
           const at = follower.replica.writerCheckpoint()
-          assert.include([behind, 3 * chunkSize], at, `cut before operation ${budget} (${cut.cutAt})`)
+          assert.include([behind, 3 * chunkSize], at, `cut before operation ${budget} (${cutAt})`)
           const first = follower.store.engine.log.chunkAt(0)!
           if (at === behind) {
             // The previous state: the follower's own chunk 0, unscavenged, and chunk 1 being written.

@@ -7,7 +7,9 @@
  */
 import { describe, it, assert } from "@effect/vitest"
 import { Effect } from "effect"
+import { MemoryDisk } from "@vellum/platform"
 import { isRawChunk, type RawChunk } from "../src/index.js"
+import { powerCutDisk, type PowerCut } from "./log-support.js"
 import { ev, evs, json, readAll, streamIds, streamNumbers } from "./streams-harness.js"
 import { ID_A, chunkPieces, follow, openGate, openNode, pull, rawLog, sliceAt, type Node } from "./replica-support.js"
 
@@ -168,6 +170,39 @@ describe("replica: scavenged chunks are replicated whole", () => {
       assert.strictEqual(b.replica.writerCheckpoint(), 2 * a.replica.chunkSize)
       yield* pull(a.replica, b.replica)
       yield* b.replica.commitTo(a.replica.committed())
+      yield* sameLogs(a, b)
+    })
+  )
+
+  it.scoped("a disk error after the switch's commit point refuses writes until the install is finished", () =>
+    Effect.gen(function* () {
+      const a = yield* leaderWithLog
+      yield* scavenge(a, 0, 1)
+      const mem = new MemoryDisk()
+      // The disk fails at the creation of the chunk after the installed range, and stays failed.
+      const cut: PowerCut = {
+        budget: Number.POSITIVE_INFINITY,
+        used: 0,
+        cutAt: undefined,
+        when: (op, path) => op === "open" && path.includes("chunk-000002")
+      }
+      const b = yield* openNode({ mem, disk: powerCutDisk(mem, cut) })
+      const pieces = yield* chunkPieces(a.replica, 0, 700)
+      const failed = yield* Effect.flip(
+        Effect.forEach(pieces, (piece) => b.replica.installChunk(piece), { discard: true })
+      )
+      assert.strictEqual(failed._tag, "StorageFailed")
+      assert.strictEqual(b.replica.writerCheckpoint(), 0, "the checkpoint has not moved")
+      assert.strictEqual(b.store.engine.log.chunkAt(0)!.header.chunkId, pieces[0]!.chunkId, "the file is in use")
+      assert.isDefined(b.store.engine.log.failure(), "writes are refused")
+      // The disk works again: the next change of the log finishes the install, and the leader's resent
+      // pieces of the file change nothing.
+      cut.budget = Number.POSITIVE_INFINITY
+      cut.used = 0
+      yield* follow(a.replica, b.replica)
+      assert.isUndefined(b.store.engine.log.failure())
+      yield* sameLogs(a, b)
+      yield* b.restart
       yield* sameLogs(a, b)
     })
   )

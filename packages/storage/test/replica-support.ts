@@ -5,6 +5,7 @@
  */
 import { assert } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
+import { powerCutDisk, type PowerCut } from "./log-support.js"
 import { Disk, MemoryDisk, Prng, type CrashMode, type DiskService } from "@vellum/platform"
 import {
   isRawChunk,
@@ -26,6 +27,9 @@ export interface Node {
   readonly crash: (seed?: number, mode?: CrashMode) => Effect.Effect<void, unknown>
 }
 
+/** The clustered stores' configuration. */
+export const clusteredConfig = baseConfig({ clustered: true, commitTimeoutMillis: 2_000 })
+
 /** A clustered store on a fresh MemoryDisk (or through `disk`, a Disk over `mem`); closed with the test's scope. */
 export const openNode = (
   options: { readonly mem?: MemoryDisk; readonly disk?: DiskService; readonly eventIdCacheCapacity?: number } = {}
@@ -33,8 +37,7 @@ export const openNode = (
   Effect.gen(function* () {
     const mem = options.mem ?? new MemoryDisk()
     const config = baseConfig({
-      clustered: true,
-      commitTimeoutMillis: 2_000,
+      ...clusteredConfig,
       ...(options.eventIdCacheCapacity !== undefined ? { eventIdCacheCapacity: options.eventIdCacheCapacity } : {})
     })
     const open = (disk: DiskService) =>
@@ -67,6 +70,32 @@ export const openNode = (
         })
     }
     return node
+  })
+
+/**
+ * A fresh clustered store on a power-cut disk: `prepare`, then `step` with the power cut before its
+ * `budget`-th mutating disk operation, then a power loss. Says whether the step ran whole (no cut reached
+ * it), where the cut was, and gives the crashed disk to open a node on.
+ */
+export const cutDuring = (
+  budget: number,
+  prepare: (replica: ReplicaLog) => Effect.Effect<void, unknown>,
+  step: (replica: ReplicaLog) => Effect.Effect<void, unknown>
+) =>
+  Effect.gen(function* () {
+    const mem = new MemoryDisk()
+    const cut: PowerCut = { budget: Number.POSITIVE_INFINITY, used: 0, cutAt: undefined }
+    const scope = yield* Scope.make()
+    const store = yield* make(clusteredConfig).pipe(
+      Effect.provideService(Disk, powerCutDisk(mem, cut)),
+      Scope.extend(scope)
+    )
+    yield* prepare(store.replica!)
+    cut.budget = cut.used + budget
+    const done = yield* Effect.exit(step(store.replica!))
+    mem.crash(new Prng(budget + 1), "random")
+    yield* Scope.close(scope, Exit.void)
+    return { whole: Exit.isSuccess(done) && cut.cutAt === undefined, cutAt: cut.cutAt, mem }
   })
 
 /** A gate that lets everything through at once. */

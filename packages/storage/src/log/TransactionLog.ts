@@ -640,21 +640,13 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     })
 
   const recover: Effect.Effect<void, StorageFailed> = Effect.suspend(() => {
-    if (failure !== undefined && pendingInstall !== undefined)
-      return Effect.matchEffect(pendingInstall, {
-        onFailure: (error) => {
-          failure = writesRefused(error)
-          return Effect.fail(failure)
-        },
-        onSuccess: () =>
-          Effect.sync(() => {
-            failure = undefined
-            pendingInstall = undefined
-          })
-      })
+    if (failure === undefined) return Effect.void
+    // A chunk install that failed after its commit point is finished; any other failure is undone.
+    const install = pendingInstall
     const point = restorePoint
-    if (failure === undefined || point === undefined) return Effect.void
-    return restore(point).pipe(
+    const repair = install ?? (point === undefined ? undefined : restore(point))
+    if (repair === undefined) return Effect.void
+    return repair.pipe(
       Effect.provideService(Disk, state.disk),
       Effect.matchEffect({
         onFailure: (error) => {
@@ -664,7 +656,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         onSuccess: () =>
           Effect.sync(() => {
             failure = undefined
-            restorePoint = undefined
+            if (install !== undefined) pendingInstall = undefined
+            else restorePoint = undefined
           })
       })
     )

@@ -167,10 +167,11 @@ export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, R
       exclusive(
         Effect.gen(function* () {
           yield* followerOnly("install chunks of another log")
-          if (log.failure() !== undefined) yield* log.recover
           const from = log.writerPosition()
-          const installed = yield* log.installChunk(piece)
-          if (!installed) return
+          if (log.failure() !== undefined) yield* log.recover
+          // A file this log holds whole already (an install `recover` just finished): its pieces change nothing.
+          const held = (piece.endNumber + 1) * chunkSize <= log.writerPosition()
+          if (!held && !(yield* log.installChunk(piece))) return
           // The file may hold epochs this node had not received yet.
           const epoch = yield* Effect.mapError(lastEpochIn(from, log.writerPosition()), readFailed)
           if (epoch !== undefined) lastEpoch = refOf(epoch)

@@ -14,6 +14,7 @@
  */
 import type { Effect } from "effect"
 import type { ReadError } from "../log/TransactionLog.js"
+import type { ChunkPiece } from "../log/ChunkInstaller.js"
 import type { InvalidRequest, StorageCorrupt, StorageFailed } from "../errors.js"
 import type { WriteError } from "../streams/planner.js"
 
@@ -44,14 +45,8 @@ export interface RawSlice {
  * mixed; `offset` is where `bytes` lie in the file of `fileSize` bytes. A follower installs the file once
  * it has all of it, and its log then goes on at `(endNumber + 1) × chunkSize`.
  */
-export interface RawChunk {
+export interface RawChunk extends ChunkPiece {
   readonly _tag: "RawChunk"
-  readonly startNumber: number
-  readonly endNumber: number
-  readonly chunkId: string
-  readonly fileSize: number
-  readonly offset: number
-  readonly bytes: Uint8Array
 }
 
 /** Whether what `readRaw` gave is a piece of a chunk file rather than a slice of records. */
@@ -100,8 +95,9 @@ export interface ReplicaLog {
    * and whole-file checksum) and installed, durably, in place of this log's files of its range, which must
    * hold this node's writer checkpoint; the writer checkpoint then moves to the range's end. Records this
    * node held in the range that the file lacks were removed by the leader's scavenge: they read as absent,
-   * as after a local scavenge. InvalidRequest: a piece out of order, a file that does not check out or
-   * does not cover the writer checkpoint (nothing is changed).
+   * as after a local scavenge. A piece of a range this node already holds whole is ignored (an install
+   * that failed after its commit point is finished by the next change of the log). InvalidRequest: a piece
+   * out of order, a file that does not check out or does not cover the writer checkpoint (nothing changes).
    */
   readonly installChunk: (piece: RawChunk) => Effect.Effect<void, StorageFailed | InvalidRequest>
   /** Indexes everything up to `position` (capped at the writer checkpoint) and makes it readable. */

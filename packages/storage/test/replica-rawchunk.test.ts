@@ -206,4 +206,27 @@ describe("replica: scavenged chunks are replicated whole", () => {
       yield* sameLogs(a, b)
     })
   )
+
+  it.scoped(
+    "a follower whose own merged file straddles the start of the leader's range refuses the file, keeping its log",
+    () =>
+      Effect.gen(function* () {
+        const a = yield* leaderWithLog
+        const b = yield* openNode()
+        // The follower holds chunks 0 and 1 and part of chunk 2, and merges its chunks 0..1.
+        while (b.replica.writerCheckpoint() < 2 * a.replica.chunkSize + 300) {
+          const slice = (yield* sliceAt(a.replica, b.replica.writerCheckpoint(), 300))!
+          yield* b.replica.appendRaw(slice)
+        }
+        yield* b.store.engine.log.replaceChunks(0, 1, () => true)
+        const writer = b.replica.writerCheckpoint()
+        // The leader merges chunks 1..3 instead.
+        yield* scavenge(a, 1, 3)
+        const error = yield* Effect.flip(pull(a.replica, b.replica))
+        assert.strictEqual(error._tag, "InvalidRequest")
+        assert.match((error as { message: string }).message, /starts before it/)
+        assert.strictEqual(b.replica.writerCheckpoint(), writer)
+        assert.isFalse((yield* b.mem.service.list("/db")).some((n) => n.endsWith(".tmp")))
+      })
+  )
 })

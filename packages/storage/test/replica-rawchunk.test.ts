@@ -43,6 +43,13 @@ const scavenge = (node: Node, first: number, last: number) =>
     return removed
   })
 
+/** The follower copies the leader's slices until its log reaches `position`. */
+const pullPast = (a: Node, b: Node, position: number) =>
+  Effect.gen(function* () {
+    while (b.replica.writerCheckpoint() < position)
+      yield* b.replica.appendRaw((yield* sliceAt(a.replica, b.replica.writerCheckpoint(), 300))!)
+  })
+
 const sameLogs = (a: Node, b: Node) =>
   Effect.gen(function* () {
     assert.strictEqual(b.replica.writerCheckpoint(), a.replica.writerCheckpoint())
@@ -104,10 +111,7 @@ describe("replica: scavenged chunks are replicated whole", () => {
         const a = yield* leaderWithLog
         const b = yield* openNode()
         // The follower holds chunk 0 and part of chunk 1, and has committed (indexed) some of it.
-        while (b.replica.writerCheckpoint() < a.replica.chunkSize + 500) {
-          const slice = (yield* sliceAt(a.replica, b.replica.writerCheckpoint(), 300))!
-          yield* b.replica.appendRaw(slice)
-        }
+        yield* pullPast(a, b, a.replica.chunkSize + 500)
         const behind = b.replica.writerCheckpoint()
         yield* b.replica.commitTo(a.replica.chunkSize + 100)
         const cappedBefore = yield* streamIds(b.store, "capped")
@@ -214,10 +218,7 @@ describe("replica: scavenged chunks are replicated whole", () => {
         const a = yield* leaderWithLog
         const b = yield* openNode()
         // The follower holds chunks 0 and 1 and part of chunk 2, and merges its chunks 0..1.
-        while (b.replica.writerCheckpoint() < 2 * a.replica.chunkSize + 300) {
-          const slice = (yield* sliceAt(a.replica, b.replica.writerCheckpoint(), 300))!
-          yield* b.replica.appendRaw(slice)
-        }
+        yield* pullPast(a, b, 2 * a.replica.chunkSize + 300)
         yield* b.store.engine.log.replaceChunks(0, 1, () => true)
         const writer = b.replica.writerCheckpoint()
         // The leader merges chunks 1..3 instead.

@@ -27,9 +27,10 @@
  * until `finish` (steps 3-4, safe to run again) succeeds: the log's `recover` runs it.
  */
 import { Effect, Either } from "effect"
-import { Disk, join, type DiskError, type DiskService, type FileHandle } from "@vellum/platform"
+import { Disk, join, type DiskError, type FileHandle } from "@vellum/platform"
 import { InvalidRequest, StorageFailed } from "../errors.js"
 import { makeChunkFile, openChunkFile, verifyChunkFile, type ChunkFile } from "./ChunkFile.js"
+import type { ReplacerContext } from "./ChunkReplacer.js"
 import { FOOTER_SIZE, HEADER_SIZE, chunkFileName, completedFileSize, parseChunkFileName } from "./chunkFormat.js"
 
 /** A piece of a completed chunk file sent whole (the replica's RawChunk). */
@@ -42,13 +43,9 @@ export interface ChunkPiece {
   readonly bytes: Uint8Array
 }
 
-export interface InstallerContext {
-  readonly dir: string
-  readonly chunkSize: number
-  /** The log's chunk list by logical chunk number (updated in place at the switch). */
-  readonly byNumber: Array<ChunkFile | undefined>
+/** The log's directory, chunk size, chunk list (updated in place at the switch) and disk, as a replacer has them. */
+export interface InstallerContext extends Pick<ReplacerContext, "dir" | "chunkSize" | "byNumber" | "disk"> {
   readonly writerPosition: () => number
-  readonly disk: DiskService
   /** Replaced files: their cached blocks go now, their handles after reads in flight (ChunkReplacer.ts). */
   readonly retire: (chunks: ReadonlyArray<ChunkFile>) => Effect.Effect<void>
   /** Makes a new chunk after `installed` the active one and moves the writer checkpoint to its start. */

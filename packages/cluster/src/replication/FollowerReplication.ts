@@ -103,7 +103,12 @@ export const follow = (
       } else if (message._tag === "RawChunk") {
         // A piece of a scavenged chunk's file: the last one installs it and moves the writer checkpoint.
         const { piece } = message
-        yield* replica.installChunk(piece)
+        yield* Effect.tapError(replica.installChunk(piece), (error) =>
+          // A refused file (one this log cannot take in place of its own) comes again at every subscription.
+          error._tag === "InvalidRequest"
+            ? Effect.logWarning(`the chunk file ${leader} sent cannot be installed: ${error.message}`)
+            : Effect.void
+        )
         const held = piece.offset + piece.bytes.length
         yield* send({
           _tag: "Ack",

@@ -30,8 +30,8 @@ import { Effect, Either } from "effect"
 import { Disk, join, type DiskError, type FileHandle } from "@vellum/platform"
 import { InvalidRequest, StorageFailed } from "../errors.js"
 import { makeChunkFile, openChunkFile, verifyChunkFile, type ChunkFile } from "./ChunkFile.js"
-import type { ReplacerContext } from "./ChunkReplacer.js"
-import { FOOTER_SIZE, HEADER_SIZE, chunkFileName, completedFileSize, parseChunkFileName } from "./chunkFormat.js"
+import { nextVersion, type ReplacerContext } from "./ChunkReplacer.js"
+import { FOOTER_SIZE, HEADER_SIZE, chunkFileName, completedFileSize } from "./chunkFormat.js"
 
 /** A piece of a completed chunk file sent whole (the replica's RawChunk). */
 export interface ChunkPiece {
@@ -64,9 +64,6 @@ interface Transfer {
   readonly handle: FileHandle
   received: number
 }
-
-const versionOf = (chunk: ChunkFile): number =>
-  parseChunkFileName(chunk.path.slice(chunk.path.lastIndexOf("/") + 1))?.version ?? 0
 
 export const makeChunkInstaller = (ctx: InstallerContext) => {
   const cs = ctx.chunkSize
@@ -115,8 +112,7 @@ export const makeChunkInstaller = (ctx: InstallerContext) => {
       if (typeof files === "string") return yield* refused(piece, files)
       if (!Number.isSafeInteger(piece.fileSize) || piece.fileSize < HEADER_SIZE + FOOTER_SIZE)
         return yield* refused(piece, `${piece.fileSize} bytes is not the size of a completed chunk file`)
-      const version = Math.max(...files.map(versionOf)) + 1
-      const tmpPath = `${join(ctx.dir, chunkFileName(piece.startNumber, version))}.install.tmp`
+      const tmpPath = `${join(ctx.dir, chunkFileName(piece.startNumber, nextVersion(files)))}.install.tmp`
       const handle = yield* Effect.mapError(
         Effect.gen(function* () {
           if (yield* ctx.disk.exists(tmpPath)) yield* ctx.disk.remove(tmpPath)
@@ -168,7 +164,8 @@ export const makeChunkInstaller = (ctx: InstallerContext) => {
   /** Steps 2 (the commit point) and 3's in-memory part; `finish` is the rest. */
   const switchIn = (received: ChunkFile, replaced: ReadonlyArray<ChunkFile>, tmpPath: string) =>
     Effect.gen(function* () {
-      const path = tmpPath.slice(0, -".install.tmp".length)
+      // Named after the files it replaces now (a local scavenge may have replaced one since the first piece).
+      const path = join(ctx.dir, chunkFileName(received.header.startNumber, nextVersion(replaced)))
       yield* Effect.zipRight(ctx.disk.rename(tmpPath, path), ctx.disk.syncDir(ctx.dir)).pipe(
         // Undone as far as the disk lets us; where it refuses, both states are valid and open takes the new one.
         Effect.tapError(() =>

@@ -83,6 +83,9 @@ export interface ChunkReplacer {
 const versionOf = (chunk: ChunkFile): number =>
   parseChunkFileName(chunk.path.slice(chunk.path.lastIndexOf("/") + 1))?.version ?? 0
 
+/** The version of a file replacing `files`: above all of theirs, so it wins at open. */
+export const nextVersion = (files: ReadonlyArray<ChunkFile>): number => Math.max(...files.map(versionOf)) + 1
+
 export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
   const retired: Array<{ readonly chunk: ChunkFile; readonly atMillis: number }> = []
   /** Files being replaced right now: a second replacement of any of them is a caller bug. */
@@ -127,7 +130,7 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       const disk = yield* Disk
       const first = sources[0]!.header.startNumber
       const last = sources[sources.length - 1]!.header.endNumber
-      const version = Math.max(...sources.map(versionOf)) + 1
+      const version = nextVersion(sources)
       const path = join(ctx.dir, chunkFileName(first, version))
       const tmpPath = `${path}.scavenge.tmp`
       // Writing the new file can be interrupted (a scavenge stop; the temp file is abandoned), steps 2 and 3

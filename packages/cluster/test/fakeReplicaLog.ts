@@ -118,6 +118,9 @@ export class FakeReplicaLog implements ReplicaLog {
       }
     })
 
+  /** The fake log is never scavenged: readRaw never gives a chunk file to install. */
+  installChunk: ReplicaLog["installChunk"] = () => Effect.die("the fake log has no scavenged chunks")
+
   appendRaw = (slice: RawSlice) =>
     Effect.suspend(() => {
       if (slice.position !== this.writerCheckpoint())

@@ -5,13 +5,10 @@
  * byte for byte. The cut lands before every mutating disk operation of the append in turn.
  */
 import { describe, it, assert } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
-import { Disk, MemoryDisk, Prng } from "@vellum/platform"
-import { make, type RawSlice } from "../src/index.js"
+import { Effect } from "effect"
+import type { RawSlice } from "../src/index.js"
 import { evs, readAll } from "./streams-harness.js"
-import { powerCutDisk, type PowerCut } from "./log-support.js"
-import { baseConfig } from "./streams-harness.js"
-import { ID_A, follow, openGate, openNode, rawLog } from "./replica-support.js"
+import { ID_A, clusteredConfig, cutDuring, follow, openGate, openNode, rawLog, sliceAt } from "./replica-support.js"
 
 describe("replica: a crash inside appendRaw", () => {
   it.scoped("leaves the follower at a unit boundary, from which it follows the leader to the same log", () =>
@@ -23,7 +20,7 @@ describe("replica: a crash inside appendRaw", () => {
       yield* leader.store.append("last", -2, evs(500, 2))
       const slices: Array<RawSlice> = []
       for (let from = 0; ;) {
-        const slice = yield* leader.replica.readRaw(from, 900)
+        const slice = yield* sliceAt(leader.replica, from, 900)
         if (slice === undefined) break
         slices.push(slice)
         from = slice.completesChunk
@@ -34,24 +31,17 @@ describe("replica: a crash inside appendRaw", () => {
       assert.isAtLeast(completing, 1, "a slice completes a chunk")
       const expected = yield* rawLog(leader.replica)
       const expectedEvents = yield* readAll(leader.store)
-      const config = baseConfig({ clustered: true, commitTimeoutMillis: 2_000 })
+      const config = clusteredConfig
       let cuts = 0
       for (const target of [0, 1, completing]) {
         for (let budget = 0; ; budget++) {
-          const mem = new MemoryDisk()
-          const cut: PowerCut = { budget: Number.POSITIVE_INFINITY, used: 0, cutAt: undefined }
-          const scope = yield* Scope.make()
-          const store = yield* make(config).pipe(
-            Effect.provideService(Disk, powerCutDisk(mem, cut)),
-            Scope.extend(scope)
-          )
-          for (const slice of slices.slice(0, target)) yield* store.replica!.appendRaw(slice)
           const slice = slices[target]!
-          cut.budget = cut.used + budget
-          const written = yield* Effect.exit(store.replica!.appendRaw(slice))
-          mem.crash(new Prng(budget + 1), "random")
-          yield* Scope.close(scope, Exit.void)
-          if (Exit.isSuccess(written) && cut.cutAt === undefined) break
+          const { whole, mem } = yield* cutDuring(
+            budget,
+            (replica) => Effect.forEach(slices.slice(0, target), (s) => replica.appendRaw(s), { discard: true }),
+            (replica) => replica.appendRaw(slice)
+          )
+          if (whole) break
           cuts++
           const follower = yield* openNode({ mem })
           const at = follower.replica.writerCheckpoint()

@@ -10,7 +10,7 @@ import { Effect, Either, Fiber } from "effect"
 import { Prng } from "@vellum/platform"
 import type { EpochRef, ReplicaLog } from "../src/index.js"
 import { ev, readAll } from "./streams-harness.js"
-import { HeldGate, ID_A, openNode, rawLog, settle, type Node } from "./replica-support.js"
+import { HeldGate, ID_A, openNode, rawLog, settle, sliceAt, type Node } from "./replica-support.js"
 
 const SEEDS = 30
 const STEPS = 80
@@ -51,7 +51,7 @@ const run = (seed: number) =>
         const from = nodes[leader]!.replica
         const to = nodes[i]!.replica
         for (let k = 0; k < slices; k++) {
-          const slice = yield* from.readRaw(to.writerCheckpoint(), prng.int(100, 1500))
+          const slice = yield* sliceAt(from, to.writerCheckpoint(), prng.int(100, 1500))
           if (slice === undefined) break
           yield* to.appendRaw(slice)
         }

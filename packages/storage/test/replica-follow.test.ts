@@ -8,7 +8,7 @@ import { describe, it, assert } from "@effect/vitest"
 import { Effect } from "effect"
 import type { CommitNotice } from "../src/index.js"
 import { ev, evs, readAll, streamIds, streamNumbers } from "./streams-harness.js"
-import { ID_A, follow, openGate, openNode, pull, rawLog } from "./replica-support.js"
+import { ID_A, follow, openGate, openNode, pull, rawLog, sliceAt } from "./replica-support.js"
 
 describe("replica: following a leader", () => {
   it.scoped("a follower's log is the leader's, byte for byte, across chunks and a scavenge point", () =>
@@ -46,7 +46,7 @@ describe("replica: following a leader", () => {
       assert.strictEqual((yield* b.store.readStreamForward("s", 0, 10))._tag, "NoStream", "nothing committed yet")
       assert.deepStrictEqual(yield* readAll(b.store), [])
       // Committed up to the end of the first append: its events and nothing after.
-      const firstEnd = (yield* a.replica.readRaw(first.position, 1))!.end
+      const firstEnd = (yield* sliceAt(a.replica, first.position, 1))!.end
       const notices: Array<CommitNotice> = []
       yield* b.store.onCommit((notice) => notices.push(notice))
       yield* b.replica.commitTo(firstEnd)
@@ -95,7 +95,7 @@ describe("replica: following a leader", () => {
       const b = yield* openNode()
       yield* a.replica.lead(1, ID_A, openGate)
       yield* a.store.append("s", -2, evs(1, 3))
-      const whole = (yield* a.replica.readRaw(0, 1 << 20))!
+      const whole = (yield* sliceAt(a.replica, 0, 1 << 20))!
       const refusals = [
         { ...whole, position: 8, end: whole.end + 8 },
         { ...whole, bytes: whole.bytes.subarray(0, whole.bytes.length - 1), end: whole.end - 1 },
@@ -123,35 +123,16 @@ describe("replica: following a leader", () => {
     })
   )
 
-  it.scoped(
-    "readRaw refuses a position inside a scavenged chunk with a clear reason (sending it whole is not built)",
-    () =>
-      Effect.gen(function* () {
-        const a = yield* openNode()
-        yield* a.replica.lead(1, ID_A, openGate)
-        for (let i = 0; a.replica.writerCheckpoint() < 2 * a.replica.chunkSize; i++)
-          yield* a.store.append("s", -2, [ev(i)])
-        // Keep every other record of chunk 0: its positions are no longer contiguous.
-        let n = 0
-        yield* a.store.engine.log.replaceChunks(0, 0, () => n++ % 2 === 0)
-        const error = yield* Effect.flip(a.replica.readRaw(0, 1000))
-        assert.strictEqual(error._tag, "InvalidRequest")
-        assert.match(error.message, /scavenged chunk/)
-        // The chunks after it are sent as before.
-        assert.isDefined(yield* a.replica.readRaw(a.replica.chunkSize, 1000))
-      })
-  )
-
   it.scoped("readRaw ends at a unit's end, sends at least one unit, and refuses a position inside a record", () =>
     Effect.gen(function* () {
       const a = yield* openNode()
       yield* a.replica.lead(1, ID_A, openGate)
       const big = yield* a.store.append("s", -2, evs(1, 5))
-      const tiny = (yield* a.replica.readRaw(0, 1))!
+      const tiny = (yield* sliceAt(a.replica, 0, 1))!
       // The epoch alone: a unit of its own.
       const epoch = (yield* a.replica.epochs(1))[0]!
       assert.strictEqual(tiny.position, epoch.position)
-      const next = (yield* a.replica.readRaw(tiny.end, 1))!
+      const next = (yield* sliceAt(a.replica, tiny.end, 1))!
       assert.strictEqual(next.end, a.replica.writerCheckpoint(), "the five-event append whole, past maxBytes")
       assert.isAbove(big.position, tiny.end)
       const error = yield* Effect.flip(a.replica.readRaw(tiny.end + 3, 100))

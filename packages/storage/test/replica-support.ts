@@ -5,8 +5,18 @@
  */
 import { assert } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
+import { powerCutDisk, type PowerCut } from "./log-support.js"
 import { Disk, MemoryDisk, Prng, type CrashMode, type DiskService } from "@vellum/platform"
-import { make, type EventStoreService, type ReplicaLog, type CommitGate, type NotLeading } from "../src/index.js"
+import {
+  isRawChunk,
+  make,
+  type CommitGate,
+  type EventStoreService,
+  type NotLeading,
+  type RawChunk,
+  type RawSlice,
+  type ReplicaLog
+} from "../src/index.js"
 import { baseConfig } from "./streams-harness.js"
 
 export interface Node {
@@ -17,6 +27,9 @@ export interface Node {
   readonly crash: (seed?: number, mode?: CrashMode) => Effect.Effect<void, unknown>
 }
 
+/** The clustered stores' configuration. */
+export const clusteredConfig = baseConfig({ clustered: true, commitTimeoutMillis: 2_000 })
+
 /** A clustered store on a fresh MemoryDisk (or through `disk`, a Disk over `mem`); closed with the test's scope. */
 export const openNode = (
   options: { readonly mem?: MemoryDisk; readonly disk?: DiskService; readonly eventIdCacheCapacity?: number } = {}
@@ -24,8 +37,7 @@ export const openNode = (
   Effect.gen(function* () {
     const mem = options.mem ?? new MemoryDisk()
     const config = baseConfig({
-      clustered: true,
-      commitTimeoutMillis: 2_000,
+      ...clusteredConfig,
       ...(options.eventIdCacheCapacity !== undefined ? { eventIdCacheCapacity: options.eventIdCacheCapacity } : {})
     })
     const open = (disk: DiskService) =>
@@ -58,6 +70,32 @@ export const openNode = (
         })
     }
     return node
+  })
+
+/**
+ * A fresh clustered store on a power-cut disk: `prepare`, then `step` with the power cut before its
+ * `budget`-th mutating disk operation, then a power loss. Says whether the step ran whole (no cut reached
+ * it), where the cut was, and gives the crashed disk to open a node on.
+ */
+export const cutDuring = (
+  budget: number,
+  prepare: (replica: ReplicaLog) => Effect.Effect<void, unknown>,
+  step: (replica: ReplicaLog) => Effect.Effect<void, unknown>
+) =>
+  Effect.gen(function* () {
+    const mem = new MemoryDisk()
+    const cut: PowerCut = { budget: Number.POSITIVE_INFINITY, used: 0, cutAt: undefined }
+    const scope = yield* Scope.make()
+    const store = yield* make(clusteredConfig).pipe(
+      Effect.provideService(Disk, powerCutDisk(mem, cut)),
+      Scope.extend(scope)
+    )
+    yield* prepare(store.replica!)
+    cut.budget = cut.used + budget
+    const done = yield* Effect.exit(step(store.replica!))
+    mem.crash(new Prng(budget + 1), "random")
+    yield* Scope.close(scope, Exit.void)
+    return { whole: Exit.isSuccess(done) && cut.cutAt === undefined, cutAt: cut.cutAt, mem }
   })
 
 /** A gate that lets everything through at once. */
@@ -97,13 +135,42 @@ export class HeldGate {
   })
 }
 
-/** The follower copies the leader's log up to its writer checkpoint, in slices of about `maxBytes`. */
+/** A slice of records from `from` (not a scavenged chunk's file), or undefined at the writer checkpoint. */
+export const sliceAt = (replica: ReplicaLog, from: number, maxBytes: number) =>
+  Effect.map(replica.readRaw(from, maxBytes), (read): RawSlice | undefined => {
+    assert.isFalse(read !== undefined && isRawChunk(read), `${from} is not in a scavenged chunk`)
+    return read as RawSlice | undefined
+  })
+
+/** Every piece, in order, of the scavenged chunk file holding `from` (the leader sends them so). */
+export const chunkPieces = (replica: ReplicaLog, from: number, maxBytes: number) =>
+  Effect.gen(function* () {
+    const pieces: Array<RawChunk> = []
+    for (let offset = 0; ;) {
+      const piece = yield* replica.readRaw(from, maxBytes, offset)
+      assert.isTrue(piece !== undefined && isRawChunk(piece), `${from} is in a scavenged chunk`)
+      const chunk = piece as RawChunk
+      pieces.push(chunk)
+      offset += chunk.bytes.length
+      if (offset >= chunk.fileSize) return pieces
+    }
+  })
+
+/**
+ * The follower copies the leader's log up to its writer checkpoint, in slices of about `maxBytes` (a
+ * scavenged chunk's file whole, in pieces of that size).
+ */
 export const pull = (leader: ReplicaLog, follower: ReplicaLog, maxBytes = 700) =>
   Effect.gen(function* () {
     for (let guard = 0; guard < 100_000; guard++) {
-      const slice = yield* leader.readRaw(follower.writerCheckpoint(), maxBytes)
+      const from = follower.writerCheckpoint()
+      const slice = yield* leader.readRaw(from, maxBytes)
       if (slice === undefined) return
-      yield* follower.appendRaw(slice)
+      if (!isRawChunk(slice)) {
+        yield* follower.appendRaw(slice)
+        continue
+      }
+      for (const piece of yield* chunkPieces(leader, from, maxBytes)) yield* follower.installChunk(piece)
     }
     throw new Error("pull did not end")
   })
@@ -115,7 +182,10 @@ export const follow = (leader: ReplicaLog, follower: ReplicaLog, maxBytes = 700)
     yield* follower.commitTo(leader.committed())
   })
 
-/** Every slice of a log from 0 to its writer checkpoint (the raw bytes two logs must agree on). */
+/**
+ * Every slice of a log from 0 to its writer checkpoint, and every scavenged chunk's file whole (the raw bytes
+ * two logs must agree on).
+ */
 export const rawLog = (replica: ReplicaLog) =>
   Effect.gen(function* () {
     const out: Array<{ position: number; end: number; completesChunk: boolean; bytes: Array<number> }> = []
@@ -123,6 +193,13 @@ export const rawLog = (replica: ReplicaLog) =>
     for (let guard = 0; guard < 100_000; guard++) {
       const slice = yield* replica.readRaw(from, 1 << 20)
       if (slice === undefined) return out
+      if (isRawChunk(slice)) {
+        const file = (yield* chunkPieces(replica, from, 1 << 20)).flatMap((piece) => [...piece.bytes])
+        const end = (slice.endNumber + 1) * replica.chunkSize
+        out.push({ position: slice.startNumber * replica.chunkSize, end, completesChunk: true, bytes: file })
+        from = end
+        continue
+      }
       out.push({
         position: slice.position,
         end: slice.end,

@@ -4,7 +4,8 @@
  * heartbeat timeout). It sends its writer checkpoint and newest epochs; the leader answers where their
  * logs part, and the follower cuts its divergent tail back to there (refusing to cut more than
  * `maxTruncationBytes`); then it writes each slice as it comes (whole units, so its writer checkpoint
- * never lands inside one), acknowledges what it has flushed, and indexes up to the leader's replication
+ * never lands inside one) and installs each scavenged chunk file sent whole, acknowledges what it has
+ * flushed (and the bytes it holds of a file still coming, for the leader's send window), and indexes up to the leader's replication
  * checkpoint — never past what it holds.
  */
 import { Effect, Schema, type Scope } from "effect"
@@ -91,14 +92,29 @@ export const follow = (
       yield* Effect.logWarning(`cutting this node's log back from ${writer} to ${answer.position} to follow ${leader}`)
       yield* replica.truncate(answer.position)
     }
-    yield* send({ _tag: "Ack", flushed: replica.writerCheckpoint() })
+    yield* send({ _tag: "Ack", flushed: replica.writerCheckpoint(), chunkBytes: 0 })
     onProgress("CatchingUp")
     for (;;) {
       const message = decodeMessage(yield* receive)
       if (message === undefined) return
       if (message._tag === "Data") {
         yield* replica.appendRaw(message.slice)
-        yield* send({ _tag: "Ack", flushed: replica.writerCheckpoint() })
+        yield* send({ _tag: "Ack", flushed: replica.writerCheckpoint(), chunkBytes: 0 })
+      } else if (message._tag === "RawChunk") {
+        // A piece of a scavenged chunk's file: the last one installs it and moves the writer checkpoint.
+        const { piece } = message
+        yield* Effect.tapError(replica.installChunk(piece), (error) =>
+          // A refused file (one this log cannot take in place of its own) comes again at every subscription.
+          error._tag === "InvalidRequest"
+            ? Effect.logWarning(`the chunk file ${leader} sent cannot be installed: ${error.message}`)
+            : Effect.void
+        )
+        const held = piece.offset + piece.bytes.length
+        yield* send({
+          _tag: "Ack",
+          flushed: replica.writerCheckpoint(),
+          chunkBytes: held >= piece.fileSize ? 0 : held
+        })
       } else if (message._tag === "Commit") {
         yield* replica.commitTo(Math.min(message.position, replica.writerCheckpoint()))
         onProgress(message.leaderWriter - replica.writerCheckpoint() <= CaughtUpBytes ? "CaughtUp" : "CatchingUp")

@@ -1,8 +1,9 @@
 /**
  * The leader's side of replication. While the node leads a term, followers subscribe over a channel
  * (messages.ts); each is placed by the epochs rule (subscriptionPosition.ts), sent raw slices of the log
- * — whole write units, the uncommitted tail included — as far ahead of its last ack as the send window
- * allows, and the replication checkpoint (`Commit`, which is also the heartbeat). Each ack of a voting
+ * — whole write units, the uncommitted tail included; a chunk the leader has scavenged, whose positions are
+ * no longer contiguous, as its file whole, in pieces — as far ahead of its last ack as the send window
+ * allows (a file's unacknowledged bytes count while it is sent), and the replication checkpoint (`Commit`, which is also the heartbeat). Each ack of a voting
  * follower feeds the ReplicationTracker; the term's commit gate lets a write round through once the
  * tracker has a quorum past it.
  *
@@ -12,7 +13,7 @@
  */
 import { Effect, type Scope } from "effect"
 import type { Channel, NetworkService } from "@vellum/platform"
-import type { CommitGate, NotLeading, ReplicaLog } from "@vellum/storage"
+import { isRawChunk, type CommitGate, type NotLeading, type ReplicaLog } from "@vellum/storage"
 import { ReplicationTracker } from "./ReplicationTracker.js"
 import { subscriptionPosition } from "./subscriptionPosition.js"
 import { decodeMessage, encodeMessage, type ReplicationMessage } from "./messages.js"
@@ -44,6 +45,8 @@ interface Term {
   waiters: Array<Waiter>
   /** Each subscribed follower's last ack. */
   readonly acks: Map<string, number>
+  /** Each subscribed follower's last ack of the bytes it holds of a chunk file being sent (0: none). */
+  readonly fileAcks: Map<string, number>
   ended: boolean
 }
 
@@ -93,6 +96,7 @@ export const make = (
         committedBefore: replica.committed(),
         waiters: [],
         acks: new Map(),
+        fileAcks: new Map(),
         ended: false
       }
       current = t
@@ -126,6 +130,7 @@ export const make = (
           if (message?._tag !== "Ack") return
           const known = t.acks.get(follower) ?? -1
           if (message.flushed > known) t.acks.set(follower, message.flushed)
+          t.fileAcks.set(follower, message.chunkBytes)
           t.tracker.replicaAcked(follower, message.flushed, promotable)
           release(t)
           changed.notify()
@@ -136,16 +141,32 @@ export const make = (
     const stream = (channel: Channel, t: Term, follower: string, from: number) =>
       Effect.gen(function* () {
         let next = from
+        /** The scavenged chunk file being sent from `next`'s chunk: its id and the bytes sent of it. */
+        let file: { readonly chunkId: string; readonly sent: number } | undefined
         let lastCommitSent = -1
         let lastSentAt = -Infinity
         const now = Effect.clockWith((clock) => clock.currentTimeMillis)
         while (!t.ended) {
           const acked = t.acks.get(follower) ?? from
-          if (next < replica.writerCheckpoint() && next - acked < settings.sendWindowBytes) {
-            const slice = yield* replica.readRaw(next, settings.sliceBytes)
-            if (slice !== undefined) {
-              yield* send(channel, { _tag: "Data", slice })
-              next = slice.completesChunk ? Math.ceil(slice.end / replica.chunkSize) * replica.chunkSize : slice.end
+          const unacked =
+            file === undefined ? next - acked : file.sent - Math.min(file.sent, t.fileAcks.get(follower) ?? 0)
+          if (next < replica.writerCheckpoint() && unacked < settings.sendWindowBytes) {
+            const read = yield* replica.readRaw(next, settings.sliceBytes, file?.sent ?? 0)
+            if (read !== undefined && isRawChunk(read)) {
+              // Scavenged again while it was being sent: the new file goes from its start.
+              if (file !== undefined && read.chunkId !== file.chunkId) {
+                file = undefined
+                continue
+              }
+              yield* send(channel, { _tag: "RawChunk", piece: read })
+              const sent = read.offset + read.bytes.length
+              file = sent < read.fileSize ? { chunkId: read.chunkId, sent } : undefined
+              if (file === undefined) next = (read.endNumber + 1) * replica.chunkSize
+              continue
+            }
+            if (read !== undefined) {
+              yield* send(channel, { _tag: "Data", slice: read })
+              next = read.completesChunk ? Math.ceil(read.end / replica.chunkSize) * replica.chunkSize : read.end
               continue
             }
           }

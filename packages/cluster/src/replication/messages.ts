@@ -2,14 +2,16 @@
  * The replication protocol's messages, on one channel a follower opens to its leader:
  *
  *   follower → leader: Subscribe (who it is, whether it votes, its writer checkpoint and newest epochs),
- *                      then an Ack of its flushed writer checkpoint after every slice it wrote;
+ *                      then an Ack of its flushed writer checkpoint after every slice or piece it wrote
+ *                      (with the bytes it holds of a chunk file being received, 0 when none);
  *   leader → follower: Subscribed (where the follower's log and the leader's part: it truncates to there)
  *                      or Refused (this node does not lead), then Data (a raw slice of the log, whole
- *                      write units) and Commit (the replication checkpoint; also the heartbeat).
+ *                      write units), RawChunk (a piece of a scavenged chunk's file, sent whole in order)
+ *                      and Commit (the replication checkpoint; also the heartbeat).
  *
- * Framing: u8 type | u32 length of a JSON header | the header | payload (a slice's bytes, Data only).
+ * Framing: u8 type | u32 length of a JSON header | the header | payload (the bytes of Data and RawChunk).
  */
-import type { RawSlice } from "@vellum/storage"
+import type { RawChunk, RawSlice } from "@vellum/storage"
 import type { Epoch } from "./subscriptionPosition.js"
 
 export type ReplicationMessage =
@@ -24,9 +26,10 @@ export type ReplicationMessage =
   | { readonly _tag: "Refused"; readonly reason: string }
   | { readonly _tag: "Data"; readonly slice: RawSlice }
   | { readonly _tag: "Commit"; readonly position: number; readonly leaderWriter: number }
-  | { readonly _tag: "Ack"; readonly flushed: number }
+  | { readonly _tag: "Ack"; readonly flushed: number; readonly chunkBytes: number }
+  | { readonly _tag: "RawChunk"; readonly piece: RawChunk }
 
-const Types = ["Subscribe", "Subscribed", "Refused", "Data", "Commit", "Ack"] as const
+const Types = ["Subscribe", "Subscribed", "Refused", "Data", "Commit", "Ack", "RawChunk"] as const
 
 const textEncoder = new TextEncoder()
 const textDecoder = new TextDecoder()
@@ -42,7 +45,9 @@ export const encodeMessage = (message: ReplicationMessage): Uint8Array => {
           },
           payload: message.slice.bytes
         }
-      : { header: { ...message, _tag: undefined }, payload: new Uint8Array(0) }
+      : message._tag === "RawChunk"
+        ? { header: { ...message.piece, bytes: undefined }, payload: message.piece.bytes }
+        : { header: { ...message, _tag: undefined }, payload: new Uint8Array(0) }
   const json = textEncoder.encode(JSON.stringify(header))
   const out = new Uint8Array(5 + json.length + payload.length)
   const view = new DataView(out.buffer)
@@ -80,6 +85,30 @@ export const decodeMessage = (bytes: Uint8Array): ReplicationMessage | undefined
       }
       return { _tag: "Data", slice }
     }
+    case "RawChunk": {
+      const startNumber = num("startNumber")
+      const endNumber = num("endNumber")
+      const fileSize = num("fileSize")
+      const offset = num("offset")
+      if (
+        startNumber === undefined ||
+        endNumber === undefined ||
+        fileSize === undefined ||
+        offset === undefined ||
+        typeof header.chunkId !== "string"
+      )
+        return undefined
+      const piece: RawChunk = {
+        _tag: "RawChunk",
+        startNumber,
+        endNumber,
+        chunkId: header.chunkId,
+        fileSize,
+        offset,
+        bytes: bytes.subarray(5 + length)
+      }
+      return { _tag: "RawChunk", piece }
+    }
     case "Subscribe": {
       const writer = num("writer")
       if (typeof header.follower !== "string" || writer === undefined || !Array.isArray(header.epochs)) return undefined
@@ -106,7 +135,7 @@ export const decodeMessage = (bytes: Uint8Array): ReplicationMessage | undefined
     }
     case "Ack": {
       const flushed = num("flushed")
-      return flushed === undefined ? undefined : { _tag: "Ack", flushed }
+      return flushed === undefined ? undefined : { _tag: "Ack", flushed, chunkBytes: num("chunkBytes") ?? 0 }
     }
   }
 }

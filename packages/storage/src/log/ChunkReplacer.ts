@@ -74,10 +74,17 @@ export interface ChunkReplacer {
   ) => Effect.Effect<ChunkReplacement, StorageFailed | ReadError | E>
   /** Closes every retired handle (at log close). */
   readonly closeRetired: Effect.Effect<void>
+  /** Retires files another switch replaced (a chunk installed whole): as replaced files, after reads in flight. */
+  readonly retire: (chunks: ReadonlyArray<ChunkFile>) => Effect.Effect<void>
+  /** Why `replaceChunks(first, last)` would be refused now, or undefined. */
+  readonly refusal: (firstChunk: number, lastChunk: number) => string | undefined
 }
 
 const versionOf = (chunk: ChunkFile): number =>
   parseChunkFileName(chunk.path.slice(chunk.path.lastIndexOf("/") + 1))?.version ?? 0
+
+/** The version of a file replacing `files`: above all of theirs, so it wins at open. */
+export const nextVersion = (files: ReadonlyArray<ChunkFile>): number => Math.max(...files.map(versionOf)) + 1
 
 export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
   const retired: Array<{ readonly chunk: ChunkFile; readonly atMillis: number }> = []
@@ -123,7 +130,7 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       const disk = yield* Disk
       const first = sources[0]!.header.startNumber
       const last = sources[sources.length - 1]!.header.endNumber
-      const version = Math.max(...sources.map(versionOf)) + 1
+      const version = nextVersion(sources)
       const path = join(ctx.dir, chunkFileName(first, version))
       const tmpPath = `${path}.scavenge.tmp`
       // Writing the new file can be interrupted (a scavenge stop; the temp file is abandoned), steps 2 and 3
@@ -176,11 +183,16 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       chunk.posMap = written.posMap
       chunk.dataSize = written.footer.physicalDataSize
       for (let n = written.header.startNumber; n <= written.header.endNumber; n++) ctx.byNumber[n] = chunk
+      yield* retireAt(sources, now)
+    })
+
+  const retireAt = (sources: ReadonlyArray<ChunkFile>, now: number) =>
+    Effect.suspend(() => {
       for (const source of sources) {
         ctx.cache.evictFile(source.fileId)
         retired.push({ chunk: source, atMillis: now })
       }
-      yield* closeHandles((at) => now - at >= RETIRED_HANDLE_GRACE_MILLIS)
+      return closeHandles((at) => now - at >= RETIRED_HANDLE_GRACE_MILLIS)
     })
 
   const replaceChunks = <E = never>(
@@ -206,5 +218,13 @@ export const makeChunkReplacer = (ctx: ReplacerContext): ChunkReplacer => {
       )
     })
 
-  return { replaceChunks, closeRetired: closeHandles(() => true) }
+  return {
+    replaceChunks,
+    closeRetired: closeHandles(() => true),
+    retire: (chunks) => Effect.flatMap(Clock.currentTimeMillis, (now) => retireAt(chunks, now)),
+    refusal: (first, last) => {
+      const sources = sourcesOf(first, last)
+      return typeof sources === "string" ? sources : undefined
+    }
+  }
 }

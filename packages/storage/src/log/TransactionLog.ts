@@ -27,7 +27,8 @@
  *
  * Completed chunks can be replaced by scavenged ones (`replaceChunks`, ChunkReplacer.ts): one file with a
  * position map covering one or several logical chunks; positions stay valid and removed records read as
- * undefined.
+ * undefined. A follower installs such a file received whole from its leader in place of its files of that
+ * range, the active chunk included (`installChunk`, ChunkInstaller.ts).
  *
  * Recovery (`openTransactionLog`): temp files and older chunk versions are removed, and so are files inside
  * the range of a (verified) scavenged file that starts before them — leftovers of an interrupted
@@ -38,13 +39,15 @@
  * elsewhere only if the file checksum matches (otherwise the bytes are data of an uncompleted chunk);
  * bytes of the active chunk past the checkpoint (a torn or unsynced tail) are truncated, so they are
  * never visible; at most one chunk created ahead of the checkpoint is removed; anything else past the
- * checkpoint, and any chunk missing below it, is reported as corruption rather than guessed at.
+ * checkpoint, and any chunk missing below it, is reported as corruption rather than guessed at. A checkpoint
+ * inside the last file, a completed scavenged one, was left by a crash inside a chunk install after its
+ * commit point: the log goes on after that file.
  */
 import { type Context, Effect } from "effect"
 import { Disk, assert, join, type DiskError } from "@vellum/platform"
 import { ByteWriter } from "../codec/bytes.js"
 import { checksum, checksumUpdate } from "../codec/checksum.js"
-import { StorageCorrupt, StorageFailed, writesRefused, type ReadError } from "../errors.js"
+import { InvalidRequest, StorageCorrupt, StorageFailed, writesRefused, type ReadError } from "../errors.js"
 import { BLOCK_SIZE, BlockCache } from "./BlockCache.js"
 import {
   completeChunkFile,
@@ -64,6 +67,7 @@ import { makeChunkReplacer, type ChunkReplacement, type ReplaceOptions } from ".
 import { mapMismatch } from "./PositionMap.js"
 import { FRAME_OVERHEAD, decodeRecord, encodeRecord, framedLength, type LogRecord, type NewRecord } from "./records.js"
 import type { KeepRecord } from "./ChunkRewrite.js"
+import { makeChunkInstaller, type ChunkPiece } from "./ChunkInstaller.js"
 
 /**
  * A new chunk's running checksum starts from the header it was created with, not from a read of it: a
@@ -202,6 +206,14 @@ export interface TransactionLog {
    * refused until `recover` has finished the cut.
    */
   readonly truncate: (position: number) => Effect.Effect<void, StorageFailed>
+  /**
+   * Takes a piece of a completed scavenged chunk file a leader sent whole (ChunkInstaller.ts); with the last
+   * piece the file is checked and switched in for this log's files of its range, which holds the writer
+   * checkpoint, and the checkpoint moves to the next chunk's start. True once installed. InvalidRequest
+   * (a piece out of order, a file that does not check out or fit) changes nothing; a disk error after the
+   * switch's commit point refuses writes until `recover` has finished it.
+   */
+  readonly installChunk: (piece: ChunkPiece) => Effect.Effect<boolean, StorageFailed | InvalidRequest>
   /** Why writes are refused (a write failed and `recover` has not succeeded yet), or undefined. */
   readonly failure: () => StorageFailed | undefined
   readonly failed: () => string | undefined
@@ -333,7 +345,10 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     let activeSize = 0
     if (active !== undefined && isCompleted(active)) {
       const dataEnd = active.startPosition + active.footer!.logicalDataSize
-      if (w !== dataEnd)
+      // A scavenged chunk installed whole over the range holding the checkpoint (ChunkInstaller.ts), by a
+      // switch that a crash cut before the checkpoint moved past it: the log goes on after it.
+      const installed = active.header.isScavenged && w >= active.startPosition && w <= dataEnd
+      if (w !== dataEnd && !installed)
         return yield* Effect.fail(corrupt(`writer checkpoint ${w} is inside completed chunk ${active.path}`, w))
     } else if (active !== undefined) {
       const off = w - active.startPosition
@@ -428,6 +443,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   let restorePoint: Acknowledged | undefined
   /** A checkpoint value recovery must write before its next step (it made the state need it). */
   let pendingCheckpoint: number | undefined
+  /** The rest of a chunk install that failed after its commit point: what `recover` runs. */
+  let pendingInstall: Effect.Effect<void, DiskError> | undefined
 
   const chunkFor = (position: number): ChunkFile | undefined => state.byNumber[Math.floor(position / cs)]
 
@@ -623,9 +640,13 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     })
 
   const recover: Effect.Effect<void, StorageFailed> = Effect.suspend(() => {
+    if (failure === undefined) return Effect.void
+    // A chunk install that failed after its commit point is finished; any other failure is undone.
+    const install = pendingInstall
     const point = restorePoint
-    if (failure === undefined || point === undefined) return Effect.void
-    return restore(point).pipe(
+    const repair = install ?? (point === undefined ? undefined : restore(point))
+    if (repair === undefined) return Effect.void
+    return repair.pipe(
       Effect.provideService(Disk, state.disk),
       Effect.matchEffect({
         onFailure: (error) => {
@@ -635,7 +656,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         onSuccess: () =>
           Effect.sync(() => {
             failure = undefined
-            restorePoint = undefined
+            if (install !== undefined) pendingInstall = undefined
+            else restorePoint = undefined
           })
       })
     )
@@ -951,7 +973,71 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     failed: () => failure?.message
   })
 
+  /**
+   * Replacements run side by side (a scavenge's threads); an install's switch runs alone, so no
+   * replacement is writing a file of its range meanwhile and none picks its sources from a half-made list.
+   */
+  const SWITCH_PERMITS = 1024
+  const switches = Effect.unsafeMakeSemaphore(SWITCH_PERMITS)
+  let installs = 0
+
+  const replaceChunks: TransactionLog["replaceChunks"] = (firstChunk, lastChunk, keep, options) =>
+    switches.withPermits(1)(
+      Effect.suspend(() => {
+        // A scavenge that chose its range before a chunk was installed over it: the run fails, not the node.
+        const refusal = installs > 0 ? replacer.refusal(firstChunk, lastChunk) : undefined
+        if (refusal !== undefined)
+          return Effect.fail(
+            new StorageFailed({ message: `a chunk installed from the leader changed the range: ${refusal}` })
+          )
+        return replacer.replaceChunks(firstChunk, lastChunk, keep, options)
+      })
+    )
+
+  const installer = makeChunkInstaller({
+    dir: config.dir,
+    chunkSize: cs,
+    byNumber: state.byNumber,
+    writerPosition: () => state.checkpoint.value(),
+    disk: state.disk,
+    retire: replacer.retire,
+    continueAfter: (installed) =>
+      Effect.gen(function* () {
+        const startNumber = installed.header.endNumber + 1
+        if (state.active.header.startNumber !== startNumber) {
+          const next = yield* createChunkFile({
+            dir: config.dir,
+            startNumber,
+            chunkSize: cs,
+            chunkId: yield* state.newChunkId,
+            preallocate: config.preallocate
+          })
+          state.byNumber[startNumber] = next
+          state.active = next
+          state.runningCrc = headerChecksum(next)
+        }
+        yield* moveCheckpoint(state.active.startPosition, false)
+      })
+  })
+
+  const installChunk = (piece: ChunkPiece): Effect.Effect<boolean, StorageFailed | InvalidRequest> =>
+    Effect.suspend(() => {
+      if (failure !== undefined) return Effect.fail(failure)
+      const last = piece.offset + piece.bytes.length >= piece.fileSize
+      const receive = installer.receive(piece)
+      return Effect.flatMap(last ? switches.withPermits(SWITCH_PERMITS)(receive) : receive, (received) => {
+        if (received._tag === "Partial") return Effect.succeed(false)
+        installs++
+        return Effect.catchAll(Effect.as(received.finish, true), (error) => {
+          failure = writesRefused(error)
+          pendingInstall = received.finish
+          return Effect.fail(failure)
+        })
+      })
+    })
+
   const close = Effect.gen(function* () {
+    yield* installer.abandon
     yield* replacer.closeRetired
     const seen = new Set<ChunkFile>()
     for (const chunk of state.byNumber) {
@@ -974,11 +1060,12 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     readRecordCached,
     scanForward,
     scanBackward,
-    replaceChunks: replacer.replaceChunks,
+    replaceChunks,
     chunkAt: chunkFor,
     readBytes,
     appendBytes,
     truncate,
+    installChunk,
     recover,
     failure: () => failure,
     failed: () => (failure === undefined ? undefined : `${failure.message} (${failure.detail ?? "no detail"})`),

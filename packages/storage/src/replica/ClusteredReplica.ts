@@ -172,6 +172,21 @@ export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, R
         })
       )
 
+    const installChunk: ReplicaLog["installChunk"] = (piece) =>
+      exclusive(
+        Effect.gen(function* () {
+          yield* followerOnly("install chunks of another log")
+          const from = log.writerPosition()
+          if (log.failure() !== undefined) yield* log.recover
+          // A file this log holds whole already (an install `recover` just finished): its pieces change nothing.
+          const held = (piece.endNumber + 1) * chunkSize <= log.writerPosition()
+          if (!held && !(yield* log.installChunk(piece))) return
+          // The file may hold epochs this node had not received yet.
+          const epoch = yield* Effect.mapError(lastEpochIn(from, log.writerPosition()), readFailed)
+          if (epoch !== undefined) lastEpoch = refOf(epoch)
+        })
+      )
+
     const commitTo: ReplicaLog["commitTo"] = (position) =>
       // A leader commits through its rounds' gate; a late commitTo from its following days changes nothing.
       leadership.leading
@@ -273,8 +288,9 @@ export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, R
       epochs,
       lead,
       stopLeading,
-      readRaw: (from, maxBytes) => readSlice(log, from, maxBytes),
+      readRaw: (from, maxBytes, chunkOffset) => readSlice(log, from, maxBytes, chunkOffset),
       appendRaw,
+      installChunk,
       commitTo,
       truncate
     } satisfies ReplicaLog

@@ -14,6 +14,7 @@
  */
 import type { Effect } from "effect"
 import type { ReadError } from "../log/TransactionLog.js"
+import type { ChunkPiece } from "../log/ChunkInstaller.js"
 import type { InvalidRequest, StorageCorrupt, StorageFailed } from "../errors.js"
 import type { WriteError } from "../streams/planner.js"
 
@@ -36,6 +37,20 @@ export interface RawSlice {
   readonly bytes: Uint8Array
   readonly completesChunk: boolean
 }
+
+/**
+ * A piece of a completed scavenged chunk file, which is sent whole (its bytes as they lie on disk, in
+ * pieces) because its records no longer lie at contiguous positions. The file covers logical chunks
+ * `startNumber..endNumber`; `chunkId` (its header's) names the file, so pieces of two files are never
+ * mixed; `offset` is where `bytes` lie in the file of `fileSize` bytes. A follower installs the file once
+ * it has all of it, and its log then goes on at `(endNumber + 1) × chunkSize`.
+ */
+export interface RawChunk extends ChunkPiece {
+  readonly _tag: "RawChunk"
+}
+
+/** Whether what `readRaw` gave is a piece of a chunk file rather than a slice of records. */
+export const isRawChunk = (piece: RawSlice | RawChunk): piece is RawChunk => "_tag" in piece
 
 /** The leader's answer to "is this write on a quorum yet": resolves once it is, fails once it will not be. */
 export type CommitGate = (endPosition: number) => Effect.Effect<void, NotLeading>
@@ -63,12 +78,28 @@ export interface ReplicaLog {
   readonly stopLeading: Effect.Effect<void>
   /**
    * Up to about `maxBytes` of whole records from `from` (a record boundary), ending at a unit's end, never
-   * past the writer checkpoint. InvalidRequest: `from` is not a record boundary of this log, or lies in a
-   * scavenged chunk (sending scavenged chunks whole is not built).
+   * past the writer checkpoint. Where `from` lies in a scavenged chunk, the piece of that chunk's file at
+   * `chunkOffset` (0 when absent), of at most `maxBytes`, instead. InvalidRequest: `from` is not a record
+   * boundary of this log.
    */
-  readonly readRaw: (from: number, maxBytes: number) => Effect.Effect<RawSlice | undefined, ReadError | InvalidRequest>
+  readonly readRaw: (
+    from: number,
+    maxBytes: number,
+    chunkOffset?: number
+  ) => Effect.Effect<RawSlice | RawChunk | undefined, ReadError | InvalidRequest>
   /** Writes a slice received from the leader at this node's writer checkpoint (`slice.position` must equal it), durably. */
   readonly appendRaw: (slice: RawSlice) => Effect.Effect<void, StorageFailed | InvalidRequest>
+  /**
+   * Takes a piece of a scavenged chunk file from the leader; pieces come in order from offset 0 (a piece at
+   * 0 starts the file again). With the last piece the file is checked (its header, footer, position map
+   * and whole-file checksum) and installed, durably, in place of this log's files of its range, which must
+   * hold this node's writer checkpoint; the writer checkpoint then moves to the range's end. Records this
+   * node held in the range that the file lacks were removed by the leader's scavenge: they read as absent,
+   * as after a local scavenge. A piece of a range this node already holds whole is ignored (an install
+   * that failed after its commit point is finished by the next change of the log). InvalidRequest: a piece
+   * out of order, a file that does not check out or does not cover the writer checkpoint (nothing changes).
+   */
+  readonly installChunk: (piece: RawChunk) => Effect.Effect<void, StorageFailed | InvalidRequest>
   /** Indexes everything up to `position` (capped at the writer checkpoint) and makes it readable. */
   readonly commitTo: (position: number) => Effect.Effect<void, ReadError | StorageCorrupt>
   /** Cuts the uncommitted tail back to `position` (a record boundary, at or past `committed`), durably. */

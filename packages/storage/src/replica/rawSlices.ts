@@ -3,13 +3,17 @@
  * received before writing a byte of it (`checkSlice`). A slice is whole framed records of one chunk, ending
  * where a write unit ends (an append's records run from BatchBegin to BatchEnd; an epoch or a scavenge
  * point is a unit alone), so a follower's writer checkpoint, like a leader's, never lands inside a unit.
+ * A scavenged chunk's positions are no longer contiguous: from a position in one, the leader gives pieces
+ * of its file as they lie on disk instead, which the follower installs whole (log/ChunkInstaller.ts).
  */
 import { Effect } from "effect"
 import { InvalidRequest } from "../errors.js"
 import { isScavenged } from "../log/ChunkFile.js"
 import { EventFlags, RecordKind, decodeRecord, type LogRecord } from "../log/records.js"
 import type { ReadError, TransactionLog } from "../log/TransactionLog.js"
-import type { RawSlice } from "./ReplicaLog.js"
+import type { ChunkFile } from "../log/ChunkFile.js"
+import { completedFileSize } from "../log/chunkFormat.js"
+import type { RawChunk, RawSlice } from "./ReplicaLog.js"
 
 /** Whether a write unit ends with this record. */
 export const endsUnit = (record: LogRecord): boolean =>
@@ -25,19 +29,17 @@ const PAGE = 256
 export const readSlice = (
   log: TransactionLog,
   from: number,
-  maxBytes: number
-): Effect.Effect<RawSlice | undefined, ReadError | InvalidRequest> =>
+  maxBytes: number,
+  chunkOffset = 0
+): Effect.Effect<RawSlice | RawChunk | undefined, ReadError | InvalidRequest> =>
   Effect.gen(function* () {
     const writer = log.writerPosition()
     if (from === writer) return undefined
     const chunk = Number.isSafeInteger(from) && from >= 0 && from < writer ? log.chunkAt(from) : undefined
     if (chunk === undefined)
       return yield* new InvalidRequest({ message: `position ${from} is not in this log (it ends at ${writer})` })
-    if (isScavenged(chunk))
-      // Not built: sending a scavenged chunk whole (its positions are no longer contiguous).
-      return yield* new InvalidRequest({
-        message: `position ${from} is in the scavenged chunk ${chunk.path}, which cannot be replicated record by record`
-      })
+    // Its positions are no longer contiguous: the file is sent whole.
+    if (isScavenged(chunk)) return yield* readChunkPiece(chunk, chunkOffset, maxBytes)
     const completed = chunk.footer !== undefined
     const dataEnd = completed ? chunk.startPosition + chunk.footer!.logicalDataSize : writer
     if (from === dataEnd) return { position: from, end: from, bytes: new Uint8Array(0), completesChunk: true }
@@ -71,6 +73,28 @@ export const readSlice = (
         completesChunk: completed && to === dataEnd
       }))
     }
+  })
+
+/** At most `maxBytes` (at least one) of a completed chunk's file from `offset`, as they lie on disk. */
+const readChunkPiece = (
+  chunk: ChunkFile,
+  offset: number,
+  maxBytes: number
+): Effect.Effect<RawChunk, ReadError | InvalidRequest> =>
+  Effect.gen(function* () {
+    const fileSize = completedFileSize(chunk.footer!)
+    if (!Number.isSafeInteger(offset) || offset < 0 || offset >= fileSize)
+      return yield* new InvalidRequest({ message: `offset ${offset} is not in ${chunk.path} (${fileSize} bytes)` })
+    const bytes = yield* chunk.handle.read(offset, Math.min(fileSize - offset, Math.max(1, maxBytes)))
+    return {
+      _tag: "RawChunk",
+      startNumber: chunk.header.startNumber,
+      endNumber: chunk.header.endNumber,
+      chunkId: chunk.header.chunkId,
+      fileSize,
+      offset,
+      bytes
+    } satisfies RawChunk
   })
 
 /**

@@ -39,10 +39,14 @@ export interface ProcessCluster {
   readonly dispose: () => Promise<void>
 }
 
-/** A port nobody listens on, below the ephemeral range (so no outgoing connection can be given it meanwhile). */
+/**
+ * A port nobody listens on, below the ephemeral range (so no outgoing connection can be given it meanwhile),
+ * and in a range no other test uses a fixed port of (they sit below 24,000), since the test files run in
+ * parallel.
+ */
 const lowFreePort = async (taken: Set<number>): Promise<number> => {
   for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000)
+    const port = 24_000 + Math.floor(Math.random() * 8_000)
     if (!taken.has(port) && (await portIsFree(port))) {
       taken.add(port)
       return port

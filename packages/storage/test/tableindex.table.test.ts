@@ -105,6 +105,22 @@ describe("Table", () => {
     )
   })
 
+  it("writes a table larger than its first chunks (they grow to the chunk size) byte for byte as in one chunk", async () => {
+    const disk = new MemoryDisk()
+    const keys = makeKeys(9_000, 40, 7)
+    await run(
+      disk,
+      Effect.gen(function* () {
+        yield* Effect.flatMap(Disk, (d) => d.mkdir("/ix"))
+        yield* writeTable("/ix/grown", arraySource(keys, 10_000), { entriesPerBlock: 16 })
+        yield* writeTable("/ix/whole", arraySource(keys, 10_000), { entriesPerBlock: 16, chunkBytes: 24 * 10_000 })
+        const t = yield* openTable("/ix/grown", 1, { verify: true, cache: new BlockCache(1 << 20) })
+        assert.strictEqual(t.entryCount, keys.length)
+      })
+    )
+    assert.isTrue(disk.readFileSync("/ix/grown").equals(disk.readFileSync("/ix/whole")))
+  })
+
   it("finds every range at block boundaries (property, small blocks)", async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -135,7 +135,7 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
     })
     if (!failed() && !converged()) {
       auditor.fail(
-        `liveness (${phase}): no convergence within ${options.livenessMs} simulated ms (${result.reason}): ${convergence(cluster, probe.bound)}`
+        `liveness (${phase}): no convergence within ${options.livenessMs} simulated ms (${result.reason}): ${convergence(cluster, probe.bound)?.()}`
       )
     }
     if (failed()) return undefined
@@ -234,12 +234,16 @@ const running = (doubt: {
   readonly unfinished: { readonly fiber: Fiber.RuntimeFiber<unknown>; readonly dead: () => boolean } | undefined
 }) => doubt.unfinished !== undefined && doubt.unfinished.fiber.unsafePoll() === null && !doubt.unfinished.dead()
 
-/** Why the cluster has not converged yet (undefined once it has). */
-const convergence = (cluster: ClusterWorld, probeBound: number | undefined): string | undefined => {
+/**
+ * Why the cluster has not converged yet (undefined once it has), as a thunk: the run checks this after every
+ * slice, and the description (every member's state) is wanted only when the run fails.
+ */
+const convergence = (cluster: ClusterWorld, probeBound: number | undefined): (() => string) | undefined => {
   const down = cluster.members.filter((m) => cluster.open(m.name) === undefined).map((m) => m.name)
-  if (down.length > 0) return `not open: ${down.join(", ")}`
+  if (down.length > 0) return () => `not open: ${down.join(", ")}`
   const leaders = cluster.leaders()
-  if (leaders.length !== 1) return `${leaders.length} members say they lead (${leaders.join(", ")}; ${states(cluster)})`
+  if (leaders.length !== 1)
+    return () => `${leaders.length} members say they lead (${leaders.join(", ")}; ${states(cluster)})`
   const leader = leaders[0]!
   const leaderId = instanceIdOf(cluster.member(leader), cluster.incarnation(leader))
   const astray = cluster.members.filter((m) => {
@@ -247,15 +251,17 @@ const convergence = (cluster: ClusterWorld, probeBound: number | undefined): str
     return status !== undefined && status.leader()?.instanceId !== leaderId
   })
   if (astray.length > 0) {
-    const follows = astray.map(
-      (m) => `${m.name} follows ${cluster.open(m.name)!.status!.leader()?.instanceId ?? "nobody"}`
-    )
-    return `${follows.join(", ")}, not ${leader} (${leaderId}) (${states(cluster)})`
+    return () => {
+      const follows = astray.map(
+        (m) => `${m.name} follows ${cluster.open(m.name)!.status!.leader()?.instanceId ?? "nobody"}`
+      )
+      return `${follows.join(", ")}, not ${leader} (${leaderId}) (${states(cluster)})`
+    }
   }
-  if (probeBound === undefined) return "no write taken yet"
+  if (probeBound === undefined) return () => "no write taken yet"
   const behind = cluster.members.filter((m) => cluster.open(m.name)!.committed() < probeBound)
   if (behind.length > 0)
-    return `${behind.map((m) => m.name).join(", ")} not caught up to ${probeBound} (${states(cluster)})`
+    return () => `${behind.map((m) => m.name).join(", ")} not caught up to ${probeBound} (${states(cluster)})`
   return undefined
 }
 

@@ -233,7 +233,8 @@ export class SimNetwork {
     message: Uint8Array,
     timeoutMillis: number
   ): Effect.Effect<Uint8Array, NetworkUnreachable | NetworkTimedOut> {
-    return this.awaitWithin<Uint8Array>(timedOut(to, timeoutMillis, `no reply from ${to}`), (finish) => {
+    const timeout = () => timedOut(to, timeoutMillis, `no reply from ${to}`)
+    return this.awaitWithin<Uint8Array>(timeoutMillis, timeout, (finish) => {
       this.stats.requests++
       const arrive = () => {
         const server = this.liveServer(to)
@@ -262,11 +263,14 @@ export class SimNetwork {
   }
 
   /**
-   * Waits for `register`'s `finish` to be called, or fails with `timeout` after its time on the world's
-   * clock; `finish` answers false once the wait is over (timed out, finished or interrupted).
+   * Waits for `register`'s `finish` to be called, or fails with `timeout()` after `afterMillis` on the world's
+   * clock; `finish` answers false once the wait is over (timed out, finished or interrupted). The error is
+   * made only if the wait times out: a tagged error costs a schema check and a stack trace, and nearly
+   * every wait ends otherwise.
    */
   private awaitWithin<A>(
-    timeout: NetworkTimedOut,
+    afterMillis: number,
+    timeout: () => NetworkTimedOut,
     register: (finish: (result: Effect.Effect<A, NetworkUnreachable | NetworkTimedOut>) => boolean) => void
   ): Effect.Effect<A, NetworkUnreachable | NetworkTimedOut> {
     return Effect.async<A, NetworkUnreachable | NetworkTimedOut>((resume) => {
@@ -278,7 +282,7 @@ export class SimNetwork {
         resume(result)
         return true
       }
-      const timer = this.clock.schedule(timeout.afterMillis, () => finish(Effect.fail(timeout)))
+      const timer = this.clock.schedule(afterMillis, () => finish(Effect.fail(timeout())))
       register(finish)
       return Effect.sync(() => {
         done = true
@@ -292,8 +296,9 @@ export class SimNetwork {
     to: PeerAddress,
     timeoutMillis: number
   ): Effect.Effect<Channel, NetworkUnreachable | NetworkTimedOut, Scope.Scope> {
+    const timeout = () => timedOut(to, timeoutMillis, `${to} did not accept a channel`)
     const connect = Effect.flatMap(currentSimScheduler, (scheduler) =>
-      this.awaitWithin<SimChannelEnd>(timedOut(to, timeoutMillis, `${to} did not accept a channel`), (finish) => {
+      this.awaitWithin<SimChannelEnd>(timeoutMillis, timeout, (finish) => {
         // Connection set-up is one round trip across the links as they are; it is not lost or duplicated
         // (TCP retransmits its handshake), but it cannot cross a cut.
         if (!this.connected(from, to)) return

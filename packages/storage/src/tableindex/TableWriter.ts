@@ -129,6 +129,9 @@ export const writeTable = <E>(
     )
   })
 
+/** The entries of a table's first write (then doubled up to the chunk size). */
+const FirstChunkEntries = 1024
+
 const writeTo = <E>(
   handle: FileHandle,
   path: string,
@@ -138,15 +141,19 @@ const writeTo = <E>(
   Effect.gen(function* () {
     const per = options.entriesPerBlock
     const chunkEntries = Math.max(1, Math.floor((options.chunkBytes ?? 1 << 20) / ENTRY_BYTES))
+    // Chunks start small and double up to chunkEntries: a table of a few entries (a small memtable's flush)
+    // costs no megabyte-sized buffer, and a large one reaches full chunks after a few writes.
+    let capacity = Math.min(chunkEntries, FirstChunkEntries)
     yield* handle.truncate(0)
     const scanner = new ChunkScanner(per)
     let crcEntries = 0
     let offset = HEADER_BYTES
     for (;;) {
       // A fresh chunk each time: nothing assumes the Disk copies what it is given.
-      const w = allocEntries(chunkEntries)
+      const w = allocEntries(capacity)
       const n = yield* source.pull(w)
       if (n === 0) break
+      if (n === capacity) capacity = Math.min(chunkEntries, 2 * capacity)
       const bad = scanner.scan(w, n)
       // Tables stay sorted: every lookup binary-searches them. (The message is built only when it fails.)
       if (bad !== undefined) throw new AssertionFailed(`TableWriter: the entries of ${path} are not sorted: ${bad}`)

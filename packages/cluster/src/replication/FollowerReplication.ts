@@ -59,67 +59,86 @@ export const follow = (
     const silence = settings.heartbeatIntervalMs + settings.heartbeatTimeoutMs
     const channel = yield* network.open(leader, silence)
     const send = (message: ReplicationMessage) => channel.send(encodeMessage(message))
-    const receive = channel.receive.pipe(
-      Effect.timeoutFail({
-        duration: silence,
-        onTimeout: () => timedOut(leader, silence, "no message from the leader")
-      })
-    )
-    const epochs = yield* replica.epochs(settings.epochsSent)
-    yield* send({
-      _tag: "Subscribe",
-      follower: settings.self,
-      promotable: settings.promotable,
-      writer: replica.writerCheckpoint(),
-      epochs: epochs.map((e) => ({ position: e.position, number: e.epochNumber, id: e.epochId }))
+    // One watchdog per subscription rather than a time limit on every receive: the leader is silent too long
+    // when this node has waited `silence` for its next message (time spent writing what came does not count).
+    const clock = yield* Effect.clock
+    let waitingSince: number | undefined
+    const receive = Effect.suspend(() => {
+      waitingSince = clock.unsafeCurrentTimeMillis()
+      return Effect.ensuring(
+        channel.receive,
+        Effect.sync(() => {
+          waitingSince = undefined
+        })
+      )
     })
-    const answer = decodeMessage(yield* receive)
-    if (answer?._tag !== "Subscribed") return
-    const writer = replica.writerCheckpoint()
-    // The leader never places a follower past its own log: that would be a bug in the epochs rule.
-    if (answer.position > writer)
-      return yield* Effect.logError(`the leader placed this node past its log: ${answer.position} > ${writer}`)
-    if (answer.position < writer) {
-      if (settings.maxTruncationBytes >= 0 && writer - answer.position > settings.maxTruncationBytes)
-        return yield* new TruncationRefused({
-          leader,
-          writerCheckpoint: writer,
-          truncateTo: answer.position,
-          maxTruncationBytes: settings.maxTruncationBytes
-        })
-      // Committed records are on a quorum, and every leader holds them: no leader ever asks to cut them.
-      assert(answer.position >= replica.committed(), "FollowerReplication: committed records are never cut")
-      yield* Effect.logWarning(`cutting this node's log back from ${writer} to ${answer.position} to follow ${leader}`)
-      yield* replica.truncate(answer.position)
-    }
-    yield* send({ _tag: "Ack", flushed: replica.writerCheckpoint(), chunkBytes: 0 })
-    onProgress("CatchingUp")
-    for (;;) {
-      const message = decodeMessage(yield* receive)
-      if (message === undefined) return
-      if (message._tag === "Data") {
-        yield* replica.appendRaw(message.slice)
-        yield* send({ _tag: "Ack", flushed: replica.writerCheckpoint(), chunkBytes: 0 })
-      } else if (message._tag === "RawChunk") {
-        // A piece of a scavenged chunk's file: the last one installs it and moves the writer checkpoint.
-        const { piece } = message
-        yield* Effect.tapError(replica.installChunk(piece), (error) =>
-          // A refused file (one this log cannot take in place of its own) comes again at every subscription.
-          error._tag === "InvalidRequest"
-            ? Effect.logWarning(`the chunk file ${leader} sent cannot be installed: ${error.message}`)
-            : Effect.void
-        )
-        const held = piece.offset + piece.bytes.length
-        yield* send({
-          _tag: "Ack",
-          flushed: replica.writerCheckpoint(),
-          chunkBytes: held >= piece.fileSize ? 0 : held
-        })
-      } else if (message._tag === "Commit") {
-        yield* replica.commitTo(Math.min(message.position, replica.writerCheckpoint()))
-        onProgress(message.leaderWriter - replica.writerCheckpoint() <= CaughtUpBytes ? "CaughtUp" : "CatchingUp")
+    const watchdog = Effect.gen(function* () {
+      for (;;) {
+        const quiet = waitingSince === undefined ? 0 : clock.unsafeCurrentTimeMillis() - waitingSince
+        if (quiet >= silence) return yield* timedOut(leader, silence, "no message from the leader")
+        yield* Effect.sleep(silence - quiet)
       }
-    }
+    })
+    const subscription = Effect.gen(function* () {
+      const epochs = yield* replica.epochs(settings.epochsSent)
+      yield* send({
+        _tag: "Subscribe",
+        follower: settings.self,
+        promotable: settings.promotable,
+        writer: replica.writerCheckpoint(),
+        epochs: epochs.map((e) => ({ position: e.position, number: e.epochNumber, id: e.epochId }))
+      })
+      const answer = decodeMessage(yield* receive)
+      if (answer?._tag !== "Subscribed") return
+      const writer = replica.writerCheckpoint()
+      // The leader never places a follower past its own log: that would be a bug in the epochs rule.
+      if (answer.position > writer)
+        return yield* Effect.logError(`the leader placed this node past its log: ${answer.position} > ${writer}`)
+      if (answer.position < writer) {
+        if (settings.maxTruncationBytes >= 0 && writer - answer.position > settings.maxTruncationBytes)
+          return yield* new TruncationRefused({
+            leader,
+            writerCheckpoint: writer,
+            truncateTo: answer.position,
+            maxTruncationBytes: settings.maxTruncationBytes
+          })
+        // Committed records are on a quorum, and every leader holds them: no leader ever asks to cut them.
+        assert(answer.position >= replica.committed(), "FollowerReplication: committed records are never cut")
+        yield* Effect.logWarning(
+          `cutting this node's log back from ${writer} to ${answer.position} to follow ${leader}`
+        )
+        yield* replica.truncate(answer.position)
+      }
+      yield* send({ _tag: "Ack", flushed: replica.writerCheckpoint(), chunkBytes: 0 })
+      onProgress("CatchingUp")
+      for (;;) {
+        const message = decodeMessage(yield* receive)
+        if (message === undefined) return
+        if (message._tag === "Data") {
+          yield* replica.appendRaw(message.slice)
+          yield* send({ _tag: "Ack", flushed: replica.writerCheckpoint(), chunkBytes: 0 })
+        } else if (message._tag === "RawChunk") {
+          // A piece of a scavenged chunk's file: the last one installs it and moves the writer checkpoint.
+          const { piece } = message
+          yield* Effect.tapError(replica.installChunk(piece), (error) =>
+            // A refused file (one this log cannot take in place of its own) comes again at every subscription.
+            error._tag === "InvalidRequest"
+              ? Effect.logWarning(`the chunk file ${leader} sent cannot be installed: ${error.message}`)
+              : Effect.void
+          )
+          const held = piece.offset + piece.bytes.length
+          yield* send({
+            _tag: "Ack",
+            flushed: replica.writerCheckpoint(),
+            chunkBytes: held >= piece.fileSize ? 0 : held
+          })
+        } else if (message._tag === "Commit") {
+          yield* replica.commitTo(Math.min(message.position, replica.writerCheckpoint()))
+          onProgress(message.leaderWriter - replica.writerCheckpoint() <= CaughtUpBytes ? "CaughtUp" : "CatchingUp")
+        }
+      }
+    })
+    yield* Effect.raceFirst(subscription, watchdog)
   }).pipe(
     Effect.catchAll((error) =>
       error._tag === "TruncationRefused"

@@ -177,7 +177,7 @@ export const make = (
             lastCommitSent = committed
             lastSentAt = at
           }
-          yield* changed.wait(settings.heartbeatIntervalMs)
+          yield* changed.wait
         }
       })
 
@@ -212,6 +212,16 @@ export const make = (
           )
         )
       }).pipe(Effect.ignore)
+
+    // The heartbeat: every stream wakes at least this often, to send the replication checkpoint.
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.zipRight(
+          Effect.sleep(settings.heartbeatIntervalMs),
+          Effect.sync(() => changed.notify())
+        )
+      )
+    )
 
     yield* network
       .serve({

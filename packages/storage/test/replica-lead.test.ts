@@ -101,20 +101,6 @@ describe("replica: leading", () => {
     })
   )
 
-  it.scoped("a failed gate answers the round CommitTimeout, then the node refuses with NotLeader", () =>
-    Effect.gen(function* () {
-      const a = yield* openNode()
-      const gate = yield* leadHeld(a, 1)
-      const append = yield* Effect.fork(Effect.either(a.store.append("s", -2, [ev(1)])))
-      yield* settle
-      yield* gate.fail
-      const answer = yield* Fiber.join(append)
-      assert.isTrue(Either.isLeft(answer) && answer.left._tag === "CommitTimeout", JSON.stringify(answer))
-      assert.strictEqual((yield* Effect.flip(a.store.append("t", -2, [ev(2)])))._tag, "NotLeader")
-      assert.strictEqual((yield* a.store.readStreamForward("s", 0, 10))._tag, "NoStream", "still uncommitted")
-    })
-  )
-
   it.scoped("a failed gate leaves the answers its round decided without writing (a wrong expected version)", () =>
     Effect.gen(function* () {
       const a = yield* openNode()

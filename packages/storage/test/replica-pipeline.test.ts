@@ -53,25 +53,27 @@ describe("replica: pipelined rounds", () => {
     })
   )
 
-  it.scoped("a failed gate answers every round behind it CommitTimeout, and none of them becomes readable", () =>
-    Effect.gen(function* () {
-      const a = yield* openNode()
-      const gate = yield* leadHeld(a, 1)
-      const first = yield* Effect.fork(Effect.either(a.store.append("s", -2, [ev(1)])))
-      yield* settle
-      // Planned against the first round's event: decided on a write whose outcome becomes unknown.
-      const second = yield* Effect.fork(Effect.either(a.store.append("s", 0, [ev(2)])))
-      const refused = yield* Effect.fork(Effect.either(a.store.append("s", -1, [ev(3)])))
-      yield* settle
-      assert.strictEqual(gate.pending, 2)
-      yield* gate.fail
-      for (const fiber of [first, second, refused]) {
-        const answer = yield* Fiber.join(fiber)
-        assert.isTrue(Either.isLeft(answer) && answer.left._tag === "CommitTimeout", JSON.stringify(answer))
-      }
-      assert.strictEqual((yield* a.store.readStreamForward("s", 0, 10))._tag, "NoStream", "still uncommitted")
-      assert.strictEqual((yield* Effect.flip(a.store.append("t", -2, [ev(4)])))._tag, "NotLeader")
-    })
+  it.scoped(
+    "a failed gate answers its round and every round behind it CommitTimeout; none becomes readable; NotLeader after",
+    () =>
+      Effect.gen(function* () {
+        const a = yield* openNode()
+        const gate = yield* leadHeld(a, 1)
+        const first = yield* Effect.fork(Effect.either(a.store.append("s", -2, [ev(1)])))
+        yield* settle
+        // Planned against the first round's event: decided on a write whose outcome becomes unknown.
+        const second = yield* Effect.fork(Effect.either(a.store.append("s", 0, [ev(2)])))
+        const refused = yield* Effect.fork(Effect.either(a.store.append("s", -1, [ev(3)])))
+        yield* settle
+        assert.strictEqual(gate.pending, 2)
+        yield* gate.fail
+        for (const fiber of [first, second, refused]) {
+          const answer = yield* Fiber.join(fiber)
+          assert.isTrue(Either.isLeft(answer) && answer.left._tag === "CommitTimeout", JSON.stringify(answer))
+        }
+        assert.strictEqual((yield* a.store.readStreamForward("s", 0, 10))._tag, "NoStream", "still uncommitted")
+        assert.strictEqual((yield* Effect.flip(a.store.append("t", -2, [ev(4)])))._tag, "NotLeader")
+      })
   )
 
   it.scoped(

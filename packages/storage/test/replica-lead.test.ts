@@ -83,30 +83,21 @@ describe("replica: leading", () => {
       assert.strictEqual(a.replica.committed(), committedBefore, "not committed")
       assert.strictEqual((yield* a.store.readStreamForward("s", 0, 10))._tag, "NoStream")
       assert.isTrue((yield* Fiber.poll(append))._tag === "None", "not answered")
-      // Another write waits for the round: it is planned against committed state only.
+      // Another write is planned against the waiting round's decisions and written behind it, but answered
+      // only once its own gate passes, after the first.
+      const firstEnd = a.replica.writerCheckpoint()
       const second = yield* Effect.fork(a.store.append("s", 1, [ev(3)]))
       yield* settle
-      assert.strictEqual(gate.pending, 1, "one round at a time")
-      yield* gate.release(a.replica.writerCheckpoint())
+      assert.strictEqual(gate.pending, 2, "the rounds pipeline")
+      assert.isAbove(a.replica.writerCheckpoint(), firstEnd, "the second round is durable")
+      yield* gate.release(firstEnd)
       assert.strictEqual((yield* Fiber.join(append)).lastEventNumber, 1)
       yield* settle
+      assert.isTrue((yield* Fiber.poll(second))._tag === "None", "not answered before its own gate")
+      assert.deepStrictEqual(yield* streamNumbers(a.store, "s"), [0, 1], "only the committed round is readable")
       yield* gate.release(a.replica.writerCheckpoint())
       assert.strictEqual((yield* Fiber.join(second)).firstEventNumber, 2)
       assert.deepStrictEqual(yield* streamNumbers(a.store, "s"), [0, 1, 2])
-    })
-  )
-
-  it.scoped("a failed gate answers the round CommitTimeout, then the node refuses with NotLeader", () =>
-    Effect.gen(function* () {
-      const a = yield* openNode()
-      const gate = yield* leadHeld(a, 1)
-      const append = yield* Effect.fork(Effect.either(a.store.append("s", -2, [ev(1)])))
-      yield* settle
-      yield* gate.fail
-      const answer = yield* Fiber.join(append)
-      assert.isTrue(Either.isLeft(answer) && answer.left._tag === "CommitTimeout", JSON.stringify(answer))
-      assert.strictEqual((yield* Effect.flip(a.store.append("t", -2, [ev(2)])))._tag, "NotLeader")
-      assert.strictEqual((yield* a.store.readStreamForward("s", 0, 10))._tag, "NoStream", "still uncommitted")
     })
   )
 
@@ -116,11 +107,12 @@ describe("replica: leading", () => {
       const gate = yield* leadHeld(a, 1)
       const first = yield* Effect.fork(a.store.append("s", -2, [ev(1)]))
       yield* settle
-      // Both queue behind the waiting round, and are planned together in the next one.
+      const firstEnd = a.replica.writerCheckpoint()
+      // Both are planned together in the next round, written while the first waits.
       const written = yield* Effect.fork(Effect.either(a.store.append("t", -2, [ev(2)])))
       const refused = yield* Effect.fork(Effect.either(a.store.append("s", 5, [ev(3)])))
       yield* settle
-      yield* gate.release(a.replica.writerCheckpoint())
+      yield* gate.release(firstEnd)
       yield* Fiber.join(first)
       yield* settle
       assert.strictEqual(gate.pending, 1)
@@ -132,19 +124,29 @@ describe("replica: leading", () => {
     })
   )
 
-  it.scoped("stopLeading ends a waiting round as CommitTimeout and refuses the queued ones", () =>
+  it.scoped("stopLeading ends the waiting rounds as CommitTimeout and refuses the queued ones", () =>
     Effect.gen(function* () {
       const a = yield* openNode()
-      yield* leadHeld(a, 1)
-      const waiting = yield* Effect.fork(Effect.either(a.store.append("s", -2, [ev(1)])))
+      const gate = yield* leadHeld(a, 1)
+      // Each append is a round of its own; four rounds wait at most, the fifth append stays queued.
+      const waiting = []
+      for (let i = 0; i < 4; i++) {
+        waiting.push(yield* Effect.fork(Effect.either(a.store.append(`s${i}`, -2, [ev(i + 1)]))))
+        yield* settle
+      }
+      assert.strictEqual(gate.pending, 4, "four rounds in flight")
+      const queued = yield* Effect.fork(Effect.either(a.store.append("t", -2, [ev(9)])))
       yield* settle
-      const queued = yield* Effect.fork(Effect.either(a.store.append("t", -2, [ev(2)])))
-      yield* settle
+      assert.strictEqual(gate.pending, 4, "no fifth round while four wait")
       yield* a.replica.stopLeading
-      const first = yield* Fiber.join(waiting)
+      for (const fiber of waiting) {
+        const answer = yield* Fiber.join(fiber)
+        assert.isTrue(Either.isLeft(answer) && answer.left._tag === "CommitTimeout", JSON.stringify(answer))
+      }
       const second = yield* Fiber.join(queued)
-      assert.isTrue(Either.isLeft(first) && first.left._tag === "CommitTimeout", JSON.stringify(first))
       assert.isTrue(Either.isLeft(second) && second.left._tag === "NotLeader", JSON.stringify(second))
+      for (let i = 0; i < 4; i++)
+        assert.strictEqual((yield* a.store.readStreamForward(`s${i}`, 0, 10))._tag, "NoStream")
     })
   )
 

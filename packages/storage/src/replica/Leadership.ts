@@ -63,24 +63,32 @@ export class Leadership {
   })
 
   /**
-   * A durable round [start, end) waits for its quorum; then everything from the committed position up to
-   * `start` is indexed (the round's own records are the writer's to index). Fails with CommitTimeout when
-   * the node stops leading first.
+   * A durable round ending at `end` waits for its quorum. Fails with CommitTimeout when the node stops
+   * leading first (and then it stops leading for good: later rounds' gates fail at once). The caller
+   * indexes, in log order, once the gate has passed (see `commitBefore`).
    */
-  awaitQuorum(start: number, end: number): Effect.Effect<void, CommitTimeout | ReadError> {
+  awaitGate(end: number): Effect.Effect<void, CommitTimeout> {
     return Effect.suspend(() => {
       const term = this.term
       if (term === undefined) return Effect.fail(this.lost())
       const stopped = Effect.as(Deferred.await(term.stopped), Either.left(notLeading))
       return Effect.flatMap(
         Effect.raceFirst(Effect.either(term.gate(end)), stopped),
-        (outcome): Effect.Effect<void, CommitTimeout | ReadError> => {
-          if (Either.isRight(outcome)) return this.commitThrough(start)
+        (outcome): Effect.Effect<void, CommitTimeout> => {
+          if (Either.isRight(outcome)) return Effect.void
           if (this.term === term) this.term = undefined
           return Effect.fail(this.lost())
         }
       )
     })
+  }
+
+  /**
+   * Indexes everything from the committed position up to `position`: after a round's gate passed, the tail of
+   * earlier terms before the round (the round's own records are the writer's to index).
+   */
+  commitBefore(position: number): Effect.Effect<void, ReadError> {
+    return this.commitThrough(position)
   }
 
   private lost(): CommitTimeout {

@@ -16,12 +16,13 @@
  *
  * A clustered store's writer (`leadership` given) takes client commands only while its node leads (else
  * NotLeader at once), and a durable round is not yet committed: it waits for the cluster's quorum gate,
- * then everything from the committed position to the round's end is indexed and the round is answered. A
- * lost quorum answers the round CommitTimeout (outcome unknown) and the writer refuses again. While a round
- * waits, no other round runs: the next one is planned against committed state only, never against records
- * a truncation could still take away (an expected version checked against an uncommitted event could be
- * answered on the strength of a write that is later cut). Commands waiting longer than the commit timeout
- * are answered CommitTimeout by the sweeper while their round keeps waiting.
+ * then everything from the committed position to the round's end is indexed and the round is answered.
+ * While rounds wait, the next ones are planned (against committed state plus the waiting rounds'
+ * decisions) and written, up to a bound, and each is answered only once its own gate passes, in log order
+ * (RoundPipeline.ts). A lost quorum answers the waiting rounds CommitTimeout (outcome unknown), drops
+ * their decisions, and the writer refuses again. Commands waiting longer than the commit timeout are
+ * answered CommitTimeout by the sweeper while their round keeps waiting. A single node's writer runs one
+ * round at a time, as above: durable is committed there.
  */
 import { Clock, Duration, Effect, Random, Schedule } from "effect"
 import { assert } from "@vellum/platform"
@@ -43,6 +44,7 @@ import {
 import type { ReadIndex } from "./ReadIndex.js"
 import type { EventIdCache } from "../cache/EventIdCache.js"
 import type { Leadership } from "../replica/Leadership.js"
+import { MAX_ROUNDS_IN_FLIGHT, makeRoundPipeline, type PipelinedRound } from "./RoundPipeline.js"
 
 export {
   type AppendResult,
@@ -51,6 +53,15 @@ export {
   type WriteError,
   type WriteResult
 } from "./planner.js"
+
+/** A written round, waiting to be committed (or a round that wrote nothing: `records` empty). */
+interface WrittenRound extends PipelinedRound {
+  readonly batch: ReadonlyArray<Pending>
+  readonly plans: ReadonlyArray<Plan>
+  readonly records: ReadonlyArray<LogRecord>
+  /** The log positions of command `i`'s records. */
+  readonly positionsOf: (i: number) => ReadonlyArray<number>
+}
 
 /** How a command ended: its result, or why it failed. */
 export type WriteOutcome =
@@ -156,28 +167,45 @@ export const makeWriter = (
     /** Commands are refused at once: a write failed and the log has not recovered yet. */
     let refusing = false
     let queue: Array<Pending> = []
-    /** The commands of the round being written (answered when it is durable). */
-    let inFlight: ReadonlyArray<Pending> = []
+    /** The commands of the rounds being written or waiting for their quorum (answered when committed). */
+    const inFlight = new Set<ReadonlyArray<Pending>>()
     let wake: (() => void) | undefined
-    /** Waits for at least one command, then takes up to `maxBatchCommands` of them. */
-    const takeBatch = Effect.async<Array<Pending>>((resume) => {
-      const take = () => {
-        assert(inFlight.length === 0, "Writer: one round at a time")
-        const batch = queue.length <= config.maxBatchCommands ? queue : queue.slice(0, config.maxBatchCommands)
-        queue = queue.length <= config.maxBatchCommands ? [] : queue.slice(config.maxBatchCommands)
-        inFlight = batch
-        resume(Effect.succeed(batch))
+    /** Takes up to `maxBatchCommands` queued commands as a round. */
+    const takeNow = (): ReadonlyArray<Pending> => {
+      assert(
+        inFlight.size < (leadership === undefined ? 1 : MAX_ROUNDS_IN_FLIGHT),
+        "Writer: one round at a time (a clustered writer's rounds in flight are bounded)"
+      )
+      const batch = queue.length <= config.maxBatchCommands ? queue : queue.slice(0, config.maxBatchCommands)
+      queue = queue.length <= config.maxBatchCommands ? [] : queue.slice(config.maxBatchCommands)
+      inFlight.add(batch)
+      stats.rounds++
+      stats.commands += batch.length
+      return batch
+    }
+    /** Resolves once a command is queued (at once if one is). */
+    const commandsArrive = Effect.async<void>((resume) => {
+      if (queue.length > 0) return resume(Effect.void)
+      // Two waits at once would take commands while the other is still writing or answering them.
+      assert(wake === undefined, "Writer: one round at a time")
+      wake = () => {
+        wake = undefined
+        resume(Effect.void)
       }
-      if (queue.length > 0) take()
-      else {
-        // A second waiting round would take commands while the first is still writing or answering them.
-        assert(wake === undefined, "Writer: one round at a time")
-        wake = () => {
-          wake = undefined
-          take()
-        }
-      }
+      return Effect.sync(() => {
+        wake = undefined
+      })
     })
+    /** Waits for at least one command, then takes up to `maxBatchCommands` of them. */
+    const takeBatch = Effect.zipRight(
+      commandsArrive,
+      Effect.sync(() => takeNow())
+    )
+    /** A round has answered its commands: let them (and their event data) go. */
+    const release = (batch: ReadonlyArray<Pending>): void => {
+      for (let i = 0; i < batch.length; i++) assert(batch[i]!.answeredByRound, "Writer: each command is answered once")
+      inFlight.delete(batch)
+    }
     const stats: WriterStats = {
       rounds: 0,
       commands: 0,
@@ -274,11 +302,15 @@ export const makeWriter = (
 
     const noPositions: ReadonlyArray<number> = []
 
-    const runRound = (batch: ReadonlyArray<Pending>) =>
+    /**
+     * Plans a round against `view` and writes it; undefined once the round is answered already (it wrote
+     * nothing, or its write failed). Its records stay uncommitted until `finishRound`.
+     */
+    const writeRound = (batch: ReadonlyArray<Pending>, view: RoundView): Effect.Effect<WrittenRound | undefined> =>
       Effect.gen(function* () {
         const nowMicros = (yield* Clock.currentTimeMillis) * 1000
         const uuids = new UuidSource(yield* Random.nextInt)
-        const view = new RoundView(readIndex, ids)
+        const idsBefore = view.cachedIdCount()
         const plans: Array<Plan> = new Array(batch.length)
         yield* planFrom(batch, plans, 0, view, nowMicros, uuids)
         const units: Array<WriteUnit> = []
@@ -292,17 +324,22 @@ export const makeWriter = (
             unitRecords.push(p.records)
           }
         }
-        if (units.length === 0) return yield* answerAll(batch, plans, () => noPositions)
-        const roundStart = log.writerPosition()
+        const hasEpoch = batch.some((pending) => pending.command._tag === "Epoch")
+        if (units.length === 0) {
+          const start = log.writerPosition()
+          return { batch, plans, records: [], start, end: start, positionsOf: () => noPositions, hasEpoch }
+        }
+        const start = log.writerPosition()
         const prepared = log.prepare(units)
         const startedMs = yield* Clock.currentTimeMillis
         const written = yield* Effect.either(log.write(prepared))
         recordFlush(prepared, (yield* Clock.currentTimeMillis) - startedMs)
         if (written._tag === "Left") {
           // Planning put the round's ids in the cache; they were never written, so a retry must not match them.
-          view.undoCachedIds()
+          view.undoCachedIds(idsBefore)
           for (const pending of batch) answerFromRound(pending, failed(written.left))
-          return yield* refuseWrites(written.left)
+          yield* refuseWrites(written.left)
+          return undefined
         }
         if (refused !== undefined) {
           yield* Effect.logInfo(
@@ -326,26 +363,59 @@ export const makeWriter = (
           }
         }
         assert(prepared.endPosition > lastPosition, "Writer: positions only grow")
-        if (leadership !== undefined) {
-          const quorum = yield* Effect.either(leadership.state.awaitQuorum(roundStart, prepared.endPosition))
-          if (quorum._tag === "Left") {
-            // Only what the round wrote is uncertain: answers decided against committed state stand.
-            const uncertain: Plan = { _tag: "Fail", error: quorum.left }
-            const answers = plans.map((p) => (p._tag === "Write" ? uncertain : p))
-            yield* answerAll(batch, answers, () => noPositions)
-            const refusal = leadership.state.refusal()
-            if (refusal !== undefined) refuseQueued(refusal)
-            return
-          }
-        }
-        readIndex.applyCommitted(records, prepared.endPosition)
-        yield* onCommitted(records, prepared.endPosition)
-        // Backpressure: hold the writer while the index is behind writing memtables to tables. If the
-        // index's background work failed, nothing acknowledged is at risk (the log is the truth and the
-        // index is rebuilt from it on the next start), so the writer goes on.
-        yield* Effect.ignore(readIndex.index.awaitCapacity)
-        yield* answerAll(batch, plans, (i) => (unitOf[i] === undefined ? noPositions : prepared.positions[unitOf[i]!]!))
+        const positionsOf = (i: number) => (unitOf[i] === undefined ? noPositions : prepared.positions[unitOf[i]!]!)
+        return { batch, plans, records, start, end: prepared.endPosition, positionsOf, hasEpoch }
       })
+
+    /** Indexes a committed round's records and answers its commands. */
+    const finishRound = (round: WrittenRound): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        if (round.records.length > 0) {
+          readIndex.applyCommitted(round.records, round.end)
+          yield* onCommitted(round.records, round.end)
+          // Backpressure: hold the writer while the index is behind writing memtables to tables. If the
+          // index's background work failed, nothing acknowledged is at risk (the log is the truth and the
+          // index is rebuilt from it on the next start), so the writer goes on.
+          yield* Effect.ignore(readIndex.index.awaitCapacity)
+        }
+        yield* answerAll(round.batch, round.plans, round.positionsOf)
+      })
+
+    /** A single node's round: durable is committed. */
+    const runRound = (batch: ReadonlyArray<Pending>) =>
+      Effect.flatMap(writeRound(batch, new RoundView(readIndex, ids)), (round) =>
+        round === undefined ? Effect.void : finishRound(round)
+      )
+
+    const pipeline =
+      leadership === undefined
+        ? undefined
+        : makeRoundPipeline<Pending, WrittenRound>({
+            leadership: leadership.state,
+            newView: () => new RoundView(readIndex, ids),
+            writeRound,
+            finishRound,
+            answerUncertain: (round, error) =>
+              // Only what the round wrote is uncertain: answers decided against committed state stand.
+              answerAll(
+                round.batch,
+                round.plans.map((p) => (p._tag === "Write" ? { _tag: "Fail", error } : p)),
+                () => noPositions
+              ),
+            answerAllWith: (round, error) =>
+              Effect.sync(() => {
+                for (const pending of round.batch) answerFromRound(pending, failed(error))
+              }),
+            taking: () => !refusing,
+            queued: () => queue.length,
+            takeNow,
+            commandsArrive,
+            release,
+            onLost: () => {
+              const refusal = leadership.state.refusal()
+              if (refusal !== undefined) refuseQueued(refusal)
+            }
+          })
 
     const recordFlush = (
       prepared: { readonly segments: ReadonlyArray<{ readonly bytes: Uint8Array }> },
@@ -405,12 +475,10 @@ export const makeWriter = (
     const loop = Effect.gen(function* () {
       if (refusing) yield* recover
       const batch = yield* takeBatch
-      stats.rounds++
-      stats.commands += batch.length
-      yield* exclusive(runRound(batch))
-      for (let i = 0; i < batch.length; i++) assert(batch[i]!.answeredByRound, "Writer: each command is answered once")
-      // Answered: let the round's commands (and their event data) go.
-      inFlight = []
+      if (pipeline === undefined) {
+        yield* runRound(batch)
+        release(batch)
+      } else yield* exclusive(pipeline(batch))
     }).pipe(Effect.forever)
 
     /** Queues a command; `answer` is called once, after its batch is durable and indexed (or failed, or timed out). */
@@ -453,7 +521,7 @@ export const makeWriter = (
         if (leadership !== undefined && pending.command._tag === "Epoch") return
         if (!pending.settled && pending.queuedAt <= deadline) pending.answer(failed(timedOut()))
       }
-      for (const pending of inFlight) expire(pending)
+      for (const batch of inFlight) for (const pending of batch) expire(pending)
       for (const pending of queue) expire(pending)
     })
     const sweeper = Effect.forever(Effect.zipRight(Effect.sleep(Duration.seconds(1)), sweep))

@@ -193,16 +193,23 @@ export class RoundView implements SyncCommitState {
     }
   }
 
+  /** How many ids the view has put into the cache so far (where a later round's undo stops). */
+  cachedIdCount(): number {
+    return this.putIds.length
+  }
+
   /**
-   * The round was not written: the ids it put into the cache answer as before it. Forgetting them would
+   * The round (the rounds since `since`) was not written: the ids it put into the cache answer as before it. Forgetting them would
    * not do: an id the round resent (a retry mixing old and new events) keeps answering as its written copy.
    */
-  undoCachedIds(): void {
-    for (let i = this.putIds.length - 1; i >= 0; i--) {
+  undoCachedIds(since = 0): void {
+    for (let i = this.putIds.length - 1; i >= since; i--) {
       const before = this.replaced[i]
       if (before === undefined) this.ids.forget(this.putIds[i]!)
       else this.ids.put(this.putIds[i]!, before)
     }
+    this.putIds.length = since
+    this.replaced.length = since
   }
 
   /** Folds an accepted record into the view (versions, metadata, the event-id cache). */

@@ -51,6 +51,22 @@ describe("replica: indexing received records", () => {
     })
   )
 
+  it.scoped("the leader reads the slices it sends past its block cache", () =>
+    Effect.gen(function* () {
+      const a = yield* openNode()
+      yield* a.replica.lead(1, ID_A, openGate)
+      for (let i = 0; i < 30; i++) yield* a.store.append(`s-${i % 3}`, -2, evs(i * 2, 2))
+      const log = a.store.engine.log
+      for (const chunk of log.chunks()) log.cache.evictFile(chunk.fileId)
+      const cache = log.cache
+      const before = cache.residentBytes
+      const b = yield* openNode()
+      yield* pull(a.replica, b.replica, 64 * 1024)
+      assert.strictEqual(b.replica.writerCheckpoint(), a.replica.writerCheckpoint())
+      assert.strictEqual(cache.residentBytes, before, "nothing cached for the slices")
+    })
+  )
+
   it.scoped("after a restart the follower indexes from its log, as before", () =>
     Effect.gen(function* () {
       const a = yield* openNode()

@@ -144,8 +144,7 @@ export const make = (
         heartbeatIntervalMs: settings.heartbeatIntervalMs,
         heartbeatTimeoutMs: settings.heartbeatTimeoutMs,
         sendWindowBytes: 16 * 1024 * 1024,
-        sliceBytes: 64 * 1024,
-        catchUpSliceBytes: 1024 * 1024
+        sliceBytes: 64 * 1024
       },
       mux.protocol(Protocol.Replication),
       replica

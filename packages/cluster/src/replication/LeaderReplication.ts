@@ -27,12 +27,6 @@ export interface LeaderReplicationSettings {
   readonly sendWindowBytes: number
   /** Bytes per Data message, about. */
   readonly sliceBytes: number
-  /**
-   * Bytes per Data message, about, to a follower more than a send window behind (sliceBytes if not given):
-   * a follower makes each slice durable before it acknowledges it, so bigger slices catch it up with fewer
-   * flushes, while a follower close behind still gets each round as soon as it is written.
-   */
-  readonly catchUpSliceBytes?: number
 }
 
 interface Waiter {
@@ -157,9 +151,7 @@ export const make = (
           const unacked =
             file === undefined ? next - acked : file.sent - Math.min(file.sent, t.fileAcks.get(follower) ?? 0)
           if (next < replica.writerCheckpoint() && unacked < settings.sendWindowBytes) {
-            const behind = replica.writerCheckpoint() - next > settings.sendWindowBytes
-            const sliceBytes = behind ? (settings.catchUpSliceBytes ?? settings.sliceBytes) : settings.sliceBytes
-            const read = yield* replica.readRaw(next, sliceBytes, file?.sent ?? 0)
+            const read = yield* replica.readRaw(next, settings.sliceBytes, file?.sent ?? 0)
             if (read !== undefined && isRawChunk(read)) {
               // Scavenged again while it was being sent: the new file goes from its start.
               if (file !== undefined && read.chunkId !== file.chunkId) {

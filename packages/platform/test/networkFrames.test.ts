@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import {
   ConnectionKind,
   FrameReader,
@@ -24,6 +24,23 @@ describe("network frames", () => {
       expect(frames.map((f) => f.type)).toEqual([FrameType.Request, FrameType.Welcome, FrameType.Message])
       expect(decodeNumbered(frames[0]!.body)).toEqual({ id: 7, message: Buffer.from("hello") })
       expect(frames[2]!.body.length).toBe(1000)
+    }
+  })
+
+  it("joins a frame's chunks once, when the frame is whole, into a copy of its own", () => {
+    const wire = encodeFrame(FrameType.Message, Buffer.alloc(64 * 1024, 5))
+    const chunks = Array.from({ length: 16 }, (_, i) => Buffer.from(wire.subarray(i * 4096, (i + 1) * 4096)))
+    chunks.push(Buffer.from(wire.subarray(16 * 4096)))
+    const reader = new FrameReader()
+    const concat = vi.spyOn(Buffer, "concat")
+    try {
+      const frames = chunks.flatMap((chunk) => reader.push(chunk))
+      expect(concat).toHaveBeenCalledTimes(1)
+      expect(frames.length).toBe(1)
+      for (const chunk of chunks) chunk.fill(0)
+      expect(Buffer.from(frames[0]!.body).equals(Buffer.alloc(64 * 1024, 5))).toBe(true)
+    } finally {
+      concat.mockRestore()
     }
   })
 

@@ -22,6 +22,7 @@ import { openCheckpoint } from "./log/Checkpoint.js"
 import { Leadership } from "./replica/Leadership.js"
 import { makeLogCommitter } from "./replica/commitFromLog.js"
 import { makeReplicaLog } from "./replica/ClusteredReplica.js"
+import { ReceivedRecords } from "./replica/ReceivedRecords.js"
 import type { ReplicaLog } from "./replica/ReplicaLog.js"
 import type { EventRecord, LogRecord } from "./log/records.js"
 import * as TableIndex from "./tableindex/TableIndex.js"
@@ -381,7 +382,9 @@ export const make = (
         return PubSub.publish(commits, notice)
       })
 
-    const commitThrough = makeLogCommitter(log, readIndex, ids, onCommitted)
+    // A follower's received records until they are indexed: twice the leader's send window is plenty.
+    const received = new ReceivedRecords(32 * 1024 * 1024)
+    const commitThrough = makeLogCommitter(log, readIndex, ids, onCommitted, received)
     const lock = yield* Effect.makeSemaphore(1)
     const cluster =
       config.clustered === true
@@ -415,6 +418,7 @@ export const make = (
               leadership: cluster.state,
               exclusive: cluster.exclusive,
               commitThrough,
+              received,
               submit: writer.submit,
               refuseQueued: writer.refuseQueued,
               replicationCheckpoint,

@@ -65,26 +65,49 @@ export class FrameError extends Error {
   }
 }
 
-/** Reassembles frames from the chunks a socket delivers. */
+/**
+ * Reassembles frames from the chunks a socket delivers (a socket never reuses a chunk it delivered: they are
+ * held as they come until the frame in progress is whole). They are then joined once — joining on every
+ * chunk copied a frame of n chunks n times over — so a frame's body is a view of that copy, never of a chunk.
+ */
 export class FrameReader {
-  private pending: Buffer = Buffer.alloc(0)
+  private parts: Array<Uint8Array> = []
+  private size = 0
 
   /** Adds a chunk; returns the frames it completed, in order. Throws `FrameError` on a malformed frame. */
   push(chunk: Uint8Array): Array<Frame> {
-    this.pending = this.pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.pending, chunk])
+    if (chunk.length === 0) return []
+    this.parts.push(chunk)
+    this.size += chunk.length
+    if (this.size < 4) return []
+    if (this.parts[0]!.length < 4) this.join()
+    const head = this.parts[0]!
+    const length = ((head[0]! << 24) | (head[1]! << 16) | (head[2]! << 8) | head[3]!) >>> 0
+    if (length < 1 || length > MaxFrameBytes) throw new FrameError(`a frame of ${length} bytes`)
+    if (this.size - 4 < length) return []
+    const pending = this.join()
     const frames: Array<Frame> = []
     let at = 0
-    while (this.pending.length - at >= 4) {
-      const length = this.pending.readUInt32BE(at)
+    while (pending.length - at >= 4) {
+      const length = pending.readUInt32BE(at)
       if (length < 1 || length > MaxFrameBytes) throw new FrameError(`a frame of ${length} bytes`)
-      if (this.pending.length - at - 4 < length) break
-      const type = this.pending[at + 4]!
+      if (pending.length - at - 4 < length) break
+      const type = pending[at + 4]!
       if (type < FrameType.Hello || type > FrameType.Message) throw new FrameError(`a frame of unknown type ${type}`)
-      frames.push({ type: type as FrameType, body: this.pending.subarray(at + 5, at + 4 + length) })
+      frames.push({ type: type as FrameType, body: pending.subarray(at + 5, at + 4 + length) })
       at += 4 + length
     }
-    this.pending = this.pending.subarray(at)
+    const rest = pending.subarray(at)
+    this.parts = rest.length === 0 ? [] : [rest]
+    this.size = rest.length
     return frames
+  }
+
+  /** The chunks held, as one buffer of their own. */
+  private join(): Buffer {
+    const joined = Buffer.concat(this.parts, this.size)
+    this.parts = [joined]
+    return joined
   }
 }
 

@@ -190,8 +190,9 @@ export interface TransactionLog {
   /** The chunk file holding a log position (undefined past the log). */
   readonly chunkAt: (position: number) => ChunkFile | undefined
   /**
-   * Bytes [from, end) of one unscavenged chunk's data as they lie on disk (a copy): for replication, which
-   * sends whole framed records. The caller keeps both within the chunk's written data.
+   * Bytes [from, end) of one unscavenged chunk's data as they lie on disk (never written afterwards), from
+   * the block cache if it holds them, else from the file without caching them: for replication, which sends
+   * whole framed records. The caller keeps both within the chunk's written data.
    */
   readonly readBytes: (from: number, end: number) => Effect.Effect<Buffer, ReadError>
   /**
@@ -671,7 +672,10 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         "TransactionLog: raw bytes come from one unscavenged chunk's data"
       )
       const base = HEADER_SIZE - chunk.startPosition
-      return Effect.map(readRange(chunk, base + from, base + end), (bytes) => Buffer.from(bytes))
+      // Past the cache when it does not hold them: a follower catching up reads the whole log once, which
+      // would push every other block out of the cache (and copy each into it on the way).
+      const cached = cache.tryRange(chunk.fileId, base + from, base + end)
+      return cached !== undefined ? Effect.succeed(cached) : readUncached(chunk, base + from, base + end)
     })
 
   const appendBytes = (bytes: Buffer, completeChunk: boolean): Effect.Effect<void, StorageFailed> =>

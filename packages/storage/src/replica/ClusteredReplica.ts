@@ -21,6 +21,7 @@ import type { WriteCommand, WriteError, WriteResult } from "../streams/planner.j
 import type { EventIdCache } from "../cache/EventIdCache.js"
 import { RecentEventIds, isCacheable } from "../cache/RecentEventIds.js"
 import type { Leadership } from "./Leadership.js"
+import type { ReceivedRecords } from "./ReceivedRecords.js"
 import { checkSlice, readSlice } from "./rawSlices.js"
 import type { EpochRef, ReplicaLog } from "./ReplicaLog.js"
 
@@ -32,6 +33,8 @@ export interface ReplicaParts {
   /** Serializes the replica's changes with the writer's rounds (the writer takes it for each round). */
   readonly exclusive: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly commitThrough: (position: number) => Effect.Effect<void, ReadError>
+  /** The records of received slices not indexed yet (commitThrough takes them from there). */
+  readonly received: ReceivedRecords
   readonly submit: (command: WriteCommand) => Effect.Effect<WriteResult, WriteError>
   readonly refuseQueued: (error: WriteError) => void
   readonly replicationCheckpoint: Checkpoint
@@ -58,7 +61,12 @@ const readFailed = (error: ReadError): StorageFailed | InvalidRequest =>
 
 export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, ReadError, Scope.Scope> =>
   Effect.gen(function* () {
-    const { log, readIndex, ids, leadership, exclusive } = parts
+    const { log, readIndex, ids, leadership, exclusive, received } = parts
+    /** Brings the log back after a failed write; what was received before may have been cut. */
+    const recover = Effect.suspend(() => {
+      received.clear()
+      return log.recover
+    })
     const chunkSize = log.config.chunkSize
 
     /** The last epoch record in [from, to), or undefined. */
@@ -123,6 +131,7 @@ export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, R
             message: `term ${term} is not newer than the log's last epoch ${previous.epochNumber}: a stale election`
           })
         yield* leadership.start(gate)
+        received.clear()
         const epochId = yield* parts.newId
         epochWrittenFrom = log.writerPosition()
         const written = yield* Effect.either(
@@ -163,11 +172,12 @@ export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, R
       exclusive(
         Effect.gen(function* () {
           yield* followerOnly("write slices of another log")
-          if (log.failure() !== undefined) yield* log.recover
+          if (log.failure() !== undefined) yield* recover
           const records = checkSlice(slice, log.writerPosition(), chunkSize)
           if (records instanceof InvalidRequest) return yield* records
           const bytes = Buffer.from(slice.bytes.buffer, slice.bytes.byteOffset, slice.bytes.length)
           yield* log.appendBytes(bytes, slice.completesChunk)
+          received.add(records, slice.position, slice.end)
           for (const record of records) if (record.kind === RecordKind.Epoch) lastEpoch = refOf(record)
         })
       )
@@ -177,8 +187,9 @@ export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, R
         Effect.gen(function* () {
           yield* followerOnly("install chunks of another log")
           const from = log.writerPosition()
-          if (log.failure() !== undefined) yield* log.recover
+          if (log.failure() !== undefined) yield* recover
           // A file this log holds whole already (an install `recover` just finished): its pieces change nothing.
+          received.clear()
           const held = (piece.endNumber + 1) * chunkSize <= log.writerPosition()
           if (!held && !(yield* log.installChunk(piece))) return
           // The file may hold epochs this node had not received yet.
@@ -256,12 +267,13 @@ export const makeReplicaLog = (parts: ReplicaParts): Effect.Effect<ReplicaLog, R
       exclusive(
         Effect.gen(function* () {
           yield* followerOnly("cut its log")
-          if (log.failure() !== undefined) yield* log.recover
+          if (log.failure() !== undefined) yield* recover
           const writer = log.writerPosition()
           yield* Effect.mapError(checkCut(position, writer), (e) => (e._tag === "InvalidRequest" ? e : readFailed(e)))
           if (position === writer) return
           const cutIds = yield* Effect.mapError(idsIn(position, writer), readFailed)
           const epochAfterCut = yield* Effect.mapError(epochBefore(position), readFailed)
+          received.clear()
           yield* log.truncate(position)
           lastEpoch = epochAfterCut
           if (cutIds.length === 0) return

@@ -1,6 +1,7 @@
 /**
  * Committing records that are already in the log (a follower's received records, a new leader's tail from
- * earlier terms): read back from the committed position, indexed, their ids cached for idempotent
+ * earlier terms): taken as the follower decoded them when it received them (ReceivedRecords.ts), or else
+ * read back from the committed position, indexed, their ids cached for idempotent
  * retries, and announced as every commit is. Only whole write units, never past `target`: readers never
  * see part of an append, even when `target` (or a page of the scan) ends inside one.
  */
@@ -11,6 +12,7 @@ import type { ReadIndex } from "../streams/ReadIndex.js"
 import type { EventIdCache } from "../cache/EventIdCache.js"
 import { isCacheable } from "../cache/RecentEventIds.js"
 import { endsUnit } from "./rawSlices.js"
+import type { ReceivedRecords } from "./ReceivedRecords.js"
 
 const PAGE = 1024
 
@@ -19,14 +21,15 @@ export const makeLogCommitter =
     log: TransactionLog,
     readIndex: ReadIndex,
     ids: EventIdCache,
-    onCommitted: (records: ReadonlyArray<LogRecord>, endPosition: number) => Effect.Effect<void>
+    onCommitted: (records: ReadonlyArray<LogRecord>, endPosition: number) => Effect.Effect<void>,
+    received: ReceivedRecords
   ) =>
   (target: number): Effect.Effect<void, ReadError> =>
     Effect.gen(function* () {
       let pageSize = PAGE
       while (readIndex.committed() < target) {
         const from = readIndex.committed()
-        const page = yield* log.scanForward(from, target, pageSize)
+        const page = received.scan(from, target, pageSize) ?? (yield* log.scanForward(from, target, pageSize))
         const records = page.records
         // The end of the last whole unit in the page (a record's end is where the next one starts).
         let units = 0

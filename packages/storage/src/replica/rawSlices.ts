@@ -1,5 +1,6 @@
 /**
- * Raw slices of the log for replication: the leader cuts them (`readSlice`), a follower checks what it
+ * Raw slices of the log for replication: the leader cuts them (`readSlice`, by the records' framing, and
+ * by decoding them where the framing is not as it should be, to report why), a follower checks what it
  * received before writing a byte of it (`checkSlice`). A slice is whole framed records of one chunk, ending
  * where a write unit ends (an append's records run from BatchBegin to BatchEnd; an epoch or a scavenge
  * point is a unit alone), so a follower's writer checkpoint, like a leader's, never lands inside a unit.
@@ -14,6 +15,7 @@ import type { ReadError, TransactionLog } from "../log/TransactionLog.js"
 import type { ChunkFile } from "../log/ChunkFile.js"
 import { completedFileSize } from "../log/chunkFormat.js"
 import type { RawChunk, RawSlice } from "./ReplicaLog.js"
+import { wholeUnitsLength } from "./framedUnits.js"
 
 /** Whether a write unit ends with this record. */
 export const endsUnit = (record: LogRecord): boolean =>
@@ -43,6 +45,21 @@ export const readSlice = (
     const completed = chunk.footer !== undefined
     const dataEnd = completed ? chunk.startPosition + chunk.footer!.logicalDataSize : writer
     if (from === dataEnd) return { position: from, end: from, bytes: new Uint8Array(0), completesChunk: true }
+    // By the framing, reading more while no unit ends in what was read; anything odd is left to the decoder.
+    for (let upTo = Math.min(dataEnd, from + Math.max(1, maxBytes)); ;) {
+      const bytes = yield* log.readBytes(from, upTo)
+      const length = wholeUnitsLength(bytes, from, maxBytes)
+      if (length === "damaged") break
+      if (length > 0)
+        return {
+          position: from,
+          end: from + length,
+          bytes: length === bytes.length ? bytes : bytes.subarray(0, length),
+          completesChunk: completed && from + length === dataEnd
+        }
+      if (upTo >= dataEnd) break
+      upTo = Math.min(dataEnd, from + 2 * (upTo - from))
+    }
     const first = yield* Effect.either(log.readRecord(from, dataEnd))
     if (first._tag === "Left" || first.right === undefined) {
       if (first._tag === "Left" && first.left._tag === "DiskError") return yield* first.left

@@ -4,6 +4,8 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { runSeed } from "../src/runSeed.js"
 import type { SimOptions } from "../src/options.js"
+import { runClusterSeed } from "../src/cluster/runClusterSeed.js"
+import type { VoterCount } from "../src/cluster/clusterOptions.js"
 
 interface Scenario {
   readonly seed: number
@@ -11,6 +13,8 @@ interface Scenario {
   readonly overrides?: Partial<SimOptions>
   /** How the clients reach the node (default: over HTTP). */
   readonly transport?: "http" | "direct"
+  /** A seed of the multi-node simulator: `nodes` pins the voters (else the swarm's choice, as it failed). */
+  readonly cluster?: { readonly nodes?: VoterCount }
 }
 
 const dir = join(__dirname, "..", "..", "scenarios")
@@ -23,6 +27,14 @@ describe("scenarios", () => {
   for (const file of files) {
     const scenario = JSON.parse(readFileSync(join(dir, file), "utf8")) as Scenario
     it(`${file} (seed ${scenario.seed})`, () => {
+      if (scenario.cluster !== undefined) {
+        const c = runClusterSeed(
+          scenario.seed,
+          scenario.cluster.nodes === undefined ? {} : { nodes: scenario.cluster.nodes }
+        )
+        if (!c.ok) expect.fail(`${scenario.what}\nseed ${c.seed}: ${c.failure}\n  ${c.lastTrace.join("\n  ")}`)
+        return
+      }
       const r = runSeed(scenario.seed, { overrides: scenario.overrides ?? {}, transport: scenario.transport ?? "http" })
       if (!r.ok) expect.fail(`${scenario.what}\nseed ${r.seed}: ${r.failure}\n  ${r.lastTrace.join("\n  ")}`)
     })

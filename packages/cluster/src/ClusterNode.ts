@@ -14,7 +14,7 @@
  * Every member starts from the vote promise its disk kept (PromiseFile.ts), raised to the newest epoch in
  * its log so that a term it stands for is always newer than every epoch it holds.
  */
-import { Clock, Context, Effect, Fiber, Layer, Runtime, type Scope } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Runtime, type Scope } from "effect"
 import { Disk, Network, type NetworkService, type PeerAddress } from "@vellum/platform"
 import { EventStore, type ReplicaLog } from "@vellum/storage"
 import { peerAddressOf, type ClusterSettings } from "./ClusterSettings.js"
@@ -80,8 +80,8 @@ export const make = (
     const scope = yield* Effect.scope
     let role: Role = { _tag: "Leaderless" }
     let priority = settings.nodePriority
-    let fatal: TruncationRefused | undefined
-    const fatalWaiters: Array<(reason: string) => void> = []
+    /** Why the node cannot go on as a member, once it cannot. */
+    const failed = yield* Deferred.make<string>()
     const mux = makeProtocolMux(network)
 
     const lastEpoch = Effect.map(Effect.orDie(replica.epochs(1)), (es) => es[0])
@@ -132,7 +132,7 @@ export const make = (
 
     /** The gossip record of the node at a internal address, if gossip knows it. */
     const memberAt = (address: PeerAddress): MemberInfo | undefined =>
-      gossip.known().find((m) => peerAddressOf({ host: m.internalTcpIp, port: m.internalTcpPort }) === address)
+      gossip.known().find((m) => Gossip.internalAddress(m) === address)
 
     function leaderMember(): MemberInfo | undefined {
       return role._tag === "Following" ? memberAt(role.leader) : undefined
@@ -142,7 +142,6 @@ export const make = (
       {
         clusterSize: settings.clusterSize,
         heartbeatIntervalMs: settings.heartbeatIntervalMs,
-        heartbeatTimeoutMs: settings.heartbeatTimeoutMs,
         sendWindowBytes: 16 * 1024 * 1024,
         sliceBytes: 64 * 1024
       },
@@ -183,8 +182,7 @@ export const make = (
           Effect.catchAll((refused) =>
             Effect.gen(function* () {
               yield* Effect.logError(refused.message)
-              fatal = refused
-              for (const wake of fatalWaiters.splice(0)) wake(refused.message)
+              yield* Deferred.succeed(failed, refused.message)
             })
           )
         )
@@ -198,7 +196,7 @@ export const make = (
         if (role._tag === "Leading") yield* stopLeading
         const leading: Role = { _tag: "Leading", term, ready: false, resigning: false }
         role = leading
-        const gate = leaderReplication.begin(term)
+        const gate = leaderReplication.begin()
         // Waiting for the epoch's quorum runs beside the role changes: a step down must not wait for it.
         yield* Effect.forkIn(
           Effect.gen(function* () {
@@ -286,10 +284,7 @@ export const make = (
         Effect.forever(
           Effect.gen(function* () {
             const leaders = gossip.known().filter((m) => m.isAlive && m.state === "Leader" && !m.isReadOnlyReplica)
-            const leader =
-              leaders.length === 1
-                ? peerAddressOf({ host: leaders[0]!.internalTcpIp, port: leaders[0]!.internalTcpPort })
-                : undefined
+            const leader = leaders.length === 1 ? Gossip.internalAddress(leaders[0]!) : undefined
             yield* changes.withPermits(1)(react({ term: 0, role: "Follower", leader }))
             yield* Effect.sleep(RESUBSCRIBE_MS)
           })
@@ -349,10 +344,7 @@ export const make = (
           priority = p
         }),
       priority: () => priority,
-      failure: Effect.async<string>((resume) => {
-        if (fatal !== undefined) return resume(Effect.succeed(fatal.message))
-        fatalWaiters.push((reason) => resume(Effect.succeed(reason)))
-      })
+      failure: Deferred.await(failed)
     }
     return status
   })

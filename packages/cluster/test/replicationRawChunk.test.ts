@@ -34,7 +34,7 @@ const event = (n: number): ProposedEvent => ({
   metadata: Buffer.alloc(0)
 })
 
-const timing = { heartbeatIntervalMs: 700, heartbeatTimeoutMs: 700 }
+const timing = { heartbeatIntervalMs: 700 }
 
 /** Positions and ids of every event of `$all`. */
 const allEvents = (store: EventStoreService) =>
@@ -66,7 +66,7 @@ const leaderWorld = (window: { sendWindowBytes: number; sliceBytes: number }, wr
           network.service("l:1112"),
           wrap(store.replica!)
         )
-        yield* store.replica!.lead(1, "00000000-0000-4000-8000-0000000000aa", replication.begin(1))
+        yield* store.replica!.lead(1, "00000000-0000-4000-8000-0000000000aa", replication.begin())
         for (let i = 0; store.replica!.writerCheckpoint() < 4 * config.chunkSize; i++)
           yield* store.append(i % 2 === 0 ? "kept" : "dropped", -2, [event(2 * i), event(2 * i + 1)])
         yield* store.engine.log.replaceChunks(0, 1, (record) => record.stream !== "dropped")
@@ -95,7 +95,14 @@ const startFollower = (
         const store = yield* make(config)
         follower = store
         const replica = wrap(store.replica!)
-        const settings = { self: "f:1112", promotable: true, ...timing, maxTruncationBytes: -1, epochsSent: 20 }
+        const settings = {
+          self: "f:1112",
+          promotable: true,
+          ...timing,
+          heartbeatTimeoutMs: 700,
+          maxTruncationBytes: -1,
+          epochsSent: 20
+        }
         yield* Effect.forever(
           Effect.zipRight(
             Effect.scoped(follow(settings, network.service("f:1112"), replica, "l:1112", () => {})),

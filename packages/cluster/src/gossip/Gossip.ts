@@ -11,6 +11,7 @@
  */
 import { Clock, Effect, Random, Ref, type Scope } from "effect"
 import type { NetworkService, PeerAddress } from "@vellum/platform"
+import { peerAddressOf } from "../ClusterSettings.js"
 import { afterContact, afterFailedSend, mergeGossip } from "../gossipMerge.js"
 import { memberKey, type MemberInfo } from "../MemberInfo.js"
 import type { VNodeState } from "../VNodeState.js"
@@ -50,8 +51,9 @@ export interface GossipService {
   readonly receive: (received: ReadonlyArray<MemberInfo>) => Effect.Effect<ReadonlyArray<MemberInfo>>
 }
 
-/** A member's node-to-node address. */
-export const internalAddress = (m: MemberInfo): PeerAddress => `${m.internalTcpIp}:${m.internalTcpPort}`
+/** A member's node-to-node address, spelt as the seeds are (`peerAddressOf`: an IPv6 host in brackets). */
+export const internalAddress = (m: MemberInfo): PeerAddress =>
+  peerAddressOf({ host: m.internalTcpIp, port: m.internalTcpPort })
 
 interface GossipMessage {
   readonly sender: string

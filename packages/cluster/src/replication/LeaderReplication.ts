@@ -22,7 +22,6 @@ import { Signal } from "./Signal.js"
 export interface LeaderReplicationSettings {
   readonly clusterSize: number
   readonly heartbeatIntervalMs: number
-  readonly heartbeatTimeoutMs: number
   /** Bytes sent and not yet acknowledged, at most (the reference's 16 MiB). */
   readonly sendWindowBytes: number
   /** Bytes per Data message, about. */
@@ -36,7 +35,6 @@ interface Waiter {
 
 /** One term of leading. */
 interface Term {
-  readonly term: number
   readonly tracker: ReplicationTracker
   /** Where the first gated write of the term (its epoch) ends; nothing commits before a quorum has it. */
   epochEnd: number | undefined
@@ -54,7 +52,7 @@ const notLeading: NotLeading = { _tag: "NotLeading" }
 
 export interface LeaderReplication {
   /** Begins a term: returns the gate the store's writer waits on. */
-  readonly begin: (term: number) => CommitGate
+  readonly begin: () => CommitGate
   /** Ends the term: waiting writes fail (their outcome is unknown), subscriptions close. */
   readonly end: Effect.Effect<void>
   /** The replication checkpoint of the current term (what is committed cluster-wide), if leading. */
@@ -87,10 +85,9 @@ export const make = (
       t.waiters = still
     }
 
-    const begin = (term: number): CommitGate => {
+    const begin = (): CommitGate => {
       if (current !== undefined) endTerm(current)
       const t: Term = {
-        term,
         tracker: new ReplicationTracker(settings.clusterSize),
         epochEnd: undefined,
         committedBefore: replica.committed(),
@@ -207,6 +204,7 @@ export const make = (
           Effect.ensuring(
             Effect.sync(() => {
               t.acks.delete(first.follower)
+              t.fileAcks.delete(first.follower)
               t.tracker.replicaLost(first.follower)
             })
           )

@@ -12,8 +12,9 @@ export const allowedDependencies = {
   scavenge: ["platform", "storage"],
   cluster: ["platform", "storage"],
   http: ["platform", "storage", "security", "scavenge", "cluster"],
-  node: ["platform", "storage", "security", "scavenge", "cluster", "http"],
-  simulation: ["platform", "storage", "security", "scavenge", "cluster", "http", "node"],
+  "auto-scavenge": ["platform", "storage", "security", "scavenge", "cluster", "http"],
+  node: ["platform", "storage", "security", "scavenge", "cluster", "http", "auto-scavenge"],
+  simulation: ["platform", "storage", "security", "scavenge", "cluster", "http", "auto-scavenge", "node"],
   "property-tests": ["platform", "storage", "simulation"],
   bench: ["platform", "storage", "scavenge"]
 }

@@ -83,6 +83,8 @@ export const makeDriver = (settings: DriverSettings, deps: DriverDeps): Effect.E
     const { store, cluster, calls } = deps
     const queue = yield* Queue.dropping<Job>(QueueCapacity)
     let leading: Persisted | undefined
+    /** The epoch this node led in when it loaded the state: a later term loads it again. */
+    let leadingEpoch = -1
     let stopped: string | undefined
     let members: ReadonlyArray<MemberInfo> = []
     let view: ClusterView | undefined
@@ -115,7 +117,12 @@ export const makeDriver = (settings: DriverSettings, deps: DriverDeps): Effect.E
         if (events.length === 0) return { ok: true } as const
         const written = yield* Effect.either(record(store, current.revision, events))
         if (written._tag === "Left") {
-          if (written.left._tag === "NotLeaderAnyMore") return { ok: false, detail: "Not leader" } as const
+          if (written.left._tag === "NotLeaderAnyMore") {
+            // Whoever leads loads the state afresh (this node too, at its next tick, if it still leads).
+            leading = undefined
+            yield* Effect.logInfo(`auto-scavenge: not recorded: ${written.left.message}`)
+            return { ok: false, detail: "Not leader" } as const
+          }
           stopped = written.left.message
           yield* Effect.logError(`auto-scavenge stopped: ${written.left.message}`)
           return { ok: false, detail: written.left.message } as const
@@ -131,7 +138,7 @@ export const makeDriver = (settings: DriverSettings, deps: DriverDeps): Effect.E
       members = yield* cluster.members(self)
       const found = members.find((m) => m.instanceId === self.instanceId) ?? self
       view = toView(members, found, cluster.clusterSize)
-      return { view, isLeader: found.state === "Leader" }
+      return { view, isLeader: found.state === "Leader", epoch: self.epochNumber }
     })
 
     const scavengerAt = (node: NodeId, current: ClusterView): ScavengerAt | undefined => {
@@ -219,7 +226,9 @@ export const makeDriver = (settings: DriverSettings, deps: DriverDeps): Effect.E
     })
 
     const onTick = Effect.gen(function* () {
-      const { view: current, isLeader } = yield* refreshView
+      const { view: current, isLeader, epoch } = yield* refreshView
+      // Leading again in a later term: what another leader recorded meanwhile is loaded.
+      if (isLeader && leading !== undefined && epoch !== leadingEpoch) leading = undefined
       if (isLeader && leading === undefined) {
         const loaded = yield* Effect.either(rehydrate(store, yield* Clock.currentTimeMillis))
         if (loaded._tag === "Left") {
@@ -228,6 +237,7 @@ export const makeDriver = (settings: DriverSettings, deps: DriverDeps): Effect.E
           return
         }
         leading = loaded.right
+        leadingEpoch = epoch
         lastWait = undefined
         yield* Effect.logInfo(`auto-scavenge: leading, ${publicStateOf(leading.state.status)}`)
       } else if (!isLeader && leading !== undefined) {

@@ -7,7 +7,8 @@
  *   cycle. It gets a `$maxAge` on its first write, so it does not grow forever (the reference's does).
  * - A write that timed out, or found the disk or the quorum unavailable, is sent again with the same event
  *   ids at the same revision (a write that had landed is then answered as done), up to `WriteAttempts`.
- *   NotLeader ends the attempt (the caller answers "Not leader"); anything else is fatal to auto-scavenge.
+ *   NotLeader ends the attempt (the caller answers "Not leader"); so does a revision that moved (another
+ *   leader wrote since this one loaded: it loads again); anything else is fatal to auto-scavenge.
  * - Rebuilding: the last configuration event, then the events after the last completed cycle, oldest
  *   first, then `Initialized` (cycles due while no node led are skipped).
  */
@@ -62,7 +63,9 @@ const classify =
   (e: AppendError): NotLeaderAnyMore | AutoScavengeStoreFailed =>
     e._tag === "NotLeader"
       ? new NotLeaderAnyMore({ message: "Not leader" })
-      : new AutoScavengeStoreFailed({ stream, message: e.message, cause: e })
+      : e._tag === "WrongExpectedVersion"
+        ? new NotLeaderAnyMore({ message: `${stream} moved since this leader loaded it` })
+        : new AutoScavengeStoreFailed({ stream, message: e.message, cause: e })
 
 /** Sent again (same event ids, same revision) while the failure may pass, pausing between attempts. */
 const retried = <A>(stream: string, write: Effect.Effect<A, AppendError>) =>

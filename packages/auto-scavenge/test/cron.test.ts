@@ -50,6 +50,7 @@ describe("the expanded rendering", () => {
     // repeated, leading and trailing spaces; a value may carry trailing whitespace (it is no separator)
     ["  0   6 *  * 6  ", "0 6 * * 6"],
     ["0 0 * * 5\t", "0 0 * * 5"],
+    ["0 0 * * 5\r\0", "0 0 * * 5"],
     ["007 08 * * *", "7 8 * * *"],
     // names: the first name (calendar order) the text is a case-insensitive prefix of
     ["0 0 1 j *", "0 0 1 1 *"],

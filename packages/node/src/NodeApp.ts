@@ -48,7 +48,9 @@ import {
   type Reply,
   type RouteDef
 } from "@vellum/http"
+import { AutoScavenge, autoScavengeRoutes } from "@vellum/auto-scavenge"
 import { NodeConfig } from "./config/NodeConfig.js"
+import { autoScavengeEnablement } from "./config/autoScavengeEnablement.js"
 import type { LoadedConfig } from "./config/LoadedConfig.js"
 import {
   toAdvertiseAs,
@@ -63,7 +65,22 @@ import * as ScavengeMetrics from "./scavengeMetrics.js"
 export const VELLUM_VERSION = "0.1.0"
 
 export type NodeAppServices =
-  EventStore | Users | Authenticator | StreamAccess | NodeServices.NodeServices | NodeConfig | Scavenger
+  EventStore | Users | Authenticator | StreamAccess | NodeServices.NodeServices | NodeConfig | Scavenger | AutoScavenge
+
+/** A stand-in until the leader's driver is wired in here: every command is a 500 saying so. */
+const autoScavengeNotWired = Layer.succeed(AutoScavenge, {
+  execute: () => Effect.succeed({ _tag: "Failed", detail: "auto-scavenge is not wired into the node yet" } as const),
+  figures: Effect.succeed({
+    state: undefined,
+    cyclesStarted: 0,
+    cyclesCompleted: 0,
+    nodeScavengesStarted: 0,
+    nodeScavengesCompleted: { Success: 0, Stopped: 0, Errored: 0 },
+    cycleMembers: 0,
+    cycleMembersDone: 0,
+    timeUntilNextCycleMillis: undefined
+  })
+})
 
 /**
  * Why a node cannot start: its store, its user store or its scavenge state cannot be opened, or another
@@ -161,7 +178,8 @@ export const layerWithStorage = (
     StreamAccessPolicy.layer,
     node,
     ScavengerLayer.layer(toScavengerSettings(config, storageConfig.dir)),
-    Layer.succeed(NodeConfig, loaded)
+    Layer.succeed(NodeConfig, loaded),
+    autoScavengeNotWired
   )
   const statsStream = config.WriteStatsToDb
     ? StatsStream.layer({ endpoint: `${config.NodeIp}:${config.NodePort}`, periodSeconds: config.StatsPeriodSec })
@@ -171,9 +189,9 @@ export const layerWithStorage = (
 
 /**
  * The route families a node serves, as the reference registers its controllers: streams only with AtomPub
- * on; the users API not in insecure mode; stats and metrics, gossip, and the admin endpoints (shutdown,
- * scavenge, the scavenge history's reads) each unless their `Disable…` switch is set. A route left out
- * answers 404.
+ * on; the users API not in insecure mode; auto-scavenge while it is enabled; stats and metrics, gossip, and the
+ * admin endpoints (shutdown, scavenge, the scavenge history's reads) each unless their `Disable…` switch is set.
+ * A route left out answers 404.
  */
 export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<NodeAppServices>> => {
   const config = loaded.config
@@ -186,6 +204,7 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
       admin: !config.DisableAdminUi
     }),
     ...(config.Insecure ? [] : usersRoutes),
+    ...(autoScavengeEnablement(config).enabled ? autoScavengeRoutes : []),
     ...(config.DisableAdminUi ? [] : scavengeRoutes),
     // With AtomPub on, the stream routes serve these paths (and the run page's template would shadow their
     // `/streams/$scavenges/{event}/forward/{count}`).

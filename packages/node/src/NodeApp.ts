@@ -23,7 +23,7 @@ import {
   type UserStoreFailed
 } from "@vellum/security"
 import { ClusterNode, ClusterStatus, isSingleNode, type ClusterSettings } from "@vellum/cluster"
-import { AutoScavenge, AutoScavengeLayer } from "@vellum/auto-scavenge"
+import { AutoScavenge, AutoScavengeLayer, autoScavengeRoutes } from "@vellum/auto-scavenge"
 import {
   NodeMetrics,
   makeHandler,
@@ -50,6 +50,7 @@ import {
   type RouteDef
 } from "@vellum/http"
 import { NodeConfig } from "./config/NodeConfig.js"
+import { autoScavengeEnablement } from "./config/autoScavengeEnablement.js"
 import type { LoadedConfig } from "./config/LoadedConfig.js"
 import {
   toAdvertiseAs,
@@ -182,9 +183,9 @@ export const layerWithStorage = (
 
 /**
  * The route families a node serves, as the reference registers its controllers: streams only with AtomPub
- * on; the users API not in insecure mode; stats and metrics, gossip, and the admin endpoints (shutdown,
- * scavenge, the scavenge history's reads) each unless their `Disable…` switch is set. A route left out
- * answers 404.
+ * on; the users API not in insecure mode; auto-scavenge while it is enabled; stats and metrics, gossip, and the
+ * admin endpoints (shutdown, scavenge, the scavenge history's reads) each unless their `Disable…` switch is set.
+ * A route left out answers 404.
  */
 export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<NodeAppServices>> => {
   const config = loaded.config
@@ -197,6 +198,7 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
       admin: !config.DisableAdminUi
     }),
     ...(config.Insecure ? [] : usersRoutes),
+    ...(autoScavengeEnablement(config).enabled ? autoScavengeRoutes : []),
     ...(config.DisableAdminUi ? [] : scavengeRoutes),
     // With AtomPub on, the stream routes serve these paths (and the run page's template would shadow their
     // `/streams/$scavenges/{event}/forward/{count}`).

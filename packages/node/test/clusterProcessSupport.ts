@@ -2,7 +2,7 @@
  * A cluster of real node processes on this machine, for the tests that check what a network of operating-system
  * processes does: the compiled node (`dist/main.mjs`, built by `buildDist`) started per member with the options
  * `npm run cluster` gives it, on free ports below the ephemeral range and a temporary data directory each; a
- * member can be SIGKILLed and restarted on its directory. And the client the tests talk to it with: the state
+ * member can be SIGKILLed and restarted on its directory, or replaced by a new node on an empty directory. And the client the tests talk to it with: the state
  * from /info, appends that follow a follower's 307 to the leader (resending the credentials and the body, which
  * fetch would drop or refuse across ports), and reads of a stream's event ids.
  */
@@ -28,11 +28,17 @@ export interface Member {
 }
 
 export interface ProcessCluster {
+  /** The current members, in their order (a replaced member's slot holds its replacement). */
   readonly members: ReadonlyArray<Member>
   /** SIGKILLs the member's process and waits until it has exited. */
   readonly kill: (member: Member) => Promise<void>
   /** Starts the member again, on its data directory and ports. */
   readonly restart: (member: Member) => void
+  /**
+   * SIGKILLs the member and starts a new node in its place: an empty data directory and another HTTP port (so
+   * another endpoint in gossip), the same internal port (so the others' seeds still reach it).
+   */
+  readonly replace: (member: Member) => Promise<Member>
   /** Every member's output so far, each line prefixed with its name: for the message of a failed wait. */
   readonly logs: () => string
   /** Kills whatever still runs and removes the data directories. */
@@ -54,8 +60,16 @@ const lowFreePort = async (taken: Set<number>): Promise<number> => {
   }
 }
 
+export interface ProcessClusterOptions {
+  /** Given to every member after the cluster's own options (say, a shorter gossip interval). */
+  readonly args?: ReadonlyArray<string>
+}
+
 /** Builds the node and starts `size` voting members, each seeded with the others' internal endpoints. */
-export const startProcessCluster = async (size: number): Promise<ProcessCluster> => {
+export const startProcessCluster = async (
+  size: number,
+  options: ProcessClusterOptions = {}
+): Promise<ProcessCluster> => {
   buildDist()
   const taken = new Set<number>()
   const secret = randomBytes(24).toString("base64url")
@@ -66,6 +80,7 @@ export const startProcessCluster = async (size: number): Promise<ProcessCluster>
     layout.push({ name: `node${n}`, httpPort, internalPort, db: tempDir(`vellum-cluster-node${n}-`) })
   }
   const processes = new Map<string, Spawned>()
+  const replacedDbs: Array<string> = []
   const previousOutput = new Map<string, string>()
   const spawnMember = (node: (typeof layout)[number]) => {
     const seeds = layout.filter((other) => other !== node).map((other) => `${HOST}:${other.internalPort}`)
@@ -80,25 +95,42 @@ export const startProcessCluster = async (size: number): Promise<ProcessCluster>
       ["--replication-port", String(node.internalPort)],
       ["--gossip-seed", seeds.join(",")],
       // The cheapest password hash: the default users' hashing is not what this cluster is for.
-      ["--password-hash-cost", "4"]
+      ["--password-hash-cost", "4"],
+      options.args ?? []
     ].flat()
     processes.set(node.name, spawnNode(args, { VELLUM_CLUSTER_SECRET: secret }))
   }
   layout.forEach(spawnMember)
-  const members = layout.map((node): Member => ({
+  const memberOf = (node: (typeof layout)[number]): Member => ({
     ...node,
     url: `http://${HOST}:${node.httpPort}`,
     process: () => processes.get(node.name)!
-  }))
+  })
+  const members = layout.map(memberOf)
   const alive = (spawned: Spawned) => spawned.child.exitCode === null && spawned.child.signalCode === null
+  const kill = async (member: Member) => {
+    const spawned = member.process()
+    if (alive(spawned)) spawned.child.kill("SIGKILL")
+    await spawned.exited
+  }
+  const layoutOf = (member: Member) => layout.findIndex((node) => node.name === member.name)
   return {
     members,
-    kill: async (member) => {
-      const spawned = member.process()
-      if (alive(spawned)) spawned.child.kill("SIGKILL")
-      await spawned.exited
+    kill,
+    restart: (member) => spawnMember(layout[layoutOf(member)]!),
+    replace: async (member) => {
+      await kill(member)
+      const slot = layoutOf(member)
+      const old = layout[slot]!
+      const replacement = { ...old, httpPort: await lowFreePort(taken), db: tempDir(`vellum-cluster-${old.name}-`) }
+      layout[slot] = replacement
+      // Its predecessor's directory goes with the others at the end (its output is kept for the logs).
+      replacedDbs.push(old.db)
+      spawnMember(replacement)
+      const next = memberOf(replacement)
+      members[slot] = next
+      return next
     },
-    restart: (member) => spawnMember(layout.find((node) => node.name === member.name)!),
     logs: () =>
       layout
         .flatMap((node) =>
@@ -111,7 +143,8 @@ export const startProcessCluster = async (size: number): Promise<ProcessCluster>
     dispose: async () => {
       for (const spawned of processes.values()) if (alive(spawned)) spawned.child.kill("SIGKILL")
       await Promise.all([...processes.values()].map((spawned) => spawned.exited))
-      for (const node of layout) fs.rmSync(node.db, { recursive: true, force: true })
+      for (const db of [...layout.map((node) => node.db), ...replacedDbs])
+        fs.rmSync(db, { recursive: true, force: true })
     }
   }
 }
@@ -207,12 +240,29 @@ export const appendEvent = async (
   return { status: response.status, redirects, location: response.headers.get("location") }
 }
 
+export interface ReadEvent {
+  readonly eventId: string
+  readonly eventType: string
+  readonly eventNumber: number
+  /** The event's JSON body as the feed embeds it (parsed when it came as text). */
+  readonly data: unknown
+}
+
+const parsedOrText = (text: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return text
+  }
+}
+
 /**
- * The event ids of `stream` on the node at `url`, in stream order (read forward, a page at a time, as admin);
- * empty when the stream does not exist there (yet); undefined when the node does not answer as expected.
+ * The events of `stream` on the node at `url`, in stream order (read forward, a page at a time, as admin, the
+ * bodies embedded); empty when the stream does not exist there (yet); undefined when the node does not answer
+ * as expected.
  */
-export const readEventIds = async (url: string, stream: string): Promise<ReadonlyArray<string> | undefined> => {
-  const ids: Array<string> = []
+export const readEvents = async (url: string, stream: string): Promise<ReadonlyArray<ReadEvent> | undefined> => {
+  const events: Array<ReadEvent> = []
   const page = 100
   try {
     for (let from = 0; ; from += page) {
@@ -222,18 +272,29 @@ export const readEventIds = async (url: string, stream: string): Promise<Readonl
       })
       if (response.status === 404) {
         await response.arrayBuffer()
-        return ids
+        return events
       }
       if (response.status !== 200) {
         await response.arrayBuffer()
         return undefined
       }
-      const feed = (await response.json()) as { entries: Array<{ eventId: string; eventNumber: number }> }
+      const feed = (await response.json()) as { entries: Array<ReadEvent> }
       const entries = [...feed.entries].sort((a, b) => a.eventNumber - b.eventNumber)
-      ids.push(...entries.map((entry) => entry.eventId))
-      if (entries.length < page) return ids
+      events.push(
+        ...entries.map(({ eventId, eventType, eventNumber, data }) => ({
+          eventId,
+          eventType,
+          eventNumber,
+          data: typeof data === "string" ? parsedOrText(data) : data
+        }))
+      )
+      if (entries.length < page) return events
     }
   } catch {
     return undefined
   }
 }
+
+/** The event ids of `stream` on the node at `url`, in stream order (as `readEvents` reads them). */
+export const readEventIds = async (url: string, stream: string): Promise<ReadonlyArray<string> | undefined> =>
+  (await readEvents(url, stream))?.map((event) => event.eventId)

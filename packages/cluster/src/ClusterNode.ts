@@ -120,7 +120,8 @@ export const make = (
       {
         ...Gossip.defaultGossipSettings(settings.gossipSeeds),
         intervalMillis: settings.gossipIntervalMs,
-        timeoutMillis: settings.gossipTimeoutMs
+        timeoutMillis: settings.gossipTimeoutMs,
+        deadMemberRemovalMillis: settings.deadMemberRemovalPeriodSec * 1000
       },
       mux.protocol(Protocol.Gossip),
       Effect.map(selfMember, (member) => ({

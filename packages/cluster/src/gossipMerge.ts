@@ -9,13 +9,14 @@
  *   epoch, else a longer log, else a later report;
  * - but whether the leader this node follows is alive, and in which state, is never taken from others —
  *   only the leader itself and this node's own links decide that, so one rumour cannot depose a leader;
- * - members dead for longer than `DeadMemberRemovalMillis` are forgotten, except while this node knows no
- *   leader (it then keeps every member it ever heard of, to elect among them).
+ * - members dead for longer than the removal period (`DeadMemberRemovalPeriodSec`, 30 minutes unless set) are
+ *   forgotten, except while this node knows no leader (it then keeps every member it ever heard of, to elect
+ *   among them).
  */
 import { isLeaderless, type VNodeState } from "./VNodeState.js"
 import { memberKey, type MemberInfo } from "./MemberInfo.js"
 
-/** How long a dead member is remembered (30 minutes). */
+/** How long a dead member is remembered unless the configuration says otherwise (30 minutes). */
 export const DeadMemberRemovalMillis = 30 * 60 * 1000
 /** A sender whose clock differs from ours by more than this is reported (its gossip is still merged). */
 export const AllowedClockDifferenceMillis = 60 * 1000
@@ -41,6 +42,8 @@ export interface GossipMerge {
   /** The instance id of the leader this node follows, if any. */
   readonly leaderInstanceId: string | undefined
   readonly nowMillis: number
+  /** How long a dead member is remembered. */
+  readonly deadMemberRemovalMillis: number
 }
 
 export interface GossipMerged {
@@ -72,17 +75,19 @@ export const mergeGossip = (input: GossipMerge): GossipMerged => {
     members.set(key, isFollowedLeader ? { ...m, isAlive: known.isAlive, state: known.state } : m)
   }
   members.set(memberKey(self), self)
-  return { members: forgetDead([...members.values()], input.selfState, input.nowMillis), senderClockSkewed }
+  const remembered = forgetDead([...members.values()], input.selfState, input.nowMillis, input.deadMemberRemovalMillis)
+  return { members: remembered, senderClockSkewed }
 }
 
-/** Drops members dead for longer than `DeadMemberRemovalMillis` (none while leaderless); orders by key. */
+/** Drops members dead for longer than `removalMillis` (none while leaderless); orders by key. */
 export const forgetDead = (
   members: ReadonlyArray<MemberInfo>,
   selfState: VNodeState,
-  nowMillis: number
+  nowMillis: number,
+  removalMillis: number
 ): Array<MemberInfo> =>
   members
-    .filter((m) => m.isAlive || isLeaderless(selfState) || nowMillis - m.timeStamp < DeadMemberRemovalMillis)
+    .filter((m) => m.isAlive || isLeaderless(selfState) || nowMillis - m.timeStamp < removalMillis)
     .sort((a, b) => (memberKey(a) < memberKey(b) ? -1 : memberKey(a) > memberKey(b) ? 1 : 0))
 
 /**

@@ -18,6 +18,7 @@ const base = (changes: Partial<GossipMerge>): GossipMerge => ({
   sender: undefined,
   leaderInstanceId: undefined,
   nowMillis: NOW,
+  deadMemberRemovalMillis: DeadMemberRemovalMillis,
   ...changes
 })
 
@@ -88,6 +89,12 @@ describe("gossip merge", () => {
     expect(mergeGossip(base({ known })).members.map((m) => m.internalTcpIp)).toEqual(["10.0.0.1", "10.0.0.3"])
     for (const selfState of ["Unknown", "DiscoverLeader", "Initializing", "ReadOnlyLeaderless"] as const)
       expect(mergeGossip(base({ known, selfState })).members).toHaveLength(3)
+  })
+
+  it("forgets dead members after the configured removal period", () => {
+    const known = [member(1), member(2, { isAlive: false, timeStamp: NOW - 5_001 }), member(3, { isAlive: false })]
+    const merged = mergeGossip(base({ known, deadMemberRemovalMillis: 5_000 }))
+    expect(merged.members.map((m) => m.internalTcpIp)).toEqual(["10.0.0.1", "10.0.0.3"])
   })
 
   it("orders members by key and always includes this node's current record", () => {

@@ -12,7 +12,7 @@
 import { Clock, Effect, Random, Ref, type Scope } from "effect"
 import type { NetworkService, PeerAddress } from "@vellum/platform"
 import { peerAddressOf } from "../ClusterSettings.js"
-import { afterContact, afterFailedSend, mergeGossip } from "../gossipMerge.js"
+import { DeadMemberRemovalMillis, afterContact, afterFailedSend, mergeGossip } from "../gossipMerge.js"
 import { memberKey, type MemberInfo } from "../MemberInfo.js"
 import type { VNodeState } from "../VNodeState.js"
 
@@ -23,15 +23,21 @@ export interface GossipSettings {
   readonly fastIntervalMillis: number
   readonly fastRounds: number
   readonly timeoutMillis: number
+  /** How long a dead member is remembered (`DeadMemberRemovalPeriodSec`). */
+  readonly deadMemberRemovalMillis: number
 }
 
-/** The reference's timings: 100 ms for the first 20 rounds, then every 2 s; a round times out after 2.5 s. */
+/**
+ * The reference's timings: 100 ms for the first 20 rounds, then every 2 s; a round times out after 2.5 s; a
+ * dead member is forgotten after 30 minutes.
+ */
 export const defaultGossipSettings = (seeds: ReadonlyArray<PeerAddress>): GossipSettings => ({
   seeds,
   intervalMillis: 2000,
   fastIntervalMillis: 100,
   fastRounds: 20,
-  timeoutMillis: 2500
+  timeoutMillis: 2500,
+  deadMemberRemovalMillis: DeadMemberRemovalMillis
 })
 
 /** What this node says of itself each round (it changes with its state and log). */
@@ -95,7 +101,8 @@ export const make = (
           received,
           sender,
           leaderInstanceId: self.leaderInstanceId,
-          nowMillis
+          nowMillis,
+          deadMemberRemovalMillis: settings.deadMemberRemovalMillis
         })
         yield* Ref.set(view, merged.members)
         known = merged.members

@@ -9,6 +9,9 @@
  *   epoch, else a longer log, else a later report;
  * - but whether the leader this node follows is alive, and in which state, is never taken from others —
  *   only the leader itself and this node's own links decide that, so one rumour cannot depose a leader;
+ * - one record per internal endpoint: a node started afresh at a member's internal endpoint under another
+ *   HTTP endpoint (a replacement) supersedes the record before it, the newer report winning and this node's
+ *   own always (the old record would otherwise live on: its endpoint answers, so it is never taken for dead);
  * - members dead for longer than the removal period (`DeadMemberRemovalPeriodSec`, 30 minutes unless set) are
  *   forgotten, except while this node knows no leader (it then keeps every member it ever heard of, to elect
  *   among them).
@@ -75,8 +78,23 @@ export const mergeGossip = (input: GossipMerge): GossipMerged => {
     members.set(key, isFollowedLeader ? { ...m, isAlive: known.isAlive, state: known.state } : m)
   }
   members.set(memberKey(self), self)
-  const remembered = forgetDead([...members.values()], input.selfState, input.nowMillis, input.deadMemberRemovalMillis)
+  const current = newestPerInternalEndpoint([...members.values()], self)
+  const remembered = forgetDead(current, input.selfState, input.nowMillis, input.deadMemberRemovalMillis)
   return { members: remembered, senderClockSkewed }
+}
+
+const internalEndpoint = (m: MemberInfo): string => `${m.internalTcpIp}:${m.internalTcpPort}`
+
+/** Keeps, of the records that share an internal endpoint, `self`'s, else the most recently reported. */
+const newestPerInternalEndpoint = (members: ReadonlyArray<MemberInfo>, self: MemberInfo): Array<MemberInfo> => {
+  const holder = new Map<string, MemberInfo>()
+  for (const m of members) {
+    const endpoint = internalEndpoint(m)
+    const other = holder.get(endpoint)
+    const wins = other === undefined || m === self || (other !== self && m.timeStamp > other.timeStamp)
+    if (wins) holder.set(endpoint, m)
+  }
+  return members.filter((m) => holder.get(internalEndpoint(m)) === m)
 }
 
 /** Drops members dead for longer than `removalMillis` (none while leaderless); orders by key. */

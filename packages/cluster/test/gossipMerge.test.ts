@@ -97,6 +97,18 @@ describe("gossip merge", () => {
     expect(merged.members.map((m) => m.internalTcpIp)).toEqual(["10.0.0.1", "10.0.0.3"])
   })
 
+  it("keeps one record per internal endpoint: a node replaced there under another HTTP endpoint supersedes the old", () => {
+    const replaced = member(2, { isAlive: true, timeStamp: NOW - 3_000 })
+    const replacement = member(2, { instanceId: "replacement", httpEndPointPort: 2114, internalHttpEndPointPort: 2114 })
+    const merged = mergeGossip(base({ known: [member(1), replaced, member(3)], received: [replacement] }))
+    expect(merged.members.map((m) => m.instanceId)).toEqual([member(1).instanceId, "replacement", member(3).instanceId])
+    // Rumours of the old record do not bring it back, nor can anyone take this node's own endpoint.
+    const again = mergeGossip(base({ known: merged.members, received: [replaced] }))
+    expect(again.members.map((m) => m.instanceId)).toEqual(merged.members.map((m) => m.instanceId))
+    const impostor = member(1, { instanceId: "impostor", internalHttpEndPointPort: 2114, timeStamp: NOW + 1 })
+    expect(mergeGossip(base({ received: [impostor] })).members.map((m) => m.instanceId)).not.toContain("impostor")
+  })
+
   it("orders members by key and always includes this node's current record", () => {
     const self = member(2, { state: "Leader" })
     const merged = mergeGossip(base({ self, known: [member(3), member(1)], received: [member(4)] }))

@@ -23,6 +23,7 @@ import {
   lastScavengeResult,
   statusOf,
   unlinkedNodeEvents,
+  waitForFirstNodeScavenge,
   watchCycle,
   writeScavengeableLog
 } from "./autoScavengeClusterSupport.js"
@@ -30,6 +31,9 @@ import {
 /** Bounds, not expectations: the schedule fires at the next whole minute; a loaded machine is slow. */
 const ELECTION_MS = 30_000
 const CYCLE_MS = 150_000
+
+/** About 3 MB: some 24 chunks of 128 KiB, a node scavenge of a few seconds. */
+const WORK = { streams: 30, perStream: 200, bodyBytes: 400 }
 
 let cluster: ProcessCluster
 beforeAll(async () => {
@@ -40,7 +44,7 @@ afterAll(() => cluster?.dispose(), 30_000)
 describe("auto-scavenge on a cluster of three node processes", () => {
   it("configures through any node, then runs a cycle paused and resumed midway, the leader last after it resigned", async () => {
     const { leader, followers } = await waitForRoles(cluster, cluster.members, ELECTION_MS)
-    await writeScavengeableLog(leader, { streams: 30, perStream: 200, bodyBytes: 400 })
+    await writeScavengeableLog(leader, { prefix: "work", ...WORK })
 
     // A follower passes the command on (202, no body), once it knows the leader from gossip.
     const viaFollower = await waitUntil(cluster, "configure through a follower", ELECTION_MS, async () => {
@@ -65,14 +69,8 @@ describe("auto-scavenge on a cluster of three node processes", () => {
     }
 
     // The cycle starts; pause it while its first node scavenge runs (none can be done yet, so one runs).
-    const running = await waitUntil(cluster, "a cycle in progress with a node scavenge started", CYCLE_MS, async () => {
-      const status = await anyStatus(cluster.members)
-      const cycle = status?.cycle
-      return status?.state === "InProgress" && cycle?.nodeScavenge && cycle.members.every((m) => !m.done)
-        ? status
-        : undefined
-    })
-    expect(running.cycle?.designated?.port).not.toBe(leader.httpPort)
+    const running = await waitForFirstNodeScavenge(cluster, CYCLE_MS)
+    expect(running.designated).not.toBe(leader.httpPort)
     expect(await call(leader, "POST", "/auto-scavenge/pause")).toEqual({ status: 202, text: "" })
     await waitUntil(cluster, "paused", ELECTION_MS, async () =>
       (await statusOf(leader))?.state === "Paused" ? true : undefined
@@ -85,7 +83,7 @@ describe("auto-scavenge on a cluster of three node processes", () => {
     expect(await call(leader, "POST", "/auto-scavenge/resume")).toEqual({ status: 200, text: "{}" })
     expect(await call(leader, "POST", "/auto-scavenge/resume")).toEqual({ status: 200, text: "{}" })
 
-    const cycle = await watchCycle(cluster, 0, CYCLE_MS)
+    const cycle = await watchCycle(cluster, running.clusterScavengeId, CYCLE_MS)
     const types = cycle.events.map((event) => event.eventType)
     expect(types[0]).toBe("$cluster-scavenge-started")
     expect(types.at(-1)).toBe("$cluster-scavenge-completed")
@@ -106,9 +104,9 @@ describe("auto-scavenge on a cluster of three node processes", () => {
         .sort()
     ).toEqual(followers.map((f) => f.httpPort).sort())
     expect(done[2]?.port).toBe(leader.httpPort)
-    // When the leader's own scavenge started, it followed another node.
+    // When the leader's own scavenge started, another node led.
     const states = cycle.statesAtStart.get(leader.httpPort)!
-    expect(states[cluster.members.indexOf(leader)]).toBe("follower")
+    expect(states[cluster.members.indexOf(leader)]).not.toBe("leader")
     expect(states.filter((state) => state === "leader")).toHaveLength(1)
 
     const after = await anyStatus(cluster.members)

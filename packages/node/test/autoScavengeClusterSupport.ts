@@ -53,9 +53,10 @@ export interface Status {
   readonly schedule: string | null
   readonly timeUntilNextCycle: string | null
   readonly cycle: {
+    readonly clusterScavengeId: string
     readonly members: ReadonlyArray<{ readonly port: number; readonly done: boolean }>
     readonly designated: { readonly port: number } | null
-    readonly nodeScavenge: { readonly scavengeId: string } | null
+    readonly nodeScavenge: { readonly scavengeId: string; readonly phase: string | null } | null
   } | null
 }
 
@@ -100,17 +101,17 @@ const until = async (what: string, expected: number, send: () => Promise<number>
 }
 
 /**
- * Writes work for a scavenger through the leader: `streams` streams of `perStream` events of about
- * `bodyBytes` each, then deletes every third stream and caps every third (from the second) with
- * `$maxCount: 1`. With small chunks, the log spans many of them.
+ * Writes work for a scavenger through the leader: `streams` streams (named after `prefix`) of `perStream`
+ * events of about `bodyBytes` each, then deletes every third stream and caps every third (from the second)
+ * with `$maxCount: 1`. With small chunks, the log spans many of them.
  */
 export const writeScavengeableLog = async (
   leader: Member,
-  shape: { readonly streams: number; readonly perStream: number; readonly bodyBytes: number }
+  shape: { readonly prefix: string; readonly streams: number; readonly perStream: number; readonly bodyBytes: number }
 ) => {
   const padding = "x".repeat(shape.bodyBytes)
   for (let s = 0; s < shape.streams; s++) {
-    const stream = `work-${s}`
+    const stream = `${shape.prefix}-${s}`
     for (let from = 0; from < shape.perStream; from += 50) {
       const batch = Array.from({ length: Math.min(50, shape.perStream - from) }, (_, i) => ({
         eventId: randomUUID(),
@@ -153,27 +154,34 @@ export interface Cycle {
   readonly statusStates: ReadonlyArray<string>
 }
 
-/** The `n`th cycle's events (from 0) of `$auto-scavenges`, as far as they go. */
-export const cycleEvents = (events: ReadonlyArray<ReadEvent>, n: number): ReadonlyArray<ReadEvent> => {
+/** Which cycle: the `n`th of the stream (from 0), or the one with this cluster scavenge id. */
+export type WhichCycle = number | string
+
+/** The events of a cycle of `$auto-scavenges`, as far as they go. */
+export const cycleEvents = (events: ReadonlyArray<ReadEvent>, which: WhichCycle): ReadonlyArray<ReadEvent> => {
   const starts = events.flatMap((event, i) => (event.eventType === "$cluster-scavenge-started" ? [i] : []))
-  if (starts[n] === undefined) return []
-  const from = events.slice(starts[n])
+  const start =
+    typeof which === "number"
+      ? starts[which]
+      : starts.find((i) => (events[i]!.data as { clusterScavengeId: string }).clusterScavengeId === which)
+  if (start === undefined) return []
+  const from = events.slice(start)
   const end = from.findIndex((event) => event.eventType === "$cluster-scavenge-completed")
   return end < 0 ? from : from.slice(0, end + 1)
 }
 
 /**
- * Watches the `n`th cycle (from 0) until it completes: `$auto-scavenges` from any member that answers, each
- * member's /info state whenever a node's scavenge is first seen started, and the status states.
+ * Watches a cycle until it completes: `$auto-scavenges` from any member that answers, each member's /info
+ * state whenever a node's scavenge is first seen started, and the status states.
  */
-export const watchCycle = async (cluster: ProcessCluster, n: number, ms: number): Promise<Cycle> => {
+export const watchCycle = async (cluster: ProcessCluster, which: WhichCycle, ms: number): Promise<Cycle> => {
   const statesAtStart = new Map<number, ReadonlyArray<string | undefined>>()
   const statusStates: Array<string> = []
   let events: ReadonlyArray<ReadEvent> = []
   const done = () => events.at(-1)?.eventType === "$cluster-scavenge-completed"
   await waitUntil(
     cluster,
-    () => `cycle ${n} completing (seen so far: ${events.map((e) => e.eventType).join(", ")})`,
+    () => `cycle ${which} completing (seen so far: ${events.map((e) => e.eventType).join(", ")})`,
     ms,
     async () => {
       const status = await anyStatus(cluster.members)
@@ -181,7 +189,7 @@ export const watchCycle = async (cluster: ProcessCluster, n: number, ms: number)
       for (const member of cluster.members) {
         const read = await autoScavengeEvents(member)
         if (read === undefined) continue
-        events = cycleEvents(read, n)
+        events = cycleEvents(read, which)
         break
       }
       for (const event of events) {
@@ -230,3 +238,35 @@ export const AutoScavengeClusterArgs: ReadonlyArray<string> = [
   ["--chunk-size", "131072"],
   ["--max-append-event-size", "32768"]
 ].flat()
+
+const EARLY_PHASES = new Set([null, "Beginning", "Accumulating", "Calculating", "ExecutingChunks"])
+
+/** The ids of the cycles `$auto-scavenges` holds now (as `member` reads it). */
+export const cycleIds = async (member: Member): Promise<ReadonlySet<string>> =>
+  new Set(
+    ((await autoScavengeEvents(member)) ?? [])
+      .filter((event) => event.eventType === "$cluster-scavenge-started")
+      .map((event) => (event.data as { clusterScavengeId: string }).clusterScavengeId)
+  )
+
+/**
+ * Waits until a cycle in progress (not one of `earlier`) is at its first node scavenge, started and in its
+ * early phases (so it still has a while to run, and the cycle cannot complete before the next request).
+ */
+export const waitForFirstNodeScavenge = (
+  cluster: ProcessCluster,
+  ms: number,
+  earlier: ReadonlySet<string> = new Set()
+) =>
+  waitUntil(cluster, "a cycle in progress at its first node scavenge", ms, async () => {
+    const status = await anyStatus(cluster.members)
+    const cycle = status?.cycle
+    if (status?.state !== "InProgress" || cycle === null || cycle === undefined) return undefined
+    const early = cycle.nodeScavenge !== null && EARLY_PHASES.has(cycle.nodeScavenge.phase)
+    return early &&
+      cycle.members.every((m) => !m.done) &&
+      cycle.designated !== null &&
+      !earlier.has(cycle.clusterScavengeId)
+      ? { clusterScavengeId: cycle.clusterScavengeId, designated: cycle.designated.port }
+      : undefined
+  })

@@ -61,6 +61,7 @@ import {
 } from "./config/derive.js"
 import { infoOptionsRoute } from "./infoOptionsRoute.js"
 import * as ScavengeMetrics from "./scavengeMetrics.js"
+import * as AutoScavengeMetrics from "./autoScavengeMetrics.js"
 
 export const VELLUM_VERSION = "0.1.0"
 
@@ -184,7 +185,11 @@ export const layerWithStorage = (
   const statsStream = config.WriteStatsToDb
     ? StatsStream.layer({ endpoint: `${config.NodeIp}:${config.NodePort}`, periodSeconds: config.StatsPeriodSec })
     : Layer.empty
-  return Layer.provideMerge(Layer.merge(ScavengeMetrics.layer, statsStream), Layer.provideMerge(aboveStorage, store))
+  const autoScavengeMetrics = autoScavengeEnablement(config).enabled ? AutoScavengeMetrics.layer : Layer.empty
+  return Layer.provideMerge(
+    Layer.mergeAll(ScavengeMetrics.layer, autoScavengeMetrics, statsStream),
+    Layer.provideMerge(aboveStorage, store)
+  )
 }
 
 /**

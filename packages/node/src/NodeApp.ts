@@ -48,7 +48,7 @@ import {
   type Reply,
   type RouteDef
 } from "@vellum/http"
-import { AutoScavenge, autoScavengeRoutes } from "@vellum/auto-scavenge"
+import { AutoScavenge, autoScavengeRoutes, noAutoScavengeFigures } from "@vellum/auto-scavenge"
 import { NodeConfig } from "./config/NodeConfig.js"
 import { autoScavengeEnablement } from "./config/autoScavengeEnablement.js"
 import type { LoadedConfig } from "./config/LoadedConfig.js"
@@ -71,16 +71,7 @@ export type NodeAppServices =
 /** A stand-in until the leader's driver is wired in here: every command is a 500 saying so. */
 const autoScavengeNotWired = Layer.succeed(AutoScavenge, {
   execute: () => Effect.succeed({ _tag: "Failed", detail: "auto-scavenge is not wired into the node yet" } as const),
-  figures: Effect.succeed({
-    state: undefined,
-    cyclesStarted: 0,
-    cyclesCompleted: 0,
-    nodeScavengesStarted: 0,
-    nodeScavengesCompleted: { Success: 0, Stopped: 0, Errored: 0 },
-    cycleMembers: 0,
-    cycleMembersDone: 0,
-    timeUntilNextCycleMillis: undefined
-  })
+  figures: Effect.succeed(noAutoScavengeFigures)
 })
 
 /**

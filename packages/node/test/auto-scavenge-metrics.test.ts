@@ -2,20 +2,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import { NodeMetrics } from "@vellum/http"
-import { AutoScavenge, type AutoScavengeFigures } from "@vellum/auto-scavenge"
+import { AutoScavenge, noAutoScavengeFigures } from "@vellum/auto-scavenge"
 import * as AutoScavengeMetrics from "../src/autoScavengeMetrics.js"
 import { admin, text, withNode } from "./nodeAppSupport.js"
 
-const idle: AutoScavengeFigures = {
-  state: undefined,
-  cyclesStarted: 0,
-  cyclesCompleted: 0,
-  nodeScavengesStarted: 0,
-  nodeScavengesCompleted: { Success: 0, Stopped: 0, Errored: 0 },
-  cycleMembers: 0,
-  cycleMembersDone: 0,
-  timeUntilNextCycleMillis: undefined
-}
+const idle = noAutoScavengeFigures
 
 const scrape = Effect.flatMap(NodeMetrics, (metrics) => Effect.promise(() => metrics.registry.metrics()))
 

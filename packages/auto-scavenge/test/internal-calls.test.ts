@@ -57,7 +57,8 @@ const loopback = (serve: (bytes: Uint8Array) => Effect.Effect<Uint8Array>, fail?
     request: (peer, message) => {
       sentTo.push(peer)
       if (fail === "unreachable") return Effect.fail(new NetworkUnreachable({ peer, message: "refused" }))
-      if (fail === "timeout") return Effect.fail(new NetworkTimedOut({ peer, afterMillis: 5_000, message: "no answer" }))
+      if (fail === "timeout")
+        return Effect.fail(new NetworkTimedOut({ peer, afterMillis: 5_000, message: "no answer" }))
       return serve(message)
     },
     open: () => Effect.die("not used"),

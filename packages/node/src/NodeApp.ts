@@ -23,6 +23,7 @@ import {
   type UserStoreFailed
 } from "@vellum/security"
 import { ClusterNode, ClusterStatus, isSingleNode, type ClusterSettings } from "@vellum/cluster"
+import { AutoScavenge, AutoScavengeLayer, autoScavengeRoutes } from "@vellum/auto-scavenge"
 import {
   NodeMetrics,
   makeHandler,
@@ -48,7 +49,6 @@ import {
   type Reply,
   type RouteDef
 } from "@vellum/http"
-import { AutoScavenge, autoScavengeRoutes, noAutoScavengeFigures } from "@vellum/auto-scavenge"
 import { NodeConfig } from "./config/NodeConfig.js"
 import { autoScavengeEnablement } from "./config/autoScavengeEnablement.js"
 import type { LoadedConfig } from "./config/LoadedConfig.js"
@@ -67,12 +67,6 @@ export const VELLUM_VERSION = "0.1.0"
 
 export type NodeAppServices =
   EventStore | Users | Authenticator | StreamAccess | NodeServices.NodeServices | NodeConfig | Scavenger | AutoScavenge
-
-/** A stand-in until the leader's driver is wired in here: every command is a 500 saying so. */
-const autoScavengeNotWired = Layer.succeed(AutoScavenge, {
-  execute: () => Effect.succeed({ _tag: "Failed", detail: "auto-scavenge is not wired into the node yet" } as const),
-  figures: Effect.succeed(noAutoScavengeFigures)
-})
 
 /**
  * Why a node cannot start: its store, its user store or its scavenge state cannot be opened, or another
@@ -170,15 +164,21 @@ export const layerWithStorage = (
     StreamAccessPolicy.layer,
     node,
     ScavengerLayer.layer(toScavengerSettings(config, storageConfig.dir)),
-    Layer.succeed(NodeConfig, loaded),
-    autoScavengeNotWired
+    Layer.succeed(NodeConfig, loaded)
   )
   const statsStream = config.WriteStatsToDb
     ? StatsStream.layer({ endpoint: `${config.NodeIp}:${config.NodePort}`, periodSeconds: config.StatsPeriodSec })
     : Layer.empty
-  const autoScavengeMetrics = autoScavengeEnablement(config).enabled ? AutoScavengeMetrics.layer : Layer.empty
+  // Every member answers the leader's node scavenge calls; the driver (and its metrics) runs only where
+  // auto-scavenge is on.
+  const autoScavenge = Layer.merge(
+    autoScavengeEnablement(config).enabled
+      ? Layer.provideMerge(AutoScavengeMetrics.layer, AutoScavengeLayer.layer({ tickMillis: config.GossipIntervalMs }))
+      : AutoScavengeLayer.layerDisabled,
+    AutoScavengeLayer.layerNodeScavengeServer
+  )
   return Layer.provideMerge(
-    Layer.mergeAll(ScavengeMetrics.layer, autoScavengeMetrics, statsStream),
+    Layer.mergeAll(ScavengeMetrics.layer, statsStream, autoScavenge),
     Layer.provideMerge(aboveStorage, store)
   )
 }

@@ -26,7 +26,9 @@ export const apply = (state: AutoScavengeState, event: AutoScavengeEvent): AutoS
         clusterScavenge: { id: event.clusterScavengeId, members: event.members, scavenged: [] }
       }
     case "NodeDesignated":
-      return { ...state, status: "StartingNodeScavenge", designated: event.nodeId }
+      // A new designation has no scavenge yet: an id kept from before (the node restarted, or another node
+      // before a pause) names a scavenge that is over, and stopping it would leave a new one running.
+      return { ...state, status: "StartingNodeScavenge", designated: event.nodeId, nodeScavengeId: undefined }
     case "NodeScavengeStarted":
       if (!sameNode(event.nodeId, state.designated)) return state
       return { ...state, status: "MonitoringNodeScavenge", nodeScavengeId: event.scavengeId }

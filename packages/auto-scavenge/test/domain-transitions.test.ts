@@ -17,19 +17,7 @@ import {
   type Status,
   type UserCommand
 } from "../src/index.js"
-import {
-  A,
-  AllStatuses,
-  B,
-  C,
-  CycleId,
-  D,
-  Every10,
-  everyMinutes,
-  Minute,
-  stateIn,
-  T0
-} from "./domainFixtures.js"
+import { A, AllStatuses, B, C, CycleId, D, Every10, everyMinutes, Minute, stateIn, T0 } from "./domainFixtures.js"
 
 const at = (minutes: number) => T0 + minutes * Minute
 const cycle = (members = [A, B, C], scavenged: typeof members = []) => ({ id: CycleId, members, scavenged })
@@ -50,14 +38,12 @@ const rows: ReadonlyArray<Row> = [
     event: { _tag: "ConfigurationUpdated", schedule: "every 5", updatedAt: at(50) },
     changes: { status: "Waiting", schedule: "every 5", startingPoint: at(50), anchor: at(50) }
   },
-  ...AllStatuses.filter((s) => s !== "NotConfigured").map(
-    (status): Row => ({
-      name: `ConfigurationUpdated in ${status} keeps the status and resets the anchor`,
-      from: stateIn(status),
-      event: { _tag: "ConfigurationUpdated", schedule: "every 5", updatedAt: at(50) },
-      changes: { schedule: "every 5", startingPoint: at(50), anchor: at(50) }
-    })
-  ),
+  ...AllStatuses.filter((s) => s !== "NotConfigured").map((status): Row => ({
+    name: `ConfigurationUpdated in ${status} keeps the status and resets the anchor`,
+    from: stateIn(status),
+    event: { _tag: "ConfigurationUpdated", schedule: "every 5", updatedAt: at(50) },
+    changes: { schedule: "every 5", startingPoint: at(50), anchor: at(50) }
+  })),
   // Initialized: anchor = now when configured.
   {
     name: "Initialized when configured: anchor = now",
@@ -137,19 +123,17 @@ const rows: ReadonlyArray<Row> = [
     changes: {}
   },
   // NodeScavengeCompleted: only for the designated node; any result counts as done.
-  ...(["Success", "Stopped", "Errored"] as const).map(
-    (result): Row => ({
-      name: `NodeScavengeCompleted(${result}) for the designated node → Continuing, node scavenged`,
-      from: stateIn("MonitoringNodeScavenge"),
-      event: { _tag: "NodeScavengeCompleted", nodeId: A, completedAt: at(20), result },
-      changes: {
-        status: "ContinuingClusterScavenge",
-        designated: undefined,
-        nodeScavengeId: undefined,
-        clusterScavenge: cycle([A, B, C], [A])
-      }
-    })
-  ),
+  ...(["Success", "Stopped", "Errored"] as const).map((result): Row => ({
+    name: `NodeScavengeCompleted(${result}) for the designated node → Continuing, node scavenged`,
+    from: stateIn("MonitoringNodeScavenge"),
+    event: { _tag: "NodeScavengeCompleted", nodeId: A, completedAt: at(20), result },
+    changes: {
+      status: "ContinuingClusterScavenge",
+      designated: undefined,
+      nodeScavengeId: undefined,
+      clusterScavenge: cycle([A, B, C], [A])
+    }
+  })),
   {
     name: "NodeScavengeCompleted for another node is ignored",
     from: stateIn("MonitoringNodeScavenge"),
@@ -178,19 +162,17 @@ const rows: ReadonlyArray<Row> = [
     event: { _tag: "ClusterMembersChanged", added: [B, D], removed: [] },
     changes: { clusterScavenge: cycle([A, B, C, D]) }
   },
-  ...(["StartingNodeScavenge", "MonitoringNodeScavenge"] as const).map(
-    (status): Row => ({
-      name: `ClusterMembersChanged removing the designated node in ${status} → Continuing, designation dropped`,
-      from: stateIn(status),
-      event: { _tag: "ClusterMembersChanged", added: [D], removed: [A] },
-      changes: {
-        status: "ContinuingClusterScavenge",
-        designated: undefined,
-        nodeScavengeId: undefined,
-        clusterScavenge: cycle([B, C, D])
-      }
-    })
-  ),
+  ...(["StartingNodeScavenge", "MonitoringNodeScavenge"] as const).map((status): Row => ({
+    name: `ClusterMembersChanged removing the designated node in ${status} → Continuing, designation dropped`,
+    from: stateIn(status),
+    event: { _tag: "ClusterMembersChanged", added: [D], removed: [A] },
+    changes: {
+      status: "ContinuingClusterScavenge",
+      designated: undefined,
+      nodeScavengeId: undefined,
+      clusterScavenge: cycle([B, C, D])
+    }
+  })),
   {
     name: "ClusterMembersChanged removing the designated node while Pausing stays Pausing, designation dropped",
     from: stateIn("Pausing"),
@@ -229,22 +211,18 @@ const rows: ReadonlyArray<Row> = [
     changes: {}
   },
   // PauseRequested, Paused, Resumed.
-  ...(["StartingNodeScavenge", "MonitoringNodeScavenge"] as const).map(
-    (status): Row => ({
-      name: `PauseRequested in ${status} → Pausing, designation kept`,
-      from: stateIn(status),
-      event: { _tag: "PauseRequested", requestedAt: at(20) },
-      changes: { status: "Pausing" }
-    })
-  ),
-  ...(["NotConfigured", "Waiting"] as const).map(
-    (status): Row => ({
-      name: `Paused in ${status} → PausedWhileIdle`,
-      from: stateIn(status),
-      event: { _tag: "Paused", pausedAt: at(20) },
-      changes: { status: "PausedWhileIdle" }
-    })
-  ),
+  ...(["StartingNodeScavenge", "MonitoringNodeScavenge"] as const).map((status): Row => ({
+    name: `PauseRequested in ${status} → Pausing, designation kept`,
+    from: stateIn(status),
+    event: { _tag: "PauseRequested", requestedAt: at(20) },
+    changes: { status: "Pausing" }
+  })),
+  ...(["NotConfigured", "Waiting"] as const).map((status): Row => ({
+    name: `Paused in ${status} → PausedWhileIdle`,
+    from: stateIn(status),
+    event: { _tag: "Paused", pausedAt: at(20) },
+    changes: { status: "PausedWhileIdle" }
+  })),
   {
     name: "Paused in Continuing → PausedWhileScavengingCluster",
     from: stateIn("ContinuingClusterScavenge"),
@@ -429,13 +407,7 @@ describe("every transition, end to end", () => {
     [
       "Monitoring → (restarted node) re-designated → Starting",
       [configure(0), start(10), designate(A), started(A), designate(A)],
-      [
-        "Waiting",
-        "ContinuingClusterScavenge",
-        "StartingNodeScavenge",
-        "MonitoringNodeScavenge",
-        "StartingNodeScavenge"
-      ]
+      ["Waiting", "ContinuingClusterScavenge", "StartingNodeScavenge", "MonitoringNodeScavenge", "StartingNodeScavenge"]
     ]
   ]
 
@@ -501,7 +473,8 @@ describe("user commands: the events recorded and the reply, in every status", ()
 
   it.each(cases)("%s: %s", (status, commandTag) => {
     const state = stateIn(status)
-    const command: UserCommand = commandTag === "Configure" ? { _tag: "Configure", schedule: "every 5" } : { _tag: commandTag }
+    const command: UserCommand =
+      commandTag === "Configure" ? { _tag: "Configure", schedule: "every 5" } : { _tag: commandTag }
     const decision = decide(state, command, now, everyMinutes)
     switch (commandTag) {
       case "Configure":

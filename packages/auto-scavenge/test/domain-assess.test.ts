@@ -43,6 +43,17 @@ const ctx = (view: ClusterView, time = now): AssessContext => ({
   newClusterScavengeId: () => "new-cycle"
 })
 const healthy = viewOf(A)
+/** A healthy view led by A with these writer checkpoints for A, B and C. */
+const ledByA = (a: number, b: number, c: number) =>
+  viewOf(A, [
+    [A, a],
+    [B, b],
+    [C, c]
+  ])
+const designation = (node: typeof A) => ({
+  _tag: "Emit",
+  events: [{ _tag: "NodeDesignated", nodeId: node, designatedAt: now }]
+})
 /** Three voters expected, two listed. */
 const unhealthy: ClusterView = { ...healthy, members: healthy.members.slice(0, 2) }
 
@@ -132,72 +143,30 @@ describe("assess", () => {
     })
 
     it("the follower with the lowest writer checkpoint is designated", () => {
-      const view = viewOf(A, [
-        [A, 10],
-        [B, 300],
-        [C, 200]
-      ])
-      expect(assess(continuingAfter(), ctx(view))).toEqual({
-        _tag: "Emit",
-        events: [{ _tag: "NodeDesignated", nodeId: C, designatedAt: now }]
-      })
-      const other = viewOf(A, [
-        [A, 10],
-        [B, 100],
-        [C, 200]
-      ])
-      expect(assess(continuingAfter(), ctx(other))).toEqual({
-        _tag: "Emit",
-        events: [{ _tag: "NodeDesignated", nodeId: B, designatedAt: now }]
-      })
+      const view = ledByA(10, 300, 200)
+      expect(assess(continuingAfter(), ctx(view))).toEqual(designation(C))
+      const other = ledByA(10, 100, 200)
+      expect(assess(continuingAfter(), ctx(other))).toEqual(designation(B))
     })
 
     it("a node already scavenged is not designated again", () => {
-      const view = viewOf(A, [
-        [A, 10],
-        [B, 100],
-        [C, 200]
-      ])
-      expect(assess(continuingAfter(B), ctx(view))).toEqual({
-        _tag: "Emit",
-        events: [{ _tag: "NodeDesignated", nodeId: C, designatedAt: now }]
-      })
+      const view = ledByA(10, 100, 200)
+      expect(assess(continuingAfter(B), ctx(view))).toEqual(designation(C))
     })
 
     it("the leader is designated only when it is the last node left", () => {
-      const view = viewOf(A, [
-        [A, 10],
-        [B, 900],
-        [C, 200]
-      ])
-      expect(assess(continuingAfter(C), ctx(view))).toEqual({
-        _tag: "Emit",
-        events: [{ _tag: "NodeDesignated", nodeId: B, designatedAt: now }]
-      })
-      expect(assess(continuingAfter(C, B), ctx(view))).toEqual({
-        _tag: "Emit",
-        events: [{ _tag: "NodeDesignated", nodeId: A, designatedAt: now }]
-      })
+      const view = ledByA(10, 900, 200)
+      expect(assess(continuingAfter(C), ctx(view))).toEqual(designation(B))
+      expect(assess(continuingAfter(C, B), ctx(view))).toEqual(designation(A))
     })
 
     it("a remaining member missing from gossip is skipped; the leader is still not chosen while it remains", () => {
       // C left gossip (its removal not recorded yet): B is chosen although C is further behind.
-      const withoutC: ClusterView = {
-        ...viewOf(A, [
-          [A, 10],
-          [B, 500],
-          [C, 1]
-        ]),
-        members: viewOf(A, [
-          [A, 10],
-          [B, 500]
-        ]).members,
-        clusterSize: 2
-      }
-      expect(assess(continuingAfter(), ctx(withoutC))).toEqual({
-        _tag: "Emit",
-        events: [{ _tag: "NodeDesignated", nodeId: B, designatedAt: now }]
-      })
+      const withoutC = viewOf(A, [
+        [A, 10],
+        [B, 500]
+      ])
+      expect(assess(continuingAfter(), ctx(withoutC))).toEqual(designation(B))
       // Only the leader and C remain: nobody is designated.
       expect(assess(continuingAfter(B), ctx(withoutC))._tag).toBe("Wait")
     })

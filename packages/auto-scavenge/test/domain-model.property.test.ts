@@ -127,6 +127,11 @@ class Model {
   leader: NodeId
   unhealthy: { mode: "absent" | "noInstance"; node: NodeId } | undefined
   loseNextStartReply = false
+  /** Whether the user's last word was a pause (accepted) rather than a resume. */
+  userPaused = false
+  /** The schedule and the time its next cycle counts from, kept here by the rules rather than read from the state. */
+  schedule: string | undefined
+  anchor: number | undefined
   readonly configuration: Array<Written> = []
   readonly scavenges: Array<Written> = []
   state: AutoScavengeState
@@ -213,8 +218,23 @@ class Model {
       const before = this.state
       this.state = apply(before, event)
       this.trackCompletions(before, event as Written)
+      this.trackSchedule(before, event as Written)
       checkState(this.state, this.ownerOf)
     }
+  }
+
+  /** A cycle counts from the last configuration, completed cycle, resume or new leader, whichever came last. */
+  private trackSchedule(before: AutoScavengeState, event: Written) {
+    if (event._tag === "ConfigurationUpdated") {
+      this.schedule = event.schedule
+      this.anchor = event.updatedAt
+    } else if (event._tag === "ClusterScavengeCompleted" && before.clusterScavenge?.id === event.clusterScavengeId)
+      this.anchor = event.completedAt
+    else if (event._tag === "Resumed" && this.schedule !== undefined) this.anchor = event.resumedAt
+  }
+
+  private dueAt(): number | undefined {
+    return this.schedule === undefined ? undefined : everyMinutes(this.schedule, this.anchor!)
   }
 
   private checkBeforeRecording(s: AutoScavengeState, event: Written) {
@@ -224,10 +244,15 @@ class Model {
     switch (event._tag) {
       case "ClusterScavengeStarted":
         expect(isHealthy(view), "a cycle starts only in a healthy cluster").toBe(true)
+        expect(this.userPaused, "no cycle starts while paused").toBe(false)
         expect(s.status, "a cycle starts only from Waiting").toBe("Waiting")
+        expect(this.now, "a cycle starts only when due").toBeGreaterThanOrEqual(this.dueAt()!)
+        expect(event.members.map(nodeKey), "a cycle covers every member in gossip, replicas too").toEqual(
+          view.members.map((m) => nodeKey(m.nodeId))
+        )
         break
       case "NodeDesignated": {
-        expect(paused, "nobody is designated while paused").toBe(false)
+        expect(paused || this.userPaused, "nobody is designated while paused").toBe(false)
         expect(isHealthy(view) || sameNode(event.nodeId, s.designated), "a new node is picked only when healthy").toBe(
           true
         )
@@ -245,10 +270,29 @@ class Model {
         // A pick, not a node designated again after it restarted (leadership may have moved to it meanwhile).
         if (s.designated === undefined && sameNode(event.nodeId, this.leader))
           expect(remaining.map(nodeKey), "the leader only when it is the last left").toEqual([nodeKey(this.leader)])
+        if (s.designated === undefined) {
+          const checkpoints = view.members
+            .filter((m) => !m.isLeader && remaining.some((n) => sameNode(n, m.nodeId)))
+            .map((m) => m.writerCheckpoint)
+          const picked = view.members.find((m) => sameNode(m.nodeId, event.nodeId))!.writerCheckpoint
+          if (!sameNode(event.nodeId, this.leader))
+            expect(picked, "the follower furthest behind").toBe(Math.min(...checkpoints))
+        }
         break
       }
+      case "NodeScavengeCompleted":
+        if (sameNode(event.nodeId, s.designated)) {
+          expect(["Success", "Stopped", "Errored"], "a node is done with how its scavenge ended").toContain(
+            event.result
+          )
+          expect(this.node(event.nodeId)!.history.get(s.nodeScavengeId!), "the result its scavenge ended with").toBe(
+            event.result
+          )
+        }
+        break
       case "NodeScavengeStarted":
         expect(s.status, "a node scavenge is recorded only while starting it").toBe("StartingNodeScavenge")
+        expect(this.userPaused, "no node scavenge starts while paused").toBe(false)
         break
       case "ClusterMembersChanged":
         expect(isHealthy(view), "membership is recorded only when healthy").toBe(true)
@@ -296,11 +340,14 @@ class Model {
   command(command: UserCommand) {
     const decision = decide(this.state, command, this.now, everyMinutes)
     this.record(decision.events)
+    if (command._tag === "Pause" && decision.reply._tag !== "Rejected") this.userPaused = true
+    if (command._tag === "Resume" && decision.reply._tag === "Done") this.userPaused = false
     if (command._tag === "GetStatus" && decision.reply._tag === "Status") {
       const millis = decision.reply.status.timeUntilNextCycleMillis
       if (this.state.clusterScavenge !== undefined) expect(millis).toBe(0)
-      else if (this.state.schedule === undefined) expect(millis).toBeNull()
-      else expect(millis).toBeGreaterThanOrEqual(0)
+      else if (this.schedule === undefined) expect(millis).toBeNull()
+      else if (this.userPaused) expect(millis).toBe(everyMinutes(this.schedule, this.now)! - this.now)
+      else expect(millis).toBe(Math.max(0, this.dueAt()! - this.now))
     }
     this.assessUntilWaiting()
   }
@@ -314,6 +361,8 @@ class Model {
   changeLeader(to: NodeId) {
     this.leader = to
     this.state = this.rehydrate()
+    // Cycles missed while no node led are skipped: the new leader counts from now.
+    if (this.schedule !== undefined) this.anchor = this.now
     checkState(this.state, this.ownerOf)
   }
 
@@ -328,6 +377,8 @@ class Model {
       })
       switch (step._tag) {
         case "Wait":
+          if (s.status === "Waiting" && isHealthy(this.view()))
+            expect(this.now, "a due cycle in a healthy cluster starts").toBeLessThan(this.dueAt() ?? Infinity)
           return
         case "Emit":
           expect(step.events.length).toBeGreaterThan(0)
@@ -343,6 +394,7 @@ class Model {
         }
         case "StartNodeScavenge": {
           expect(s.status, "a node scavenge is started only while starting").toBe("StartingNodeScavenge")
+          expect(this.userPaused, "no node scavenge is started while paused").toBe(false)
           expect(sameNode(step.node, s.designated)).toBe(true)
           const events = afterStart(s, step.node, this.start(step.node), this.now)
           if (events.length === 0) return
@@ -491,6 +543,8 @@ class Model {
 
   /** A leader rebuilt now from the streams holds the live state (but its anchor, which Initialized sets). */
   checkRehydration() {
+    const pausedStatus = ["Pausing", "PausedWhileIdle", "PausedWhileScavengingCluster"].includes(this.state.status)
+    expect(pausedStatus, "paused (or pausing) exactly when the user paused").toBe(this.userPaused)
     const rebuilt = this.rehydrate()
     expect(rebuilt.anchor).toBe(rebuilt.schedule === undefined ? undefined : this.now)
     expect({ ...rebuilt, anchor: 0 }).toStrictEqual({ ...this.state, anchor: 0 })

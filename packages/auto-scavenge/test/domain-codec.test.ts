@@ -89,6 +89,8 @@ describe("times", () => {
   it("are read from any offset, as the reference writes local times", () => {
     const decoded = decodeEvent("$paused", `{"pausedAt":"2025-03-28T17:00:14.1234567+01:00"}`)
     expect(decoded).toEqual({ _tag: "Paused", pausedAt: Date.UTC(2025, 2, 28, 16, 0, 14, 123) })
+    const utc = decodeEvent("$paused", `{"pausedAt":"2025-03-28T16:00:14.1234567Z"}`)
+    expect(utc).toEqual({ _tag: "Paused", pausedAt: Date.UTC(2025, 2, 28, 16, 0, 14, 123) })
     const west = decodeEvent("$resumed", `{"resumedAt":"2025-03-28T11:30:00.0000000-04:30"}`)
     expect(west).toEqual({ _tag: "Resumed", resumedAt: Date.UTC(2025, 2, 28, 16, 0, 0, 0) })
   })
@@ -114,6 +116,10 @@ describe("what cannot be read is skipped", () => {
     ["a missing time", "$paused", `{}`],
     ["a time that is not a time", "$paused", `{"pausedAt":"yesterday"}`],
     ["a time as a number", "$paused", `{"pausedAt":1743177614123}`],
+    // Without an offset the time would be read in this machine's zone, so the same event would differ by machine.
+    ["a time without an offset", "$paused", `{"pausedAt":"2025-03-28T17:00:14.1234567"}`],
+    ["a date without a time", "$paused", `{"pausedAt":"2025-03-28"}`],
+    ["a time in another format", "$paused", `{"pausedAt":"Fri, 28 Mar 2025 17:00:14 GMT"}`],
     ["PascalCase fields", "$paused", `{"PausedAt":"${text}"}`],
     ["a missing schedule", "$configuration-updated", `{"updatedAt":"${text}"}`],
     ["a schedule that is not text", "$configuration-updated", `{"schedule":5,"updatedAt":"${text}"}`],

@@ -103,6 +103,14 @@ const rows: ReadonlyArray<Row> = [
     event: { _tag: "NodeDesignated", nodeId: B, designatedAt: at(31) },
     changes: { status: "StartingNodeScavenge", designated: B, nodeScavengeId: undefined }
   },
+  {
+    // The cycle's start can age out of the stream while later events remain: they must not make a cycle-less
+    // InProgress that never ends.
+    name: "NodeDesignated with no cycle (its start no longer in the stream) is ignored",
+    from: stateIn("Waiting"),
+    event: { _tag: "NodeDesignated", nodeId: B, designatedAt: at(20) },
+    changes: {}
+  },
   // NodeScavengeStarted: only for the designated node.
   {
     name: "NodeScavengeStarted for the designated node → Monitoring with its id",
@@ -216,6 +224,12 @@ const rows: ReadonlyArray<Row> = [
     from: stateIn(status),
     event: { _tag: "PauseRequested", requestedAt: at(20) },
     changes: { status: "Pausing" }
+  })),
+  ...(["NotConfigured", "Waiting", "PausedWhileIdle"] as const).map((status): Row => ({
+    name: `PauseRequested with no cycle (in ${status}) is ignored: there is nothing to stop`,
+    from: stateIn(status),
+    event: { _tag: "PauseRequested", requestedAt: at(20) },
+    changes: {}
   })),
   ...(["NotConfigured", "Waiting"] as const).map((status): Row => ({
     name: `Paused in ${status} → PausedWhileIdle`,
@@ -425,6 +439,18 @@ describe("every transition, end to end", () => {
       { _tag: "ClusterScavengeCompleted", clusterScavengeId: CycleId, members: [A], completedAt: at(47) }
     ])
     expect(statusOf(state, at(47), everyMinutes).timeUntilNextCycleMillis).toBe(3 * Minute)
+  })
+
+  it("a cycle whose start aged out of the stream: the events left of it leave no cycle behind", () => {
+    const rebuilt = applyAll(initialState, [
+      configure(0),
+      designate(A, 1),
+      started(A, "s", 2),
+      { _tag: "PauseRequested", requestedAt: at(3) },
+      { _tag: "Paused", pausedAt: at(4) },
+      { _tag: "Initialized", at: at(50) }
+    ])
+    expect(rebuilt).toEqual({ ...applyAll(initialState, [configure(0)]), status: "PausedWhileIdle", anchor: at(50) })
   })
 
   it("the public state of each status", () => {

@@ -61,6 +61,7 @@ import {
 } from "./config/derive.js"
 import { infoOptionsRoute } from "./infoOptionsRoute.js"
 import * as ScavengeMetrics from "./scavengeMetrics.js"
+import * as AutoScavengeMetrics from "./autoScavengeMetrics.js"
 
 export const VELLUM_VERSION = "0.1.0"
 
@@ -168,10 +169,11 @@ export const layerWithStorage = (
   const statsStream = config.WriteStatsToDb
     ? StatsStream.layer({ endpoint: `${config.NodeIp}:${config.NodePort}`, periodSeconds: config.StatsPeriodSec })
     : Layer.empty
-  // Every member answers the leader's node scavenge calls; the driver runs only where auto-scavenge is on.
+  // Every member answers the leader's node scavenge calls; the driver (and its metrics) runs only where
+  // auto-scavenge is on.
   const autoScavenge = Layer.merge(
-    config.AutoScavengeEnabled
-      ? AutoScavengeLayer.layer({ tickMillis: config.GossipIntervalMs })
+    autoScavengeEnablement(config).enabled
+      ? Layer.provideMerge(AutoScavengeMetrics.layer, AutoScavengeLayer.layer({ tickMillis: config.GossipIntervalMs }))
       : AutoScavengeLayer.layerDisabled,
     AutoScavengeLayer.layerNodeScavengeServer
   )

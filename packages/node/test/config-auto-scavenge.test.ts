@@ -96,6 +96,15 @@ describe("the routes", () => {
     expect(routes({ argv: ["--mem-db"] })).toBe("NotFound")
   })
 
+  it("answer on a node where it is on", () =>
+    withNode(
+      async (call) => {
+        const reply = await call("GET", "/auto-scavenge/enabled", admin)
+        expect([reply.status, text(reply)]).toEqual([200, '{"enabled":true}'])
+      },
+      ["--password-hash-cost", "4"]
+    ))
+
   it("answer 404 on a node where it is off", () =>
     withNode(async (call) => {
       for (const [method, path] of [

@@ -21,19 +21,18 @@ import {
   call,
   completions,
   lastScavengeResult,
+  rolesWhenStarted,
   statusOf,
   unlinkedNodeEvents,
   waitForFirstNodeScavenge,
   watchCycle,
+  Work,
   writeScavengeableLog
 } from "./autoScavengeClusterSupport.js"
 
 /** Bounds, not expectations: the schedule fires at the next whole minute; a loaded machine is slow. */
 const ELECTION_MS = 30_000
 const CYCLE_MS = 150_000
-
-/** About 3 MB: some 24 chunks of 128 KiB, a node scavenge of a few seconds. */
-const WORK = { streams: 30, perStream: 200, bodyBytes: 400 }
 
 let cluster: ProcessCluster
 beforeAll(async () => {
@@ -44,7 +43,7 @@ afterAll(() => cluster?.dispose(), 30_000)
 describe("auto-scavenge on a cluster of three node processes", () => {
   it("configures through any node, then runs a cycle paused and resumed midway, the leader last after it resigned", async () => {
     const { leader, followers } = await waitForRoles(cluster, cluster.members, ELECTION_MS)
-    await writeScavengeableLog(leader, { prefix: "work", ...WORK })
+    await writeScavengeableLog(leader, { prefix: "work", ...Work })
 
     // A follower passes the command on (202, no body), once it knows the leader from gossip.
     const viaFollower = await waitUntil(cluster, "configure through a follower", ELECTION_MS, async () => {
@@ -105,9 +104,9 @@ describe("auto-scavenge on a cluster of three node processes", () => {
     ).toEqual(followers.map((f) => f.httpPort).sort())
     expect(done[2]?.port).toBe(leader.httpPort)
     // When the leader's own scavenge started, another node led.
-    const states = cycle.statesAtStart.get(leader.httpPort)!
-    expect(states[cluster.members.indexOf(leader)]).not.toBe("leader")
-    expect(states.filter((state) => state === "leader")).toHaveLength(1)
+    const roles = rolesWhenStarted(cycle, leader, cluster.members)
+    expect(roles.own).not.toBe("leader")
+    expect(roles.leaders).toBe(1)
 
     const after = await anyStatus(cluster.members)
     expect(after).toMatchObject({ state: "Waiting", schedule: "* * * * *", cycle: null })

@@ -228,6 +228,19 @@ export const unlinkedNodeEvents = (events: ReadonlyArray<ReadEvent>): ReadonlyAr
   return wrong
 }
 
+/** About 3 MB for `writeScavengeableLog`: some 24 chunks of 128 KiB, a node scavenge of a few seconds. */
+export const Work = { streams: 30, perStream: 200, bodyBytes: 400 } as const
+
+/**
+ * Who led when `member`'s scavenge of `cycle` was first seen started: `member`'s own /info state then, and how
+ * many of `members` said they led. A leader that resigned before its own scavenge shows another state, and one
+ * leader.
+ */
+export const rolesWhenStarted = (cycle: Cycle, member: Member, members: ReadonlyArray<Member>) => {
+  const states = cycle.statesAtStart.get(member.httpPort) ?? []
+  return { own: states[members.indexOf(member)], leaders: states.filter((state) => state === "leader").length }
+}
+
 /**
  * The members' options for these tests: gossip (the driver's clock) every half second, and small chunks
  * (so a little data makes many chunks and a node scavenge that lasts a while), which need a smaller

@@ -18,10 +18,15 @@ export interface MarkInfo {
   readonly batch: Batch
 }
 
-export type Batch = "single" | "cluster"
+export type Batch = "single" | "cluster" | "autoScavenge"
 
 const mark = (what: string, reachedByCi = true): MarkInfo => ({ what, reachedByCi, batch: "single" })
 const clusterMark = (what: string, reachedByCi = true): MarkInfo => ({ what, reachedByCi, batch: "cluster" })
+const autoScavengeMark = (what: string, reachedByCi = true): MarkInfo => ({
+  what,
+  reachedByCi,
+  batch: "autoScavenge"
+})
 
 /** Every mark, by family. Add a mark here, then `coverage.hit("...")` where the rule runs. */
 export const CoverageMarks = {
@@ -202,7 +207,14 @@ export const CoverageMarks = {
   "cluster.leaderCrashed": clusterMark("the leader crashed"),
   "cluster.resigned": clusterMark("the leader resigned on the admin's request"),
   "cluster.readOnlyReplicaCaughtUp": clusterMark("a read-only replica caught up with the leader"),
-  "cluster.livenessReached": clusterMark("faults stopped, one leader elected, every member caught up, a write taken")
+  "cluster.livenessReached": clusterMark("faults stopped, one leader elected, every member caught up, a write taken"),
+  // ---- auto-scavenge seeds (cluster/ with the auto-scavenge workload): simulation/test/autoScavenge.test.ts ----
+  "autoScavenge.replaced": autoScavengeMark("a member replaced by an empty node at another HTTP endpoint"),
+  "autoScavenge.replacementCaughtUp": autoScavengeMark("a replacement node caught up from an empty disk"),
+  "autoScavenge.nodeScavengeRan": autoScavengeMark("a node scavenge ran on a member (seen by its scavenger)"),
+  "autoScavenge.chunksCompared": autoScavengeMark(
+    "every member scavenged to one point: completed chunks below it compared"
+  )
 } as const satisfies Record<string, MarkInfo>
 
 export type CoverageMark = keyof typeof CoverageMarks

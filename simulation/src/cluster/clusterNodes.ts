@@ -10,6 +10,7 @@ import { Context, Effect, Layer, Option, Scope } from "effect"
 import { Disk, type DiskService, type NetworkService } from "@vellum/platform"
 import type { HttpRequest } from "@vellum/http"
 import { ClusterStatus, type ClusterStatusService } from "@vellum/cluster"
+import { Scavenger, type ScavengerService } from "@vellum/scavenge"
 import { EventStore, type EventStoreService, type ReplicaLog, type StorageConfig } from "@vellum/storage"
 import * as NodeApp from "@vellum/node/app"
 import { loadConfig, type LoadedConfig } from "@vellum/node/config"
@@ -116,6 +117,8 @@ export interface OpenMember {
   /** The end of what the node serves. */
   readonly committed: () => number
   readonly replica: ReplicaLog | undefined
+  /** The node's scavenger, which the checkers watch (who scavenges when). */
+  readonly scavenger: ScavengerService
 }
 
 /** The clustered store's replica log, when the store has one. */
@@ -150,7 +153,8 @@ export const openMember = (
         handler: (request: HttpRequest) => Effect.provide(handle(request), context),
         status,
         committed: replica === undefined ? () => store.stats().committedPosition : () => replica.committed(),
-        replica
+        replica,
+        scavenger: Context.get(context, Scavenger)
       }
       return opened
     }),

@@ -26,11 +26,36 @@ export interface ClusterSimOptions {
   readonly faultGapMs: readonly [number, number]
   /** The liveness phase must converge within this, ms of simulated time. */
   readonly livenessMs: number
+  /** Issue 19's workload and faults (auto-scavenge seeds); undefined in the plain cluster seeds. */
+  readonly autoScavenge: AutoScavengeSimOptions | undefined
+}
+
+/** What an auto-scavenge seed adds to the cluster seed. */
+export interface AutoScavengeSimOptions {
+  /** The fault driver may replace a member by an empty node at another HTTP endpoint (the operator's way). */
+  readonly replaceNodes: boolean
+}
+
+/** The share of the swarm's multi-voter seeds that run the auto-scavenge workload. */
+export const AutoScavengeShare = 0.25
+
+/**
+ * The auto-scavenge options, from a fork of their own (so the cluster seeds' other choices stay as they
+ * were): on for a share of the multi-voter seeds, or always when `forced`.
+ */
+export const chooseAutoScavengeOptions = (
+  prng: Prng,
+  voters: VoterCount,
+  forced: boolean | undefined
+): AutoScavengeSimOptions | undefined => {
+  const on = prng.chance(AutoScavengeShare)
+  if (forced === false || (forced === undefined && (!on || voters === 1))) return undefined
+  return { replaceNodes: voters > 1 && prng.chance(0.7) }
 }
 
 export const MaxClockSkewMs = 200
 
-export const chooseClusterOptions = (prng: Prng, voters?: VoterCount): ClusterSimOptions => {
+export const chooseClusterOptions = (prng: Prng, voters?: VoterCount, autoScavenge?: boolean): ClusterSimOptions => {
   // Drawn whatever `voters` says, so that `--nodes N` replays the swarm's seed exactly when it picked N.
   const swarmVoters = prng.pick([1, 3, 3, 3, 5] as const)
   const chosen: VoterCount = voters ?? swarmVoters
@@ -63,6 +88,7 @@ export const chooseClusterOptions = (prng: Prng, voters?: VoterCount): ClusterSi
     streamsPerClient: prng.int(2, 4),
     safetyMs: prng.int(2_000, 5_000),
     faultGapMs: [prng.int(100, 300), prng.int(400, 1_500)],
-    livenessMs: 30_000
+    livenessMs: 30_000,
+    autoScavenge: chooseAutoScavengeOptions(prng.fork("auto-scavenge"), chosen, autoScavenge)
   }
 }

@@ -43,8 +43,12 @@ export interface ClusterSeedResult {
 export interface RunClusterSeedOptions {
   /** 1, 3 or 5 voters; the swarm picks when undefined. */
   readonly nodes?: VoterCount
+  /** The auto-scavenge workload: on or off; the swarm picks (a share of multi-voter seeds) when undefined. */
+  readonly autoScavenge?: boolean
   readonly traceLines?: number
   readonly overrides?: Partial<ClusterSimOptions>
+  /** Runs on the converged cluster after the final checks (a test drives it further). */
+  readonly afterConvergence?: (cluster: ClusterWorld, observer: ClusterObserver, auditor: Auditor) => void
 }
 
 const SampleMs = 500
@@ -53,7 +57,7 @@ const MaxSteps = 30_000_000
 export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions = {}): ClusterSeedResult => {
   const root = new Prng(seed)
   const options: ClusterSimOptions = {
-    ...chooseClusterOptions(root.fork("cluster-options"), runOptions.nodes),
+    ...chooseClusterOptions(root.fork("cluster-options"), runOptions.nodes, runOptions.autoScavenge),
     ...runOptions.overrides
   }
   let trace: (line: string) => void = () => {}
@@ -128,7 +132,7 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
       })
     )
     const converged = () => convergence(cluster, probe.bound) === undefined
-    const result = world.run({
+    const result = cluster.run({
       until: () => failed() || converged(),
       maxSimMs: options.livenessMs,
       maxSteps: MaxSteps - world.totalSteps
@@ -188,7 +192,7 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
   const safetyEnd = world.now + options.safetyMs
   while (!failed() && world.now < safetyEnd) {
     const gap = Math.min(driver.nextGap(), safetyEnd - world.now)
-    const result = world.run({ until: failed, maxSimMs: gap, maxSteps: MaxSteps - world.totalSteps })
+    const result = cluster.run({ until: failed, maxSimMs: gap, maxSteps: MaxSteps - world.totalSteps })
     if (result.reason === "step-limit") auditor.fail("livelock: the step budget ran out in the safety phase")
     if (!failed() && world.now < safetyEnd) driver.act(world.now)
   }
@@ -206,9 +210,13 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
     if (convergedInMs !== undefined) {
       auditor.coverage.hit("cluster.livenessReached")
       if (options.readOnlyReplica) auditor.coverage.hit("cluster.readOnlyReplicaCaughtUp")
+      if (cluster.replacedMembers.length > 0) auditor.coverage.hit("autoScavenge.replacementCaughtUp")
       finalChecks(cluster, observer, ledger, clients, auditor)
+      if (!failed()) runOptions.afterConvergence?.(cluster, observer, auditor)
     }
   }
+  const succeeded = cluster.scavenges.runs.filter((r) => r.outcome === "Success").length
+  if (succeeded > 0) auditor.coverage.hit("autoScavenge.nodeScavengeRan", succeeded)
 
   const result: ClusterSeedResult = {
     seed,
@@ -314,7 +322,7 @@ const finalChecks = (
       }
     })
   )
-  world.run({ until: () => fiber.unsafePoll() !== null || auditor.failure !== undefined, maxSimMs: 10_000 })
+  cluster.run({ until: () => fiber.unsafePoll() !== null || auditor.failure !== undefined, maxSimMs: 10_000 })
   const exit = fiber.unsafePoll()
   if (exit === null) auditor.fail("the final checks did not finish within 10 simulated seconds")
   else if (Exit.isFailure(exit)) auditor.fail(`the final checks failed: ${String(exit.cause)}`)

@@ -344,7 +344,8 @@ export const make = (
           priority = p
         }),
       priority: () => priority,
-      failure: Deferred.await(failed)
+      failure: Deferred.await(failed),
+      internal: { protocol: mux.protocol, addressOf: Gossip.internalAddress }
     }
     return status
   })

@@ -7,6 +7,20 @@
 import { Context, Effect, Layer } from "effect"
 import type { MemberInfo } from "./MemberInfo.js"
 import type { VNodeState } from "./VNodeState.js"
+import type { NetworkService, PeerAddress } from "@vellum/platform"
+import type { Protocol } from "./network/ProtocolMux.js"
+
+/**
+ * The members' internal channel, for a node's own services that talk to other members (auto-scavenge
+ * starts and watches node scavenges and passes commands to the leader over it). Authenticated by the
+ * cluster secret like replication.
+ */
+export interface InternalChannel {
+  /** A protocol of its own on the member's internal address. */
+  readonly protocol: (id: Protocol) => NetworkService
+  /** The internal address of a member gossip knows. */
+  readonly addressOf: (member: MemberInfo) => PeerAddress
+}
 
 /** Where clients reach the leader: its advertised HTTP endpoint. */
 export interface LeaderEndpoint {
@@ -43,6 +57,8 @@ export interface ClusterStatusService {
    * of its log than MaxTruncation allows); the node then stops. Never, for a single node.
    */
   readonly failure: Effect.Effect<string>
+  /** The internal channel to other members; none for a single node. */
+  readonly internal: InternalChannel | undefined
 }
 
 export class ClusterStatus extends Context.Tag("@vellum/cluster/ClusterStatus")<ClusterStatus, ClusterStatusService>() {
@@ -66,7 +82,8 @@ export class ClusterStatus extends Context.Tag("@vellum/cluster/ClusterStatus")<
             priority = p
           }),
         priority: () => priority,
-        failure: Effect.never
+        failure: Effect.never,
+        internal: undefined
       }
       return service
     })

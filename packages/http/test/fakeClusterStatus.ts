@@ -37,6 +37,7 @@ export const fakeCluster = (
     clusterSize: 3,
     isReadOnlyReplica: false,
     failure: Effect.never,
+    internal: undefined,
     state: () => state,
     leader: () => leader,
     members: (self) => Effect.succeed([self, ...others]),

@@ -23,6 +23,7 @@ import {
   type UserStoreFailed
 } from "@vellum/security"
 import { ClusterNode, ClusterStatus, isSingleNode, type ClusterSettings } from "@vellum/cluster"
+import { AutoScavenge, AutoScavengeLayer } from "@vellum/auto-scavenge"
 import {
   NodeMetrics,
   makeHandler,
@@ -63,7 +64,7 @@ import * as ScavengeMetrics from "./scavengeMetrics.js"
 export const VELLUM_VERSION = "0.1.0"
 
 export type NodeAppServices =
-  EventStore | Users | Authenticator | StreamAccess | NodeServices.NodeServices | NodeConfig | Scavenger
+  EventStore | Users | Authenticator | StreamAccess | NodeServices.NodeServices | NodeConfig | Scavenger | AutoScavenge
 
 /**
  * Why a node cannot start: its store, its user store or its scavenge state cannot be opened, or another
@@ -166,7 +167,17 @@ export const layerWithStorage = (
   const statsStream = config.WriteStatsToDb
     ? StatsStream.layer({ endpoint: `${config.NodeIp}:${config.NodePort}`, periodSeconds: config.StatsPeriodSec })
     : Layer.empty
-  return Layer.provideMerge(Layer.merge(ScavengeMetrics.layer, statsStream), Layer.provideMerge(aboveStorage, store))
+  // Every member answers the leader's node scavenge calls; the driver runs only where auto-scavenge is on.
+  const autoScavenge = Layer.merge(
+    config.AutoScavengeEnabled
+      ? AutoScavengeLayer.layer({ tickMillis: config.GossipIntervalMs })
+      : AutoScavengeLayer.layerDisabled,
+    AutoScavengeLayer.layerNodeScavengeServer
+  )
+  return Layer.provideMerge(
+    Layer.mergeAll(ScavengeMetrics.layer, statsStream, autoScavenge),
+    Layer.provideMerge(aboveStorage, store)
+  )
 }
 
 /**

@@ -3,7 +3,8 @@
  * network that looks like a whole one (`protocol(id)`), and one server dispatches what arrives. A request
  * carries its protocol in its first byte; a channel's opener sends the protocol as the channel's first
  * message. Each protocol's `serve` only registers its handlers; `start` serves them all, so every protocol
- * must be made before the node starts serving.
+ * must be made before the node starts serving, except that a protocol a node's service adds later
+ * (auto-scavenge) is found from then on: until it registers, its requests go unanswered, as if lost.
  */
 import { Effect, type Scope } from "effect"
 import {
@@ -14,7 +15,7 @@ import {
   type PeerAddress
 } from "@vellum/platform"
 
-export const Protocol = { Gossip: 1, Election: 2, Replication: 3, Forward: 4 } as const
+export const Protocol = { Gossip: 1, Election: 2, Replication: 3, Forward: 4, AutoScavenge: 5, NodeScavenge: 6 } as const
 export type Protocol = (typeof Protocol)[keyof typeof Protocol]
 
 export interface ProtocolMux {

@@ -157,8 +157,8 @@ export const currentEpoch = (store: EventStoreService): Effect.Effect<EpochInfo>
     Effect.orElseSucceed(() => noEpoch)
   )
 
-/** This node's gossip input now: its state and priority from the cluster status, its positions from the store. */
-const gossipInputNow: Effect.Effect<GossipInput, never, NodeInfo | EventStore | ClusterStatus> = Effect.gen(
+/** This node's gossip input now: its state and priority from the cluster status, its positions from the store (its own gossip record: `selfMember`). */
+export const gossipInputNow: Effect.Effect<GossipInput, never, NodeInfo | EventStore | ClusterStatus> = Effect.gen(
   function* () {
     const info = yield* NodeInfo
     const cluster = yield* ClusterStatus

@@ -36,6 +36,7 @@ export {
   clusterInfo,
   currentEpoch,
   gossipBody,
+  gossipInputNow,
   gossipPostRoute,
   gossipReply,
   gossipRoute,

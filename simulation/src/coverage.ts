@@ -214,7 +214,19 @@ export const CoverageMarks = {
   "autoScavenge.nodeScavengeRan": autoScavengeMark("a node scavenge ran on a member (seen by its scavenger)"),
   "autoScavenge.chunksCompared": autoScavengeMark(
     "every member scavenged to one point: completed chunks below it compared"
-  )
+  ),
+  "autoScavenge.paused": autoScavengeMark("a pause answered 200 by the leader"),
+  "autoScavenge.pauseAccepted": autoScavengeMark("a pause answered 202 (stopping a node scavenge, or passed on)"),
+  "autoScavenge.resumeWhilePausing": autoScavengeMark("a resume refused while pausing", false),
+  "autoScavenge.cycleCompleted": autoScavengeMark("a cluster scavenge cycle completed"),
+  "autoScavenge.leaderDesignatedItself": autoScavengeMark("the leader designated itself, last in its cycle"),
+  "autoScavenge.redesignated": autoScavengeMark("a node designated again in one cycle (the restart path)"),
+  "autoScavenge.memberRemoved": autoScavengeMark("a cycle's member removed by a membership change (the cancel path)"),
+  "autoScavenge.cycleAcrossLeaders": autoScavengeMark("one cycle recorded by more than one leader"),
+  "autoScavenge.livenessCycle": autoScavengeMark("after the faults, a cycle completed within the bound"),
+  "autoScavenge.followerCrashedMidScavenge": autoScavengeMark("a member crashed while its node scavenge ran"),
+  "autoScavenge.leaderCrashedMidCycle": autoScavengeMark("the leader crashed while a cycle was under way"),
+  "autoScavenge.designatedReplaced": autoScavengeMark("a member replaced while its node scavenge ran", false)
 } as const satisfies Record<string, MarkInfo>
 
 export type CoverageMark = keyof typeof CoverageMarks

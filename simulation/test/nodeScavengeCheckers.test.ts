@@ -101,7 +101,17 @@ describe("scavenged chunks compared between members", () => {
     let outcome: string | undefined = "not run"
     const r = runClusterSeed(7, {
       nodes: 3,
-      overrides: { autoScavenge: { replaceNodes: false } },
+      // Watched, but no schedule: the members are scavenged by hand below.
+      overrides: {
+        autoScavenge: {
+          replaceNodes: false,
+          schedule: undefined,
+          firstDueMs: 0,
+          operatorGapMs: [1_000, 1_000],
+          pauseChance: 0,
+          targetedFaults: false
+        }
+      },
       afterConvergence: (cluster) => {
         const leader = cluster.leaders()[0]!
         const followers = cluster.members.map((m) => m.name).filter((n) => n !== leader)

@@ -281,14 +281,14 @@ export class ClusterObserver {
   }
 }
 
-interface ScannedRecord {
+export interface ScannedRecord {
   readonly position: number
   readonly fingerprint: string
   readonly epoch?: ImageEpoch
 }
 
 /** The records of the store's log below `committed`, from its engine (what the node holds, not what it serves). */
-const scanCommitted = (store: EventStoreService, committed: number) =>
+export const scanCommitted = (store: EventStoreService, committed: number) =>
   Effect.gen(function* () {
     const out: Array<ScannedRecord> = []
     let from = 0

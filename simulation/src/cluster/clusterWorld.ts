@@ -8,7 +8,7 @@
  * keeps only what its durability model allows (unsynced bytes lost, a write torn at a random byte). The
  * next lifetime opens on what survived, with a new instance id, as a restarted process would.
  */
-import { Effect, LogLevel, Logger, Scope } from "effect"
+import { Effect, LogLevel, Logger, Scope, type Fiber } from "effect"
 import {
   MemoryDisk,
   Prng,
@@ -24,7 +24,7 @@ import type { LoadedConfig } from "@vellum/node/config"
 import { AssertionWatch, assertionFailure } from "../assertionWatch.js"
 import type { ClusterAccess, Handled, InFlight } from "./router.js"
 import { instanceIdOf, memberConfig, membersOf, openMember, type Member, type OpenMember } from "./clusterNodes.js"
-import type { ClusterSimOptions } from "./clusterOptions.js"
+import { autoScavengeEpochMs, type ClusterSimOptions } from "./clusterOptions.js"
 import { NodeScavengeLog, type NodeScavenge } from "./nodeScavenges.js"
 import { latestScavengePoint } from "@vellum/scavenge"
 
@@ -40,6 +40,9 @@ export class ClusterWorld {
   /** HTTP endpoints of replaced members' old machines: nothing answers there any more. */
   private readonly retired = new Set<string>()
   private readonly replaced = new Set<string>()
+  private readonly endpointLabels = new Map<string, string>()
+  /** Every lifetime's instance id, with the member as the checkers named it then. */
+  private readonly byInstance = new Map<string, string>()
   private readonly committedAtCrash = new Map<string, number>()
   private readonly disks = new Map<string, MemoryDisk>()
   private readonly configs = new Map<string, LoadedConfig>()
@@ -60,7 +63,11 @@ export class ClusterWorld {
     traceLines: number,
     private readonly onFailure: (why: string) => void
   ) {
-    this.world = new SimWorld({ seed: root.fork("world").nextSeed(), traceLines })
+    this.world = new SimWorld({
+      seed: root.fork("world").nextSeed(),
+      traceLines,
+      ...(options.autoScavenge === undefined ? {} : { epochMs: autoScavengeEpochMs(options.autoScavenge) })
+    })
     this.network = new SimNetwork({
       clock: this.world.clock,
       prng: root.fork("network"),
@@ -82,13 +89,24 @@ export class ClusterWorld {
     this.world.addNode(ClientsNode)
     this.world.addNode(ObserverNode)
     this.members.forEach((member, i) => {
+      this.endpointLabels.set(member.http, member.name)
       this.disks.set(member.name, this.emptyDisk(member.name))
-      const loaded = memberConfig(member, this.members, options.timings)
+      const loaded = this.configFor(member)
       if (typeof loaded === "string") return this.fail(loaded)
       this.configs.set(member.name, loaded)
       this.world.addNode(member.name, { clockOffsetMs: options.clockSkewMs[i] ?? 0 })
     })
     if (this.failure === undefined) for (const m of this.members) this.start(m.name)
+  }
+
+  /**
+   * The member's configuration as a user gives it; auto-scavenge seeds turn auto-scavenge on in the loaded
+   * configuration (the option refuses true until its enablement is built).
+   */
+  private configFor(member: Member): LoadedConfig | string {
+    const loaded = memberConfig(member, this.current, this.options.timings)
+    if (typeof loaded === "string" || this.options.autoScavenge === undefined) return loaded
+    return { ...loaded, config: { ...loaded.config, AutoScavengeEnabled: true } }
   }
 
   /** The members now (a replaced member is the same name at its new HTTP endpoint). */
@@ -134,8 +152,17 @@ export class ClusterWorld {
 
   /** The member as the checkers name it: `n2`, or `n2@host:port` once it was replaced (another node). */
   label(name: string): string {
-    const member = this.member(name)
-    return this.replaced.has(name) ? `${name}@${member.http}` : name
+    return this.endpointLabels.get(this.member(name).http) ?? name
+  }
+
+  /** The member (as the checkers named it) that ran with this instance id. */
+  labelOfInstance(instanceId: string): string | undefined {
+    return this.byInstance.get(instanceId)
+  }
+
+  /** The member (as the checkers name it) at an HTTP endpoint, a replaced machine's old one included. */
+  labelAt(endpoint: string): string {
+    return this.endpointLabels.get(endpoint) ?? endpoint
   }
 
   /** Members replaced by a new node at least once. */
@@ -154,6 +181,7 @@ export class ClusterWorld {
     const loaded = this.configs.get(name)!
     const disk = this.disks.get(name)!
     const incarnation = this.incarnation(name)
+    this.byInstance.set(instanceIdOf(member, incarnation), this.label(name))
     const life = Effect.gen(this, function* () {
       const scope = yield* Scope.make()
       const opened = yield* Effect.either(
@@ -215,8 +243,9 @@ export class ClusterWorld {
     const replacement: Member = { ...old, http: `${host}:${Number(port) + 1}` }
     this.retired.add(old.http)
     this.replaced.add(name)
+    this.endpointLabels.set(replacement.http, `${name}@${replacement.http}`)
     this.current = this.current.map((m) => (m.name === name ? replacement : m))
-    const loaded = memberConfig(replacement, this.current, this.options.timings)
+    const loaded = this.configFor(replacement)
     if (typeof loaded === "string") {
       this.fail(loaded)
       return replacement
@@ -260,8 +289,15 @@ export class ClusterWorld {
     this.scavenges.tick()
     for (const [name, open] of this.opened) {
       const last = Effect.runSync(open.scavenger.last)
+      const before = this.scavenges.runs.length
       const problem = this.scavenges.observe(this.label(name), String(this.incarnation(name)), last, this.world.now)
       if (problem !== undefined) this.fail(problem)
+      // A leader resigns before its own node scavenge starts (a cluster of one scavenges itself).
+      const scheduled = this.options.autoScavenge?.schedule !== undefined
+      const started = this.scavenges.runs.length > before
+      if (scheduled && started && this.voters.length > 1 && open.status?.state() === "Leader") {
+        this.fail(`${this.label(name)}'s node scavenge started while it was the leader`)
+      }
     }
     for (const run of this.scavenges.takeEnded()) {
       if (run.outcome === "Success") this.learnPoint(run)
@@ -328,6 +364,18 @@ export class ClusterWorld {
         this.members.find((m) => m.http === endpoint)?.name ?? (this.retired.has(endpoint) ? RetiredNode : undefined),
       start: (name, request) => this.startRequest(name, request)
     }
+  }
+
+  /** Runs `effect` on the member's scheduler (as a request to it would run); undefined when it is down. */
+  startOn<A>(
+    name: string,
+    effect: (open: OpenMember) => Effect.Effect<A>
+  ): { readonly fiber: Fiber.RuntimeFiber<A>; readonly dead: () => boolean } | undefined {
+    const open = this.opened.get(name)
+    if (open === undefined) return undefined
+    const incarnation = this.incarnation(name)
+    const fiber = this.world.fork(name, this.quiet(effect(open)))
+    return { fiber, dead: () => this.incarnation(name) !== incarnation || this.crashed.has(name) }
   }
 
   private startRequest(name: string, request: HttpRequest): InFlight | undefined {

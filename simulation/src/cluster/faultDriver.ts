@@ -55,10 +55,45 @@ export class FaultDriver {
       this.cluster.network.heal()
       this.healAt = undefined
     }
-    if (this.cluster.options.autoScavenge?.replaceNodes === true && this.replacePrng.chance(0.05)) {
-      if (this.replaceOne(now)) return
-    }
+    if (this.autoScavengeFault(now)) return
     this.start(now)
+  }
+
+  /**
+   * Auto-scavenge seeds' own faults, on their own Prng fork: a member whose node scavenge runs crashes (the
+   * restart path) or is replaced (the cancel path), the leader crashes while a cycle is under way (the new
+   * leader loads the state and goes on), or any member is replaced. True when one was started.
+   */
+  private autoScavengeFault(now: number): boolean {
+    const auto = this.cluster.options.autoScavenge
+    if (auto === undefined) return false
+    const p = this.replacePrng
+    const cluster = this.cluster
+    const running = cluster.members.map((m) => m.name).filter((n) => cluster.running(n))
+    const mayDisable = running.length > 1
+    if (auto.targetedFaults && mayDisable) {
+      const scavenging = cluster.scavenges
+        .running()
+        .map((run) => cluster.members.find((m) => cluster.label(m.name) === run.node)?.name)
+        .find((name) => name !== undefined && cluster.running(name))
+      if (scavenging !== undefined && p.chance(0.3)) {
+        if (auto.replaceNodes && p.chance(0.3) && this.replaceOne(now, scavenging)) {
+          this.coverage.hit("autoScavenge.designatedReplaced")
+          return true
+        }
+        this.crash(scavenging, now, cluster.leaders().includes(scavenging))
+        this.coverage.hit("autoScavenge.followerCrashedMidScavenge")
+        return true
+      }
+      const leader = cluster.leaders().find((l) => cluster.running(l))
+      const cycleUnderWay = cluster.scavenges.runs.some((r) => (r.endedAt ?? now) > now - 20_000)
+      if (leader !== undefined && cycleUnderWay && p.chance(0.1)) {
+        this.crash(leader, now, true)
+        this.coverage.hit("autoScavenge.leaderCrashedMidCycle")
+        return true
+      }
+    }
+    return auto.replaceNodes && p.chance(0.05) && this.replaceOne(now)
   }
 
   private end(s: Scheduled): void {
@@ -71,7 +106,7 @@ export class FaultDriver {
   }
 
   /** Takes a member's machine down for good, to be replaced later; false when no member may go now. */
-  private replaceOne(now: number): boolean {
+  private replaceOne(now: number, target?: string): boolean {
     const cluster = this.cluster
     if (this.replacements >= MaxReplacements || cluster.members.length < 2) return false
     const committed = Math.max(
@@ -83,7 +118,10 @@ export class FaultDriver {
       return open !== undefined && !cluster.paused.has(name) && (open.replica?.writerCheckpoint() ?? 0) >= committed
     }
     const candidates = cluster.members.filter(
-      (m) => cluster.running(m.name) && cluster.voters.every((v) => v.name === m.name || holdsAll(v.name))
+      (m) =>
+        (target === undefined || m.name === target) &&
+        cluster.running(m.name) &&
+        cluster.voters.every((v) => v.name === m.name || holdsAll(v.name))
     )
     if (candidates.length === 0) return false
     const node = this.replacePrng.pick(candidates).name

@@ -21,6 +21,7 @@ import { chooseClusterOptions, type ClusterSimOptions, type VoterCount } from ".
 import { ClientsNode, ClusterWorld, ObserverNode } from "./clusterWorld.js"
 import { instanceIdOf } from "./clusterNodes.js"
 import { FaultDriver } from "./faultDriver.js"
+import { AutoScavengeSeed } from "./autoScavengeSeed.js"
 import { routed, Trip, type RouterOptions } from "./router.js"
 
 export interface ClusterSeedResult {
@@ -92,6 +93,7 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
   )
   const observer = new ClusterObserver(cluster, auditor, ledger, clients, sequencer)
   const driver = new FaultDriver(root.fork("faults"), cluster, auditor.coverage)
+  const autoScavenge = new AutoScavengeSeed(root.fork("auto-scavenge-operator"), cluster, auditor)
   const failed = () => auditor.failure !== undefined
   let safety = true
   let clientsDone = 0
@@ -153,6 +155,7 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
   if (!failed()) converge("start", () => true)
 
   if (!failed()) {
+    autoScavenge.start(() => safety && !failed())
     world.fork(
       ClientsNode,
       Effect.forEach(
@@ -212,6 +215,8 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
       if (options.readOnlyReplica) auditor.coverage.hit("cluster.readOnlyReplicaCaughtUp")
       if (cluster.replacedMembers.length > 0) auditor.coverage.hit("autoScavenge.replacementCaughtUp")
       finalChecks(cluster, observer, ledger, clients, auditor)
+      if (!failed()) autoScavenge.liveness()
+      if (!failed()) autoScavenge.finalChecks()
       if (!failed()) runOptions.afterConvergence?.(cluster, observer, auditor)
     }
   }

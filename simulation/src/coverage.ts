@@ -223,6 +223,7 @@ export const CoverageMarks = {
   "autoScavenge.redesignated": autoScavengeMark("a node designated again in one cycle (the restart path)"),
   "autoScavenge.memberRemoved": autoScavengeMark("a cycle's member removed by a membership change (the cancel path)"),
   "autoScavenge.cycleAcrossLeaders": autoScavengeMark("one cycle recorded by more than one leader"),
+  "autoScavenge.leaderStateMatchesRecord": autoScavengeMark("the leader's status compared with its record"),
   "autoScavenge.livenessCycle": autoScavengeMark("after the faults, a cycle completed within the bound"),
   "autoScavenge.followerCrashedMidScavenge": autoScavengeMark("a member crashed while its node scavenge ran"),
   "autoScavenge.leaderCrashedMidCycle": autoScavengeMark("the leader crashed while a cycle was under way"),

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest"
 import { Coverage } from "../src/coverage.js"
 import { runClusterSeed, type ClusterSeedResult } from "../src/cluster/runClusterSeed.js"
 
-const SEEDS = 24
+const SEEDS = 20
 
 const betweenSeeds = () => new Promise<void>((resolve) => setImmediate(resolve))
 
@@ -27,8 +27,8 @@ describe("auto-scavenge in the multi-node simulator", () => {
   }, 900_000)
 
   it("the same seed gives the same trace hash", () => {
-    const a = runClusterSeed(5, { autoScavenge: true })
-    const b = runClusterSeed(5, { autoScavenge: true })
+    const a = runClusterSeed(2, { autoScavenge: true })
+    const b = runClusterSeed(2, { autoScavenge: true })
     expect(a.traceHash).toBe(b.traceHash)
   })
 })

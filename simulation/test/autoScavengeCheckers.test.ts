@@ -8,6 +8,7 @@ import {
   checkOneEach,
   checkRehydration,
   checkStartsSeen,
+  holdsRecord,
   type RecordedEvent
 } from "../src/cluster/autoScavengeHistory.js"
 import type { NodeScavenge } from "../src/cluster/nodeScavenges.js"
@@ -115,6 +116,29 @@ describe("auto-scavenge's record", () => {
     expect(checkStartsSeen(good, [run("n2", "s2"), run("n3", "other"), run("n1", "s1")], labelOf)).toMatch(
       /s3 recorded as started on n3/
     )
+  })
+
+  it("the leader's status shows the state its record gives", () => {
+    const midCycle = recordOf(configured, started(1, 2, 3), ...scavenged(2, "n1"), designated(3))
+    const member = (n: number, done: boolean) => ({ address: `10.0.0.${n}`, port: 2113, done })
+    const body = {
+      state: "InProgress",
+      schedule: "* * * * *",
+      cycle: {
+        clusterScavengeId: "c1",
+        members: [member(1, false), member(2, true), member(3, false)],
+        designated: node(3)
+      }
+    }
+    expect(holdsRecord(body, midCycle)).toBe("same")
+    expect(holdsRecord({ ...body, state: "Waiting", cycle: null }, midCycle)).toMatch(
+      /shows .*Waiting.* its record gives/
+    )
+    const notDone = {
+      ...body,
+      cycle: { ...body.cycle, members: [member(1, false), member(2, false), member(3, false)] }
+    }
+    expect(holdsRecord(notDone, midCycle)).toMatch(/its record gives/)
   })
 
   it("what a new leader loads equals what the recording leaders held", () => {

@@ -25,6 +25,7 @@ import {
   AutoScavengeCodec,
   initialState,
   nodeKey,
+  publicStateOf,
   type AutoScavengeEvent,
   type AutoScavengeState,
   type NodeId
@@ -203,6 +204,46 @@ export const checkRehydration = (record: ReadonlyArray<RecordedEvent>, now: numb
   const a = canonical(live)
   const b = canonical(loaded)
   return a === b ? undefined : `a new leader would load ${b}, the leaders that recorded it held ${a}`
+}
+
+/**
+ * Whether a leader's status document shows the state its record gives (every event applied in order):
+ * its public state, its schedule, and the cycle's members, which are done, and the designated node.
+ * "same", or what differs.
+ */
+export const holdsRecord = (body: Readonly<Record<string, unknown>>, record: ReadonlyArray<RecordedEvent>): string => {
+  const state = applyAll(
+    initialState,
+    record.map((r) => r.event)
+  )
+  const cycle = state.clusterScavenge
+  const done = new Set(cycle?.scavenged.map(nodeKey) ?? [])
+  const expected = {
+    state: publicStateOf(state.status),
+    cycle:
+      cycle === undefined
+        ? null
+        : {
+            clusterScavengeId: cycle.id,
+            members: cycle.members.map((n) => ({ address: n.address, port: n.port, done: done.has(nodeKey(n)) })),
+            designated: state.designated ?? null
+          }
+  }
+  const bodyCycle = body["cycle"] as Record<string, unknown> | null | undefined
+  const shown = {
+    state: body["state"],
+    cycle:
+      bodyCycle === null || bodyCycle === undefined
+        ? null
+        : {
+            clusterScavengeId: bodyCycle["clusterScavengeId"],
+            members: bodyCycle["members"],
+            designated: bodyCycle["designated"]
+          }
+  }
+  return canonical(expected) === canonical(shown)
+    ? "same"
+    : `shows ${canonical(shown)}, its record gives ${canonical(expected)}`
 }
 
 /** JSON with object keys sorted and undefined fields left out, so two equal states print alike. */

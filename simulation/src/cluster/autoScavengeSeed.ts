@@ -16,6 +16,7 @@ import { nodeKey, type NodeId } from "@vellum/auto-scavenge"
 import type { Prng } from "@vellum/platform"
 import type { Auditor } from "../client.js"
 import {
+  holdsRecord,
   checkLeaderLast,
   checkNothingWhilePaused,
   checkOneEach,
@@ -137,6 +138,28 @@ export class AutoScavengeSeed {
       this.checkPausedWindows()
     if (problem !== undefined) return this.auditor.fail(`auto-scavenge: ${problem}`)
     this.markCoverage(record)
+    this.checkLeaderHolds(leader)
+  }
+
+  /**
+   * The leader's own state (its status document) is the record's: the state every recorded event applied in
+   * order gives — read before and after asking, so that nothing was recorded in between.
+   */
+  private checkLeaderHolds(leader: string): void {
+    const operator = this.operator!
+    const compared = this.observe(
+      Effect.gen(this, function* () {
+        const before = yield* this.recordOn(leader)
+        const reply = yield* operator.send(leader, { _tag: "GetStatus" })
+        const after = yield* this.recordOn(leader)
+        if (reply?._tag !== "Status" || before.length !== after.length) return undefined
+        return holdsRecord(reply.body, before)
+      }),
+      10_000
+    )
+    if (compared === undefined) return
+    if (compared !== "same") return this.auditor.fail(`auto-scavenge: the leader ${leader} ${compared}`)
+    this.auditor.coverage.hit("autoScavenge.leaderStateMatchesRecord")
   }
 
   private checkPausedWindows(): string | undefined {

@@ -40,14 +40,20 @@ export interface OpenedNode {
 const SimInstanceId = "00000000-0000-4000-8000-000000000001"
 
 /**
- * The node's configuration in the sim: defaults, except a password hash that costs microseconds, and (a
- * per-seed choice) anonymous stream access.
+ * The node's configuration in the sim: defaults, except a password hash that costs microseconds, (a
+ * per-seed choice) anonymous stream access, and auto-scavenge off: this workload never configures it (the
+ * multi-node simulator does), and its idle driver's ticks would only reshuffle every seed's schedule.
  */
 const simConfig = (anonymousStreamAccess: boolean): LoadedConfig =>
   Effect.runSync(
     Effect.flatMap(
       loadConfig({
-        argv: ["--password-hash-cost", "4", ...(anonymousStreamAccess ? ["--allow-anonymous-stream-access"] : [])],
+        argv: [
+          "--password-hash-cost",
+          "4",
+          "--auto-scavenge-enabled=false",
+          ...(anonymousStreamAccess ? ["--allow-anonymous-stream-access"] : [])
+        ],
         env: {},
         readFile: () => Effect.succeed(Option.none()),
         version: NodeApp.VELLUM_VERSION

@@ -34,6 +34,18 @@ export interface AutoScavengeFigures {
   readonly timeUntilNextCycleMillis: number | undefined
 }
 
+/** The figures of a node that has not heard of any auto-scavenge yet. */
+export const noAutoScavengeFigures: AutoScavengeFigures = {
+  state: undefined,
+  cyclesStarted: 0,
+  cyclesCompleted: 0,
+  nodeScavengesStarted: 0,
+  nodeScavengesCompleted: { Success: 0, Stopped: 0, Errored: 0 },
+  cycleMembers: 0,
+  cycleMembersDone: 0,
+  timeUntilNextCycleMillis: undefined
+}
+
 export interface AutoScavengeService {
   readonly execute: (command: UserCommand) => Effect.Effect<AutoScavengeReply>
   readonly figures: Effect.Effect<AutoScavengeFigures>

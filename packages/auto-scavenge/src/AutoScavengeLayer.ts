@@ -11,7 +11,7 @@ import { ClusterStatus, Protocol } from "@vellum/cluster"
 import { gossipInputNow, NodeInfo, selfMember } from "@vellum/http"
 import { Scavenger } from "@vellum/scavenge"
 import { EventStore } from "@vellum/storage"
-import { AutoScavenge } from "./AutoScavenge.js"
+import { AutoScavenge, noAutoScavengeFigures } from "./AutoScavenge.js"
 import { nextOccurrence } from "./cron/Cron.js"
 import { makeDriver } from "./service/Driver.js"
 import { commandHandler, forwardToLeader } from "./service/forward.js"
@@ -69,16 +69,7 @@ export const layer = (
 /** Auto-scavenge is off: nothing runs, and nothing routes here (the routes are not served). */
 export const layerDisabled: Layer.Layer<AutoScavenge> = Layer.succeed(AutoScavenge, {
   execute: () => Effect.succeed({ _tag: "Failed", detail: "AutoScavenge is not enabled" }),
-  figures: Effect.succeed({
-    state: undefined,
-    cyclesStarted: 0,
-    cyclesCompleted: 0,
-    nodeScavengesStarted: 0,
-    nodeScavengesCompleted: { Success: 0, Stopped: 0, Errored: 0 },
-    cycleMembers: 0,
-    cycleMembersDone: 0,
-    timeUntilNextCycleMillis: undefined
-  })
+  figures: Effect.succeed(noAutoScavengeFigures)
 })
 
 export const layerNodeScavengeServer: Layer.Layer<never, never, ClusterStatus | Scavenger | EventStore | NodeInfo> =

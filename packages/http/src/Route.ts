@@ -58,5 +58,10 @@ export interface RouteDef<R = never> {
   readonly requestCodecs?: ReadonlyArray<string>
   /** Media types the route can answer with, preferred first (the first is the default). */
   readonly responseCodecs: ReadonlyArray<string>
+  /**
+   * The route answers in its first response codec whatever `Accept` and `?format=` ask for (no 406): the
+   * reference's plugin endpoints (ASP.NET minimal APIs) do not negotiate.
+   */
+  readonly ignoresAccept?: boolean
   readonly handle: (input: RouteInput) => Effect.Effect<Reply, never, R>
 }

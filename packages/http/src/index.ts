@@ -20,7 +20,15 @@ export { defaultServeLimits, serveHttp, type ServeOptions } from "./live/serveHt
 export { makeOffThreadParser, OFF_THREAD_MIN_BODY_BYTES } from "./live/offThreadParser.js"
 export { ListenFailed } from "./ListenFailed.js"
 export { loggedPath, withClientAddress, withRequestLog } from "./requestLog.js"
-export { badRequest, documentReply, emptyReply, statusReply, unauthorizedBare, TextPlainUtf8 } from "./replies.js"
+export {
+  badRequest,
+  documentReply,
+  emptyReply,
+  serverErrorProblem,
+  statusReply,
+  unauthorizedBare,
+  TextPlainUtf8
+} from "./replies.js"
 export { storageErrorReply, wireEventNumber, wrongExpectedVersionReply } from "./storageErrors.js"
 export {
   parseLenientJson,

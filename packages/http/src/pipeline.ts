@@ -127,7 +127,10 @@ export const makeHandler = <R>(
       requestType = selectRequestType(route.requestCodecs, headers["content-type"])
       if (requestType === undefined) return Effect.succeed(finish(emptyReply(415, "Invalid or missing Content-Type")))
     }
-    const choice = selectResponseType(route.responseCodecs, target.query.get("format"), headers["accept"])
+    const choice =
+      route.ignoresAccept === true
+        ? ({ _tag: "Chosen", type: route.responseCodecs[0]! } as const)
+        : selectResponseType(route.responseCodecs, target.query.get("format"), headers["accept"])
     if (choice._tag === "UnknownFormat")
       return Effect.succeed(finish(emptyReply(400, `Unknown format requested: ${choice.format}`)))
     if (choice._tag === "NotAcceptable")

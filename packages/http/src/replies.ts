@@ -50,3 +50,19 @@ export const documentReply = (
   headers: { "Content-Type": type === "application/octet-stream" ? type : `${type}; charset=utf-8`, ...headers },
   body
 })
+
+/**
+ * ASP.NET Core's `Results.Problem(detail, statusCode: 500)` (the reference's plugin endpoints answer server
+ * errors so): an `application/problem+json` document with ASP.NET's default type and title for a 500.
+ */
+export const serverErrorProblem = (detail: string): Reply => ({
+  status: 500,
+  reason: "Internal Server Error",
+  headers: { "Content-Type": "application/problem+json" },
+  body: JSON.stringify({
+    type: "https://tools.ietf.org/html/rfc9110#section-15.6.1",
+    title: "An error occurred while processing your request.",
+    status: 500,
+    detail
+  })
+})

@@ -23,7 +23,7 @@ import {
   type UserStoreFailed
 } from "@vellum/security"
 import { ClusterNode, ClusterStatus, isSingleNode, type ClusterSettings } from "@vellum/cluster"
-import { AutoScavenge, AutoScavengeLayer } from "@vellum/auto-scavenge"
+import { AutoScavenge, AutoScavengeLayer, autoScavengeRoutes } from "@vellum/auto-scavenge"
 import {
   NodeMetrics,
   makeHandler,
@@ -50,6 +50,7 @@ import {
   type RouteDef
 } from "@vellum/http"
 import { NodeConfig } from "./config/NodeConfig.js"
+import { autoScavengeEnablement } from "./config/autoScavengeEnablement.js"
 import type { LoadedConfig } from "./config/LoadedConfig.js"
 import {
   toAdvertiseAs,
@@ -60,6 +61,7 @@ import {
 } from "./config/derive.js"
 import { infoOptionsRoute } from "./infoOptionsRoute.js"
 import * as ScavengeMetrics from "./scavengeMetrics.js"
+import * as AutoScavengeMetrics from "./autoScavengeMetrics.js"
 
 export const VELLUM_VERSION = "0.1.0"
 
@@ -167,10 +169,11 @@ export const layerWithStorage = (
   const statsStream = config.WriteStatsToDb
     ? StatsStream.layer({ endpoint: `${config.NodeIp}:${config.NodePort}`, periodSeconds: config.StatsPeriodSec })
     : Layer.empty
-  // Every member answers the leader's node scavenge calls; the driver runs only where auto-scavenge is on.
+  // Every member answers the leader's node scavenge calls; the driver (and its metrics) runs only where
+  // auto-scavenge is on.
   const autoScavenge = Layer.merge(
-    config.AutoScavengeEnabled
-      ? AutoScavengeLayer.layer({ tickMillis: config.GossipIntervalMs })
+    autoScavengeEnablement(config).enabled
+      ? Layer.provideMerge(AutoScavengeMetrics.layer, AutoScavengeLayer.layer({ tickMillis: config.GossipIntervalMs }))
       : AutoScavengeLayer.layerDisabled,
     AutoScavengeLayer.layerNodeScavengeServer
   )
@@ -182,9 +185,9 @@ export const layerWithStorage = (
 
 /**
  * The route families a node serves, as the reference registers its controllers: streams only with AtomPub
- * on; the users API not in insecure mode; stats and metrics, gossip, and the admin endpoints (shutdown,
- * scavenge, the scavenge history's reads) each unless their `Disable…` switch is set. A route left out
- * answers 404.
+ * on; the users API not in insecure mode; auto-scavenge while it is enabled; stats and metrics, gossip, and the
+ * admin endpoints (shutdown, scavenge, the scavenge history's reads) each unless their `Disable…` switch is set.
+ * A route left out answers 404.
  */
 export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<NodeAppServices>> => {
   const config = loaded.config
@@ -197,6 +200,7 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
       admin: !config.DisableAdminUi
     }),
     ...(config.Insecure ? [] : usersRoutes),
+    ...(autoScavengeEnablement(config).enabled ? autoScavengeRoutes : []),
     ...(config.DisableAdminUi ? [] : scavengeRoutes),
     // With AtomPub on, the stream routes serve these paths (and the run page's template would shadow their
     // `/streams/$scavenges/{event}/forward/{count}`).

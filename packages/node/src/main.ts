@@ -26,6 +26,8 @@ import {
   serveHttp
 } from "@vellum/http"
 import {
+  autoScavengeEnablement,
+  describeAutoScavengeEnablement,
   formatConfigError,
   infoOptions,
   loadConfig,
@@ -101,6 +103,8 @@ const serve = (loaded: LoadedConfig) =>
           onConnections: metrics.setOpenConnections,
           ...toServeLimits(config)
         })
+        // Before the summary, which whoever waits for the start may act on at once.
+        yield* Effect.logInfo(describeAutoScavengeEnablement(autoScavengeEnablement(config)))
         const summary = startupSummary(loaded, {
           version: NodeApp.VELLUM_VERSION,
           dbDir: config.MemDb ? undefined : path.resolve(config.Db),

@@ -173,6 +173,10 @@ describe("the node process", () => {
       expect(summaries.map((line) => line.message)).toEqual([
         `Vellum 0.1.0 listening on http://127.0.0.1:${port}; data in ${db}; no config file; default users created: admin, ops`
       ])
+      // Auto-scavenge says whether it runs (on disk: yes).
+      expect(lines.filter((line) => line.message.startsWith("Auto-scavenge")).map((line) => line.message)).toEqual([
+        "Auto-scavenge enabled"
+      ])
       expect(lines.filter((line) => line.level === "WARN").map((line) => line.message)).toEqual([
         "Insecure mode: authentication and authorization are off, every request acts as the system user; do not expose this node"
       ])
@@ -220,6 +224,7 @@ describe("the node process", () => {
       )
       expect(plain.code).toBe(0)
       expect(plain.stdout).toMatch(/level=INFO .*message="Vellum 0\.1\.0 listening on http:\/\/127\.0\.0\.2:/)
+      expect(plain.stdout).toMatch(/message="Auto-scavenge disabled: AutoScavenge is not compatible with mem-db"/)
       expect(jsonLines(plain.stdout)).toEqual([])
 
       const held = await holdPort()

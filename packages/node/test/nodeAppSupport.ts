@@ -18,11 +18,14 @@ export type Call = (
   body?: string
 ) => Promise<Reply>
 
-/** A started node; `body` gets a call function; the node stops afterwards. */
-export const withNode = (body: (call: Call) => Promise<void>) =>
+/** A started node (in memory unless `argv` says otherwise); `body` gets a call function; the node stops afterwards. */
+export const withNode = (
+  body: (call: Call) => Promise<void>,
+  argv: ReadonlyArray<string> = ["--mem-db", "--password-hash-cost", "4"]
+) =>
   Effect.runPromise(
     Effect.gen(function* () {
-      const loaded = load({ argv: ["--mem-db", "--password-hash-cost", "4"] })
+      const loaded = load({ argv })
       const scope = yield* Scope.make()
       const layer = Layer.provide(
         NodeApp.layer(loaded, { dbDir: "/db", instanceId: "00000000-0000-4000-8000-000000000001" }),

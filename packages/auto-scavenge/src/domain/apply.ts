@@ -26,7 +26,12 @@ export const apply = (state: AutoScavengeState, event: AutoScavengeEvent): AutoS
         clusterScavenge: { id: event.clusterScavengeId, members: event.members, scavenged: [] }
       }
     case "NodeDesignated":
-      return { ...state, status: "StartingNodeScavenge", designated: event.nodeId }
+      // Designating and pausing need a cycle. Without one (its start aged out of the stream while later
+      // events remain) the event is ignored, rather than leave a cycle-less InProgress that never ends.
+      if (state.clusterScavenge === undefined) return state
+      // A new designation has no scavenge yet: an id kept from before (the node restarted, or another node
+      // before a pause) names a scavenge that is over, and stopping it would leave a new one running.
+      return { ...state, status: "StartingNodeScavenge", designated: event.nodeId, nodeScavengeId: undefined }
     case "NodeScavengeStarted":
       if (!sameNode(event.nodeId, state.designated)) return state
       return { ...state, status: "MonitoringNodeScavenge", nodeScavengeId: event.scavengeId }
@@ -77,7 +82,7 @@ export const apply = (state: AutoScavengeState, event: AutoScavengeEvent): AutoS
         nodeScavengeId: undefined
       }
     case "PauseRequested":
-      return { ...state, status: "Pausing" }
+      return state.clusterScavenge === undefined ? state : { ...state, status: "Pausing" }
     case "Paused":
       return {
         ...state,

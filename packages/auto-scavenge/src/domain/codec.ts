@@ -38,8 +38,11 @@ export const formatTime = (millis: number): string => {
   )
 }
 
+/** ISO-8601 with its offset (or Z): without one, the time would be read in the reading machine's zone. */
+const IsoTimeWithOffset = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+
 const parseTime = (value: unknown): number | undefined => {
-  if (typeof value !== "string") return undefined
+  if (typeof value !== "string" || !IsoTimeWithOffset.test(value)) return undefined
   const millis = Date.parse(value)
   return Number.isNaN(millis) ? undefined : millis
 }

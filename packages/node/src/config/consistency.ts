@@ -3,6 +3,7 @@
  * node misbehave is a problem (the node does not start); one that is merely surprising is a warning.
  */
 import { type ConfigProblem, problem } from "./ConfigError.js"
+import { autoScavengeConflict } from "./autoScavengeEnablement.js"
 import { checkClusterConsistency } from "./clusterConsistency.js"
 import type { ConfigSources } from "./LoadedConfig.js"
 import type { Config } from "./options.js"
@@ -36,6 +37,7 @@ export const checkConsistency = (
       "StatsPeriodSec only sets how often stats are written with WriteStatsToDb, which is off: it has no effect"
     )
   }
+  problems.push(...autoScavengeConflict(config, sources))
   const cluster = checkClusterConsistency(config, sources)
   return { problems: [...problems, ...cluster.problems], warnings: [...warnings, ...cluster.warnings] }
 }

@@ -14,7 +14,8 @@ const explanation = (spec: OptionSpec): string => {
     spec.defaultText === "" ? undefined : `default: ${spec.defaultText}`,
     spec.aliases.length === 0
       ? undefined
-      : `old name: ${spec.aliases.map((alias) => `--${kebabCase(alias)}`).join(", ")}`
+      : `old name: ${spec.aliases.map((alias) => `--${kebabCase(alias)}`).join(", ")}`,
+    spec.alsoNamed.length === 0 ? undefined : `also ${spec.alsoNamed.map((name) => `--${kebabCase(name)}`).join(", ")}`
   ].filter((note) => note !== undefined)
   return notes.length === 0 ? spec.description : `${spec.description} (${notes.join("; ")})`
 }

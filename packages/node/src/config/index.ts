@@ -39,3 +39,8 @@ export {
 } from "./derive.js"
 export { NodeConfig } from "./NodeConfig.js"
 export { optionSupport, type OptionSupport, refusedSettings } from "./optionSupport.js"
+export {
+  type AutoScavengeEnablement,
+  autoScavengeEnablement,
+  describeAutoScavengeEnablement
+} from "./autoScavengeEnablement.js"

@@ -42,6 +42,11 @@ export interface OptionDef<A> {
   readonly path?: ReadonlyArray<string>
   /** Older names still accepted (with a warning), e.g. HttpPort for NodePort. */
   readonly aliases?: ReadonlyArray<string>
+  /**
+   * Other names accepted as the option's own (no warning): a nested option's flat name, so that
+   * `AutoScavengeEnabled` gives `--auto-scavenge-enabled` and `VELLUM_AUTO_SCAVENGE_ENABLED`.
+   */
+  readonly alsoNamed?: ReadonlyArray<string>
   /** Shown as `********` in `/info/options` and `--what-if`. */
   readonly sensitive?: boolean
   /** Where it may be set, when not everywhere (passwords: environment only, as in the reference). */

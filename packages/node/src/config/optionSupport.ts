@@ -150,10 +150,7 @@ export const optionSupport: { readonly [K in OptionName]: OptionSupport } = {
   MaxProjectionStateSize: refused(NO_PROJECTIONS, "1048576"),
 
   // Auto-scavenge
-  AutoScavengeEnabled: refused(
-    "auto-scavenge is not built yet (a later issue); scavenge with POST /admin/scavenge",
-    "true"
-  )
+  AutoScavengeEnabled: honoured(`${CONFIG}autoScavengeEnablement.ts`, "config-auto-scavenge.test.ts")
 }
 
 /** A problem for every refused option set to something other than its default. */

@@ -323,10 +323,11 @@ export const optionTable = {
   AutoScavengeEnabled: option({
     group: "AutoScavenge",
     description:
-      "Enable auto-scavenge. Not built yet: true is refused (the reference's default is true, inert there without a licence).",
+      "Scavenge the cluster on a schedule, one node at a time (the /auto-scavenge endpoints). On unless set to false; off with MemDb unless set, and true with MemDb is refused.",
     type: boolean(),
-    default: false,
-    path: ["AutoScavenge", "Enabled"]
+    default: true,
+    path: ["AutoScavenge", "Enabled"],
+    alsoNamed: ["AutoScavengeEnabled"]
   })
 }
 
@@ -347,6 +348,7 @@ export interface OptionSpec {
   readonly choices: ReadonlyArray<string> | undefined
   readonly path: ReadonlyArray<string>
   readonly aliases: ReadonlyArray<string>
+  readonly alsoNamed: ReadonlyArray<string>
   readonly sensitive: boolean
   readonly onlyFrom: ReadonlyArray<Exclude<SourceKind, "default">> | undefined
   readonly deprecation: string | undefined
@@ -385,6 +387,7 @@ const toSpec = (name: OptionName, entry: ErasedEntry): OptionSpec => {
     choices: entry.type.choices,
     path,
     aliases: entry.aliases ?? [],
+    alsoNamed: entry.alsoNamed ?? [],
     sensitive: entry.sensitive ?? false,
     onlyFrom: entry.onlyFrom,
     deprecation: entry.deprecation,
@@ -407,6 +410,7 @@ export const optionSpecs: ReadonlyArray<OptionSpec> = (Object.keys(optionTable) 
 const byLookupKey = new Map<string, { readonly spec: OptionSpec; readonly alias: string | undefined }>()
 for (const spec of optionSpecs) {
   byLookupKey.set(lookupKey(spec.path), { spec, alias: undefined })
+  for (const name of spec.alsoNamed) byLookupKey.set(lookupKey([name]), { spec, alias: undefined })
   for (const alias of spec.aliases) byLookupKey.set(lookupKey([alias]), { spec, alias })
 }
 

@@ -1,9 +1,9 @@
 /**
  * The auto-scavenge workload of a multi-node seed: an operator on the clients' node who configures the
  * seed's schedule once the cluster has formed, then, every so often while the faults run, pauses it,
- * resumes it or asks for its status — each command sent to a member of its choosing, which takes it
- * itself when it leads and passes it to the leader otherwise, exactly what that member's
- * `/auto-scavenge/*` route calls (its `AutoScavenge` service, on its own scheduler and clock).
+ * resumes it or asks for its status — each a request to `/auto-scavenge/*` as the admin, sent to a member of
+ * its choosing (run on that member's scheduler and clock), which takes it itself when it leads and passes
+ * it to the leader otherwise (202). No 307 to follow: any member accepts.
  *
  * It remembers when auto-scavenge was certainly paused — from a 200 to a pause (only the leader answers
  * 200; a member that passed the command on answers 202) until it sent the next resume that was not
@@ -12,12 +12,39 @@
  */
 import { Duration, Effect, Option } from "effect"
 import type { AutoScavengeReply, UserCommand } from "@vellum/auto-scavenge"
+import type { HttpRequest } from "@vellum/http"
 import type { Prng } from "@vellum/platform"
+import { replyText } from "../atomReplies.js"
 import type { Coverage } from "../coverage.js"
 import type { ClusterWorld } from "./clusterWorld.js"
 
 /** How long the operator waits for a member to answer a command. */
 const AnswerTimeoutMs = 5_000
+const AdminAuthorization = `Basic ${Buffer.from("admin:changeit").toString("base64")}`
+
+/** The request a command is, as the operator sends it. */
+const requestOf = (command: UserCommand, host: string): HttpRequest => {
+  const headers = { host, authorization: AdminAuthorization }
+  switch (command._tag) {
+    case "GetStatus":
+      return {
+        method: "GET",
+        url: "/auto-scavenge/status",
+        headers: { ...headers, accept: "application/json" },
+        body: undefined
+      }
+    case "Configure":
+      return {
+        method: "POST",
+        url: "/auto-scavenge/configure",
+        headers: { ...headers, "content-type": "application/json" },
+        body: Buffer.from(JSON.stringify({ schedule: command.schedule }))
+      }
+    case "Pause":
+    case "Resume":
+      return { method: "POST", url: `/auto-scavenge/${command._tag.toLowerCase()}`, headers, body: undefined }
+  }
+}
 
 export interface PausedWindow {
   readonly from: number
@@ -39,13 +66,38 @@ export class AutoScavengeOperator {
     return this.cluster.world.now
   }
 
-  /** Sends a command to a member as its route would; undefined when the member is down or did not answer. */
+  /**
+   * Sends a command to a member over HTTP; its answer as the service's reply it renders, or undefined when
+   * the member is down, did not answer, or does not know the admin yet (401). Any other status the routes
+   * do not give the admin fails the run.
+   */
   send(name: string, command: UserCommand): Effect.Effect<AutoScavengeReply | undefined> {
-    const started = this.cluster.startOn(name, (open) => open.autoScavenge.execute(command))
+    const started = this.cluster.access.start(name, requestOf(command, this.cluster.member(name).http))
     if (started === undefined) return Effect.succeed(undefined)
-    return Effect.map(Effect.timeoutOption(started.fiber.await, Duration.millis(AnswerTimeoutMs)), (exit) =>
-      Option.isSome(exit) && exit.value._tag === "Success" ? exit.value.value : undefined
-    )
+    return Effect.map(Effect.timeoutOption(started.fiber.await, Duration.millis(AnswerTimeoutMs)), (exit) => {
+      if (Option.isNone(exit) || exit.value._tag !== "Success") return undefined
+      const reply = exit.value.value.reply
+      const text = replyText(reply)
+      switch (reply.status) {
+        case 200:
+          return command._tag === "GetStatus"
+            ? { _tag: "Status", body: JSON.parse(text) as Record<string, unknown> }
+            : { _tag: "Done" }
+        case 202:
+          return { _tag: "Accepted" }
+        case 400:
+          return { _tag: "Rejected", message: String(JSON.parse(text)) }
+        case 500:
+        case 503:
+          return { _tag: "Failed", detail: text }
+        case 401:
+          // A fresh or restarted member that has not caught up with the default users yet (router.ts).
+          return undefined
+        default:
+          this.cluster.fail(`auto-scavenge ${command._tag} on ${name} answered ${reply.status}: ${text}`)
+          return undefined
+      }
+    })
   }
 
   private anyMember(): string {

@@ -53,10 +53,21 @@ const ClusterSecret = "simulated-cluster-secret"
 export const memberArguments = (
   member: Member,
   members: ReadonlyArray<Member>,
-  timings: ClusterTimings
+  timings: ClusterTimings,
+  autoScavenge: boolean
 ): { readonly argv: Array<string>; readonly env: Record<string, string> } => {
   const [host, port] = member.http.split(":") as [string, string]
-  const base = ["--password-hash-cost", "4", "--node-ip", host, "--node-port", port]
+  // Auto-scavenge is on by default; seeds without its workload turn it off, so its idle driver's ticks do
+  // not reshuffle them (their scenarios replay as they failed).
+  const base = [
+    "--password-hash-cost",
+    "4",
+    "--node-ip",
+    host,
+    "--node-port",
+    port,
+    ...(autoScavenge ? [] : ["--auto-scavenge-enabled=false"])
+  ]
   const voters = members.filter((m) => m.voter)
   if (voters.length === 1 && members.length === 1) return { argv: base, env: {} }
   const [internalHost, internalPort] = member.internal.split(":") as [string, string]
@@ -94,9 +105,10 @@ export const memberArguments = (
 export const memberConfig = (
   member: Member,
   members: ReadonlyArray<Member>,
-  timings: ClusterTimings
+  timings: ClusterTimings,
+  autoScavenge: boolean
 ): LoadedConfig | string => {
-  const { argv, env } = memberArguments(member, members, timings)
+  const { argv, env } = memberArguments(member, members, timings, autoScavenge)
   const outcome = Effect.runSync(
     Effect.either(
       loadConfig({ argv, env, readFile: () => Effect.succeed(Option.none()), version: NodeApp.VELLUM_VERSION })

@@ -99,14 +99,9 @@ export class ClusterWorld {
     if (this.failure === undefined) for (const m of this.members) this.start(m.name)
   }
 
-  /**
-   * The member's configuration as a user gives it; auto-scavenge seeds turn auto-scavenge on in the loaded
-   * configuration (the option refuses true until its enablement is built).
-   */
+  /** The member's configuration as a user gives it; auto-scavenge is on only in auto-scavenge seeds. */
   private configFor(member: Member): LoadedConfig | string {
-    const loaded = memberConfig(member, this.current, this.options.timings)
-    if (typeof loaded === "string" || this.options.autoScavenge === undefined) return loaded
-    return { ...loaded, config: { ...loaded.config, AutoScavengeEnabled: true } }
+    return memberConfig(member, this.current, this.options.timings, this.options.autoScavenge !== undefined)
   }
 
   /** The members now (a replaced member is the same name at its new HTTP endpoint). */

@@ -11,7 +11,6 @@ import { Disk, type DiskService, type NetworkService } from "@vellum/platform"
 import type { HttpRequest } from "@vellum/http"
 import { ClusterStatus, type ClusterStatusService } from "@vellum/cluster"
 import { Scavenger, type ScavengerService } from "@vellum/scavenge"
-import { AutoScavenge, type AutoScavengeService } from "@vellum/auto-scavenge"
 import { EventStore, type EventStoreService, type ReplicaLog, type StorageConfig } from "@vellum/storage"
 import * as NodeApp from "@vellum/node/app"
 import { loadConfig, type LoadedConfig } from "@vellum/node/config"
@@ -132,8 +131,6 @@ export interface OpenMember {
   readonly replica: ReplicaLog | undefined
   /** The node's scavenger, which the checkers watch (who scavenges when). */
   readonly scavenger: ScavengerService
-  /** The node's auto-scavenge service (what its `/auto-scavenge/*` routes call). */
-  readonly autoScavenge: AutoScavengeService
 }
 
 /** The clustered store's replica log, when the store has one. */
@@ -169,8 +166,7 @@ export const openMember = (
         status,
         committed: replica === undefined ? () => store.stats().committedPosition : () => replica.committed(),
         replica,
-        scavenger: Context.get(context, Scavenger),
-        autoScavenge: Context.get(context, AutoScavenge)
+        scavenger: Context.get(context, Scavenger)
       }
       return opened
     }),

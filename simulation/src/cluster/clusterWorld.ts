@@ -8,7 +8,7 @@
  * keeps only what its durability model allows (unsynced bytes lost, a write torn at a random byte). The
  * next lifetime opens on what survived, with a new instance id, as a restarted process would.
  */
-import { Effect, LogLevel, Logger, Scope, type Fiber } from "effect"
+import { Effect, LogLevel, Logger, Scope } from "effect"
 import {
   MemoryDisk,
   Prng,
@@ -359,18 +359,6 @@ export class ClusterWorld {
         this.members.find((m) => m.http === endpoint)?.name ?? (this.retired.has(endpoint) ? RetiredNode : undefined),
       start: (name, request) => this.startRequest(name, request)
     }
-  }
-
-  /** Runs `effect` on the member's scheduler (as a request to it would run); undefined when it is down. */
-  startOn<A>(
-    name: string,
-    effect: (open: OpenMember) => Effect.Effect<A>
-  ): { readonly fiber: Fiber.RuntimeFiber<A>; readonly dead: () => boolean } | undefined {
-    const open = this.opened.get(name)
-    if (open === undefined) return undefined
-    const incarnation = this.incarnation(name)
-    const fiber = this.world.fork(name, this.quiet(effect(open)))
-    return { fiber, dead: () => this.incarnation(name) !== incarnation || this.crashed.has(name) }
   }
 
   private startRequest(name: string, request: HttpRequest): InFlight | undefined {

@@ -8,7 +8,8 @@
  * A batch ends with its coverage report (how often each rule ran, coverage.ts) and its simulated time against
  * the wall time it took.
  * A failing seed prints the seed, the failure and the last trace lines, and exits 1.
- * With `--nodes 1|3|5` or `--cluster` (the swarm picks), the multi-node simulator runs instead (cluster/clusterCli.ts).
+ * With `--nodes 1|3|5` or `--cluster` (the swarm picks), the multi-node simulator runs instead (cluster/clusterCli.ts);
+ * `--auto-scavenge` runs it with the auto-scavenge workload on every seed.
  */
 import { Coverage } from "./coverage.js"
 import { runSeed, type SeedResult } from "./runSeed.js"
@@ -16,7 +17,7 @@ import { wallClockMillis } from "./live/wallClock.js"
 import { clusterCli } from "./cluster/clusterCli.js"
 
 const args = process.argv.slice(2)
-if (args.includes("--nodes") || args.includes("--cluster")) {
+if (args.includes("--nodes") || args.includes("--cluster") || args.includes("--auto-scavenge")) {
   clusterCli(args)
   process.exit(0)
 }

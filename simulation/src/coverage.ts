@@ -18,10 +18,15 @@ export interface MarkInfo {
   readonly batch: Batch
 }
 
-export type Batch = "single" | "cluster"
+export type Batch = "single" | "cluster" | "autoScavenge"
 
 const mark = (what: string, reachedByCi = true): MarkInfo => ({ what, reachedByCi, batch: "single" })
 const clusterMark = (what: string, reachedByCi = true): MarkInfo => ({ what, reachedByCi, batch: "cluster" })
+const autoScavengeMark = (what: string, reachedByCi = true): MarkInfo => ({
+  what,
+  reachedByCi,
+  batch: "autoScavenge"
+})
 
 /** Every mark, by family. Add a mark here, then `coverage.hit("...")` where the rule runs. */
 export const CoverageMarks = {
@@ -202,7 +207,27 @@ export const CoverageMarks = {
   "cluster.leaderCrashed": clusterMark("the leader crashed"),
   "cluster.resigned": clusterMark("the leader resigned on the admin's request"),
   "cluster.readOnlyReplicaCaughtUp": clusterMark("a read-only replica caught up with the leader"),
-  "cluster.livenessReached": clusterMark("faults stopped, one leader elected, every member caught up, a write taken")
+  "cluster.livenessReached": clusterMark("faults stopped, one leader elected, every member caught up, a write taken"),
+  // ---- auto-scavenge seeds (cluster/ with the auto-scavenge workload): simulation/test/autoScavenge.test.ts ----
+  "autoScavenge.replaced": autoScavengeMark("a member replaced by an empty node at another HTTP endpoint"),
+  "autoScavenge.replacementCaughtUp": autoScavengeMark("a replacement node caught up from an empty disk"),
+  "autoScavenge.nodeScavengeRan": autoScavengeMark("a node scavenge ran on a member (seen by its scavenger)"),
+  "autoScavenge.chunksCompared": autoScavengeMark(
+    "every member scavenged to one point: completed chunks below it compared"
+  ),
+  "autoScavenge.paused": autoScavengeMark("a pause answered 200 by the leader"),
+  "autoScavenge.pauseAccepted": autoScavengeMark("a pause answered 202 (stopping a node scavenge, or passed on)"),
+  "autoScavenge.resumeWhilePausing": autoScavengeMark("a resume refused while pausing", false),
+  "autoScavenge.cycleCompleted": autoScavengeMark("a cluster scavenge cycle completed"),
+  "autoScavenge.leaderDesignatedItself": autoScavengeMark("the leader designated itself, last in its cycle"),
+  "autoScavenge.redesignated": autoScavengeMark("a node designated again in one cycle (the restart path)"),
+  "autoScavenge.memberRemoved": autoScavengeMark("a cycle's member removed by a membership change (the cancel path)"),
+  "autoScavenge.cycleAcrossLeaders": autoScavengeMark("one cycle recorded by more than one leader"),
+  "autoScavenge.leaderStateMatchesRecord": autoScavengeMark("the leader's status compared with its record"),
+  "autoScavenge.livenessCycle": autoScavengeMark("after the faults, a cycle completed within the bound"),
+  "autoScavenge.followerCrashedMidScavenge": autoScavengeMark("a member crashed while its node scavenge ran"),
+  "autoScavenge.leaderCrashedMidCycle": autoScavengeMark("the leader crashed while a cycle was under way"),
+  "autoScavenge.designatedReplaced": autoScavengeMark("a member replaced while its node scavenge ran", false)
 } as const satisfies Record<string, MarkInfo>
 
 export type CoverageMark = keyof typeof CoverageMarks

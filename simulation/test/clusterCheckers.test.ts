@@ -54,6 +54,42 @@ describe("committed prefixes agree", () => {
     expect(log.check(image("n2", 300, holed))).toMatch(/disagree/)
   })
 
+  it("below the newest scavenge point a record may be missing (scavenged), never changed; above it, never missing", () => {
+    const log = new CommittedLog()
+    const all = records("e0", "a", "b", "scavengePoint 0 p", "c")
+    expect(log.check(image("n1", 500, all))).toBeUndefined()
+    const scavenged = all.filter((r) => r.position !== 100)
+    expect(log.check(image("n2", 500, scavenged))).toBeUndefined()
+    // A node whose first snapshot comes after it scavenged: the prefix keeps what others showed.
+    expect(
+      log.check(
+        image(
+          "n3",
+          500,
+          all.filter((r) => r.position !== 200)
+        )
+      )
+    ).toBeUndefined()
+    expect(
+      log.check(
+        image(
+          "n2",
+          500,
+          scavenged.map((r) => (r.position === 200 ? { ...r, fingerprint: "B" } : r))
+        )
+      )
+    ).toMatch(/disagree.*at 200/)
+    expect(
+      log.check(
+        image(
+          "n2",
+          500,
+          all.filter((r) => r.position !== 400)
+        )
+      )
+    ).toMatch(/disagree.*at 400/)
+  })
+
   it("a committed record that later changes on the same node fails (a divergent tail cut below commit)", () => {
     const log = new CommittedLog()
     expect(log.check(image("n1", 300, records("e0", "a", "b")))).toBeUndefined()

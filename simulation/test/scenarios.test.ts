@@ -13,8 +13,11 @@ interface Scenario {
   readonly overrides?: Partial<SimOptions>
   /** How the clients reach the node (default: over HTTP). */
   readonly transport?: "http" | "direct"
-  /** A seed of the multi-node simulator: `nodes` pins the voters (else the swarm's choice, as it failed). */
-  readonly cluster?: { readonly nodes?: VoterCount }
+  /**
+   * A seed of the multi-node simulator: `nodes` pins the voters (else the swarm's choice, as it failed);
+   * `autoScavenge` pins the auto-scavenge workload on or off (else the swarm's choice).
+   */
+  readonly cluster?: { readonly nodes?: VoterCount; readonly autoScavenge?: boolean }
 }
 
 const dir = join(__dirname, "..", "..", "scenarios")
@@ -28,10 +31,11 @@ describe("scenarios", () => {
     const scenario = JSON.parse(readFileSync(join(dir, file), "utf8")) as Scenario
     it(`${file} (seed ${scenario.seed})`, () => {
       if (scenario.cluster !== undefined) {
-        const c = runClusterSeed(
-          scenario.seed,
-          scenario.cluster.nodes === undefined ? {} : { nodes: scenario.cluster.nodes }
-        )
+        const { nodes, autoScavenge } = scenario.cluster
+        const c = runClusterSeed(scenario.seed, {
+          ...(nodes === undefined ? {} : { nodes }),
+          ...(autoScavenge === undefined ? {} : { autoScavenge })
+        })
         if (!c.ok) expect.fail(`${scenario.what}\nseed ${c.seed}: ${c.failure}\n  ${c.lastTrace.join("\n  ")}`)
         return
       }

@@ -72,20 +72,29 @@ export const layerDisabled: Layer.Layer<AutoScavenge> = Layer.succeed(AutoScaven
   figures: Effect.succeed(noAutoScavengeFigures)
 })
 
-export const layerNodeScavengeServer: Layer.Layer<never, never, ClusterStatus | Scavenger> = Layer.scopedDiscard(
-  Effect.gen(function* () {
-    const cluster = yield* ClusterStatus
-    const scavenger = yield* Scavenger
-    if (cluster.internal === undefined) return
-    const handle = nodeScavengeHandler(scavenger)
-    yield* Effect.orDie(
-      cluster.internal.protocol(Protocol.NodeScavenge).serve({
-        onRequest: (_from, bytes) => {
-          const request = decodeRequest(bytes)
-          return request === undefined ? Effect.die("a malformed node scavenge call") : handle(request)
-        },
-        onChannel: (c) => c.close
-      })
-    )
-  })
-)
+export const layerNodeScavengeServer: Layer.Layer<never, never, ClusterStatus | Scavenger | EventStore | NodeInfo> =
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const cluster = yield* ClusterStatus
+      const scavenger = yield* Scavenger
+      if (cluster.internal === undefined) return
+      const context = yield* Effect.context<EventStore | ClusterStatus | NodeInfo>()
+      const self = Effect.provide(
+        Effect.map(gossipInputNow, (input) => {
+          const me = selfMember(input)
+          return { address: me.internalHttpEndPointIp, port: me.internalHttpEndPointPort }
+        }),
+        context
+      )
+      const handle = nodeScavengeHandler(scavenger, self)
+      yield* Effect.orDie(
+        cluster.internal.protocol(Protocol.NodeScavenge).serve({
+          onRequest: (_from, bytes) => {
+            const request = decodeRequest(bytes)
+            return request === undefined ? Effect.die("a malformed node scavenge call") : handle(request)
+          },
+          onChannel: (c) => c.close
+        })
+      )
+    })
+  )

@@ -67,10 +67,13 @@ const loopback = (serve: (bytes: Uint8Array) => Effect.Effect<Uint8Array>, fail?
   return { network, sentTo }
 }
 
-const scavengeServer = (scavenger: ScavengerService) => (bytes: Uint8Array) =>
-  nodeScavengeHandler(scavenger)(decodeRequest(bytes)!)
+const nodeB = { address: "10.0.0.2", port: 2113 }
+const scavengeServer =
+  (scavenger: ScavengerService, self = nodeB) =>
+  (bytes: Uint8Array) =>
+    nodeScavengeHandler(scavenger, Effect.succeed(self))(decodeRequest(bytes)!)
 
-const remote = { _tag: "Remote", address: "node-b:1112" } as const
+const remote = { _tag: "Remote", node: nodeB, address: "node-b:1112" } as const
 
 describe("the leader's calls to a member's scavenger", () => {
   it.effect("start asks for the reference's defaults (one thread, threshold 0, not sync-only) and returns the id", () =>
@@ -125,6 +128,17 @@ describe("the leader's calls to a member's scavenger", () => {
       const idle = fakeScavenger({})
       const lost = makeNodeScavengeCalls(idle.scavenger, loopback(scavengeServer(idle.scavenger), "timeout").network)
       expect(yield* lost.stop(remote, "r1")).toHaveProperty("failed")
+    })
+  )
+
+  it.effect("a node replaced at another endpoint (same internal address) takes no call meant for the old one", () =>
+    Effect.gen(function* () {
+      const replacement = fakeScavenger({})
+      const server = scavengeServer(replacement.scavenger, { ...nodeB, port: 2114 })
+      const calls = makeNodeScavengeCalls(fakeScavenger({}).scavenger, loopback(server).network)
+      const started = yield* Effect.exit(calls.start(remote))
+      expect(started._tag === "Failure" || (started._tag === "Success" && started.value._tag === "Failed")).toBe(true)
+      expect(replacement.started).toEqual([])
     })
   )
 

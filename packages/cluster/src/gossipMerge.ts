@@ -9,12 +9,13 @@
  *   epoch, else a longer log, else a later report;
  * - but whether the leader this node follows is alive, and in which state, is never taken from others —
  *   only the leader itself and this node's own links decide that, so one rumour cannot depose a leader;
- * - one record per internal endpoint: a node started afresh at a member's internal endpoint under another
- *   HTTP endpoint (a replacement) supersedes the record before it, the newer report winning and this node's
- *   own always (the old record would otherwise live on: its endpoint answers, so it is never taken for dead);
  * - members dead for longer than the removal period (`DeadMemberRemovalPeriodSec`, 30 minutes unless set) are
  *   forgotten, except while this node knows no leader (it then keeps every member it ever heard of, to elect
- *   among them).
+ *   among them);
+ * - one internal address is one machine: a member replaced by a new node at the same internal address but
+ *   another HTTP endpoint (another key) is forgotten at once — when the new node's own record arrives from
+ *   it, when this node is the new one, or when a third member reports the new node later than the old one
+ *   was last reported — so the old record does not linger and count as a member (see docs/decisions.md).
  */
 import { isLeaderless, type VNodeState } from "./VNodeState.js"
 import { memberKey, type MemberInfo } from "./MemberInfo.js"
@@ -59,42 +60,39 @@ export interface GossipMerged {
 const isSelf = (m: MemberInfo, self: MemberInfo): boolean =>
   m.instanceId === self.instanceId || memberKey(m) === memberKey(self)
 
+const sameAddress = (a: MemberInfo, b: MemberInfo): boolean =>
+  a.internalTcpIp === b.internalTcpIp && a.internalTcpPort === b.internalTcpPort
+
+/** The keys of the other records (another key) at `m`'s internal address: members it replaced or that replaced it. */
+const othersAt = (members: ReadonlyMap<string, MemberInfo>, m: MemberInfo): Array<string> =>
+  [...members.entries()].filter(([key, o]) => key !== memberKey(m) && sameAddress(o, m)).map(([key]) => key)
+
 export const mergeGossip = (input: GossipMerge): GossipMerged => {
   const { self } = input
   const members = new Map<string, MemberInfo>()
-  for (const m of input.known) if (!isSelf(m, self)) members.set(memberKey(m), m)
+  for (const m of input.known) if (!isSelf(m, self) && !sameAddress(m, self)) members.set(memberKey(m), m)
   let senderClockSkewed = false
   for (const m of input.received) {
-    if (isSelf(m, self)) continue
+    if (isSelf(m, self) || sameAddress(m, self)) continue
     const key = memberKey(m)
+    const replaced = othersAt(members, m)
     if (key === input.sender) {
       senderClockSkewed = Math.abs(input.nowMillis - m.timeStamp) > AllowedClockDifferenceMillis
+      for (const other of replaced) members.delete(other)
       members.set(key, m)
       continue
     }
+    // A rumour of one machine under two keys: the later report wins.
+    if (replaced.some((other) => members.get(other)!.timeStamp >= m.timeStamp)) continue
+    for (const other of replaced) members.delete(other)
     const known = members.get(key)
     if (known !== undefined && !isMoreUpToDate(m, known)) continue
     const isFollowedLeader = known !== undefined && m.instanceId === input.leaderInstanceId
     members.set(key, isFollowedLeader ? { ...m, isAlive: known.isAlive, state: known.state } : m)
   }
   members.set(memberKey(self), self)
-  const current = newestPerInternalEndpoint([...members.values()], self)
-  const remembered = forgetDead(current, input.selfState, input.nowMillis, input.deadMemberRemovalMillis)
+  const remembered = forgetDead([...members.values()], input.selfState, input.nowMillis, input.deadMemberRemovalMillis)
   return { members: remembered, senderClockSkewed }
-}
-
-const internalEndpoint = (m: MemberInfo): string => `${m.internalTcpIp}:${m.internalTcpPort}`
-
-/** Keeps, of the records that share an internal endpoint, `self`'s, else the most recently reported. */
-const newestPerInternalEndpoint = (members: ReadonlyArray<MemberInfo>, self: MemberInfo): Array<MemberInfo> => {
-  const holder = new Map<string, MemberInfo>()
-  for (const m of members) {
-    const endpoint = internalEndpoint(m)
-    const other = holder.get(endpoint)
-    const wins = other === undefined || m === self || (other !== self && m.timeStamp > other.timeStamp)
-    if (wins) holder.set(endpoint, m)
-  }
-  return members.filter((m) => holder.get(internalEndpoint(m)) === m)
 }
 
 /** Drops members dead for longer than `removalMillis` (none while leaderless); orders by key. */

@@ -4,6 +4,7 @@ export * from "./Scavenger.js"
 export * from "./makeScavenger.js"
 export { STATE_FOLDER, type ScavengerLayerSettings } from "./ScavengerLayer.js"
 export * as ScavengerLayer from "./ScavengerLayer.js"
+export { latestScavengePoint } from "./ScavengeRun.js"
 export * from "./history/index.js"
 export { NotResident, openScavengeState, openStateSession, StateCorrupt } from "./state/index.js"
 export type {

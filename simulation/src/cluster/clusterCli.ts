@@ -5,6 +5,7 @@
  * npm run sim -- --seeds N --nodes 5    seeds 1..N (or --from A), 5 voters each
  * npm run sim -- --seeds N --cluster    seeds 1..N, the swarm picking 1, 3 or 5 voters per seed
  * npm run sim:soak -- --nodes 3         seeds from a random start until stopped
+ * npm run sim:soak -- --nodes 3 --auto-scavenge   …each with the auto-scavenge workload and its faults
  * Options: --twice (every seed twice, trace hashes compared), --verbose (a line per seed), --no-coverage.
  * A failing seed prints the seed, the failure, the last trace lines and the replay command, and exits 1.
  */
@@ -27,7 +28,9 @@ export const clusterCli = (args: ReadonlyArray<string>): void => {
   const soak = args.includes("--soak")
   const twice = args.includes("--twice")
   const verbose = args.includes("--verbose")
-  const nodesFlag = nodes === undefined ? "--cluster" : `--nodes ${nodes}`
+  const autoScavenge = args.includes("--auto-scavenge") ? true : undefined
+  const nodesFlag = `${nodes === undefined ? "--cluster" : `--nodes ${nodes}`}${autoScavenge ? " --auto-scavenge" : ""}`
+  const runOptions = { ...(nodes === undefined ? {} : { nodes }), ...(autoScavenge ? { autoScavenge } : {}) }
 
   const report = (r: ClusterSeedResult) =>
     console.log(
@@ -37,6 +40,7 @@ export const clusterCli = (args: ReadonlyArray<string>): void => {
         traceHash: r.traceHash,
         voters: r.options.voters,
         readOnlyReplica: r.options.readOnlyReplica,
+        autoScavenge: r.options.autoScavenge ?? null,
         acknowledged: r.acknowledged,
         indeterminate: r.indeterminate,
         settled: r.settled,
@@ -54,10 +58,10 @@ export const clusterCli = (args: ReadonlyArray<string>): void => {
   }
 
   const runOne = (seed: number): ClusterSeedResult => {
-    const r = runClusterSeed(seed, nodes === undefined ? {} : { nodes })
+    const r = runClusterSeed(seed, runOptions)
     if (!r.ok) fail(r, r.failure ?? "failed")
     if (twice) {
-      const again = runClusterSeed(seed, nodes === undefined ? {} : { nodes })
+      const again = runClusterSeed(seed, runOptions)
       if (again.traceHash !== r.traceHash) fail(r, `nondeterminism: trace hash ${r.traceHash} then ${again.traceHash}`)
     }
     return r
@@ -88,8 +92,10 @@ export const clusterCli = (args: ReadonlyArray<string>): void => {
   }
   const { passed, acknowledged, indeterminate, simMs } = totals
   const wallMs = wallClockMillis() - started
-  if (!args.includes("--no-coverage")) console.log(`coverage (how often each rule ran):\n${coverage.report("cluster")}`)
-  const missed = coverage.missedByCi("cluster")
+  const batches = autoScavenge ? (["cluster", "autoScavenge"] as const) : (["cluster"] as const)
+  if (!args.includes("--no-coverage"))
+    console.log(`coverage (how often each rule ran):\n${batches.map((b) => coverage.report(b)).join("\n")}`)
+  const missed = batches.flatMap((b) => coverage.missedByCi(b))
   if (missed.length > 0) console.log(`never ran: ${missed.join(", ")}`)
   console.log(
     `simulated ${(simMs / 1000).toFixed(1)} s in ${(wallMs / 1000).toFixed(1)} s of wall time (${(simMs / Math.max(1, wallMs)).toFixed(1)}x)`

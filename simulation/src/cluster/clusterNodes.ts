@@ -10,6 +10,7 @@ import { Context, Effect, Layer, Option, Scope } from "effect"
 import { Disk, type DiskService, type NetworkService } from "@vellum/platform"
 import type { HttpRequest } from "@vellum/http"
 import { ClusterStatus, type ClusterStatusService } from "@vellum/cluster"
+import { Scavenger, type ScavengerService } from "@vellum/scavenge"
 import { EventStore, type EventStoreService, type ReplicaLog, type StorageConfig } from "@vellum/storage"
 import * as NodeApp from "@vellum/node/app"
 import { loadConfig, type LoadedConfig } from "@vellum/node/config"
@@ -51,10 +52,21 @@ const ClusterSecret = "simulated-cluster-secret"
 export const memberArguments = (
   member: Member,
   members: ReadonlyArray<Member>,
-  timings: ClusterTimings
+  timings: ClusterTimings,
+  autoScavenge: boolean
 ): { readonly argv: Array<string>; readonly env: Record<string, string> } => {
   const [host, port] = member.http.split(":") as [string, string]
-  const base = ["--password-hash-cost", "4", "--node-ip", host, "--node-port", port]
+  // Auto-scavenge is on by default; seeds without its workload turn it off, so its idle driver's ticks do
+  // not reshuffle them (their scenarios replay as they failed).
+  const base = [
+    "--password-hash-cost",
+    "4",
+    "--node-ip",
+    host,
+    "--node-port",
+    port,
+    ...(autoScavenge ? [] : ["--auto-scavenge-enabled=false"])
+  ]
   const voters = members.filter((m) => m.voter)
   if (voters.length === 1 && members.length === 1) return { argv: base, env: {} }
   const [internalHost, internalPort] = member.internal.split(":") as [string, string]
@@ -92,9 +104,10 @@ export const memberArguments = (
 export const memberConfig = (
   member: Member,
   members: ReadonlyArray<Member>,
-  timings: ClusterTimings
+  timings: ClusterTimings,
+  autoScavenge: boolean
 ): LoadedConfig | string => {
-  const { argv, env } = memberArguments(member, members, timings)
+  const { argv, env } = memberArguments(member, members, timings, autoScavenge)
   const outcome = Effect.runSync(
     Effect.either(
       loadConfig({ argv, env, readFile: () => Effect.succeed(Option.none()), version: NodeApp.VELLUM_VERSION })
@@ -116,6 +129,8 @@ export interface OpenMember {
   /** The end of what the node serves. */
   readonly committed: () => number
   readonly replica: ReplicaLog | undefined
+  /** The node's scavenger, which the checkers watch (who scavenges when). */
+  readonly scavenger: ScavengerService
 }
 
 /** The clustered store's replica log, when the store has one. */
@@ -150,7 +165,8 @@ export const openMember = (
         handler: (request: HttpRequest) => Effect.provide(handle(request), context),
         status,
         committed: replica === undefined ? () => store.stats().committedPosition : () => replica.committed(),
-        replica
+        replica,
+        scavenger: Context.get(context, Scavenger)
       }
       return opened
     }),

@@ -33,6 +33,7 @@ import {
   type LogImage
 } from "./logImages.js"
 import { QuorumWatch } from "./ackLedger.js"
+import { compareChunkImages, compareRecordsBelow, completedChunksThrough } from "./scavengedChunks.js"
 
 /** The longest a read of one member may take before the sample gives up on it (it crashed under the read). */
 const ReadTimeoutMs = 2_000
@@ -45,6 +46,8 @@ export class ClusterObserver {
   /** The last leader seen and the writer checkpoints of each lifetime, for the coverage marks. */
   private lastLeader: string | undefined
   private readonly writerAt = new Map<string, number>()
+  /** The sets of runs (one per member, to one point) whose chunks were compared. */
+  private readonly compared = new Set<string>()
 
   constructor(
     private readonly cluster: ClusterWorld,
@@ -65,6 +68,7 @@ export class ClusterObserver {
   /** One sample of every member: its log, its epochs and the client streams it serves. */
   sample(): Effect.Effect<void> {
     return Effect.gen(this, function* () {
+      const images = new Map<string, LogImage>()
       for (const member of this.cluster.members) {
         if (this.auditor.failure !== undefined) return
         const open = this.cluster.open(member.name)
@@ -83,9 +87,45 @@ export class ClusterObserver {
           streams()
         if (problem !== undefined) return this.fail(problem)
         this.markTruncation(member.name, incarnation, open)
+        images.set(member.name, image)
       }
+      const chunks = this.checkScavengedChunks(images)
+      if (chunks !== undefined) return this.fail(chunks)
       yield* this.settle()
     })
+  }
+
+  /**
+   * Once every member's newest node scavenge succeeded, all to one scavenge point, and none runs: they hold
+   * the same records below the end of the point's chunk, and their chunk files there that cover the same
+   * chunks are byte-identical (scavengedChunks.ts). `images`: this sample's reads of the members (by name);
+   * each set of runs is compared once, when every member was read.
+   */
+  checkScavengedChunks(images: ReadonlyMap<string, LogImage>): string | undefined {
+    const cluster = this.cluster
+    const scavenges = cluster.scavenges
+    if (scavenges.running().length > 0 || cluster.members.some((m) => !images.has(m.name))) return undefined
+    const lasts = cluster.members.map((m) => ({ name: m.name, run: scavenges.lastEnded(cluster.label(m.name)) }))
+    const points = lasts.map((l) => (l.run?.outcome === "Success" ? l.run.point : undefined))
+    const point = points[0]
+    if (point === undefined || points.some((p) => p?.number !== point.number)) return undefined
+    const key = lasts.map((l) => l.run!.scavengeId).join(",")
+    if (this.compared.has(key)) return undefined
+    this.compared.add(key)
+    const chunkSize = cluster.options.chunkSize
+    const lastChunk = Math.floor(point.position / chunkSize)
+    const files = lasts.map((l) =>
+      completedChunksThrough(cluster.label(l.name), cluster.diskOf(l.name), cluster.dbDir, lastChunk)
+    )
+    const records = lasts.map((l) => images.get(l.name)!)
+    this.auditor.coverage.hit("autoScavenge.chunksCompared")
+    for (let i = 1; i < lasts.length; i++) {
+      const problem =
+        compareRecordsBelow(records[0]!, records[i]!, (lastChunk + 1) * chunkSize) ??
+        compareChunkImages(files[0]!, files[i]!, lastChunk)
+      if (problem !== undefined) return `after every member scavenged to scavenge point ${point.number}: ${problem}`
+    }
+    return undefined
   }
 
   /** Leadership: the quorum watch, and the coverage of elections, failovers and killed leaders. */
@@ -147,7 +187,7 @@ export class ClusterObserver {
               leaderInstanceId: epochsOf(records).find((r) => r.position === e.position)?.leaderInstanceId
             }))
       const image: LogImage = {
-        node: name,
+        node: this.cluster.label(name),
         committed,
         records: records.map((r): ImageRecord => ({ position: r.position, fingerprint: r.fingerprint })),
         epochs
@@ -241,14 +281,14 @@ export class ClusterObserver {
   }
 }
 
-interface ScannedRecord {
+export interface ScannedRecord {
   readonly position: number
   readonly fingerprint: string
   readonly epoch?: ImageEpoch
 }
 
 /** The records of the store's log below `committed`, from its engine (what the node holds, not what it serves). */
-const scanCommitted = (store: EventStoreService, committed: number) =>
+export const scanCommitted = (store: EventStoreService, committed: number) =>
   Effect.gen(function* () {
     const out: Array<ScannedRecord> = []
     let from = 0

@@ -5,6 +5,13 @@
  * heals the network, and pauses members and resumes them. Every fault it starts it also ends, on a timer
  * of its own: a crashed member restarts and a paused one resumes after a while, partitions heal.
  * `healAll` ends every fault at once, for the liveness phase.
+ *
+ * In auto-scavenge seeds that replace nodes it also, on a Prng fork of its own (the other faults draw as
+ * before), replaces a member as an operator replaces a dead machine: the member goes down, and a while
+ * later a new node with an empty disk takes its internal address at another HTTP endpoint. It does so only
+ * while every other voter is open and holds everything any member has committed — an operator replaces one
+ * machine of a healthy cluster; losing a machine's disk while others lag could lose committed writes, which
+ * no replication scheme prevents.
  */
 import { Effect } from "effect"
 import type { Prng } from "@vellum/platform"
@@ -14,17 +21,24 @@ import { ClientsNode } from "./clusterWorld.js"
 
 const AdminAuthorization = `Basic ${Buffer.from("admin:changeit").toString("base64")}`
 
-type Scheduled = { readonly at: number; readonly node: string; readonly action: "restart" | "resume" }
+type Scheduled = { readonly at: number; readonly node: string; readonly action: "restart" | "resume" | "replace" }
+
+/** At most this many replacements per seed. */
+const MaxReplacements = 2
 
 export class FaultDriver {
   private scheduled: Array<Scheduled> = []
   private healAt: number | undefined
+  private readonly replacePrng: Prng
+  private replacements = 0
 
   constructor(
     private readonly prng: Prng,
     private readonly cluster: ClusterWorld,
     private readonly coverage: Coverage
-  ) {}
+  ) {
+    this.replacePrng = prng.fork("replacements")
+  }
 
   /** When the driver wants to act next, from `now`. */
   nextGap(): number {
@@ -41,12 +55,80 @@ export class FaultDriver {
       this.cluster.network.heal()
       this.healAt = undefined
     }
+    if (this.autoScavengeFault(now)) return
     this.start(now)
+  }
+
+  /**
+   * Auto-scavenge seeds' own faults, on their own Prng fork: a member whose node scavenge runs crashes (the
+   * restart path) or is replaced (the cancel path), the leader crashes while a cycle is under way (the new
+   * leader loads the state and goes on), or any member is replaced. True when one was started.
+   */
+  private autoScavengeFault(now: number): boolean {
+    const auto = this.cluster.options.autoScavenge
+    if (auto === undefined) return false
+    const p = this.replacePrng
+    const cluster = this.cluster
+    const running = cluster.members.map((m) => m.name).filter((n) => cluster.running(n))
+    const mayDisable = running.length > 1
+    if (auto.targetedFaults && mayDisable) {
+      const scavenging = cluster.scavenges
+        .running()
+        .map((run) => cluster.members.find((m) => cluster.label(m.name) === run.node)?.name)
+        .find((name) => name !== undefined && cluster.running(name))
+      if (scavenging !== undefined && p.chance(0.3)) {
+        if (auto.replaceNodes && p.chance(0.3) && this.replaceOne(now, scavenging)) {
+          this.coverage.hit("autoScavenge.designatedReplaced")
+          return true
+        }
+        this.crash(scavenging, now, cluster.leaders().includes(scavenging))
+        this.coverage.hit("autoScavenge.followerCrashedMidScavenge")
+        return true
+      }
+      const leader = cluster.leaders().find((l) => cluster.running(l))
+      const cycleUnderWay = cluster.scavenges.runs.some((r) => (r.endedAt ?? now) > now - 20_000)
+      if (leader !== undefined && cycleUnderWay && p.chance(0.1)) {
+        this.crash(leader, now, true)
+        this.coverage.hit("autoScavenge.leaderCrashedMidCycle")
+        return true
+      }
+    }
+    return auto.replaceNodes && p.chance(0.05) && this.replaceOne(now)
   }
 
   private end(s: Scheduled): void {
     if (s.action === "restart" && this.cluster.crashed.has(s.node)) this.cluster.restart(s.node)
     if (s.action === "resume" && this.cluster.paused.has(s.node)) this.cluster.resume(s.node)
+    if (s.action === "replace" && this.cluster.crashed.has(s.node)) {
+      this.cluster.replace(s.node)
+      this.coverage.hit("autoScavenge.replaced")
+    }
+  }
+
+  /** Takes a member's machine down for good, to be replaced later; false when no member may go now. */
+  private replaceOne(now: number, target?: string): boolean {
+    const cluster = this.cluster
+    if (this.replacements >= MaxReplacements || cluster.members.length < 2) return false
+    const committed = Math.max(
+      ...cluster.members.map((m) => cluster.open(m.name)?.committed() ?? 0),
+      ...cluster.members.map((m) => cluster.highestCommitted(m.name))
+    )
+    const holdsAll = (name: string) => {
+      const open = cluster.open(name)
+      return open !== undefined && !cluster.paused.has(name) && (open.replica?.writerCheckpoint() ?? 0) >= committed
+    }
+    const candidates = cluster.members.filter(
+      (m) =>
+        (target === undefined || m.name === target) &&
+        cluster.running(m.name) &&
+        cluster.voters.every((v) => v.name === m.name || holdsAll(v.name))
+    )
+    if (candidates.length === 0) return false
+    const node = this.replacePrng.pick(candidates).name
+    this.replacements++
+    cluster.crash(node, this.replacePrng, "strict")
+    this.scheduled.push({ at: now + this.replacePrng.int(200, 3_000), node, action: "replace" })
+    return true
   }
 
   private start(now: number): void {
@@ -130,6 +212,7 @@ export class FaultDriver {
     cluster.network.heal()
     cluster.network.faults = { lossChance: 0, duplicateChance: 0, breakChance: 0 }
     this.healAt = undefined
+    for (const s of this.scheduled) if (s.action === "replace") this.end(s)
     this.scheduled = []
     for (const m of cluster.members) {
       if (cluster.paused.has(m.name)) cluster.resume(m.name)

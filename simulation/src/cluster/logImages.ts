@@ -61,35 +61,69 @@ export const fingerprintOf = (record: LogRecord): string => {
   }
 }
 
-/** The longest committed prefix any node has shown, which every later snapshot must agree with. */
+/**
+ * The longest committed prefix any node has shown, which every later snapshot must agree with.
+ *
+ * Scavenging removes records from a node's chunks, but only below a scavenge point. So below the newest
+ * scavenge point any node's log has shown (the horizon), a record one side holds and the other does not
+ * is taken as scavenged; records both hold at one position must still be the same record, and from the
+ * horizon on nothing may be missing. (What may be removed is not judged here: the client streams, which
+ * nothing makes discardable, are held to the acknowledged history exactly by the ledger.)
+ */
 export class CommittedLog {
   private records: Array<ImageRecord> = []
   /** The committed position the prefix reaches. */
   end = 0
+  /** The position of the newest scavenge point seen: below it records may have been scavenged. */
+  horizon = 0
   /** Which node showed the prefix up to `end` first. */
   private source = ""
 
   /** Holds a node's snapshot to the prefix (then extends the prefix with it); the problem, if any. */
   check(image: LogImage): string | undefined {
+    for (const r of image.records) if (isScavengePoint(r) && r.position > this.horizon) this.horizon = r.position
     const bound = Math.min(this.end, image.committed)
     const mine = this.records.filter((r) => r.position < bound)
     const theirs = image.records.filter((r) => r.position < bound)
-    for (let i = 0; i < Math.max(mine.length, theirs.length); i++) {
+    const union: Array<ImageRecord> = []
+    for (let i = 0, j = 0; i < mine.length || j < theirs.length;) {
       const a = mine[i]
-      const b = theirs[i]
-      if (a === undefined || b === undefined || a.position !== b.position || a.fingerprint !== b.fingerprint) {
-        const at = Math.min(a?.position ?? Infinity, b?.position ?? Infinity)
-        return `committed prefixes disagree below ${bound}: at ${at} ${this.source} held ${describe(a)}, ${image.node} holds ${describe(b)}`
+      const b = theirs[j]
+      if (a !== undefined && b !== undefined && a.position === b.position) {
+        if (a.fingerprint !== b.fingerprint) return this.disagree(bound, a.position, a, b, image)
+        union.push(a)
+        i++
+        j++
+        continue
       }
+      const at = Math.min(a?.position ?? Infinity, b?.position ?? Infinity)
+      const held = a !== undefined && a.position === at ? a : b!
+      if (at >= this.horizon)
+        return this.disagree(bound, at, held === a ? a : undefined, held === b ? b : undefined, image)
+      union.push(held)
+      if (held === a) i++
+      else j++
     }
     if (image.committed > this.end) {
-      this.records = [...mine, ...image.records.filter((r) => r.position >= bound && r.position < image.committed)]
+      this.records = [...union, ...image.records.filter((r) => r.position >= bound && r.position < image.committed)]
       this.end = image.committed
       this.source = image.node
     }
     return undefined
   }
+
+  private disagree(
+    bound: number,
+    at: number,
+    a: ImageRecord | undefined,
+    b: ImageRecord | undefined,
+    image: LogImage
+  ): string {
+    return `committed prefixes disagree below ${bound}: at ${at} ${this.source} held ${describe(a)}, ${image.node} holds ${describe(b)}`
+  }
 }
+
+const isScavengePoint = (r: ImageRecord): boolean => r.fingerprint.startsWith("scavengePoint ")
 
 const describe = (r: ImageRecord | undefined): string =>
   r === undefined ? "nothing" : `${JSON.stringify(r.fingerprint)} at ${r.position}`

@@ -21,6 +21,7 @@ import { chooseClusterOptions, type ClusterSimOptions, type VoterCount } from ".
 import { ClientsNode, ClusterWorld, ObserverNode } from "./clusterWorld.js"
 import { instanceIdOf } from "./clusterNodes.js"
 import { FaultDriver } from "./faultDriver.js"
+import { AutoScavengeSeed } from "./autoScavengeSeed.js"
 import { routed, Trip, type RouterOptions } from "./router.js"
 
 export interface ClusterSeedResult {
@@ -43,8 +44,12 @@ export interface ClusterSeedResult {
 export interface RunClusterSeedOptions {
   /** 1, 3 or 5 voters; the swarm picks when undefined. */
   readonly nodes?: VoterCount
+  /** The auto-scavenge workload: on or off; the swarm picks (a share of multi-voter seeds) when undefined. */
+  readonly autoScavenge?: boolean
   readonly traceLines?: number
   readonly overrides?: Partial<ClusterSimOptions>
+  /** Runs on the converged cluster after the final checks (a test drives it further). */
+  readonly afterConvergence?: (cluster: ClusterWorld, observer: ClusterObserver, auditor: Auditor) => void
 }
 
 const SampleMs = 500
@@ -53,7 +58,7 @@ const MaxSteps = 30_000_000
 export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions = {}): ClusterSeedResult => {
   const root = new Prng(seed)
   const options: ClusterSimOptions = {
-    ...chooseClusterOptions(root.fork("cluster-options"), runOptions.nodes),
+    ...chooseClusterOptions(root.fork("cluster-options"), runOptions.nodes, runOptions.autoScavenge),
     ...runOptions.overrides
   }
   let trace: (line: string) => void = () => {}
@@ -88,6 +93,7 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
   )
   const observer = new ClusterObserver(cluster, auditor, ledger, clients, sequencer)
   const driver = new FaultDriver(root.fork("faults"), cluster, auditor.coverage)
+  const autoScavenge = new AutoScavengeSeed(root.fork("auto-scavenge-operator"), cluster, auditor)
   const failed = () => auditor.failure !== undefined
   let safety = true
   let clientsDone = 0
@@ -128,7 +134,7 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
       })
     )
     const converged = () => convergence(cluster, probe.bound) === undefined
-    const result = world.run({
+    const result = cluster.run({
       until: () => failed() || converged(),
       maxSimMs: options.livenessMs,
       maxSteps: MaxSteps - world.totalSteps
@@ -149,6 +155,7 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
   if (!failed()) converge("start", () => true)
 
   if (!failed()) {
+    autoScavenge.start(() => safety && !failed())
     world.fork(
       ClientsNode,
       Effect.forEach(
@@ -188,7 +195,7 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
   const safetyEnd = world.now + options.safetyMs
   while (!failed() && world.now < safetyEnd) {
     const gap = Math.min(driver.nextGap(), safetyEnd - world.now)
-    const result = world.run({ until: failed, maxSimMs: gap, maxSteps: MaxSteps - world.totalSteps })
+    const result = cluster.run({ until: failed, maxSimMs: gap, maxSteps: MaxSteps - world.totalSteps })
     if (result.reason === "step-limit") auditor.fail("livelock: the step budget ran out in the safety phase")
     if (!failed() && world.now < safetyEnd) driver.act(world.now)
   }
@@ -206,9 +213,15 @@ export const runClusterSeed = (seed: number, runOptions: RunClusterSeedOptions =
     if (convergedInMs !== undefined) {
       auditor.coverage.hit("cluster.livenessReached")
       if (options.readOnlyReplica) auditor.coverage.hit("cluster.readOnlyReplicaCaughtUp")
+      if (cluster.replacedMembers.length > 0) auditor.coverage.hit("autoScavenge.replacementCaughtUp")
       finalChecks(cluster, observer, ledger, clients, auditor)
+      if (!failed()) autoScavenge.liveness()
+      if (!failed()) autoScavenge.finalChecks()
+      if (!failed()) runOptions.afterConvergence?.(cluster, observer, auditor)
     }
   }
+  const succeeded = cluster.scavenges.runs.filter((r) => r.outcome === "Success").length
+  if (succeeded > 0) auditor.coverage.hit("autoScavenge.nodeScavengeRan", succeeded)
 
   const result: ClusterSeedResult = {
     seed,
@@ -314,7 +327,7 @@ const finalChecks = (
       }
     })
   )
-  world.run({ until: () => fiber.unsafePoll() !== null || auditor.failure !== undefined, maxSimMs: 10_000 })
+  cluster.run({ until: () => fiber.unsafePoll() !== null || auditor.failure !== undefined, maxSimMs: 10_000 })
   const exit = fiber.unsafePoll()
   if (exit === null) auditor.fail("the final checks did not finish within 10 simulated seconds")
   else if (Exit.isFailure(exit)) auditor.fail(`the final checks failed: ${String(exit.cause)}`)

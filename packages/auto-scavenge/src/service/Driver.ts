@@ -149,7 +149,7 @@ export const makeDriver = (settings: DriverSettings, deps: DriverDeps): Effect.E
       const internal = cluster.internal
       return member === undefined || internal === undefined
         ? undefined
-        : { _tag: "Remote", address: internal.addressOf(member) }
+        : { _tag: "Remote", node, address: internal.addressOf(member) }
     }
 
     const poll = (at: ScavengerAt | undefined, scavengeId: string): Effect.Effect<PollOutcome> =>

@@ -6,12 +6,18 @@
 import type { ScavengeProgress } from "@vellum/scavenge"
 import type { AutoScavengeReply } from "../AutoScavenge.js"
 import type { UserCommand } from "../domain/commands.js"
+import type { NodeId } from "../domain/NodeId.js"
 
+/**
+ * A scavenge call names the member the leader means (its HTTP endpoint, as auto-scavenge names members): a
+ * member replaced by a node at another endpoint keeps its internal address, and the new node must not take
+ * calls meant for the old one.
+ */
 export type NodeAdminRequest =
-  | { readonly op: "startScavenge" }
-  | { readonly op: "lastScavenge" }
+  | { readonly op: "startScavenge"; readonly node: NodeId }
+  | { readonly op: "lastScavenge"; readonly node: NodeId }
   /** "current" stops whatever runs. */
-  | { readonly op: "stopScavenge"; readonly scavengeId: string }
+  | { readonly op: "stopScavenge"; readonly node: NodeId; readonly scavengeId: string }
   | { readonly op: "command"; readonly command: UserCommand }
 
 export type LastResult = "Unknown" | "InProgress" | "Success" | "Stopped" | "Errored"
@@ -52,14 +58,23 @@ const isCommand = (value: unknown): value is UserCommand => {
   return tag !== "Configure" || typeof (value as { schedule?: unknown }).schedule === "string"
 }
 
+const nodeOf = (value: unknown): NodeId | undefined => {
+  if (typeof value !== "object" || value === null) return undefined
+  const { address, port } = value as { address?: unknown; port?: unknown }
+  return typeof address === "string" && typeof port === "number" ? { address, port } : undefined
+}
+
 export const decodeRequest = (bytes: Uint8Array): NodeAdminRequest | undefined => {
   const m = parse(bytes)
+  const node = nodeOf(m?.node)
   switch (m?.op) {
     case "startScavenge":
     case "lastScavenge":
-      return { op: m.op }
+      return node === undefined ? undefined : { op: m.op, node }
     case "stopScavenge":
-      return typeof m.scavengeId === "string" ? { op: "stopScavenge", scavengeId: m.scavengeId } : undefined
+      return typeof m.scavengeId === "string" && node !== undefined
+        ? { op: "stopScavenge", node, scavengeId: m.scavengeId }
+        : undefined
     case "command":
       return isCommand(m.command) ? { op: "command", command: m.command } : undefined
     default:

@@ -8,10 +8,12 @@ import { Effect } from "effect"
 import type { NetworkService, PeerAddress } from "@vellum/platform"
 import type { ScavengeProgress, ScavengerService } from "@vellum/scavenge"
 import type { StartOutcome, StopOutcome } from "../domain/assess.js"
+import { sameNode, type NodeId } from "../domain/NodeId.js"
 import { decodeAnswer, encodeMessage, type LastResult, type NodeAdminRequest } from "./messages.js"
 
-/** Where a member's scavenger is: this node's own, or another member's internal address. */
-export type ScavengerAt = { readonly _tag: "Local" } | { readonly _tag: "Remote"; readonly address: PeerAddress }
+/** Where a member's scavenger is: this node's own, or another member's (`node`) at its internal address. */
+export type ScavengerAt =
+  { readonly _tag: "Local" } | { readonly _tag: "Remote"; readonly node: NodeId; readonly address: PeerAddress }
 
 export type LastAnswer =
   | { readonly _tag: "Unreachable"; readonly message: string }
@@ -65,11 +67,12 @@ export const makeNodeScavengeCalls = (
 ): NodeScavengeCalls => {
   const local = onScavenger(scavenger)
   const ask = <Op extends NodeAdminRequest["op"]>(
-    address: PeerAddress,
+    at: { readonly address: PeerAddress },
     request: NodeAdminRequest & { op: Op },
     millis: number
-  ) =>
-    network === undefined
+  ) => {
+    const address = at.address
+    return network === undefined
       ? Effect.succeed({ _tag: "Unreachable" as const, message: "no internal channel" })
       : Effect.match(network.request(address, encodeMessage(request), millis), {
           onFailure: (e) => ({ _tag: "Unreachable" as const, message: e.message }),
@@ -80,13 +83,14 @@ export const makeNodeScavengeCalls = (
               : { _tag: "Answer" as const, answer }
           }
         })
+  }
   return {
     start: (at) =>
       at._tag === "Local"
         ? Effect.map(local.start, (s): StartOutcome =>
             "scavengeId" in s ? { _tag: "Started", scavengeId: s.scavengeId } : { _tag: "Failed", message: s.refused }
           )
-        : Effect.map(ask(at.address, { op: "startScavenge" }, timeouts.answerMillis), (r): StartOutcome => {
+        : Effect.map(ask(at, { op: "startScavenge", node: at.node }, timeouts.answerMillis), (r): StartOutcome => {
             if (r._tag === "Unreachable") return { _tag: "Failed", message: r.message }
             const started = r.answer.started
             return "scavengeId" in started
@@ -96,7 +100,7 @@ export const makeNodeScavengeCalls = (
     last: (at) =>
       at._tag === "Local"
         ? Effect.map(local.last, (l): LastAnswer => ({ _tag: "Answered", ...l }))
-        : Effect.map(ask(at.address, { op: "lastScavenge" }, timeouts.answerMillis), (r): LastAnswer =>
+        : Effect.map(ask(at, { op: "lastScavenge", node: at.node }, timeouts.answerMillis), (r): LastAnswer =>
             r._tag === "Unreachable"
               ? r
               : {
@@ -110,26 +114,37 @@ export const makeNodeScavengeCalls = (
       at._tag === "Local"
         ? local.stop(scavengeId ?? "current")
         : Effect.map(
-            ask(at.address, { op: "stopScavenge", scavengeId: scavengeId ?? "current" }, timeouts.stopMillis),
+            ask(at, { op: "stopScavenge", node: at.node, scavengeId: scavengeId ?? "current" }, timeouts.stopMillis),
             (r): StopOutcome => (r._tag === "Unreachable" ? { failed: r.message } : r.answer.outcome)
           )
   }
 }
 
-/** Answers the leader's scavenge calls with this node's scavenger. */
+/**
+ * Answers the leader's scavenge calls with this node's scavenger. A call meant for another node (`self`:
+ * this node as auto-scavenge names it) gets no answer, as the reference's call to a replaced member's old
+ * endpoint finds nobody there: the leader retries until gossip drops that member.
+ */
 export const nodeScavengeHandler =
-  (scavenger: ScavengerService) =>
-  (request: NodeAdminRequest): Effect.Effect<Uint8Array> => {
-    const local = onScavenger(scavenger)
-    switch (request.op) {
-      case "startScavenge":
-        return Effect.map(local.start, (started) => encodeMessage({ op: "startScavenge", started }))
-      case "lastScavenge":
-        return Effect.map(local.last, (last) => encodeMessage({ op: "lastScavenge", ...last }))
-      case "stopScavenge":
-        return Effect.map(local.stop(request.scavengeId), (outcome) => encodeMessage({ op: "stopScavenge", outcome }))
-      case "command":
-        // Commands travel on the auto-scavenge protocol, not this one: no answer, as if lost.
-        return Effect.die("a command on the node scavenge protocol")
-    }
+  (scavenger: ScavengerService, self: Effect.Effect<NodeId>) =>
+  (request: NodeAdminRequest): Effect.Effect<Uint8Array> =>
+    Effect.flatMap(self, (me) =>
+      request.op !== "command" && !sameNode(request.node, me)
+        ? Effect.die("a node scavenge call meant for another node")
+        : answer(scavenger, request)
+    )
+
+const answer = (scavenger: ScavengerService, request: NodeAdminRequest): Effect.Effect<Uint8Array> => {
+  const local = onScavenger(scavenger)
+  switch (request.op) {
+    case "startScavenge":
+      return Effect.map(local.start, (started) => encodeMessage({ op: "startScavenge", started }))
+    case "lastScavenge":
+      return Effect.map(local.last, (last) => encodeMessage({ op: "lastScavenge", ...last }))
+    case "stopScavenge":
+      return Effect.map(local.stop(request.scavengeId), (outcome) => encodeMessage({ op: "stopScavenge", outcome }))
+    case "command":
+      // Commands travel on the auto-scavenge protocol, not this one: no answer, as if lost.
+      return Effect.die("a command on the node scavenge protocol")
   }
+}

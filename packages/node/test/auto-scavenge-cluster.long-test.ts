@@ -6,12 +6,11 @@
  *    follower and then the leader, then completed; the leader resigned before its own scavenge started;
  * 2. a follower SIGKILLed mid-scavenge and restarted on its directory (the restart path): it is designated
  *    again, scavenged with Success, and the cycle completes with every member once;
- * 3. a follower replaced mid-scavenge by a new node on an empty directory at another HTTP port (the cancel
- *    path): once gossip forgets the old endpoint, the members change (old out, new in), nobody stops the old
- *    one's scavenge, and the cycle completes over the new membership, the leader last.
- * The members forget a dead member after a few seconds (`--dead-member-removal-period-sec`): until the
- * replaced endpoint leaves gossip, the cluster counts four members and no cycle moves. Every wait is a
- * generous bound; nothing is timed.
+ * 3. a follower replaced mid-scavenge by a new node on an empty directory, at the same internal address but
+ *    another HTTP port (the cancel path): once gossip forgets the old endpoint, the members change (old out,
+ *    new in), nothing completes under the old one's name, and the cycle completes over the new membership,
+ *    the leader last.
+ * Every wait is a generous bound; nothing is timed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startProcessCluster, waitForRoles, type Member, type ProcessCluster } from "./clusterProcessSupport.js"
@@ -38,9 +37,7 @@ const CYCLE_MS = 180_000
 
 let cluster: ProcessCluster
 beforeAll(async () => {
-  cluster = await startProcessCluster(3, {
-    args: [...AutoScavengeClusterArgs, "--dead-member-removal-period-sec", "5"]
-  })
+  cluster = await startProcessCluster(3, { args: AutoScavengeClusterArgs })
 }, 120_000)
 afterAll(() => cluster?.dispose(), 30_000)
 

@@ -15,7 +15,14 @@ import {
   type PeerAddress
 } from "@vellum/platform"
 
-export const Protocol = { Gossip: 1, Election: 2, Replication: 3, Forward: 4, AutoScavenge: 5, NodeScavenge: 6 } as const
+export const Protocol = {
+  Gossip: 1,
+  Election: 2,
+  Replication: 3,
+  Forward: 4,
+  AutoScavenge: 5,
+  NodeScavenge: 6
+} as const
 export type Protocol = (typeof Protocol)[keyof typeof Protocol]
 
 export interface ProtocolMux {

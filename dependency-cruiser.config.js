@@ -13,6 +13,7 @@ export const allowedDependencies = {
   cluster: ["platform", "storage"],
   http: ["platform", "storage", "security", "scavenge", "cluster"],
   "auto-scavenge": ["platform", "storage", "security", "scavenge", "cluster", "http"],
+  subscriptions: ["platform", "storage", "security", "cluster"],
   node: ["platform", "storage", "security", "scavenge", "cluster", "http", "auto-scavenge"],
   simulation: ["platform", "storage", "security", "scavenge", "cluster", "http", "auto-scavenge", "node"],
   "property-tests": ["platform", "storage", "simulation"],

@@ -1,0 +1,6 @@
+export * from "./buffer.js"
+export * from "./checkpoints.js"
+export * from "./consumers.js"
+export * from "./Group.js"
+export * from "./positions.js"
+export * from "./types.js"

@@ -86,13 +86,16 @@ export class Group<P, E extends GroupEvent<P>> {
     return out
   }
 
-  /** A consumer that waits for messages (a long-poll request, a connection); false past `maxSubscriberCount`. */
-  connect(consumer: string, maxInFlight: number): boolean {
+  /**
+   * A consumer that waits for up to `maxInFlight` messages at a time (a long-poll request, a connection); it
+   * is served at once from what is buffered. "Full" past `maxSubscriberCount` (0: no limit) or for a name in use.
+   */
+  connect(consumer: string, maxInFlight: number, now: number): Array<GroupEffect<P, E>> | "Full" {
     const max = this.settings.maxSubscriberCount
-    if (this.consumers.has(consumer) || (max > 0 && this.consumers.size >= max)) return false
+    if (this.consumers.has(consumer) || (max > 0 && this.consumers.size >= max)) return "Full"
     this.consumers.set(consumer, { maxInFlight, inFlight: 0, processed: 0 })
     this.strategy.add(consumer)
-    return true
+    return this.settle(now, false)
   }
 
   /**
@@ -104,8 +107,10 @@ export class Group<P, E extends GroupEvent<P>> {
     this.strategy.remove(consumer)
     const mine = [...this.inFlight.entries()].filter(([, f]) => f.consumer === consumer)
     for (const [id, f] of mine) {
-      if (retryInFlight) this.retryOrPark(id, f.message)
-      else this.inFlight.set(id, { ...f, consumer: undefined })
+      if (retryInFlight) {
+        this.release(id)
+        this.retryOrPark(id, f.message)
+      } else this.inFlight.set(id, { ...f, consumer: undefined })
     }
     return this.settle(now, false)
   }

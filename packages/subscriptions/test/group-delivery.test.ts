@@ -124,6 +124,16 @@ describe("a group's delivery", () => {
     expect(group.stats().status).toEqual(["Live"])
   })
 
+  it("does not hand out a replayed parked message while the same event is in flight", () => {
+    const group = liveGroup(0, { messageTimeoutMilliseconds: 10 })
+    group.pull(1, 0)
+    group.startReplay()
+    group.replayed([ev(0)], true, 0)
+    expect(group.pull(5, 0)).toEqual([])
+    group.ack(["e0"], 1)
+    expect(group.pull(5, 1).map((d) => [d.event.id, d.retryCount])).toEqual([["e0", 0]])
+  })
+
   it("counts what it handed out and the furthest position", () => {
     const group = liveGroup(2, { messageTimeoutMilliseconds: 10 })
     group.pull(2, 0)

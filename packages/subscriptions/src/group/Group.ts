@@ -194,6 +194,7 @@ export class Group<P, E extends GroupEvent<P>> {
       lastProcessedPosition: this.lastProcessed,
       lastKnownPosition: this.lastKnown,
       lastCheckpoint: this.checkpoints.lastWritten,
+      finishedThrough: this.checkpoints.finished,
       parkedSinceStart: this.parkedCount,
       connections: [...this.consumers].map(([id, c]) => ({
         id,

@@ -87,6 +87,11 @@ export class CheckpointTracker<P> {
     return this.finishedThrough
   }
 
+  /** Every event up to here is finished: where a checkpoint written now would stand. */
+  get finished(): P | undefined {
+    return this.finishedThrough
+  }
+
   /** The last checkpoint written (or started after). */
   get lastWritten(): P | undefined {
     return this.written

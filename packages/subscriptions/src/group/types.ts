@@ -59,6 +59,8 @@ export interface GroupStats<P> {
   /** The furthest position seen in the source, read or appended. */
   readonly lastKnownPosition: P | undefined
   readonly lastCheckpoint: P | undefined
+  /** Every event up to here is acked, skipped or parked (a driver stopping the group may checkpoint it). */
+  readonly finishedThrough: P | undefined
   readonly parkedSinceStart: number
   readonly connections: ReadonlyArray<ConsumerStats>
 }

@@ -1,0 +1,264 @@
+/**
+ * A driver for one group as the service will drive it, over a stream held in memory, checked step by step
+ * against a reference model: a map of event → state. The driver answers reads and park writes when told
+ * to, reports appends in order, keeps the last durable checkpoint, and can crash and restart the group.
+ */
+import { expect } from "vitest"
+import type { GroupSettings } from "../src/config/GroupSettings.js"
+import type { Delivery, Group, NackAction } from "../src/group/index.js"
+import { type Effect, makeGroup, type TestEvent } from "./groupFixtures.js"
+
+type State = "pending" | "parking" | "acked" | "skipped" | "parked"
+
+interface ModelEvent {
+  state: State
+  /** Retries since the group last started: the retry count its next delivery must carry. */
+  retries: number
+  /** Finished (acked, skipped, durably parked) at some point, in this run of the group or an earlier one. */
+  everFinished: boolean
+}
+
+const finished = (s: State) => s === "acked" || s === "skipped" || s === "parked"
+
+export class ModelDriver {
+  readonly source: Array<TestEvent> = []
+  readonly parkedStream: Array<string> = []
+  readonly modelParked = new Set<string>()
+  checkpoint: number | undefined
+  now = 0
+  /** How often each kind of thing happened, so the test can show its histories reach every case. */
+  readonly seen = { deliveries: 0, redeliveries: 0, timeouts: 0, parks: 0, checkpoints: 0, restarts: 0, waits: 0 }
+  private group!: Group<number, TestEvent>
+  private readonly model = new Map<string, ModelEvent>()
+  /** What consumers hold: delivered, not acked or nacked, with when it was handed out. */
+  private readonly held = new Map<string, number>()
+  private pendingRead: Extract<Effect, { _tag: "Read" }> | undefined
+  private notifications: Array<TestEvent> = []
+  private pendingParks: Array<string> = []
+  private expectedParks = new Set<string>()
+  private waiter: string | undefined
+  private waiters = 0
+
+  constructor(
+    private readonly settings: GroupSettings,
+    initial: number
+  ) {
+    for (let i = 0; i < initial; i++) this.addToSource()
+    this.boot()
+  }
+
+  heldIds(): Array<string> {
+    return [...this.held.keys()]
+  }
+
+  append(count: number): void {
+    for (let i = 0; i < count; i++) this.notifications.push(this.addToSource())
+  }
+
+  notify(): void {
+    const event = this.notifications.shift()
+    if (event !== undefined) this.step(this.group.appended(event, this.now))
+  }
+
+  answerRead(): void {
+    const read = this.pendingRead
+    if (read === undefined) return
+    this.pendingRead = undefined
+    const from = read.from._tag === "At" ? read.from.position : read.from.position + 1
+    const events = this.source.slice(from, from + read.count)
+    this.step(this.group.readCompleted({ events, endOfStream: from + read.count >= this.source.length }, this.now))
+  }
+
+  pull(count: number): void {
+    const got = this.group.pull(count, this.now)
+    expect(got.length).toBeLessThanOrEqual(count)
+    this.delivered(got)
+    this.step([])
+  }
+
+  wait(count: number): void {
+    if (this.waiter !== undefined) return
+    const name = `w${this.waiters++}`
+    const effects = this.group.connect(name, count, this.now)
+    if (effects === "Full") return
+    this.waiter = name
+    this.step(effects)
+  }
+
+  stopWaiting(): void {
+    if (this.waiter === undefined) return
+    const name = this.waiter
+    this.waiter = undefined
+    this.step(this.group.disconnect(name, false, this.now))
+  }
+
+  ack(ids: ReadonlyArray<string>): void {
+    for (const id of ids) {
+      if (!this.held.delete(id)) continue
+      this.model.get(id)!.state = "acked"
+      this.model.get(id)!.everFinished = true
+    }
+    this.step(this.group.ack(ids, this.now))
+  }
+
+  nack(ids: ReadonlyArray<string>, action: NackAction): void {
+    if (action !== "Stop") {
+      for (const id of ids) {
+        if (!this.held.delete(id)) continue
+        const m = this.model.get(id)!
+        if (action === "Skip") Object.assign(m, { state: "skipped", everFinished: true })
+        else if (action === "Park") this.expectPark(id)
+        else this.retryOrPark(id)
+      }
+    }
+    this.step(this.group.nack(ids, action, this.now))
+  }
+
+  tick(advance: number): void {
+    this.now += advance
+    for (const [id, at] of this.held) {
+      if (at + this.settings.messageTimeoutMilliseconds > this.now) continue
+      this.held.delete(id)
+      this.seen.timeouts++
+      this.retryOrPark(id)
+    }
+    this.step(this.group.tick(this.now))
+  }
+
+  confirmPark(): void {
+    const id = this.pendingParks.shift()
+    if (id === undefined) return
+    this.writeParked(id)
+    this.step(this.group.parked([id], this.now))
+  }
+
+  /** A crash: what was not durable is gone (a park write in progress may have landed), and the group restarts. */
+  restart(parksLanded: boolean): void {
+    for (const id of this.pendingParks) if (parksLanded) this.writeParked(id)
+    this.seen.restarts++
+    this.boot()
+  }
+
+  /** Consumers keep pulling and acking, and the driver answers everything, until all is finished. */
+  drain(): void {
+    this.stopWaiting()
+    for (let round = 0; round < 10_000 && !this.allFinished(); round++) {
+      while (this.notifications.length > 0) this.notify()
+      this.answerRead()
+      while (this.pendingParks.length > 0) this.confirmPark()
+      this.pull(100)
+      this.ack(this.heldIds())
+      this.tick(1)
+    }
+    expect(this.allFinished()).toBe(true)
+    expect(new Set(this.parkedStream)).toEqual(this.modelParked)
+  }
+
+  private allFinished(): boolean {
+    return this.source.every((e) => finished(this.model.get(e.id)!.state)) && this.pendingParks.length === 0
+  }
+
+  private addToSource(): TestEvent {
+    const n = this.source.length
+    const event = { id: `e${n}`, position: n, pinStream: `s${n % 3}`, stream: "s" }
+    this.source.push(event)
+    this.model.set(event.id, { state: "pending", retries: 0, everFinished: false })
+    return event
+  }
+
+  private boot(): void {
+    const c = this.checkpoint
+    for (const e of this.source) {
+      const m = this.model.get(e.id)!
+      m.retries = 0
+      if (c === undefined || e.position > c) m.state = "pending"
+      else expect(finished(m.state)).toBe(true)
+    }
+    this.held.clear()
+    this.pendingRead = undefined
+    this.notifications = []
+    this.pendingParks = []
+    this.waiter = undefined
+    this.group = makeGroup(
+      this.settings,
+      c === undefined ? { _tag: "At", position: 0 } : { _tag: "After", position: c }
+    )
+    this.step(this.group.start(this.now))
+  }
+
+  private expectPark(id: string): void {
+    this.model.get(id)!.state = "parking"
+    this.expectedParks.add(id)
+  }
+
+  private retryOrPark(id: string): void {
+    const m = this.model.get(id)!
+    if (m.retries >= this.settings.maxRetryCount) this.expectPark(id)
+    else m.retries++
+  }
+
+  private writeParked(id: string): void {
+    this.parkedStream.push(id)
+    this.modelParked.add(id)
+    Object.assign(this.model.get(id)!, { state: "parked", everFinished: true })
+  }
+
+  private delivered(deliveries: ReadonlyArray<Delivery<TestEvent>>): void {
+    for (const { event, retryCount } of deliveries) {
+      const m = this.model.get(event.id)!
+      expect(this.held.has(event.id), `${event.id} delivered while in flight`).toBe(false)
+      expect(m.state, `${event.id} delivered again in the same run`).toBe("pending")
+      if (m.everFinished && this.checkpoint !== undefined)
+        expect(event.position, `${event.id} finished before the checkpoint`).toBeGreaterThan(this.checkpoint)
+      expect(retryCount).toBe(m.retries)
+      this.held.set(event.id, this.now)
+      this.seen.deliveries++
+      if (retryCount > 0 || m.everFinished) this.seen.redeliveries++
+    }
+  }
+
+  private step(effects: ReadonlyArray<Effect>): void {
+    for (const effect of effects) {
+      switch (effect._tag) {
+        case "Read":
+          expect(this.pendingRead).toBeUndefined()
+          this.pendingRead = effect
+          break
+        case "WriteCheckpoint": {
+          const p = effect.position
+          if (this.checkpoint !== undefined) expect(p).toBeGreaterThan(this.checkpoint)
+          for (const e of this.source.slice(0, p + 1)) expect(finished(this.model.get(e.id)!.state)).toBe(true)
+          this.checkpoint = p
+          this.seen.checkpoints++
+          break
+        }
+        case "Park":
+          expect(this.expectedParks.delete(effect.event.id), `unexpected park of ${effect.event.id}`).toBe(true)
+          this.pendingParks.push(effect.event.id)
+          this.seen.parks++
+          break
+        case "Deliver":
+          expect(effect.consumer).toBe(this.waiter)
+          this.seen.waits++
+          this.delivered(effect.messages)
+          this.waiter = undefined
+          this.step(this.group.disconnect(effect.consumer, false, this.now))
+          break
+        case "StopRequested":
+          break
+      }
+    }
+    expect([...this.expectedParks]).toEqual([])
+    this.compareWithModel()
+  }
+
+  /** What the group holds agrees with the model: what is out, and how far everything is finished. */
+  private compareWithModel(): void {
+    const stats = this.group.stats()
+    const parking = [...this.model.values()].filter((m) => m.state === "parking").length
+    expect(stats.outstandingMessagesCount).toBe(this.held.size + parking)
+    let prefix = -1
+    while (prefix + 1 < this.source.length && finished(this.model.get(this.source[prefix + 1]!.id)!.state)) prefix++
+    expect(stats.finishedThrough ?? -1).toBe(prefix)
+  }
+}

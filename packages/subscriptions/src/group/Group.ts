@@ -41,6 +41,8 @@ export class Group<P, E extends GroupEvent<P>> {
   private parkedCount = 0
   private lastProcessed: P | undefined
   private lastKnown: P | undefined
+  /** The latest time seen: deadlines count from it, so they grow in hand-out order even if a clock steps back. */
+  private latest = Number.NEGATIVE_INFINITY
 
   constructor(
     private readonly settings: GroupSettings,
@@ -168,6 +170,7 @@ export class Group<P, E extends GroupEvent<P>> {
 
   /** The clock: messages past their deadline go back (or are parked), and a checkpoint may be due. */
   tick(now: number): Array<GroupEffect<P, E>> {
+    // In-flight messages are held in hand-out order, which is deadline order.
     for (const [id, f] of this.inFlight) {
       if (f.expiresAt > now) break
       this.release(id)
@@ -221,7 +224,8 @@ export class Group<P, E extends GroupEvent<P>> {
   private handOut(message: Waiting<E>, now: number, consumer: string | undefined): boolean {
     const id = message.event.id
     if (this.inFlight.has(id) || this.parking.has(id)) return false
-    this.inFlight.set(id, { message, expiresAt: now + this.settings.messageTimeoutMilliseconds, consumer })
+    this.latest = Math.max(this.latest, now)
+    this.inFlight.set(id, { message, expiresAt: this.latest + this.settings.messageTimeoutMilliseconds, consumer })
     const c = consumer === undefined ? undefined : this.consumers.get(consumer)
     if (c !== undefined) {
       c.inFlight++

@@ -62,7 +62,7 @@ describe("a group's checkpoints", () => {
     const restarted = makeGroup(settings, { _tag: "After", position: written! })
     restarted.start(1)
     restarted.readCompleted({ events: evs(0, 4), endOfStream: true }, 1)
-    expect(ids(restarted.pull(10, 1))).toEqual(["e2", "e3", "e4"])
+    expect(ids(restarted.pull(10, 1).messages)).toEqual(["e2", "e3", "e4"])
     expect(restarted.stats().lastCheckpoint).toBe(1)
   })
 

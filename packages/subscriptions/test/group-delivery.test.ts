@@ -4,9 +4,9 @@ import { ev, ids, liveGroup, makeGroup, ofTag } from "./groupFixtures.js"
 describe("a group's delivery", () => {
   it("hands out buffered messages in order, each once while in flight", () => {
     const group = liveGroup(4)
-    expect(ids(group.pull(2, 0))).toEqual(["e0", "e1"])
-    expect(ids(group.pull(10, 0))).toEqual(["e2", "e3", "e4"])
-    expect(group.pull(10, 0)).toEqual([])
+    expect(ids(group.pull(2, 0).messages)).toEqual(["e0", "e1"])
+    expect(ids(group.pull(10, 0).messages)).toEqual(["e2", "e3", "e4"])
+    expect(group.pull(10, 0).messages).toEqual([])
     expect(group.stats().outstandingMessagesCount).toBe(5)
   })
 
@@ -17,7 +17,7 @@ describe("a group's delivery", () => {
     expect(group.stats().retryBufferCount).toBe(0)
     group.tick(100)
     expect(group.stats().retryBufferCount).toBe(2)
-    const again = group.pull(3, 100)
+    const again = group.pull(3, 100).messages
     expect(again.map((d) => [d.event.id, d.retryCount])).toEqual([
       ["e0", 1],
       ["e1", 1],
@@ -29,7 +29,7 @@ describe("a group's delivery", () => {
     const group = liveGroup(0, { messageTimeoutMilliseconds: 0 })
     group.pull(1, 5)
     group.tick(5)
-    expect(group.pull(1, 5)[0]!.retryCount).toBe(1)
+    expect(group.pull(1, 5).messages[0]!.retryCount).toBe(1)
   })
 
   it("parks a message that times out after maxRetryCount retries, and finishes it once the park is durable", () => {
@@ -37,13 +37,13 @@ describe("a group's delivery", () => {
     const counts: Array<number> = []
     let parks: ReturnType<typeof ofTag<"Park">> = []
     for (let t = 0; parks.length === 0; t += 10) {
-      counts.push(...group.pull(1, t).map((d) => d.retryCount))
+      counts.push(...group.pull(1, t).messages.map((d) => d.retryCount))
       parks = ofTag(group.tick(t + 10), "Park")
     }
     expect(counts).toEqual([0, 1, 2])
     expect(parks.map((p) => [p.event.id, p.reason])).toEqual([["e0", "Reached retry count of 2"]])
     expect(group.stats().outstandingMessagesCount).toBe(1)
-    expect(group.pull(1, 100)).toEqual([])
+    expect(group.pull(1, 100).messages).toEqual([])
     group.parked(["e0"], 100)
     expect(group.stats()).toMatchObject({ outstandingMessagesCount: 0, parkedSinceStart: 1 })
   })
@@ -59,14 +59,14 @@ describe("a group's delivery", () => {
     group.pull(4, 0)
     group.ack(["e0", "e2", "nope"], 1)
     group.tick(10)
-    expect(ids(group.pull(10, 10))).toEqual(["e1", "e3"])
+    expect(ids(group.pull(10, 10).messages)).toEqual(["e1", "e3"])
   })
 
   it("nack Retry hands the message out again at once with its retry count raised", () => {
     const group = liveGroup(1)
     group.pull(1, 0)
     group.nack(["e0"], "Retry", 1)
-    expect(group.pull(1, 1).map((d) => [d.event.id, d.retryCount])).toEqual([["e0", 1]])
+    expect(group.pull(1, 1).messages.map((d) => [d.event.id, d.retryCount])).toEqual([["e0", 1]])
   })
 
   it("nack Retry past maxRetryCount parks", () => {
@@ -90,7 +90,7 @@ describe("a group's delivery", () => {
     group.pull(1, 0)
     group.nack(["e0"], "Skip", 0)
     group.tick(100)
-    expect(group.pull(1, 100)).toEqual([])
+    expect(group.pull(1, 100).messages).toEqual([])
     expect(group.stats().outstandingMessagesCount).toBe(0)
   })
 
@@ -102,7 +102,7 @@ describe("a group's delivery", () => {
     ])
     expect(group.stats().outstandingMessagesCount).toBe(1)
     group.tick(10)
-    expect(group.pull(1, 10)[0]!.retryCount).toBe(1)
+    expect(group.pull(1, 10).messages[0]!.retryCount).toBe(1)
   })
 
   it("replays parked messages after the retries, and their acks move no checkpoint", () => {
@@ -113,7 +113,7 @@ describe("a group's delivery", () => {
     expect(group.stats().status).toEqual(["Behind", "OutstandingPageRequest", "ReplayingParkedMessages"])
     group.replayed([ev(7)], true, 0)
     group.readCompleted({ events: [ev(0)], endOfStream: true }, 0)
-    expect(group.pull(5, 0).map((d) => [d.event.id, d.retryCount])).toEqual([
+    expect(group.pull(5, 0).messages.map((d) => [d.event.id, d.retryCount])).toEqual([
       ["e7", 0],
       ["e0", 0]
     ])
@@ -129,9 +129,9 @@ describe("a group's delivery", () => {
     group.pull(1, 0)
     group.startReplay()
     group.replayed([ev(0)], true, 0)
-    expect(group.pull(5, 0)).toEqual([])
+    expect(group.pull(5, 0).messages).toEqual([])
     group.ack(["e0"], 1)
-    expect(group.pull(5, 1).map((d) => [d.event.id, d.retryCount])).toEqual([["e0", 0]])
+    expect(group.pull(5, 1).messages.map((d) => [d.event.id, d.retryCount])).toEqual([["e0", 0]])
   })
 
   it("counts what it handed out and the furthest position", () => {

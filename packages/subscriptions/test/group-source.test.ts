@@ -15,7 +15,7 @@ describe("a group taking events from its source", () => {
     const group = makeGroup({}, { _tag: "After", position: 4 })
     expect(group.start(0)).toEqual([{ _tag: "Read", from: { _tag: "After", position: 4 }, count: 20 }])
     group.readCompleted({ events: evs(4, 6), endOfStream: true }, 0)
-    expect(ids(group.pull(10, 0))).toEqual(["e5", "e6"])
+    expect(ids(group.pull(10, 0).messages)).toEqual(["e5", "e6"])
   })
 
   it("stops reading while the buffer lacks room for more than a batch, and reads again once it has", () => {
@@ -24,8 +24,9 @@ describe("a group taking events from its source", () => {
     expect(ofTag(group.readCompleted({ events: evs(0, 1), endOfStream: false }, 0), "Read")).toHaveLength(1)
     expect(ofTag(group.readCompleted({ events: evs(2, 3), endOfStream: false }, 0), "Read")).toEqual([])
     expect(group.stats().readBufferCount).toBe(4)
-    group.pull(2, 0)
-    expect(ofTag(group.tick(0), "Read")).toEqual([{ _tag: "Read", from: { _tag: "After", position: 3 }, count: 2 }])
+    expect(ofTag(group.tick(0), "Read")).toEqual([])
+    const { effects } = group.pull(2, 0)
+    expect(ofTag(effects, "Read")).toEqual([{ _tag: "Read", from: { _tag: "After", position: 3 }, count: 2 }])
   })
 
   it("goes live when a read reaches the end with nothing appended meanwhile", () => {
@@ -34,7 +35,7 @@ describe("a group taking events from its source", () => {
     group.readCompleted({ events: evs(0, 1), endOfStream: true }, 0)
     expect(group.stats().status).toEqual(["Live"])
     group.appended(ev(2), 0)
-    expect(ids(group.pull(10, 0))).toEqual(["e0", "e1", "e2"])
+    expect(ids(group.pull(10, 0).messages)).toEqual(["e0", "e1", "e2"])
   })
 
   it("switches to live when a read reaches the events appended while catching up: no gap, no duplicate", () => {
@@ -48,7 +49,7 @@ describe("a group taking events from its source", () => {
     expect(group.stats()).toMatchObject({ status: ["Live"], liveBufferCount: 0 })
     group.appended(ev(5), 0)
     group.appended(ev(7), 0)
-    expect(ids(group.pull(20, 0))).toEqual(evs(0, 7).map((e) => e.id))
+    expect(ids(group.pull(20, 0).messages)).toEqual(evs(0, 7).map((e) => e.id))
   })
 
   it("reads on when the end it reached is older than events appended since", () => {
@@ -58,7 +59,7 @@ describe("a group taking events from its source", () => {
     const effects = group.readCompleted({ events: evs(0, 1), endOfStream: true }, 0)
     expect(ofTag(effects, "Read")).toEqual([{ _tag: "Read", from: { _tag: "After", position: 1 }, count: 20 }])
     group.readCompleted({ events: [ev(2)], endOfStream: true }, 0)
-    expect(ids(group.pull(5, 0))).toEqual(["e0", "e1", "e2"])
+    expect(ids(group.pull(5, 0).messages)).toEqual(["e0", "e1", "e2"])
     expect(group.stats().status).toEqual(["Live"])
   })
 
@@ -68,7 +69,7 @@ describe("a group taking events from its source", () => {
     for (const n of [0, 1, 2, 3]) group.appended(ev(n), 0)
     expect(group.stats().liveBufferCount).toBe(2)
     group.readCompleted({ events: evs(0, 2), endOfStream: false }, 0)
-    expect(ids(group.pull(10, 0))).toEqual(["e0", "e1", "e2", "e3"])
+    expect(ids(group.pull(10, 0).messages)).toEqual(["e0", "e1", "e2", "e3"])
   })
 
   it("falls behind when live events overflow the buffer, then reads them back without a gap", () => {
@@ -77,11 +78,12 @@ describe("a group taking events from its source", () => {
     group.readCompleted({ events: [], endOfStream: true }, 0)
     for (const n of [0, 1, 2, 3, 4]) group.appended(ev(n), 0)
     expect(group.stats()).toMatchObject({ status: ["Behind"], readBufferCount: 3, liveBufferCount: 2 })
-    const got = ids(group.pull(3, 0))
-    const reads = ofTag(group.tick(0), "Read")
+    const pulled = group.pull(3, 0)
+    const got = ids(pulled.messages)
+    const reads = ofTag(pulled.effects, "Read")
     expect(reads).toEqual([{ _tag: "Read", from: { _tag: "After", position: 2 }, count: 1 }])
     group.readCompleted({ events: [ev(3)], endOfStream: false }, 0)
-    got.push(...ids(group.pull(10, 0)))
+    got.push(...ids(group.pull(10, 0).messages))
     expect(got).toEqual(["e0", "e1", "e2", "e3", "e4"])
     expect(group.stats().status).toEqual(["Live"])
   })
@@ -91,7 +93,7 @@ describe("a group taking events from its source", () => {
     expect(group.start(0)).toEqual([])
     group.appended(ev(9), 0)
     group.readCompleted({ events: evs(0, 9), endOfStream: true }, 0)
-    expect(ids(group.pull(10, 0))).toEqual(["e9"])
+    expect(ids(group.pull(10, 0).messages)).toEqual(["e9"])
   })
 
   it("ignores a read answered after the group went live", () => {
@@ -99,6 +101,6 @@ describe("a group taking events from its source", () => {
     group.start(0)
     group.readCompleted({ events: [ev(0)], endOfStream: true }, 0)
     group.readCompleted({ events: evs(0, 3), endOfStream: false }, 0)
-    expect(ids(group.pull(10, 0))).toEqual(["e0"])
+    expect(ids(group.pull(10, 0).messages)).toEqual(["e0"])
   })
 })

@@ -49,8 +49,8 @@ describe("consumer strategies", () => {
     expect(owner("e0")).not.toBe(owner("e1"))
     const full = owner("e0") === "a" ? ["e2", "e4"] : ["e3"]
     expect(group.stats().readBufferCount).toBe(full.length)
-    expect(ids(group.pull(5, 0, "b"))).toEqual([])
-    expect(ids(group.pull(5, 0, "a"))).toEqual(full)
+    expect(ids(group.pull(5, 0, "b").messages)).toEqual([])
+    expect(ids(group.pull(5, 0, "a").messages)).toEqual(full)
   })
 
   it("PinnedByCorrelation pins by correlation id, falling back to the stream", () => {
@@ -84,7 +84,7 @@ describe("consumer strategies", () => {
     expect(group.stats()).toMatchObject({ outstandingMessagesCount: 4, retryBufferCount: 0 })
     group.disconnect("conn", true, 1)
     expect(group.stats()).toMatchObject({ outstandingMessagesCount: 2, retryBufferCount: 2 })
-    expect(group.pull(5, 1).map((d) => d.retryCount)).toEqual([1, 1])
+    expect(group.pull(5, 1).messages.map((d) => d.retryCount)).toEqual([1, 1])
     group.ack(["e1", "e3"], 2)
     expect(group.stats().outstandingMessagesCount).toBe(2)
   })

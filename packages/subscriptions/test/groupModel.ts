@@ -70,10 +70,10 @@ export class ModelDriver {
   }
 
   pull(count: number): void {
-    const got = this.group.pull(count, this.now)
-    expect(got.length).toBeLessThanOrEqual(count)
-    this.delivered(got)
-    this.step([])
+    const { messages, effects } = this.group.pull(count, this.now)
+    expect(messages.length).toBeLessThanOrEqual(count)
+    this.delivered(messages)
+    this.step(effects)
   }
 
   wait(count: number): void {

@@ -5,6 +5,11 @@ import { makeStrategy, type Strategy } from "./consumers.js"
 import type { GroupStart, PositionOrder } from "./positions.js"
 import type { Delivery, GroupEffect, GroupEvent, GroupStats, GroupStatusFlag, NackAction } from "./types.js"
 
+export interface Pulled<P, E> {
+  readonly messages: ReadonlyArray<Delivery<E>>
+  readonly effects: ReadonlyArray<GroupEffect<P, E>>
+}
+
 interface InFlight<E> {
   readonly message: Waiting<E>
   readonly expiresAt: number
@@ -75,17 +80,20 @@ export class Group<P, E extends GroupEvent<P>> {
     return this.settle(now, false)
   }
 
-  /** Up to `count` messages for one request, handed out now; a consumer's pull respects its pinned keys. */
-  pull(count: number, now: number, consumer?: string): Array<Delivery<E>> {
-    const out: Array<Delivery<E>> = []
+  /**
+   * Up to `count` messages for one request, handed out now (a consumer's pull respects its pinned keys); the
+   * room they leave in the buffer may call for a read.
+   */
+  pull(count: number, now: number, consumer?: string): Pulled<P, E> {
+    const messages: Array<Delivery<E>> = []
     this.source.scan((message) => {
-      if (out.length >= count) return "Stop"
+      if (messages.length >= count) return "Stop"
       if (consumer !== undefined && !this.strategy.mayTake(consumer, message.event)) return "Left"
       if (!this.handOut(message, now, consumer)) return "Left"
-      out.push({ event: message.event, retryCount: message.retryCount })
+      messages.push({ event: message.event, retryCount: message.retryCount })
       return "Taken"
     })
-    return out
+    return { messages, effects: this.settle(now, false) }
   }
 
   /**

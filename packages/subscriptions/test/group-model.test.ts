@@ -1,6 +1,6 @@
 /**
  * A group driven by random histories (appends, reads answered late, pulls, long-poll waiters, acks and nacks
- * of every action, time passing, park writes landing late, crashes and restarts from the last durable
+ * of every action, time passing, park writes landing late, parked messages replayed, crashes and restarts from the last durable
  * checkpoint) and checked against a reference model after every step (see groupModel.ts): no delivery of a
  * message still in flight, retry counts as the model counts them, parks exactly where the model parks,
  * checkpoints that only move forward over finished events, an event finished before the checkpoint never
@@ -49,7 +49,8 @@ const actionArb = fc.oneof(
   },
   { weight: 3, arbitrary: fc.record({ t: fc.constant("tick" as const), ms: fc.integer({ min: 0, max: 60 }) }) },
   { weight: 2, arbitrary: fc.constant({ t: "confirmPark" as const }) },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant("restart" as const), landed: fc.boolean() }) }
+  { weight: 1, arbitrary: fc.record({ t: fc.constant("restart" as const), landed: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.constant({ t: "replay" as const }) }
 )
 
 type Action = typeof actionArb extends fc.Arbitrary<infer A> ? A : never
@@ -84,6 +85,8 @@ const run = (driver: ModelDriver, action: Action): void => {
       return driver.confirmPark()
     case "restart":
       return driver.restart(action.landed)
+    case "replay":
+      return driver.replay()
   }
 }
 

@@ -3,6 +3,8 @@ import { eventNumberOrder, Group, type GroupEffect, type GroupEvent, type GroupS
 
 export interface TestEvent extends GroupEvent<number> {
   readonly stream: string
+  /** Handed back from the parked stream (the group hands `E` back untouched, so tests can tell). */
+  readonly replayed?: boolean
 }
 
 /** Event number `n` of the group's stream, pinned to its own stream by default. */

@@ -10,12 +10,19 @@ import { type Effect, makeGroup, type TestEvent } from "./groupFixtures.js"
 
 type State = "pending" | "parking" | "acked" | "skipped" | "parked"
 
+/** An event of the source, or a copy of a parked one being replayed. */
 interface ModelEvent {
   state: State
   /** Retries since the group last started: the retry count its next delivery must carry. */
   retries: number
   /** Finished (acked, skipped, durably parked) at some point, in this run of the group or an earlier one. */
   everFinished: boolean
+}
+
+interface Held {
+  readonly at: number
+  readonly record: ModelEvent
+  readonly replay: boolean
 }
 
 const finished = (s: State) => s === "acked" || s === "skipped" || s === "parked"
@@ -27,14 +34,25 @@ export class ModelDriver {
   checkpoint: number | undefined
   now = 0
   /** How often each kind of thing happened, so the test can show its histories reach every case. */
-  readonly seen = { deliveries: 0, redeliveries: 0, timeouts: 0, parks: 0, checkpoints: 0, restarts: 0, waits: 0 }
+  readonly seen = {
+    deliveries: 0,
+    redeliveries: 0,
+    timeouts: 0,
+    parks: 0,
+    checkpoints: 0,
+    restarts: 0,
+    waits: 0,
+    replayed: 0
+  }
   private group!: Group<number, TestEvent>
   private readonly model = new Map<string, ModelEvent>()
   /** What consumers hold: delivered, not acked or nacked, with when it was handed out. */
-  private readonly held = new Map<string, number>()
+  private readonly held = new Map<string, Held>()
+  /** Parked events being replayed (the driver replays an id only while it has no copy out). */
+  private readonly copies = new Map<string, ModelEvent>()
   private pendingRead: Extract<Effect, { _tag: "Read" }> | undefined
   private notifications: Array<TestEvent> = []
-  private pendingParks: Array<string> = []
+  private pendingParks: Array<Held> = []
   private expectedParks = new Set<string>()
   private waiter: string | undefined
   private waiters = 0
@@ -94,9 +112,10 @@ export class ModelDriver {
 
   ack(ids: ReadonlyArray<string>): void {
     for (const id of ids) {
-      if (!this.held.delete(id)) continue
-      this.model.get(id)!.state = "acked"
-      this.model.get(id)!.everFinished = true
+      const h = this.held.get(id)
+      if (h === undefined) continue
+      this.held.delete(id)
+      this.finish(id, h, "acked")
     }
     this.step(this.group.ack(ids, this.now))
   }
@@ -104,11 +123,12 @@ export class ModelDriver {
   nack(ids: ReadonlyArray<string>, action: NackAction): void {
     if (action !== "Stop") {
       for (const id of ids) {
-        if (!this.held.delete(id)) continue
-        const m = this.model.get(id)!
-        if (action === "Skip") Object.assign(m, { state: "skipped", everFinished: true })
-        else if (action === "Park") this.expectPark(id)
-        else this.retryOrPark(id)
+        const h = this.held.get(id)
+        if (h === undefined) continue
+        this.held.delete(id)
+        if (action === "Skip") this.finish(id, h, "skipped")
+        else if (action === "Park") this.expectPark(id, h.record)
+        else this.retryOrPark(id, h.record)
       }
     }
     this.step(this.group.nack(ids, action, this.now))
@@ -116,25 +136,37 @@ export class ModelDriver {
 
   tick(advance: number): void {
     this.now += advance
-    for (const [id, at] of this.held) {
-      if (at + this.settings.messageTimeoutMilliseconds > this.now) continue
+    for (const [id, h] of this.held) {
+      if (h.at + this.settings.messageTimeoutMilliseconds > this.now) continue
       this.held.delete(id)
       this.seen.timeouts++
-      this.retryOrPark(id)
+      this.retryOrPark(id, h.record)
     }
     this.step(this.group.tick(this.now))
   }
 
   confirmPark(): void {
-    const id = this.pendingParks.shift()
-    if (id === undefined) return
-    this.writeParked(id)
+    const h = this.pendingParks.shift()
+    if (h === undefined) return
+    const id = this.idOf(h.record)
+    this.writeParked(id, h)
     this.step(this.group.parked([id], this.now))
+  }
+
+  /** Replay the parked stream: each parked id without a copy out is handed to the group again. */
+  replay(): void {
+    const ids = [...new Set(this.parkedStream)].filter((id) => !this.copies.has(id))
+    expect(this.group.startReplay()).toBe(true)
+    for (const id of ids) this.copies.set(id, { state: "pending", retries: 0, everFinished: false })
+    this.seen.replayed += ids.length
+    const events = ids.map((id) => ({ ...this.source[Number(id.slice(1))]!, replayed: true }))
+    this.step(this.group.replayed(events, true, this.now))
   }
 
   /** A crash: what was not durable is gone (a park write in progress may have landed), and the group restarts. */
   restart(parksLanded: boolean): void {
-    for (const id of this.pendingParks) if (parksLanded) this.writeParked(id)
+    for (const h of this.pendingParks) if (parksLanded) this.writeParked(this.idOf(h.record), h)
+    this.copies.clear()
     this.seen.restarts++
     this.boot()
   }
@@ -155,7 +187,8 @@ export class ModelDriver {
   }
 
   private allFinished(): boolean {
-    return this.source.every((e) => finished(this.model.get(e.id)!.state)) && this.pendingParks.length === 0
+    const sourceDone = this.source.every((e) => finished(this.model.get(e.id)!.state))
+    return sourceDone && this.pendingParks.length === 0 && this.copies.size === 0
   }
 
   private addToSource(): TestEvent {
@@ -186,32 +219,44 @@ export class ModelDriver {
     this.step(this.group.start(this.now))
   }
 
-  private expectPark(id: string): void {
-    this.model.get(id)!.state = "parking"
+  private idOf(record: ModelEvent): string {
+    for (const [id, r] of this.copies) if (r === record) return id
+    for (const [id, r] of this.model) if (r === record) return id
+    throw new Error("no such record")
+  }
+
+  private finish(id: string, h: Held, state: "acked" | "skipped" | "parked"): void {
+    h.record.state = state
+    if (h.replay) this.copies.delete(id)
+    else h.record.everFinished = true
+  }
+
+  private expectPark(id: string, record: ModelEvent): void {
+    record.state = "parking"
     this.expectedParks.add(id)
   }
 
-  private retryOrPark(id: string): void {
-    const m = this.model.get(id)!
-    if (m.retries >= this.settings.maxRetryCount) this.expectPark(id)
-    else m.retries++
+  private retryOrPark(id: string, record: ModelEvent): void {
+    if (record.retries >= this.settings.maxRetryCount) this.expectPark(id, record)
+    else record.retries++
   }
 
-  private writeParked(id: string): void {
+  private writeParked(id: string, h: Held): void {
     this.parkedStream.push(id)
     this.modelParked.add(id)
-    Object.assign(this.model.get(id)!, { state: "parked", everFinished: true })
+    this.finish(id, h, "parked")
   }
 
   private delivered(deliveries: ReadonlyArray<Delivery<TestEvent>>): void {
     for (const { event, retryCount } of deliveries) {
-      const m = this.model.get(event.id)!
+      const replay = event.replayed === true
+      const m = replay ? this.copies.get(event.id)! : this.model.get(event.id)!
       expect(this.held.has(event.id), `${event.id} delivered while in flight`).toBe(false)
       expect(m.state, `${event.id} delivered again in the same run`).toBe("pending")
-      if (m.everFinished && this.checkpoint !== undefined)
+      if (!replay && m.everFinished && this.checkpoint !== undefined)
         expect(event.position, `${event.id} finished before the checkpoint`).toBeGreaterThan(this.checkpoint)
       expect(retryCount).toBe(m.retries)
-      this.held.set(event.id, this.now)
+      this.held.set(event.id, { at: this.now, record: m, replay })
       this.seen.deliveries++
       if (retryCount > 0 || m.everFinished) this.seen.redeliveries++
     }
@@ -234,7 +279,7 @@ export class ModelDriver {
         }
         case "Park":
           expect(this.expectedParks.delete(effect.event.id), `unexpected park of ${effect.event.id}`).toBe(true)
-          this.pendingParks.push(effect.event.id)
+          this.pendingParks.push(this.parkingRecord(effect.event))
           this.seen.parks++
           break
         case "Deliver":
@@ -252,10 +297,18 @@ export class ModelDriver {
     this.compareWithModel()
   }
 
+  private parkingRecord(event: TestEvent): Held {
+    const replay = event.replayed === true
+    const record = replay ? this.copies.get(event.id)! : this.model.get(event.id)!
+    expect(record.state).toBe("parking")
+    return { at: this.now, record, replay }
+  }
+
   /** What the group holds agrees with the model: what is out, and how far everything is finished. */
   private compareWithModel(): void {
     const stats = this.group.stats()
-    const parking = [...this.model.values()].filter((m) => m.state === "parking").length
+    const records = [...this.model.values(), ...this.copies.values()]
+    const parking = records.filter((m) => m.state === "parking").length
     expect(stats.outstandingMessagesCount).toBe(this.held.size + parking)
     let prefix = -1
     while (prefix + 1 < this.source.length && finished(this.model.get(this.source[prefix + 1]!.id)!.state)) prefix++

@@ -1,5 +1,5 @@
 /**
- * A group driven by random histories (appends, reads answered late, pulls, long-poll waiters, acks and nacks
+ * A group driven by random histories (appends, reads answered late, pulls, long-poll waiters, connections that drop, acks and nacks
  * of every action, time passing, park writes landing late, parked messages replayed, crashes and restarts from the last durable
  * checkpoint) and checked against a reference model after every step (see groupModel.ts): no delivery of a
  * message still in flight, retry counts as the model counts them, parks exactly where the model parks,
@@ -27,7 +27,8 @@ const settingsArb: fc.Arbitrary<GroupSettings> = fc
     checkPointAfterMilliseconds: fc.integer({ min: 0, max: 100 }),
     minCheckPointCount: fc.integer({ min: 0, max: 3 }),
     maxCheckPointCount: fc.integer({ min: 1, max: 6 }),
-    namedConsumerStrategy: fc.constantFrom(...ConsumerStrategies)
+    namedConsumerStrategy: fc.constantFrom(...ConsumerStrategies),
+    maxSubscriberCount: fc.integer({ min: 0, max: 3 })
   })
   .map(({ batch, ...s }) => ({ ...defaultGroupSettings, ...s, readBatchSize: Math.min(batch, s.bufferSize - 1) }))
 
@@ -50,7 +51,9 @@ const actionArb = fc.oneof(
   { weight: 3, arbitrary: fc.record({ t: fc.constant("tick" as const), ms: fc.integer({ min: 0, max: 60 }) }) },
   { weight: 2, arbitrary: fc.constant({ t: "confirmPark" as const }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant("restart" as const), landed: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.constant({ t: "replay" as const }) }
+  { weight: 1, arbitrary: fc.constant({ t: "replay" as const }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant("connect" as const), n: fc.integer({ min: 1, max: 3 }) }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant("drop" as const), pick: fc.nat() }) }
 )
 
 type Action = typeof actionArb extends fc.Arbitrary<infer A> ? A : never
@@ -87,6 +90,10 @@ const run = (driver: ModelDriver, action: Action): void => {
       return driver.restart(action.landed)
     case "replay":
       return driver.replay()
+    case "connect":
+      return driver.connect(action.n)
+    case "drop":
+      return driver.drop(action.pick)
   }
 }
 

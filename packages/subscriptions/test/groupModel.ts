@@ -23,6 +23,8 @@ interface Held {
   readonly at: number
   readonly record: ModelEvent
   readonly replay: boolean
+  /** The connection it was delivered to; undefined when pulled, or delivered to a long-poll since answered. */
+  readonly consumer?: string | undefined
 }
 
 const finished = (s: State) => s === "acked" || s === "skipped" || s === "parked"
@@ -42,6 +44,8 @@ export class ModelDriver {
     checkpoints: 0,
     restarts: 0,
     waits: 0,
+    connectionDeliveries: 0,
+    drops: 0,
     replayed: 0
   }
   private group!: Group<number, TestEvent>
@@ -56,6 +60,8 @@ export class ModelDriver {
   private expectedParks = new Set<string>()
   private waiter: string | undefined
   private waiters = 0
+  /** Connected consumers (as a TCP-like connection would be) and how many messages each may hold. */
+  private readonly connections = new Map<string, number>()
 
   constructor(
     private readonly settings: GroupSettings,
@@ -97,9 +103,37 @@ export class ModelDriver {
   wait(count: number): void {
     if (this.waiter !== undefined) return
     const name = `w${this.waiters++}`
-    const effects = this.group.connect(name, count, this.now)
+    this.join(name, count, () => (this.waiter = name))
+  }
+
+  connect(maxInFlight: number): void {
+    const name = `c${this.waiters++}`
+    this.join(name, maxInFlight, () => this.connections.set(name, maxInFlight))
+  }
+
+  /** A connection drops: what it held goes back to be retried (or parked). */
+  drop(pick: number): void {
+    const names = [...this.connections.keys()]
+    if (names.length === 0) return
+    const name = names[pick % names.length]!
+    this.connections.delete(name)
+    for (const [id, h] of this.held) {
+      if (h.consumer !== name) continue
+      this.held.delete(id)
+      this.seen.drops++
+      this.retryOrPark(id, h.record)
+    }
+    this.step(this.group.disconnect(name, true, this.now))
+  }
+
+  /** A consumer joins unless maxSubscriberCount consumers are there already. */
+  private join(name: string, maxInFlight: number, joined: () => void): void {
+    const max = this.settings.maxSubscriberCount
+    const present = this.connections.size + (this.waiter === undefined ? 0 : 1)
+    const effects = this.group.connect(name, maxInFlight, this.now)
+    expect(effects === "Full").toBe(max > 0 && present >= max)
     if (effects === "Full") return
-    this.waiter = name
+    joined()
     this.step(effects)
   }
 
@@ -167,6 +201,7 @@ export class ModelDriver {
   restart(parksLanded: boolean): void {
     for (const h of this.pendingParks) if (parksLanded) this.writeParked(this.idOf(h.record), h)
     this.copies.clear()
+    this.connections.clear()
     this.seen.restarts++
     this.boot()
   }
@@ -247,7 +282,7 @@ export class ModelDriver {
     this.finish(id, h, "parked")
   }
 
-  private delivered(deliveries: ReadonlyArray<Delivery<TestEvent>>): void {
+  private delivered(deliveries: ReadonlyArray<Delivery<TestEvent>>, consumer?: string): void {
     for (const { event, retryCount } of deliveries) {
       const replay = event.replayed === true
       const m = replay ? this.copies.get(event.id)! : this.model.get(event.id)!
@@ -256,13 +291,14 @@ export class ModelDriver {
       if (!replay && m.everFinished && this.checkpoint !== undefined)
         expect(event.position, `${event.id} finished before the checkpoint`).toBeGreaterThan(this.checkpoint)
       expect(retryCount).toBe(m.retries)
-      this.held.set(event.id, { at: this.now, record: m, replay })
+      this.held.set(event.id, { at: this.now, record: m, replay, consumer })
       this.seen.deliveries++
       if (retryCount > 0 || m.everFinished) this.seen.redeliveries++
     }
   }
 
   private step(effects: ReadonlyArray<Effect>): void {
+    let answered: string | undefined
     for (const effect of effects) {
       switch (effect._tag) {
         case "Read":
@@ -282,18 +318,29 @@ export class ModelDriver {
           this.pendingParks.push(this.parkingRecord(effect.event))
           this.seen.parks++
           break
-        case "Deliver":
-          expect(effect.consumer).toBe(this.waiter)
+        case "Deliver": {
+          const consumer = effect.consumer
+          if (consumer !== this.waiter) {
+            const max = this.connections.get(consumer)
+            expect(max, `delivered to ${consumer}, not connected`).toBeDefined()
+            this.seen.connectionDeliveries++
+            this.delivered(effect.messages, consumer)
+            expect([...this.held.values()].filter((h) => h.consumer === consumer).length).toBeLessThanOrEqual(max!)
+            break
+          }
           this.seen.waits++
           this.delivered(effect.messages)
           this.waiter = undefined
-          this.step(this.group.disconnect(effect.consumer, false, this.now))
+          answered = consumer
           break
+        }
         case "StopRequested":
           break
       }
     }
     expect([...this.expectedParks]).toEqual([])
+    // A long-poll request answered leaves once every effect of this step is taken in.
+    if (answered !== undefined) return this.step(this.group.disconnect(answered, false, this.now))
     this.compareWithModel()
   }
 

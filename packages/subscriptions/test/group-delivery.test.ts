@@ -134,6 +134,17 @@ describe("a group's delivery", () => {
     expect(group.pull(5, 1).messages.map((d) => [d.event.id, d.retryCount])).toEqual([["e0", 0]])
   })
 
+  it("tells when it last handed out a message and when one was last acked", () => {
+    const group = liveGroup(2)
+    expect(group.stats()).toMatchObject({ lastDeliveryAt: undefined, lastAckAt: undefined })
+    group.pull(1, 10)
+    group.ack(["nope"], 15)
+    expect(group.stats()).toMatchObject({ lastDeliveryAt: 10, lastAckAt: undefined })
+    group.pull(1, 20)
+    group.ack(["e0"], 30)
+    expect(group.stats()).toMatchObject({ lastDeliveryAt: 20, lastAckAt: 30 })
+  })
+
   it("counts what it handed out and the furthest position", () => {
     const group = liveGroup(2, { messageTimeoutMilliseconds: 10 })
     group.pull(2, 0)

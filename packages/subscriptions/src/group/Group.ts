@@ -48,6 +48,8 @@ export class Group<P, E extends GroupEvent<P>> {
   private lastKnown: P | undefined
   /** The latest time seen: deadlines count from it, so they grow in hand-out order even if a clock steps back. */
   private latest = Number.NEGATIVE_INFINITY
+  private lastDeliveryAt: number | undefined
+  private lastAckAt: number | undefined
 
   constructor(
     private readonly settings: GroupSettings,
@@ -128,7 +130,9 @@ export class Group<P, E extends GroupEvent<P>> {
   ack(ids: ReadonlyArray<string>, now: number): Array<GroupEffect<P, E>> {
     for (const id of ids) {
       const message = this.release(id)
-      if (message !== undefined) this.finish(id, message)
+      if (message === undefined) continue
+      this.finish(id, message)
+      this.lastAckAt = now
     }
     return this.settle(now, false)
   }
@@ -207,6 +211,8 @@ export class Group<P, E extends GroupEvent<P>> {
       lastCheckpoint: this.checkpoints.lastWritten,
       finishedThrough: this.checkpoints.finished,
       parkedSinceStart: this.parkedCount,
+      lastDeliveryAt: this.lastDeliveryAt,
+      lastAckAt: this.lastAckAt,
       connections: [...this.consumers].map(([id, c]) => ({
         id,
         inFlight: c.inFlight,
@@ -233,6 +239,7 @@ export class Group<P, E extends GroupEvent<P>> {
     const id = message.event.id
     if (this.inFlight.has(id) || this.parking.has(id)) return false
     this.latest = Math.max(this.latest, now)
+    this.lastDeliveryAt = now
     this.inFlight.set(id, { message, expiresAt: this.latest + this.settings.messageTimeoutMilliseconds, consumer })
     const c = consumer === undefined ? undefined : this.consumers.get(consumer)
     if (c !== undefined) {

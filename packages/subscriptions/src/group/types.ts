@@ -62,5 +62,8 @@ export interface GroupStats<P> {
   /** Every event up to here is acked, skipped or parked (a driver stopping the group may checkpoint it). */
   readonly finishedThrough: P | undefined
   readonly parkedSinceStart: number
+  /** When a message was last handed out, and last acked (ms, as the driver passed them): a stalled group shows. */
+  readonly lastDeliveryAt: number | undefined
+  readonly lastAckAt: number | undefined
   readonly connections: ReadonlyArray<ConsumerStats>
 }

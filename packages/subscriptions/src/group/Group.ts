@@ -57,8 +57,13 @@ export class Group<P, E extends GroupEvent<P>> {
     start: GroupStart<P>
   ) {
     this.checkpoints = new CheckpointTracker(order, settings, start._tag === "After" ? start.position : undefined)
-    this.source = new StreamBuffer(order, settings.bufferSize, settings.liveBufferSize, start, (event) =>
-      this.taken(event)
+    this.source = new StreamBuffer(
+      order,
+      settings.bufferSize,
+      settings.liveBufferSize,
+      start,
+      (event) => this.taken(event),
+      (through, count) => this.checkpoints.passed(through, count)
     )
     this.strategy = makeStrategy(settings.namedConsumerStrategy)
   }
@@ -68,9 +73,10 @@ export class Group<P, E extends GroupEvent<P>> {
     return this.settle(now, false)
   }
 
-  readCompleted(result: ReadResult<E>, now: number): Array<GroupEffect<P, E>> {
+  readCompleted(result: ReadResult<P, E>, now: number): Array<GroupEffect<P, E>> {
     this.readOutstanding = false
     for (const event of result.events) this.know(event.position)
+    if (result.passed !== undefined) this.know(result.passed.through)
     this.source.readCompleted(result)
     return this.settle(now, false)
   }

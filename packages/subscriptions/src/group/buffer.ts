@@ -9,9 +9,14 @@ export interface Waiting<E> {
 }
 
 /** What a source read returned. `endOfStream` when it reached the source's end as it stood then. */
-export interface ReadResult<E> {
+export interface ReadResult<P, E> {
   readonly events: ReadonlyArray<E>
   readonly endOfStream: boolean
+  /**
+   * A filtered read (a `$all` group's filter) examined the source through `through` and passed over `count`
+   * events that did not match: the cursor and the checkpoint may move past them.
+   */
+  readonly passed?: { readonly through: P; readonly count: number } | undefined
 }
 
 /**
@@ -38,7 +43,9 @@ export class StreamBuffer<P, E extends GroupEvent<P>> {
     private readonly liveBufferSize: number,
     start: GroupStart<P>,
     /** Called for each event taken from the source, in position order. */
-    private readonly onTake: (event: E) => void
+    private readonly onTake: (event: E) => void,
+    /** Called when a filtered read passed over events up to a position. */
+    private readonly onPass: (through: P, count: number) => void
   ) {
     this.live = start._tag === "Live"
     this.from = start._tag === "Live" ? undefined : start
@@ -68,9 +75,14 @@ export class StreamBuffer<P, E extends GroupEvent<P>> {
     if (this.liveQueue.length > this.liveBufferSize) this.liveQueue.shift()
   }
 
-  readCompleted(result: ReadResult<E>): void {
+  readCompleted(result: ReadResult<P, E>): void {
     if (this.live) return
     for (const event of result.events) if (this.isNew(event)) this.take(event)
+    const passed = result.passed
+    if (passed !== undefined && this.isNew({ position: passed.through })) {
+      this.from = { _tag: "After", position: passed.through }
+      this.onPass(passed.through, passed.count)
+    }
     const queued = this.liveQueue.length
     this.liveQueue = this.liveQueue.filter((e) => this.isNew(e))
     if (this.liveQueue.length < queued || (result.endOfStream && this.liveQueue.length === 0)) {
@@ -103,7 +115,7 @@ export class StreamBuffer<P, E extends GroupEvent<P>> {
     }
   }
 
-  private isNew(event: E): boolean {
+  private isNew(event: { readonly position: P }): boolean {
     return this.from === undefined || isAtOrBeyond(this.order, this.from, event.position)
   }
 

@@ -11,6 +11,8 @@ export interface CheckpointSettings {
 interface Entry<P> {
   readonly position: P
   done: boolean
+  /** How many source events it stands for: 1, or the count a filtered read passed over. */
+  readonly weight: number
 }
 
 /**
@@ -49,11 +51,21 @@ export class CheckpointTracker<P> {
 
   /** A new event taken from the source; positions only grow. */
   take(id: string, position: P): void {
-    const last = this.entries.length > this.head ? this.entries[this.entries.length - 1]!.position : undefined
-    assert(last === undefined || this.order.compare(last, position) < 0, "checkpoint entries out of order")
-    const entry = { position, done: false }
-    this.entries.push(entry)
+    const entry = { position, done: false, weight: 1 }
+    this.push(entry)
     this.pending.set(id, entry)
+  }
+
+  /** A filtered read passed over `count` events through `position`: nothing there to deliver, so it is finished. */
+  passed(position: P, count: number): void {
+    this.push({ position, done: true, weight: count })
+    this.advance()
+  }
+
+  private push(entry: Entry<P>): void {
+    const last = this.entries.length > this.head ? this.entries[this.entries.length - 1]!.position : undefined
+    assert(last === undefined || this.order.compare(last, entry.position) < 0, "checkpoint entries out of order")
+    this.entries.push(entry)
   }
 
   /** The event is acked, skipped or parked. Unknown ids are ignored. */
@@ -62,9 +74,13 @@ export class CheckpointTracker<P> {
     if (entry === undefined) return
     this.pending.delete(id)
     entry.done = true
+    this.advance()
+  }
+
+  private advance(): void {
     while (this.head < this.entries.length && this.entries[this.head]!.done) {
       this.finishedThrough = this.entries[this.head]!.position
-      this.finishedSinceWrite++
+      this.finishedSinceWrite += this.entries[this.head]!.weight
       this.head++
     }
     if (this.head > 1024 && this.head * 2 > this.entries.length) {

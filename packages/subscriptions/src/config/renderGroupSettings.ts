@@ -3,25 +3,13 @@
  * `resolveLinktos`) the reference writes them. As the reference does, `startPosition` is the start's text
  * (whatever the body said) and `preferRoundRobin` says whether the strategy is round robin.
  */
-import type { ConsumerStrategy, GroupSettings } from "./GroupSettings.js"
+import type { GroupSettings } from "./GroupSettings.js"
 
-export interface RenderedGroupSettings {
-  readonly resolveLinktos: boolean
-  readonly startFrom: number
-  readonly startPosition: string
-  readonly messageTimeoutMilliseconds: number
-  readonly extraStatistics: boolean
-  readonly maxRetryCount: number
-  readonly liveBufferSize: number
-  readonly bufferSize: number
-  readonly readBatchSize: number
-  readonly preferRoundRobin: boolean
-  readonly checkPointAfterMilliseconds: number
-  readonly minCheckPointCount: number
-  readonly maxCheckPointCount: number
-  readonly maxSubscriberCount: number
-  readonly namedConsumerStrategy: ConsumerStrategy
-}
+/** The settings under their output names: `resolveLinktos`, and `startPosition` always as text. */
+export type RenderedGroupSettings = { readonly resolveLinktos: boolean; readonly startPosition: string } & Omit<
+  GroupSettings,
+  "resolveLinkTos" | "startPosition"
+>
 
 /** The object, its keys in output order (JavaScript keeps string keys in insertion order). */
 export const renderGroupSettings = (settings: GroupSettings): RenderedGroupSettings => ({

@@ -86,6 +86,8 @@ describe("the settings of a create/update body", () => {
     expect(settings.resolveLinkTos).toBe(true)
     expect(settings.extraStatistics).toBe(true)
     expect(settings.maxRetryCount).toBe(10)
+    expect(refused(json({ namedConsumerStrategy: true })).reason).toBe("Consumer strategy true does not exist.")
+    expect(refused(json({ namedConsumerStrategy: 7 })).reason).toBe("Consumer strategy 7 does not exist.")
   })
 
   it("treats a body with a value of the wrong type as no body: every default", () => {

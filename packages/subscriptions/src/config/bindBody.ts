@@ -82,7 +82,8 @@ const fromJson = (value: BodyTree, kind: Kind): Bound => {
     case "string":
       if (value.kind === "string") return value.value
       if (value.kind === "number") return value.text
-      if (value.kind === "boolean") return value.value ? "True" : "False"
+      // Newtonsoft reads a literal true/false as the string of its JSON spelling.
+      if (value.kind === "boolean") return value.value ? "true" : "false"
       return UNBINDABLE
   }
 }

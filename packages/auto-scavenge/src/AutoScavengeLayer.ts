@@ -86,7 +86,12 @@ export const layerNodeScavengeServer: Layer.Layer<never, never, ClusterStatus | 
         }),
         context
       )
-      const handle = nodeScavengeHandler(scavenger, self)
+      // Any state in which this node acts as the cluster's leader.
+      const leads = () => {
+        const state = cluster.state()
+        return state === "Leader" || state === "PreLeader" || state === "ResigningLeader"
+      }
+      const handle = nodeScavengeHandler(scavenger, self, leads)
       yield* Effect.orDie(
         cluster.internal.protocol(Protocol.NodeScavenge).serve({
           onRequest: (_from, bytes) => {

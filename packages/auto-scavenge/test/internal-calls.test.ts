@@ -14,7 +14,7 @@ import {
 import type { AutoScavengeReply } from "../src/AutoScavenge.js"
 import { commandHandler, forwardToLeader } from "../src/service/forward.js"
 import { decodeRequest } from "../src/service/messages.js"
-import { makeNodeScavengeCalls, nodeScavengeHandler } from "../src/service/nodeCalls.js"
+import { LeaderRefusesStart, makeNodeScavengeCalls, nodeScavengeHandler } from "../src/service/nodeCalls.js"
 
 const fakeScavenger = (options: { running?: string; last?: string; result?: "Unknown" | "InProgress" | "Success" }) => {
   const started: Array<StartScavengeOptions> = []
@@ -69,9 +69,9 @@ const loopback = (serve: (bytes: Uint8Array) => Effect.Effect<Uint8Array>, fail?
 
 const nodeB = { address: "10.0.0.2", port: 2113 }
 const scavengeServer =
-  (scavenger: ScavengerService, self = nodeB) =>
+  (scavenger: ScavengerService, self = nodeB, leads = false) =>
   (bytes: Uint8Array) =>
-    nodeScavengeHandler(scavenger, Effect.succeed(self))(decodeRequest(bytes)!)
+    nodeScavengeHandler(scavenger, Effect.succeed(self), () => leads)(decodeRequest(bytes)!)
 
 const remote = { _tag: "Remote", node: nodeB, address: "node-b:1112" } as const
 
@@ -86,6 +86,15 @@ describe("the leader's calls to a member's scavenger", () => {
       expect(node.started).toEqual([
         { threads: 1, threshold: undefined, throttlePercent: 100, syncOnly: false, startFromChunk: 0 }
       ])
+    })
+  )
+
+  it.effect("a start reaching a node that now leads is refused, and nothing starts there", () =>
+    Effect.gen(function* () {
+      const node = fakeScavenger({})
+      const calls = makeNodeScavengeCalls(node.scavenger, loopback(scavengeServer(node.scavenger, nodeB, true)).network)
+      expect(yield* calls.start(remote)).toEqual({ _tag: "Failed", message: LeaderRefusesStart })
+      expect(node.started).toEqual([])
     })
   )
 

@@ -225,6 +225,12 @@ export interface EventStoreService {
   readonly engine: StorageEngine
   /** What replication drives: defined for a clustered store, undefined for a single node. */
   readonly replica: ReplicaLog | undefined
+  /**
+   * Where a cluster member forwards its own services' writes to the leader, this is the same store without
+   * forwarding: on a node that does not lead, its writes are refused with NotLeader. For writers that must
+   * only ever write as the leader they believe they are (auto-scavenge). Absent where writes are not forwarded.
+   */
+  readonly leaderOnly?: EventStoreService
 }
 
 export interface StorageEngine {

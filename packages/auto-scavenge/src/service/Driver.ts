@@ -115,7 +115,8 @@ export const makeDriver = (settings: DriverSettings, deps: DriverDeps): Effect.E
         const current = leading
         if (current === undefined) return { ok: false, detail: "Not leader" } as const
         if (events.length === 0) return { ok: true } as const
-        const written = yield* Effect.either(record(store, current.revision, events))
+        // Never through the member's forwarding: a node that only believes it leads must not record.
+        const written = yield* Effect.either(record(store.leaderOnly ?? store, current.revision, events))
         if (written._tag === "Left") {
           if (written.left._tag === "NotLeaderAnyMore") {
             // Whoever leads loads the state afresh (this node too, at its next tick, if it still leads).

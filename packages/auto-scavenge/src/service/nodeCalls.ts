@@ -123,16 +123,22 @@ export const makeNodeScavengeCalls = (
 /**
  * Answers the leader's scavenge calls with this node's scavenger. A call meant for another node (`self`:
  * this node as auto-scavenge names it) gets no answer, as the reference's call to a replaced member's old
- * endpoint finds nobody there: the leader retries until gossip drops that member.
+ * endpoint finds nobody there: the leader retries until gossip drops that member. A start that reaches a
+ * node now leading a cluster (a call sent before an election, delivered after it) is refused: a leader is
+ * scavenged only once it has resigned, and its own driver, finding itself designated, resigns first.
  */
 export const nodeScavengeHandler =
-  (scavenger: ScavengerService, self: Effect.Effect<NodeId>) =>
+  (scavenger: ScavengerService, self: Effect.Effect<NodeId>, leads: () => boolean) =>
   (request: NodeAdminRequest): Effect.Effect<Uint8Array> =>
-    Effect.flatMap(self, (me) =>
-      request.op !== "command" && !sameNode(request.node, me)
-        ? Effect.die("a node scavenge call meant for another node")
-        : answer(scavenger, request)
-    )
+    Effect.flatMap(self, (me) => {
+      if (request.op !== "command" && !sameNode(request.node, me))
+        return Effect.die("a node scavenge call meant for another node")
+      if (request.op === "startScavenge" && leads())
+        return Effect.succeed(encodeMessage({ op: "startScavenge", started: { refused: LeaderRefusesStart } }))
+      return answer(scavenger, request)
+    })
+
+export const LeaderRefusesStart = "This node leads the cluster: it is scavenged only after it resigns"
 
 const answer = (scavenger: ScavengerService, request: NodeAdminRequest): Effect.Effect<Uint8Array> => {
   const local = onScavenger(scavenger)

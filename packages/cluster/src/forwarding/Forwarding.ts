@@ -113,6 +113,7 @@ export const make = (
 
     const forwarding: EventStoreService = {
       ...store,
+      leaderOnly: store,
       append: (stream, expectedVersion, events) =>
         orForward(store.append(stream, expectedVersion, events), () => ({
           op: "append",

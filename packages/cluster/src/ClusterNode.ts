@@ -241,6 +241,8 @@ export const make = (
     if (!readOnly) {
       const promises = yield* Effect.orDie(openPromiseFile(options.dataDir))
       const newest = yield* lastEpoch
+      // A new machine: no promise kept, no log (Election.ElectionContext's `newcomer`).
+      const newMachine = newest === undefined && promises.promise.term === 0 && promises.promise.votedFor === undefined
       // A term this node stands for must be newer than every epoch its log holds.
       if (newest !== undefined && promises.promise.term < newest.epochNumber)
         yield* Effect.orDie(promises.keep({ term: newest.epochNumber, votedFor: undefined }))
@@ -265,6 +267,17 @@ export const make = (
             return others.filter((p) => p > priority).length
           }),
           addressOf: (voter) => voter,
+          newcomer: newMachine
+            ? Effect.map(lastEpoch, (epoch) =>
+                epoch !== undefined
+                  ? undefined
+                  : {
+                      othersHaveEpochs: gossip
+                        .known()
+                        .some((m) => m.instanceId !== options.instanceId && m.epochNumber >= 0)
+                    }
+              )
+            : undefined,
           // Only if it still leads that term when its turn comes (it may have stepped down meanwhile).
           onElected: (term) =>
             Effect.asVoid(

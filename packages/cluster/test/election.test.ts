@@ -40,6 +40,45 @@ const checkSafety = (happened: Happened) => {
   }
 }
 
+describe("election: a new machine at a member's address", () => {
+  const s = settings("c")
+  const noLog: Election.LogTip = { epochNumber: -1, writerCheckpoint: 0 }
+  const request = (tip: Election.LogTip, preVote = false): Election.ElectionMessage => ({
+    _tag: "RequestVote",
+    term: 4,
+    candidate: "a",
+    tip,
+    preVote,
+    transfer: false
+  })
+  const fresh = (othersHaveEpochs: boolean) => ({ ...ctx(0, noLog), newcomer: { othersHaveEpochs } })
+  const granted = (step: Election.ElectionStep) =>
+    step.send.map((o) => (o.message as { granted?: boolean }).granted).filter((g) => g !== undefined)
+
+  it("votes for no one while others hold epochs, or while the candidate holds one (its predecessor's vote is lost)", () => {
+    const start = Election.startElection(s, { term: 0, votedFor: undefined }, fresh(true))
+    for (const preVote of [false, true]) {
+      expect(
+        granted(Election.receive(s, start, request({ epochNumber: 3, writerCheckpoint: 900 }, preVote), fresh(true)))
+      ).toEqual([false])
+      expect(
+        granted(Election.receive(s, start, request({ epochNumber: 3, writerCheckpoint: 900 }, preVote), fresh(false)))
+      ).toEqual([false])
+    }
+    const vote = Election.receive(s, start, request({ epochNumber: 3, writerCheckpoint: 900 }), fresh(true))
+    expect(vote.persist?.votedFor).toBeUndefined()
+  })
+
+  it("does not stand while others hold epochs; in a new cluster it votes and stands as any node", () => {
+    const start = Election.startElection(s, { term: 0, votedFor: undefined }, fresh(true))
+    const waited = Election.tick(s, start, { ...fresh(true), now: start.deadline })
+    expect(waited.send).toEqual([])
+    expect(waited.state.deadline).toBeGreaterThan(start.deadline)
+    expect(Election.tick(s, start, { ...fresh(false), now: start.deadline }).send.length).toBeGreaterThan(0)
+    expect(granted(Election.receive(s, start, request(noLog), fresh(false)))).toEqual([true])
+  })
+})
+
 describe("election: the rules, one at a time", () => {
   it("a single voter elects itself at its first deadline, promising its vote first", () => {
     const s = settings("a", ["a"])

@@ -86,6 +86,15 @@ export interface ElectionContext {
   /** 0 for the node with the highest priority among the voters; a lower priority waits longer to stand. */
   readonly priorityRank: number
   readonly random: () => number
+  /**
+   * Present while this node is a new machine — it started with no vote promise and no log, and has not
+   * received a leader's epoch since — in a cluster that may be older than it: `othersHaveEpochs` says a
+   * member it heard of holds an epoch. A new machine at a member's address may be a replacement, and its
+   * predecessor's promises are lost with the old disk: voting or standing now could give a term two
+   * leaders. So it takes no part in elections until it has followed a leader, unless the cluster is new
+   * too (no member holds an epoch, and the candidate asking holds none).
+   */
+  readonly newcomer?: { readonly othersHaveEpochs: boolean }
 }
 
 export interface Outgoing {
@@ -201,6 +210,8 @@ const lead = (
 /** Time passes: stand for election when the deadline passed; a leader sends heartbeats and checks its quorum. */
 export const tick = (settings: ElectionSettings, state: ElectionState, ctx: ElectionContext): ElectionStep => {
   if (ctx.now < state.deadline) return step(state)
+  if (state.role._tag !== "Leader" && ctx.newcomer?.othersHaveEpochs === true)
+    return step({ ...state, deadline: standAt(settings, ctx) }) // a new machine waits to follow a leader
   if (state.role._tag !== "Leader") return preVote(settings, state, ctx)
   const heardFrom = state.role.heardFrom
   const recent = others(settings).filter(
@@ -280,6 +291,9 @@ const handle = (
   const { promise, role } = state
   switch (message._tag) {
     case "RequestVote": {
+      const newcomer = ctx.newcomer
+      if (newcomer !== undefined && (newcomer.othersHaveEpochs || message.tip.epochNumber >= 0))
+        return step(state, { send: [reply(settings, message.preVote ? message.term : promise.term, message, false)] })
       const upToDate = compareTips(message.tip, ctx.tip) >= 0
       if (message.preVote) {
         // Would this node vote for it in the term it names? (Nothing is promised.)

@@ -14,6 +14,8 @@ export interface ElectionNode {
   readonly tip: Effect.Effect<Election.LogTip>
   /** This node's priority rank among the voters (0: the highest priority). */
   readonly priorityRank: Effect.Effect<number>
+  /** Whether this node is a new machine that must not vote or stand yet (Election.ElectionContext). */
+  readonly newcomer?: Effect.Effect<{ readonly othersHaveEpochs: boolean } | undefined>
   /** Where a voter is reached. */
   readonly addressOf: (voter: string) => PeerAddress
   /** Called once a term is won (the node then writes its epoch), before any other step runs. */
@@ -70,7 +72,8 @@ export const make = (
         priorityRank: yield* node.priorityRank,
         random: () => draw
       }
-      return ctx
+      const newcomer = node.newcomer === undefined ? undefined : yield* node.newcomer
+      return newcomer === undefined ? ctx : { ...ctx, newcomer }
     })
     const state = yield* Ref.make(Election.startElection(settings, promises.promise, yield* context))
     const lock = yield* Effect.makeSemaphore(1)

@@ -91,8 +91,8 @@ export interface ElectionContext {
    * received a leader's epoch since — in a cluster that may be older than it: `othersHaveEpochs` says a
    * member it heard of holds an epoch. A new machine at a member's address may be a replacement, and its
    * predecessor's promises are lost with the old disk: voting or standing now could give a term two
-   * leaders. So it takes no part in elections until it has followed a leader, unless the cluster is new
-   * too (no member holds an epoch, and the candidate asking holds none).
+   * leaders. So it neither promises its vote nor stands until it has followed a leader, unless the cluster
+   * is new too (no member holds an epoch, and the candidate asking holds none).
    */
   readonly newcomer?: { readonly othersHaveEpochs: boolean }
 }
@@ -291,9 +291,11 @@ const handle = (
   const { promise, role } = state
   switch (message._tag) {
     case "RequestVote": {
+      // A new machine promises no vote (a pre-vote promises nothing, so it answers those as any node: a
+      // candidate behind in its log may still stand, and its higher term then reaches the others).
       const newcomer = ctx.newcomer
-      if (newcomer !== undefined && (newcomer.othersHaveEpochs || message.tip.epochNumber >= 0))
-        return step(state, { send: [reply(settings, message.preVote ? message.term : promise.term, message, false)] })
+      if (!message.preVote && newcomer !== undefined && (newcomer.othersHaveEpochs || message.tip.epochNumber >= 0))
+        return step(state, { send: [reply(settings, promise.term, message, false)] })
       const upToDate = compareTips(message.tip, ctx.tip) >= 0
       if (message.preVote) {
         // Would this node vote for it in the term it names? (Nothing is promised.)

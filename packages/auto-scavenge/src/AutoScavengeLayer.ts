@@ -26,6 +26,11 @@ export interface AutoScavengeSettings {
 /** A single node has no gossip to clock it: it ticks itself this often. */
 export const SingleNodeTickMillis = 5_000
 
+/** This node's own gossip record, read afresh each time it runs. */
+const selfRecordNow = Effect.map(Effect.context<EventStore | ClusterStatus | NodeInfo>(), (context) =>
+  Effect.provide(Effect.map(gossipInputNow, selfMember), context)
+)
+
 export const layer = (
   settings: AutoScavengeSettings
 ): Layer.Layer<AutoScavenge, never, EventStore | ClusterStatus | Scavenger | NodeInfo> =>
@@ -35,8 +40,7 @@ export const layer = (
       const store = yield* EventStore
       const cluster = yield* ClusterStatus
       const scavenger = yield* Scavenger
-      const context = yield* Effect.context<EventStore | ClusterStatus | NodeInfo>()
-      const selfRecord = Effect.provide(Effect.map(gossipInputNow, selfMember), context)
+      const selfRecord = yield* selfRecordNow
       const internal = cluster.internal
       const driver = yield* makeDriver(
         { tickMillis: internal === undefined ? SingleNodeTickMillis : settings.tickMillis, next: nextOccurrence },
@@ -78,14 +82,10 @@ export const layerNodeScavengeServer: Layer.Layer<never, never, ClusterStatus | 
       const cluster = yield* ClusterStatus
       const scavenger = yield* Scavenger
       if (cluster.internal === undefined) return
-      const context = yield* Effect.context<EventStore | ClusterStatus | NodeInfo>()
-      const self = Effect.provide(
-        Effect.map(gossipInputNow, (input) => {
-          const me = selfMember(input)
-          return { address: me.internalHttpEndPointIp, port: me.internalHttpEndPointPort }
-        }),
-        context
-      )
+      const self = Effect.map(yield* selfRecordNow, (me) => ({
+        address: me.internalHttpEndPointIp,
+        port: me.internalHttpEndPointPort
+      }))
       // Any state in which this node acts as the cluster's leader.
       const leads = () => {
         const state = cluster.state()

@@ -47,7 +47,8 @@ const parseTime = (value: unknown): number | undefined => {
   return Number.isNaN(millis) ? undefined : millis
 }
 
-const parseNode = (value: unknown): NodeId | undefined => {
+/** A persisted `{"address": ..., "port": n}`, or undefined when it is not one. */
+export const parseNode = (value: unknown): NodeId | undefined => {
   if (typeof value !== "object" || value === null) return undefined
   const { address, port } = value as Record<string, unknown>
   return typeof address === "string" && typeof port === "number" ? { address, port } : undefined

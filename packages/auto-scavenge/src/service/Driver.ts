@@ -14,10 +14,10 @@
  * other failure to record stops auto-scavenge on this node until it restarts (it cannot tell what it
  * recorded), and every later command gets 500.
  */
-import { Clock, Deferred, Effect, Queue, Random, type Scope } from "effect"
+import { Clock, Deferred, Effect, Queue, type Scope } from "effect"
 import type { ClusterStatusService, MemberInfo } from "@vellum/cluster"
 import { formatTimeSpan, type ScavengeProgress, type ScavengerService } from "@vellum/scavenge"
-import type { EventStoreService } from "@vellum/storage"
+import { randomUuid, type EventStoreService } from "@vellum/storage"
 import type { AutoScavengeFigures, AutoScavengeReply, AutoScavengeService } from "../AutoScavenge.js"
 import { applyAll } from "../domain/apply.js"
 import { afterPoll, afterStart, afterStop, assess, onGossip, type PollOutcome } from "../domain/assess.js"
@@ -70,12 +70,6 @@ const toView = (members: ReadonlyArray<MemberInfo>, self: MemberInfo, clusterSiz
   })),
   self: { address: self.internalHttpEndPointIp, port: self.internalHttpEndPointPort },
   clusterSize
-})
-
-const newGuid = Effect.map(Effect.all([Random.nextInt, Random.nextInt, Random.nextInt, Random.nextInt]), (words) => {
-  const hex = words.map((w) => (w >>> 0).toString(16).padStart(8, "0")).join("")
-  const v4 = `${hex.slice(0, 12)}4${hex.slice(13, 16)}${"89ab"[parseInt(hex[16]!, 16) & 3]}${hex.slice(17)}`
-  return `${v4.slice(0, 8)}-${v4.slice(8, 12)}-${v4.slice(12, 16)}-${v4.slice(16, 20)}-${v4.slice(20, 32)}`
 })
 
 export const makeDriver = (settings: DriverSettings, deps: DriverDeps): Effect.Effect<Driver, never, Scope.Scope> =>
@@ -172,7 +166,7 @@ export const makeDriver = (settings: DriverSettings, deps: DriverDeps): Effect.E
         const currentView = view
         if (current === undefined || currentView === undefined) return
         const now = yield* Clock.currentTimeMillis
-        const id = yield* newGuid
+        const id = yield* randomUuid
         const next = assess(current.state, {
           view: currentView,
           now,

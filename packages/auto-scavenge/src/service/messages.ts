@@ -6,6 +6,7 @@
 import type { ScavengeProgress } from "@vellum/scavenge"
 import type { AutoScavengeReply } from "../AutoScavenge.js"
 import type { UserCommand } from "../domain/commands.js"
+import { parseNode } from "../domain/codec.js"
 import type { NodeId } from "../domain/NodeId.js"
 
 /**
@@ -58,15 +59,9 @@ const isCommand = (value: unknown): value is UserCommand => {
   return tag !== "Configure" || typeof (value as { schedule?: unknown }).schedule === "string"
 }
 
-const nodeOf = (value: unknown): NodeId | undefined => {
-  if (typeof value !== "object" || value === null) return undefined
-  const { address, port } = value as { address?: unknown; port?: unknown }
-  return typeof address === "string" && typeof port === "number" ? { address, port } : undefined
-}
-
 export const decodeRequest = (bytes: Uint8Array): NodeAdminRequest | undefined => {
   const m = parse(bytes)
-  const node = nodeOf(m?.node)
+  const node = parseNode(m?.node)
   switch (m?.op) {
     case "startScavenge":
     case "lastScavenge":

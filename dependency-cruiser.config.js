@@ -13,9 +13,19 @@ export const allowedDependencies = {
   cluster: ["platform", "storage"],
   http: ["platform", "storage", "security", "scavenge", "cluster"],
   "auto-scavenge": ["platform", "storage", "security", "scavenge", "cluster", "http"],
-  subscriptions: ["platform", "storage", "security", "cluster"],
-  node: ["platform", "storage", "security", "scavenge", "cluster", "http", "auto-scavenge"],
-  simulation: ["platform", "storage", "security", "scavenge", "cluster", "http", "auto-scavenge", "node"],
+  subscriptions: ["platform", "storage", "security", "cluster", "http"],
+  node: ["platform", "storage", "security", "scavenge", "cluster", "http", "auto-scavenge", "subscriptions"],
+  simulation: [
+    "platform",
+    "storage",
+    "security",
+    "scavenge",
+    "cluster",
+    "http",
+    "auto-scavenge",
+    "subscriptions",
+    "node"
+  ],
   "property-tests": ["platform", "storage", "simulation"],
   bench: ["platform", "storage", "scavenge"]
 }

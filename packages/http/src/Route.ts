@@ -54,6 +54,13 @@ export interface RouteDef<R = never> {
    * endpoints (shutdown, scavenge, resign, priority) are not writes in this sense.
    */
   readonly writes?: boolean
+  /**
+   * Only the leader serves it, and a node that does not lead passes the request to the leader over the
+   * cluster's internal channel and relays the leader's answer, as the reference's HTTP forwarder does
+   * (persistent subscriptions: their groups run on the leader alone). With no leader known the node answers
+   * it itself.
+   */
+  readonly forwardsToLeader?: boolean
   /** Media types the body may have (missing → no body expected, no 415 check). */
   readonly requestCodecs?: ReadonlyArray<string>
   /** Media types the route can answer with, preferred first (the first is the default). */

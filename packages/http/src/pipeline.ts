@@ -160,7 +160,10 @@ export const makeHandler = <R>(
       requestType,
       settings
     }
-    if (route.forwardsToLeader === true && settings.leaderForwarding !== undefined && request.forwarded !== true) {
+    // Passed to the leader, or answered here; never redirected (forwarding/).
+    if (route.forwardsToLeader === true) {
+      if (settings.leaderForwarding === undefined || request.forwarded === true)
+        return runHandler(route, input, match.allowed, finish)
       const outgoing = { request, headers, scheme, rawPath: target.rawPath, rawQuery: target.rawQuery }
       return forwardOrServe(settings.leaderForwarding, route, input, outgoing, match.allowed, finish)
     }

@@ -241,14 +241,15 @@ describe("a follower that knows its leader", () => {
   })
 
   it("passes on GETs without a body, in every state that follows a leader", () => {
-    for (const followerState of [
-      "PreReplica",
-      "CatchingUp",
-      "Clone",
+    const following = [
       "Follower",
-      "PreReadOnlyReplica",
-      "ReadOnlyReplica"
-    ] as const) {
+      "Clone",
+      "CatchingUp",
+      "PreReplica",
+      "ReadOnlyReplica",
+      "PreReadOnlyReplica"
+    ] as const
+    for (const followerState of following) {
       const { ask, leader } = cluster({ followerState })
       const reply = ask({ url: "/things/x", headers: { Host: "10.0.0.1:2113" } })
       expect(seenIn(reply).node, followerState).toBe("leader")
@@ -309,7 +310,11 @@ describe("what a follower answers itself", () => {
     const { ask, leader } = cluster()
     const direct = ask({ url: "/things/x", headers: { Host: "10.0.0.1:2113" }, forwarded: true })
     expect(seenIn(direct).node).toBe("follower")
+    // Nor redirected: requires-leader routing does not apply to these routes.
+    const requiresLeader = { Host: "10.0.0.1:2113", "ES-RequireLeader": "True" }
+    expect(seenIn(ask({ url: "/things/x", headers: requiresLeader, forwarded: true })).node).toBe("follower")
     expect(leader.forwardedHere).toHaveLength(0)
+    expect(seenIn(ask({ url: "/things/x", headers: requiresLeader })).node).toBe("leader")
     // Each takes the other for its leader: the request goes one way and is answered there.
     const crossed = cluster({ leaderState: "Follower" })
     expect(seenIn(crossed.ask({ url: "/things/x", headers: { Host: "10.0.0.1:2113" } })).node).toBe("leader")

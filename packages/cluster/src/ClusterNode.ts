@@ -343,8 +343,9 @@ export const make = (
       yield* election.resign(successor)
     })
 
+    const leaderAddress = () => (role._tag === "Following" ? role.leader : undefined)
     const status: ClusterMember = {
-      leaderAddress: () => (role._tag === "Following" ? role.leader : undefined),
+      leaderAddress,
       protocol: mux.protocol,
       clusterSize: settings.clusterSize,
       isReadOnlyReplica: readOnly,
@@ -359,7 +360,7 @@ export const make = (
         }),
       priority: () => priority,
       failure: Deferred.await(failed),
-      internal: { protocol: mux.protocol, addressOf: Gossip.internalAddress }
+      internal: { protocol: mux.protocol, addressOf: Gossip.internalAddress, leaderAddress }
     }
     return status
   })

@@ -20,6 +20,8 @@ export interface InternalChannel {
   readonly protocol: (id: Protocol) => NetworkService
   /** The internal address of a member gossip knows. */
   readonly addressOf: (member: MemberInfo) => PeerAddress
+  /** The internal address of the leader this node follows, if it follows one (none while it leads). */
+  readonly leaderAddress: () => PeerAddress | undefined
 }
 
 /** Where clients reach the leader: its advertised HTTP endpoint. */

@@ -8,6 +8,7 @@ import type { RequestSample } from "./endpoints/NodeMetrics.js"
 import type { NodeHealth } from "./endpoints/health.js"
 import type { BodyResult } from "./streams/appendBody.js"
 import { singleNodeRole, type NodeRole } from "./leaderRouting.js"
+import type { LeaderForwarding } from "./forwarding/forwardToLeader.js"
 
 /**
  * Parses append bodies from `minBodyBytes` on somewhere other than the event loop (the live node: a worker
@@ -52,6 +53,11 @@ export interface HttpSettings {
    * requires-leader) to redirect or refuse it (leaderRouting.ts).
    */
   readonly nodeRole: Effect.Effect<NodeRole>
+  /**
+   * How a cluster member passes `forwardsToLeader` routes to the leader it follows (forwarding/); without
+   * it (a single node) every node answers them itself.
+   */
+  readonly leaderForwarding?: LeaderForwarding
   /** Called once per answered request (the node's metrics hook: a plain function, no Effect). */
   readonly observeRequest?: (sample: RequestSample) => void
   /** Parses large append bodies off the event loop; without it every body is parsed in place. */

@@ -15,6 +15,11 @@ export interface HttpRequest {
   readonly remote?: string
   /** The connection's scheme (`https` behind TLS); `http` when absent. */
   readonly scheme?: "http" | "https"
+  /**
+   * Another member passed it on (leader forwarding, forwarding/): this node answers it itself and never
+   * passes it on again. Set only by the internal channel's server, never from anything a client sends.
+   */
+  readonly forwarded?: boolean
 }
 
 export type NormalizedHeaders = Readonly<Record<string, string | undefined>>

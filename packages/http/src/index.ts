@@ -14,6 +14,9 @@ export {
   type NodeRole,
   type RoutedRequest
 } from "./leaderRouting.js"
+export { leaderForwardingOf, type LeaderForwarding } from "./forwarding/forwardToLeader.js"
+export { serveForwardedRequests } from "./forwarding/serveForwarded.js"
+export * as ForwardedMessages from "./forwarding/messages.js"
 export { scavengeHistoryRoutes, streamRoutes } from "./streams/routes.js"
 export type { StreamRouteRequirements } from "./streams/requirements.js"
 export { defaultServeLimits, serveHttp, type ServeOptions } from "./live/serveHttp.js"

@@ -54,13 +54,13 @@ export const saysRequireLeader = (headers: NormalizedHeaders): boolean => {
   return false
 }
 
-/** `host:port` for a URL: an IPv6 literal goes in brackets. */
-const authority = (leader: LeaderEndpoint): string =>
+/** `host:port` for a URL or a Host header: an IPv6 literal goes in brackets. */
+export const leaderAuthority = (leader: LeaderEndpoint): string =>
   `${leader.httpHost.includes(":") ? `[${leader.httpHost}]` : leader.httpHost}:${leader.httpPort}`
 
 /** The same path and query on the leader. */
 export const leaderLocation = (scheme: string, leader: LeaderEndpoint, rawPath: string, rawQuery: string): string =>
-  `${scheme}://${authority(leader)}${rawPath}${rawQuery === "" ? "" : `?${rawQuery}`}`
+  `${scheme}://${leaderAuthority(leader)}${rawPath}${rawQuery === "" ? "" : `?${rawQuery}`}`
 
 const notReady = (why: string): Reply => ({
   ...statusReply(503, "Server Is Not Ready", { "Retry-After": "1" }),

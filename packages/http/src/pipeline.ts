@@ -4,7 +4,8 @@
  *   /health/live (node/health.ts) → CORS pre-flight → body size limit → authentication (bad
  *   credentials: 401 before routing) → route match (404; OPTIONS → 200; 405) → request codec (415) →
  *   response codec (406, or 400 for an unknown `?format=`, a 500 upstream) → first-level authorization (bare 401) →
- *   leader routing (a write or requires-leader on a non-leader: 307 to the leader, or 503) → handler (with a
+ *   leader routing (a write or requires-leader on a non-leader: 307 to the leader, or 503; a `forwardsToLeader`
+ *   route on a follower: passed to the leader and its reply relayed as it is, forwarding/) → handler (with a
  *   deadline: 408)
  *
  * and the cross-cutting response rules on the way out. It is a plain Effect from a request to a Reply,
@@ -29,6 +30,14 @@ import { notBuiltReply } from "./notBuilt.js"
 import { bodyTooLargeReply } from "./bodyLimit.js"
 import { challengeAnonymous } from "./challenge.js"
 import { leaderRoutingReply, needsLeader } from "./leaderRouting.js"
+import {
+  forwardFailedReply,
+  forwardTarget,
+  forwardTimeoutMillis,
+  sendToLeader,
+  type LeaderForwarding,
+  type OutgoingRequest
+} from "./forwarding/forwardToLeader.js"
 
 export type RequestHandler<R> = (request: HttpRequest) => Effect.Effect<Reply, never, R>
 
@@ -151,6 +160,13 @@ export const makeHandler = <R>(
       requestType,
       settings
     }
+    // Passed to the leader, or answered here; never redirected (forwarding/).
+    if (route.forwardsToLeader === true) {
+      if (settings.leaderForwarding === undefined || request.forwarded === true)
+        return runHandler(route, input, match.allowed, finish)
+      const outgoing = { request, headers, scheme, rawPath: target.rawPath, rawQuery: target.rawQuery }
+      return forwardOrServe(settings.leaderForwarding, route, input, outgoing, match.allowed, finish)
+    }
     const writes = route.writes === true
     // Only requests that need the leader read the node's role: plain reads pay nothing for it.
     if (!needsLeader({ writes, headers })) return runHandler(route, input, match.allowed, finish)
@@ -162,6 +178,28 @@ export const makeHandler = <R>(
         : Effect.succeed(finish(answer, match.allowed))
     })
   }
+
+  /**
+   * A `forwardsToLeader` route: passed to the leader this node follows, whose reply is relayed as it is (it
+   * was finished there), or served here when this node leads or knows no leader.
+   */
+  const forwardOrServe = (
+    forwarding: LeaderForwarding,
+    route: RouteDef<R>,
+    input: RouteInput,
+    outgoing: Omit<OutgoingRequest, "baseUrl">,
+    allowed: ReadonlyArray<string>,
+    finish: Finish
+  ): Effect.Effect<Reply, never, R> =>
+    Effect.flatMap(settings.nodeRole, (role) => {
+      const target = forwardTarget(role, forwarding)
+      if (target === undefined) return runHandler(route, input, allowed, finish)
+      const timeout = forwardTimeoutMillis(settings.requestTimeoutMillis, longPollSeconds(input.headers))
+      return Effect.map(
+        sendToLeader(forwarding, target, { ...outgoing, baseUrl: input.baseUrl }, timeout),
+        (relayed) => relayed ?? finish(forwardFailedReply, allowed)
+      )
+    })
 
   /** Runs the route's handler: its defects become a 500, and long polls get a deadline (408). */
   const runHandler = (
@@ -226,8 +264,12 @@ export const makeHandler = <R>(
             }
           },
           onSuccess: (principal) => {
-            const reply = afterAuthentication(request, method, headers, target, principal, finish)
-            return principal.anonymous ? Effect.map(reply, (r) => challengeAnonymous(r, headers)) : reply
+            // An anonymous caller's 401s carry the Basic challenge too; a reply relayed from the leader is
+            // not finished again (the leader did it).
+            const finishFor: Finish = principal.anonymous
+              ? (reply, methods) => challengeAnonymous(finish(reply, methods), headers)
+              : finish
+            return afterAuthentication(request, method, headers, target, principal, finishFor)
           }
         })
       )

@@ -7,7 +7,7 @@
  * Which disk, which process figures and which metrics registry are parameters, so nothing here touches the
  * real world: `main.ts` passes the live ones.
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, type Scope } from "effect"
 import { Network, type Disk, type NetworkService } from "@vellum/platform"
 import type { DiskError } from "@vellum/platform"
 import { EventStore, type StorageConfig, type StorageCorrupt, type StorageLocked } from "@vellum/storage"
@@ -36,6 +36,8 @@ import {
   livenessOf,
   nodeHealth,
   nodeRoleOf,
+  leaderForwardingOf,
+  serveForwardedRequests as serveForwardedOn,
   NodeInfo,
   defaultHttpSettings,
   scavengeHistoryRoutes,
@@ -232,6 +234,7 @@ export const httpSettingsFor = (
     const cluster = yield* ClusterStatus
     const metrics = yield* NodeMetrics
     const store = yield* EventStore
+    const leaderForwarding = leaderForwardingOf(cluster)
     return {
       ...defaultHttpSettings,
       allowAnonymousEndpointAccess: config.AllowAnonymousEndpointAccess,
@@ -240,6 +243,7 @@ export const httpSettingsFor = (
       maxRequestBodyBytes: config.MaxAppendSize,
       ready: livenessOf(info, cluster),
       nodeRole: nodeRoleOf(info, cluster),
+      ...(leaderForwarding !== undefined ? { leaderForwarding } : {}),
       health: Effect.sync(() => nodeHealth(store.stats())),
       observeRequest: metrics.observeRequest,
       ...toAdvertiseAs(config),
@@ -265,4 +269,17 @@ export const makeNodeHandler = (
     const handle = makeHandler(nodeRouteList(loaded), settings)
     const logged = config.LogHttpRequests ? withRequestLog(handle) : handle
     return config.LogHttpRequests || config.LogFailedAuthenticationAttempts ? withClientAddress(logged) : logged
+  })
+
+/**
+ * A cluster member answers, with `handle` (the node's request handler, the one its HTTP server uses), the
+ * requests other members pass to it as their leader (`forwardsToLeader` routes), until the scope closes. A
+ * single node has nobody to answer.
+ */
+export const serveForwardedRequests = (
+  handle: (request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>
+): Effect.Effect<void, never, ClusterStatus | NodeAppServices | Scope.Scope> =>
+  Effect.flatMap(ClusterStatus, (cluster) => {
+    const forwarding = leaderForwardingOf(cluster)
+    return forwarding === undefined ? Effect.void : serveForwardedOn(forwarding.network, handle)
   })

@@ -103,6 +103,8 @@ const serve = (loaded: LoadedConfig) =>
           onConnections: metrics.setOpenConnections,
           ...toServeLimits(config)
         })
+        // Other members pass requests for the leader here (a follower passes on the persistent subscription routes).
+        yield* NodeApp.serveForwardedRequests(handle)
         // Before the summary, which whoever waits for the start may act on at once.
         yield* Effect.logInfo(describeAutoScavengeEnablement(autoScavengeEnablement(config)))
         const summary = startupSummary(loaded, {

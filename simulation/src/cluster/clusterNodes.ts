@@ -157,6 +157,8 @@ export const openMember = (
       const layer = Layer.provide(NodeApp.layerWithStorage(loaded, storage, options), Layer.succeed(Disk, disk))
       const context = yield* Layer.buildWithScope(layer, scope)
       const handle = yield* Effect.provide(NodeApp.makeNodeHandler(loaded), context)
+      // It answers what other members pass to it as their leader, as the live node does.
+      yield* Effect.provide(Scope.extend(NodeApp.serveForwardedRequests(handle), scope), context)
       const store = Context.get(context, EventStore)
       const replica = replicaOf(store)
       const status = Option.getOrUndefined(Context.getOption(context as Context.Context<never>, ClusterStatus))

@@ -15,13 +15,23 @@ import {
   type PeerAddress
 } from "@vellum/platform"
 
+/**
+ * The protocol bytes. A number, once given, stays with its protocol (members of different versions share a
+ * cluster while it is upgraded): a new protocol takes the next free number.
+ *
+ * 1-3 the cluster's own (gossip, elections, replication); 4 the node's own writes passed to the leader
+ * (forwarding/); 5 a user's auto-scavenge command passed to the leader, 6 the leader's calls to a member's
+ * scavenger (packages/auto-scavenge); 7 an HTTP request a follower passes to the leader and the leader's
+ * answer (`forwardsToLeader` routes, packages/http's forwarding/).
+ */
 export const Protocol = {
   Gossip: 1,
   Election: 2,
   Replication: 3,
   Forward: 4,
   AutoScavenge: 5,
-  NodeScavenge: 6
+  NodeScavenge: 6,
+  HttpForward: 7
 } as const
 export type Protocol = (typeof Protocol)[keyof typeof Protocol]
 

@@ -24,6 +24,7 @@ import {
 } from "@vellum/security"
 import { ClusterNode, ClusterStatus, isSingleNode, type ClusterSettings } from "@vellum/cluster"
 import { AutoScavenge, AutoScavengeLayer, autoScavengeRoutes } from "@vellum/auto-scavenge"
+import { Subscriptions, SubscriptionsLayer } from "@vellum/subscriptions"
 import {
   NodeMetrics,
   makeHandler,
@@ -66,7 +67,15 @@ import * as AutoScavengeMetrics from "./autoScavengeMetrics.js"
 export const VELLUM_VERSION = "0.1.0"
 
 export type NodeAppServices =
-  EventStore | Users | Authenticator | StreamAccess | NodeServices.NodeServices | NodeConfig | Scavenger | AutoScavenge
+  | EventStore
+  | Users
+  | Authenticator
+  | StreamAccess
+  | NodeServices.NodeServices
+  | NodeConfig
+  | Scavenger
+  | AutoScavenge
+  | Subscriptions
 
 /**
  * Why a node cannot start: its store, its user store or its scavenge state cannot be opened, or another
@@ -178,7 +187,7 @@ export const layerWithStorage = (
     AutoScavengeLayer.layerNodeScavengeServer
   )
   return Layer.provideMerge(
-    Layer.mergeAll(ScavengeMetrics.layer, statsStream, autoScavenge),
+    Layer.mergeAll(ScavengeMetrics.layer, statsStream, autoScavenge, SubscriptionsLayer.layer()),
     Layer.provideMerge(aboveStorage, store)
   )
 }

@@ -197,6 +197,13 @@ export class Group<P, E extends GroupEvent<P>> {
     return this.settle(now, true)
   }
 
+  /** The ids the group still holds: in flight, waiting for their park to be durable, or waiting to be retried. */
+  heldIds(): Set<string> {
+    const ids = new Set<string>([...this.inFlight.keys(), ...this.parking.keys()])
+    for (const message of this.source.retries) ids.add(message.event.id)
+    return ids
+  }
+
   stats(): GroupStats<P> {
     const flags: Array<[boolean, GroupStatusFlag]> = [
       [!this.source.live, "Behind"],

@@ -69,4 +69,53 @@ describe("persistent subscriptions over HTTP on a node", () => {
       expect((await call("DELETE", "/subscriptions/orders/g1", admin)).status).toBe(200)
       expect((await call("GET", "/subscriptions/orders/g1/info", admin)).status).toBe(404)
     }))
+
+  it("serves a group on $all with an event-type filter", () =>
+    withNode(async (call) => {
+      await call(
+        "POST",
+        "/streams/mixed",
+        admin,
+        { "Content-Type": "application/vnd.eventstore.events+json" },
+        JSON.stringify([
+          { eventId: id(1), eventType: "order-placed", data: { n: 1 } },
+          { eventId: id(2), eventType: "noise", data: { n: 2 } },
+          { eventId: id(3), eventType: "order-shipped", data: { n: 3 } }
+        ])
+      )
+      const created = await untilReady(call, () =>
+        call(
+          "PUT",
+          "/subscriptions/%24all/orders",
+          admin,
+          Json,
+          JSON.stringify({ filter: { context: "eventtype", type: "prefix", data: "order-" } })
+        )
+      )
+      expect(created.status).toBe(201)
+      const feed = body(await call("GET", "/subscriptions/%24all/orders/10", admin, Competing))
+      expect(feed.title).toBe("Messages for '$all/orders'")
+      expect(feed.entries.map((e: { summary: string }) => e.summary)).toEqual(["order-shipped", "order-placed"])
+      const info = body(await call("GET", "/subscriptions/%24all/orders/info", admin))
+      expect(info.config.startPosition).toBe("C:0/P:0")
+      expect(info.lastKnownEventPosition).toMatch(/^C:\d+\/P:\d+$/)
+    }))
+
+  it("long-polls a group read until a message comes", () =>
+    withNode(async (call) => {
+      expect((await untilReady(call, () => call("PUT", "/subscriptions/later/g", admin, Json, "{}"))).status).toBe(201)
+      let answered = false
+      const read = call("GET", "/subscriptions/later/g/5", admin, { ...Competing, "ES-LongPoll": "30" }).then(
+        (reply) => {
+          answered = true
+          return reply
+        }
+      )
+      // Without long-poll the empty answer would be back by now.
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve))
+      expect(answered).toBe(false)
+      expect((await append(call, "later", [7])).status).toBe(201)
+      const feed = body(await read)
+      expect(feed.entries.map((e: { title: string }) => e.title)).toEqual(["0@later"])
+    }))
 })

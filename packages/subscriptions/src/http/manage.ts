@@ -4,7 +4,7 @@
  * pipeline checks). The group's stream and name are taken as routed (percent-decoded).
  */
 import { Effect } from "effect"
-import { emptyReply, type Reply, type RouteInput } from "@vellum/http"
+import { TextPlainUtf8, emptyReply, type Reply, type RouteInput } from "@vellum/http"
 import { Subscriptions } from "../service/Subscriptions.js"
 import { completionReply, groupLocation, type Operation } from "./completion.js"
 import { stringDocument } from "./stringDocument.js"
@@ -75,7 +75,7 @@ export const restart = (input: RouteInput): Effect.Effect<Reply, never, Subscrip
         : {
             status: 400,
             reason: "Bad Request",
-            headers: { "Content-Type": "text/plain; charset=utf-8" },
+            headers: { "Content-Type": TextPlainUtf8 },
             body: result.reason
           }
   )

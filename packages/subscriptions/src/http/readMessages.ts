@@ -24,7 +24,7 @@ import { stringDocument } from "./stringDocument.js"
 const DefaultCount = 1
 const MaxCount = 100
 
-/** `{count}`: undefined when valid-or-absent handling says so; the refusal otherwise. */
+/** `{count}` (1 when absent), or the refusal. */
 const countOf = (text: string | undefined): number | Reply => {
   if (text === undefined || text === "") return DefaultCount
   const parsed = /^\s*[+-]?\d+\s*$/.test(text) ? Number(text.trim()) : Number.NaN

@@ -58,3 +58,26 @@ export { notBuiltRoutes, notBuiltReply, type NotBuiltRoute } from "./notBuilt.js
 export * from "./endpoints/index.js"
 export * from "./users/index.js"
 export * from "./admin/index.js"
+// What the persistent subscriptions' routes share with the stream API: Atom feeds, the stream ACL gate, the
+// control headers and the stream feed reads (their parked-message views).
+export {
+  escapeDataString,
+  formatAtomDate,
+  NoEventsDate,
+  formatAllPosition,
+  parseAllPosition,
+  parseEmbed,
+  feedSyntaxFor,
+  renderFeed,
+  updatedOf,
+  type EmbedLevel,
+  type EntryExtras,
+  type FeedHead,
+  type FeedLink,
+  type FeedSyntax
+} from "./atom/index.js"
+export { denyUnlessAllowed, linkReadOptions } from "./streams/access.js"
+export { longPoll, parseGuid, type Parsed } from "./streams/controlHeaders.js"
+export { parseAllFilter } from "./streams/allFilter.js"
+export { readStreamBackward, readStreamForward } from "./streams/readFeed.js"
+export { XML_DECLARATION, escapeXmlText, encodeXmlName } from "./xmlText.js"

@@ -14,7 +14,6 @@ export interface NotBuiltRoute {
 }
 
 export const notBuiltRoutes: ReadonlyArray<NotBuiltRoute> = [
-  { path: "/subscriptions", feature: "Persistent subscriptions are" },
   { path: "/projections", feature: "Projections are" },
   { path: "/projection", feature: "Projections are" },
   { path: "/web", feature: "The admin UI is" },

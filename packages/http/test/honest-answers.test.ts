@@ -53,9 +53,6 @@ describe("route families not built yet", () => {
     Effect.gen(function* () {
       const node = yield* makeTestNode()
       const cases: ReadonlyArray<[string, string, RegExp]> = [
-        ["GET", "/subscriptions", /Persistent subscriptions/],
-        ["PUT", "/subscriptions/s/g", /Persistent subscriptions/],
-        ["POST", "/subscriptions/s/g/ack/1", /Persistent subscriptions/],
         ["GET", "/projections/any", /Projections/],
         ["POST", "/projection/p/command/enable", /Projections/],
         ["GET", "/web/index.html", /admin UI/],
@@ -68,9 +65,21 @@ describe("route families not built yet", () => {
         assert.match(reply.reason ?? "", reason, `${method} ${url}`)
         assert.match(text(reply), reason, `${method} ${url}`)
       }
-      assert.strictEqual((yield* node.request("GET", "/subscriptions", { auth: basic("admin", "nope") })).status, 401)
+      assert.strictEqual((yield* node.request("GET", "/projections/any", { auth: basic("admin", "nope") })).status, 401)
       assert.strictEqual((yield* node.request("GET", "/nothing/here")).status, 404)
-      assert.strictEqual((yield* node.request("GET", "/subscriptionsx")).status, 404)
+      assert.strictEqual((yield* node.request("GET", "/projectionsx")).status, 404)
+    })
+  )
+
+  it.scoped("persistent subscriptions are built: a node without their routes answers 404, not 501", () =>
+    Effect.gen(function* () {
+      const node = yield* makeTestNode()
+      for (const [method, url] of [
+        ["GET", "/subscriptions"],
+        ["PUT", "/subscriptions/s/g"]
+      ] as const) {
+        assert.strictEqual((yield* node.request(method, url, { auth: AdminAuth })).status, 404, `${method} ${url}`)
+      }
     })
   )
 

@@ -24,7 +24,7 @@ import {
 } from "@vellum/security"
 import { ClusterNode, ClusterStatus, isSingleNode, type ClusterSettings } from "@vellum/cluster"
 import { AutoScavenge, AutoScavengeLayer, autoScavengeRoutes } from "@vellum/auto-scavenge"
-import { Subscriptions, SubscriptionsLayer } from "@vellum/subscriptions"
+import { Subscriptions, SubscriptionsLayer, subscriptionRoutes } from "@vellum/subscriptions"
 import {
   NodeMetrics,
   makeHandler,
@@ -65,6 +65,7 @@ import {
 import { infoOptionsRoute } from "./infoOptionsRoute.js"
 import * as ScavengeMetrics from "./scavengeMetrics.js"
 import * as AutoScavengeMetrics from "./autoScavengeMetrics.js"
+import * as SubscriptionMetrics from "./subscriptionMetrics.js"
 
 export const VELLUM_VERSION = "0.1.0"
 
@@ -189,14 +190,19 @@ export const layerWithStorage = (
     AutoScavengeLayer.layerNodeScavengeServer
   )
   return Layer.provideMerge(
-    Layer.mergeAll(ScavengeMetrics.layer, statsStream, autoScavenge, SubscriptionsLayer.layer()),
+    Layer.mergeAll(
+      ScavengeMetrics.layer,
+      statsStream,
+      autoScavenge,
+      Layer.provideMerge(SubscriptionMetrics.layer, SubscriptionsLayer.layer())
+    ),
     Layer.provideMerge(aboveStorage, store)
   )
 }
 
 /**
  * The route families a node serves, as the reference registers its controllers: streams only with AtomPub
- * on; the users API not in insecure mode; auto-scavenge while it is enabled; stats and metrics, gossip, and the
+ * on; persistent subscriptions always; the users API not in insecure mode; auto-scavenge while it is enabled; stats and metrics, gossip, and the
  * admin endpoints (shutdown, scavenge, the scavenge history's reads) each unless their `Disable…` switch is set.
  * A route left out answers 404.
  */
@@ -211,6 +217,7 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
       admin: !config.DisableAdminUi
     }),
     ...(config.Insecure ? [] : usersRoutes),
+    ...subscriptionRoutes,
     ...(autoScavengeEnablement(config).enabled ? autoScavengeRoutes : []),
     ...(config.DisableAdminUi ? [] : scavengeRoutes),
     // With AtomPub on, the stream routes serve these paths (and the run page's template would shadow their

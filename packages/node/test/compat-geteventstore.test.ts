@@ -6,8 +6,8 @@
  * in the URL; it reads feeds (`JSON.parse(entry.data)` at embed=body, stops paging at `headOfStream`),
  * and surfaces failures as axios errors carrying the status, reason phrase and headers.
  *
- * Not covered: the persistent-subscription, projection, users and admin calls (no such services yet), and
- * the TCP client.
+ * Not covered here: the persistent-subscription calls (compat-geteventstore-subscriptions.test.ts), the
+ * projection, users and admin calls, and the TCP client.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { EventFactory, HTTPClient, type Event } from "geteventstore-promise"

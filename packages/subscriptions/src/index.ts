@@ -1,6 +1,7 @@
 // @vellum/subscriptions: persistent subscriptions (competing consumers): the group settings and their
 // parsing, the persisted formats, one group's delivery as a pure state machine, and the service that runs
-// every group on the leader (`Subscriptions`, built by `SubscriptionsLayer.layer`).
+// every group on the leader (`Subscriptions`, built by `SubscriptionsLayer.layer`), and its HTTP routes
+// (`subscriptionRoutes`).
 export * from "./config/GroupSettings.js"
 export * from "./config/BodyTree.js"
 export * from "./config/parseGroupSettings.js"
@@ -14,3 +15,4 @@ export * from "./group/index.js"
 export * from "./service/Subscriptions.js"
 export * as SubscriptionsLayer from "./SubscriptionsLayer.js"
 export { defaultSubscriptionsSettings, type SubscriptionsSettings } from "./service/makeSubscriptions.js"
+export { subscriptionRoutes, type SubscriptionRouteRequirements } from "./http/routes.js"

@@ -96,6 +96,15 @@ const quotedLinkJson = (quotedUri: string, quotedRelation: string, depth: number
   )
 }
 
+/**
+ * What a competing-consumer feed adds to an entry: the times it was handed out before, and its `ack`/`nack`
+ * links after `edit`/`alternate`.
+ */
+export interface EntryExtras {
+  readonly retryCount: number
+  readonly links: ReadonlyArray<{ readonly relation: string; readonly uri: string }>
+}
+
 const EDIT = quoteJson("edit")
 const ALTERNATE = quoteJson("alternate")
 
@@ -234,7 +243,8 @@ export const entryJson = (
   baseUrl: string,
   embed: EmbedLevel,
   single: boolean,
-  depth: number
+  depth: number,
+  extras?: EntryExtras
 ): string => {
   const facts = entryFacts(resolved, embed, single)
   const p = indent(depth + 1)
@@ -267,7 +277,9 @@ export const entryJson = (
     quoteJson(facts.summary) +
     "," +
     p +
-    '"retryCount": null,' +
+    '"retryCount": ' +
+    (extras === undefined ? "null" : String(extras.retryCount)) +
+    "," +
     p +
     '"content": ' +
     (facts.content === undefined ? "null" : contentJson(facts.content, depth + 1)) +
@@ -277,11 +289,18 @@ export const entryJson = (
     quotedLinkJson(quotedUrl, EDIT, depth + 2) +
     "," +
     quotedLinkJson(quotedUrl, ALTERNATE, depth + 2) +
+    (extras === undefined ? "" : extraLinksJson(extras, depth + 2)) +
     p +
     "]" +
     indent(depth) +
     "}"
   )
+}
+
+const extraLinksJson = (extras: EntryExtras, depth: number): string => {
+  let out = ""
+  for (const link of extras.links) out += "," + linkJson(link.uri, link.relation, depth)
+  return out
 }
 
 /** A payload (data or metadata) as XML elements named `name`: converted JSON, else the text. */
@@ -327,7 +346,8 @@ export const entryXml = (
   baseUrl: string,
   embed: EmbedLevel,
   single: boolean,
-  prefix: "" | "atom:"
+  prefix: "" | "atom:",
+  extras?: EntryExtras
 ): string => {
   const facts = entryFacts(resolved, embed, single)
   const url = eventUrl(baseUrl, facts.stream, facts.number)
@@ -377,8 +397,10 @@ export const entryXml = (
     "</" +
     prefix +
     "summary>" +
+    (extras === undefined ? "" : "<" + prefix + "retryCount>" + extras.retryCount + "</" + prefix + "retryCount>") +
     linkXml(prefix, url, "edit") +
     linkXml(prefix, url, "alternate") +
+    (extras === undefined ? "" : extras.links.map((link) => linkXml(prefix, link.uri, link.relation)).join("")) +
     content +
     "</" +
     root +

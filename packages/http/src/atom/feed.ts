@@ -10,7 +10,16 @@ import type { ResolvedEvent } from "@vellum/storage"
 import { positionETag } from "./cache.js"
 import { NoEventsDate, formatAtomDate } from "./dates.js"
 import type { EmbedLevel } from "./embed.js"
-import { AtomNamespace, authorJson, authorXml, entryJson, entryXml, linkJson, linkXml } from "./entry.js"
+import {
+  AtomNamespace,
+  authorJson,
+  authorXml,
+  entryJson,
+  entryXml,
+  linkJson,
+  linkXml,
+  type EntryExtras
+} from "./entry.js"
 import { escapeDataString } from "./escape.js"
 import { indent } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
@@ -32,12 +41,15 @@ export const feedSyntaxFor = (contentType: string): FeedSyntax | undefined => {
     case "application/vnd.eventstore.event+json":
     case "application/vnd.kurrent.events+json":
     case "application/vnd.eventstore.events+json":
+    case "application/vnd.kurrent.competingatom+json":
+    case "application/vnd.eventstore.competingatom+json":
       return "json"
     case "application/atom+xml":
     case "text/xml":
     case "application/xml":
     case "application/vnd.eventstore.event+xml":
     case "application/vnd.eventstore.events+xml":
+    case "application/vnd.eventstore.competingatom+xml":
       return "xml"
     default:
       return undefined
@@ -157,7 +169,7 @@ export const allFeedLinks = (ctx: AllFeedContext): Array<FeedLink> => {
 }
 
 /** The feed-level facts both syntaxes print. */
-interface FeedHead {
+export interface FeedHead {
   readonly title: string
   readonly id: string
   readonly updated: string
@@ -169,19 +181,25 @@ interface FeedHead {
 }
 
 /** Timestamp of the page's first event in read order (its resolved event; none → DateTime.MinValue). */
-const updatedOf = (event: ResolvedEvent | undefined): string =>
+export const updatedOf = (event: ResolvedEvent | undefined): string =>
   event?.event === undefined ? NoEventsDate : formatAtomDate(event.event.createdMicros)
 
-const renderFeed = (
+/**
+ * A feed document. `extras`, when given, runs parallel to `events` (the competing-consumer feed's retry counts
+ * and ack/nack links).
+ */
+export const renderFeed = (
   syntax: FeedSyntax,
   head: FeedHead,
   links: ReadonlyArray<FeedLink>,
   events: ReadonlyArray<ResolvedEvent>,
   newestFirst: boolean,
   baseUrl: string,
-  embed: EmbedLevel
+  embed: EmbedLevel,
+  extras?: ReadonlyArray<EntryExtras>
 ): string => {
   const n = events.length
+  const at = (i: number): number => (newestFirst ? i : n - 1 - i)
   if (syntax === "xml") {
     let out =
       XML_DECLARATION +
@@ -196,7 +214,7 @@ const renderFeed = (
       "</updated>" +
       authorXml("")
     for (const link of links) out += linkXml("", link.uri, link.relation)
-    for (let i = 0; i < n; i++) out += entryXml(events[newestFirst ? i : n - 1 - i]!, baseUrl, embed, false, "")
+    for (let i = 0; i < n; i++) out += entryXml(events[at(i)]!, baseUrl, embed, false, "", extras?.[at(i)])
     return out + "</feed>"
   }
   const p = indent(1)
@@ -241,8 +259,7 @@ const renderFeed = (
   if (n === 0) return out + "]\n}"
   const entryIndent = indent(2)
   for (let i = 0; i < n; i++) {
-    out +=
-      (i === 0 ? "" : ",") + entryIndent + entryJson(events[newestFirst ? i : n - 1 - i]!, baseUrl, embed, false, 2)
+    out += (i === 0 ? "" : ",") + entryIndent + entryJson(events[at(i)]!, baseUrl, embed, false, 2, extras?.[at(i)])
   }
   return out + p + "]\n}"
 }

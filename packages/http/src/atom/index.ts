@@ -10,16 +10,20 @@ export { parseEmbed, EmbedRank, type EmbedLevel } from "./embed.js"
 export {
   renderStreamFeed,
   renderAllFeed,
+  renderFeed,
+  updatedOf,
   feedSyntaxFor,
   streamFeedLinks,
   allFeedLinks,
   type FeedLink,
   type FeedSyntax,
+  type FeedHead,
   type StreamFeedPage,
   type StreamFeedContext,
   type AllFeedPage,
   type AllFeedContext
 } from "./feed.js"
+export type { EntryExtras } from "./entry.js"
 export { renderSingleEvent, notFoundBody, type SingleEventContext } from "./single.js"
 export { renderDescriptionDocument, DescriptionDocumentReason } from "./description.js"
 export {

@@ -247,15 +247,17 @@ export const truncateParked = (
     writer.setStreamMetadata(parkedStream(stream, group), ExpectedVersion.Any, utf8(parkedStreamMetadata(before)))
   )
 
-/** A group's checkpoint and parked streams, deleted with the group. */
+/** A group's checkpoint and parked streams, deleted with the group (one never written needs no delete). */
 export const deleteGroupStreams = (
   writer: EventStoreService,
   stream: string,
   group: string
 ): Effect.Effect<void, AppendError> =>
-  Effect.asVoid(
-    Effect.all([
-      writer.deleteStream(checkpointStream(stream, group), ExpectedVersion.Any, false),
-      writer.deleteStream(parkedStream(stream, group), ExpectedVersion.Any, false)
-    ])
+  Effect.forEach(
+    [checkpointStream(stream, group), parkedStream(stream, group)],
+    (name) =>
+      writer
+        .deleteStream(name, ExpectedVersion.Any, false)
+        .pipe(Effect.catchTag("WrongExpectedVersion", () => Effect.void), Effect.asVoid),
+    { discard: true }
   )

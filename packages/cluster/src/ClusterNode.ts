@@ -350,6 +350,7 @@ export const make = (
       clusterSize: settings.clusterSize,
       isReadOnlyReplica: readOnly,
       state: () => stateOf(role, readOnly),
+      leadingTerm: () => (role._tag === "Leading" ? role.term : undefined),
       leader: leaderEndpoint,
       members: () => gossip.members,
       receiveGossip: (_self, received) => gossip.receive(received),

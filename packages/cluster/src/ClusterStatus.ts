@@ -37,6 +37,11 @@ export interface ClusterStatusService {
   readonly isReadOnlyReplica: boolean
   /** This node's state now. */
   readonly state: () => VNodeState
+  /**
+   * The term this node leads in, while it leads (undefined otherwise; a single node leads term 0): services
+   * that run on the leader alone start afresh in a new term, since another leader may have acted in between.
+   */
+  readonly leadingTerm: () => number | undefined
   /** The leader this node follows (itself when it leads), if it knows one. */
   readonly leader: () => LeaderEndpoint | undefined
   /**
@@ -74,6 +79,7 @@ export class ClusterStatus extends Context.Tag("@vellum/cluster/ClusterStatus")<
       const service: ClusterStatusService = {
         clusterSize: 1,
         isReadOnlyReplica: false,
+        leadingTerm: () => 0,
         state: () => "Leader",
         leader: options.self,
         members: (self) => Effect.succeed([self]),

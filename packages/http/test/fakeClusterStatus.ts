@@ -39,6 +39,7 @@ export const fakeCluster = (
     failure: Effect.never,
     internal: undefined,
     state: () => state,
+    leadingTerm: () => (state === "Leader" ? 0 : undefined),
     leader: () => leader,
     members: (self) => Effect.succeed([self, ...others]),
     receiveGossip: (self, members) =>

@@ -256,8 +256,9 @@ export const deleteGroupStreams = (
   Effect.forEach(
     [checkpointStream(stream, group), parkedStream(stream, group)],
     (name) =>
-      writer
-        .deleteStream(name, ExpectedVersion.Any, false)
-        .pipe(Effect.catchTag("WrongExpectedVersion", () => Effect.void), Effect.asVoid),
+      writer.deleteStream(name, ExpectedVersion.Any, false).pipe(
+        Effect.catchTag("WrongExpectedVersion", () => Effect.void),
+        Effect.asVoid
+      ),
     { discard: true }
   )

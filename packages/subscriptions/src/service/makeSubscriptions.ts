@@ -73,11 +73,6 @@ export const makeSubscriptions = (
         yield* Effect.logInfo(`persistent subscriptions stopped (${current.runners.size} groups)`)
       })
 
-    /** The term of the leader this node is; a single node is always in term 0. */
-    const currentTerm = Effect.map(Effect.either(store.replica?.epochs(1) ?? Effect.succeed([])), (epochs) =>
-      epochs._tag === "Right" ? (epochs.right[0]?.epochNumber ?? 0) : undefined
-    )
-
     /** Everything this node holds is committed (the new leader's own epoch included): reads see every ack. */
     const caughtUp = Effect.map(store.committedPosition, (committed) => committed >= store.stats().writerPosition)
 
@@ -99,14 +94,12 @@ export const makeSubscriptions = (
 
     const checkLeadership = exclusively(
       Effect.gen(function* () {
-        const isLeader = cluster.state() === "Leader" && !(yield* Ref.get(lostLead))
-        if (!isLeader) {
+        const term = cluster.state() === "Leader" ? cluster.leadingTerm() : undefined
+        if (term === undefined || (yield* Ref.get(lostLead))) {
           if (leading !== undefined) yield* stopAll(false)
           yield* Ref.set(lostLead, false)
           return
         }
-        const term = yield* currentTerm
-        if (term === undefined) return
         if (leading !== undefined && leading.term === term) return
         yield* stopAll(false)
         if (yield* caughtUp) yield* startLeading(term)

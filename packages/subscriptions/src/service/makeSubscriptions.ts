@@ -5,7 +5,7 @@
  * checkpoints meanwhile). Management commands run one at a time; each writes the whole definitions record at
  * the version it last saw, as the reference does.
  */
-import { Clock, Effect, Queue, PubSub, Ref, type Scope } from "effect"
+import { Clock, Effect, Queue, Ref, type Scope } from "effect"
 import type { ClusterStatusService } from "@vellum/cluster"
 import type { AppendError, EventStoreService } from "@vellum/storage"
 import type { GroupDefinition } from "../persisted/groupDefinitions.js"
@@ -84,10 +84,11 @@ export const makeSubscriptions = (
           return
         }
         for (const reason of loaded.right.skipped) yield* Effect.logWarning(`persistent subscriptions: ${reason}`)
+        // Leading before the first group starts, so no commit after its first tail read goes unheard.
         const runners = new Map<string, GroupRunner>()
+        leading = { term, version: loaded.right.version, runners, definitions: [...loaded.right.entries] }
         for (const definition of loaded.right.entries)
           runners.set(groupKey(definition.stream, definition.group), yield* GroupRunner.start(specOf(definition), deps))
-        leading = { term, version: loaded.right.version, runners, definitions: [...loaded.right.entries] }
         yield* Ref.set(lostLead, false)
         yield* Effect.logInfo(`persistent subscriptions started (${runners.size} groups)`)
       })
@@ -106,19 +107,30 @@ export const makeSubscriptions = (
       })
     )
 
-    // Every commit, to the groups whose source it touched.
-    const commits = yield* PubSub.subscribe(store.commits)
+    // Every commit, to the groups whose source it touched. The store calls the listener in its writer's
+    // round: with no group running it costs nothing; otherwise it notes the streams and wakes one fiber.
+    let touched = new Set<string>()
+    let touchedAll = false
+    const wake = yield* Queue.sliding<void>(1)
+    yield* store.onCommit((notice) => {
+      if (leading === undefined || leading.runners.size === 0) return
+      for (const stream of notice.streams) touched.add(stream)
+      touchedAll = true
+      Queue.unsafeOffer(wake, undefined)
+    })
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.gen(function* () {
-          const notices = yield* Queue.takeBetween(commits, 1, 256)
+          yield* Queue.take(wake)
           const current = leading
-          if (current === undefined) return
-          const touched = new Set<string>()
-          for (const notice of notices) for (const stream of notice.streams) touched.add(stream)
+          const streams = touched
+          const any = touchedAll
+          touched = new Set()
+          touchedAll = false
+          if (current === undefined || !any) return
           for (const runner of current.runners.values()) {
             const stream = runner.sourceStream
-            if (stream === undefined || touched.has(stream)) yield* runner.onCommit()
+            if (stream === undefined || streams.has(stream)) yield* runner.onCommit()
           }
         })
       )

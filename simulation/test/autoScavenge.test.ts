@@ -8,6 +8,13 @@ import { Coverage } from "../src/coverage.js"
 import { runClusterSeed, type ClusterSeedResult } from "../src/cluster/runClusterSeed.js"
 
 const SEEDS = 20
+/**
+ * Seeds past the batch that reach the rarest paths (a member designated again after a restart, a follower
+ * crashed while its node scavenge runs: about one seed in forty). Which seeds do moves whenever the nodes'
+ * scheduling changes; when the coverage check below fails for that reason alone, scan for seeds that reach
+ * the missed marks (`npm run sim -- --seeds 60 --cluster --auto-scavenge` prints the coverage) and list them here.
+ */
+const COVERAGE_SEEDS = [40]
 
 const betweenSeeds = () => new Promise<void>((resolve) => setImmediate(resolve))
 
@@ -15,9 +22,9 @@ const explain = (r: ClusterSeedResult) =>
   `seed ${r.seed} (${r.options.voters} voters${r.options.readOnlyReplica ? " + a read-only replica" : ""}): ${r.failure}\nlast trace lines:\n  ${r.lastTrace.join("\n  ")}\nreplay: npm run sim -- --seed ${r.seed} --cluster --auto-scavenge`
 
 describe("auto-scavenge in the multi-node simulator", () => {
-  it(`seeds 1..${SEEDS}: one node scavenge at a time, the leader last, nothing while paused, a cycle after the faults`, async () => {
+  it(`seeds 1..${SEEDS} and ${COVERAGE_SEEDS.join(", ")}: one node scavenge at a time, the leader last, nothing while paused, a cycle after the faults`, async () => {
     const coverage = new Coverage()
-    for (let seed = 1; seed <= SEEDS; seed++) {
+    for (const seed of [...Array.from({ length: SEEDS }, (_, i) => i + 1), ...COVERAGE_SEEDS]) {
       const r = runClusterSeed(seed, { autoScavenge: true })
       if (!r.ok) expect.fail(explain(r))
       coverage.add(r.coverage)

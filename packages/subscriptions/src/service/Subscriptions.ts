@@ -71,8 +71,8 @@ export interface GroupInfo {
   /** Messages handed out since the last measurement. */
   readonly countSinceLastMeasurement: number
   /**
-   * How far the group is behind its source's head: events not yet handed out (for `$all`, in log bytes) and
-   * the age in ms of the oldest event not yet finished (0 when caught up).
+   * How far the group is behind its source's head: events not yet handed out (for `$all`, in log bytes), and
+   * for how long (ms): since every event it knew of was last finished (0 when caught up).
    */
   readonly lag: { readonly events: number; readonly millis: number }
 }

@@ -17,7 +17,7 @@
  * load worker (httpLoad.ts), one request (or feed + ack pair) in flight per connection.
  *
  * Options: --quick (3 s windows, E 60,000, G 100, P 20,000), --duration S (default 10), --warmup S (default
- * 2), --events E (default 400,000), --groups G (default 1,000), --parked P (default 1,000,000), --dir PATH,
+ * 2), --events E (default 500,000), --groups G (default 1,000), --parked P (default 1,000,000), --dir PATH,
  * --only throughput,memory,parked.
  */
 import * as fs from "node:fs"
@@ -35,7 +35,7 @@ const { has, value: argValue } = commandLine()
 const quick = has("--quick")
 const durationSec = Number(argValue("--duration") ?? (quick ? 3 : 10))
 const warmupSec = Number(argValue("--warmup") ?? (quick ? 1 : 2))
-const events = Number(argValue("--events") ?? (quick ? 60_000 : 400_000))
+const events = Number(argValue("--events") ?? (quick ? 60_000 : 500_000))
 const groups = Number(argValue("--groups") ?? (quick ? 100 : 1_000))
 const parked = Number(argValue("--parked") ?? (quick ? 20_000 : 1_000_000))
 const runDir = path.resolve(repoRoot, argValue("--dir") ?? ".bench-data/subscriptions")

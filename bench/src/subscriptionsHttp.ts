@@ -83,6 +83,8 @@ export interface Inspector {
   readonly collectGarbage: () => Promise<void>
   /** V8's used and total heap, in bytes. */
   readonly heapUsage: () => Promise<{ readonly usedSize: number; readonly totalSize: number }>
+  /** The node's `process.memoryUsage()` (resident, heap, external and array-buffer bytes). */
+  readonly memoryUsage: () => Promise<NodeJS.MemoryUsage>
   readonly close: () => void
 }
 
@@ -106,17 +108,24 @@ export const openInspector = async (port: number): Promise<Inspector> => {
     pending.get(reply.id)?.(reply.result)
     pending.delete(reply.id)
   }
-  const call = (method: string) =>
+  const call = (method: string, params: Record<string, unknown> = {}) =>
     new Promise<unknown>((resolve) => {
       const id = nextId++
       pending.set(id, resolve)
-      socket.send(JSON.stringify({ id, method }))
+      socket.send(JSON.stringify({ id, method, params }))
     })
   return {
     collectGarbage: async () => {
       await call("HeapProfiler.collectGarbage")
     },
     heapUsage: async () => (await call("Runtime.getHeapUsage")) as { usedSize: number; totalSize: number },
+    memoryUsage: async () => {
+      const answer = (await call("Runtime.evaluate", {
+        expression: "process.memoryUsage()",
+        returnByValue: true
+      })) as { readonly result: { readonly value: NodeJS.MemoryUsage } }
+      return answer.result.value
+    },
     close: () => socket.close()
   }
 }

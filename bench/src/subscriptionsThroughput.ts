@@ -81,6 +81,7 @@ export const measureThroughput = async (node: VellumNode, options: ThroughputOpt
       consumers: cpuPerEvent(consumers, consumedEvents),
       pageReads: cpuPerEvent(pages, pages.requests * PAGE_SIZE)
     },
+    serverSystemPercent: { consumers: consumers.serverSystemPercent, pageReads: pages.serverSystemPercent },
     loadCpuPercent: { consumers: consumers.loadCpuPercent, pageReads: pages.loadCpuPercent },
     responseBytes: { consumers: consumers.meanResponseBytes, pageReads: pages.meanResponseBytes },
     groupTotalItemsProcessed: info.totalItemsProcessed,

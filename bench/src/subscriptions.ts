@@ -3,9 +3,10 @@
  * 20's three targets, each beside a peer or a target measured in the same run:
  *
  *   1. `consumers-vs-page-reads`: a stream of E events (bench:http's, ~256 B each); 16 clients read its
- *      20-event pages with embed=body, then 16 competing consumers of a group on it pull 20 messages with
- *      embed=body and ack each batch with one `ackAll` POST (subscriptionsThroughput.ts). Events/s of both,
- *      their ratio (target ≥ 0.5) and the server's CPU per event from /proc.
+ *      20-event pages with embed=body, and 16 competing consumers of a fresh group on it pull 20 messages
+ *      with embed=body and ack each batch with one `ackAll` POST, in turn, R reps with the order swapped
+ *      each rep (subscriptionsThroughput.ts). Events/s of both, their ratio (target ≥ 0.5; the median of the
+ *      reps) and the server's CPU per event from /proc.
  *   2. `idle-group-memory`: on a node of its own, G idle groups on distinct streams, then G on one stream;
  *      heap used (after full collections) and RSS per group (target ≤ 1 MiB) (subscriptionsMemory.ts).
  *   3. `info-with-parked-messages`: a group whose parked stream holds P messages; `/info` median and max over
@@ -16,9 +17,9 @@
  * the flags, e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile it). The loads come from bench:http's forked
  * load worker (httpLoad.ts), one request (or feed + ack pair) in flight per connection.
  *
- * Options: --quick (3 s windows, E 60,000, G 100, P 20,000), --duration S (default 10), --warmup S (default
- * 2), --events E (default 500,000), --groups G (default 1,000), --parked P (default 1,000,000), --dir PATH,
- * --only throughput,memory,parked.
+ * Options: --quick (3 s windows, R 1, E 120,000, G 100, P 20,000), --duration S (default 10), --warmup S
+ * (default 2), --reps R (default 3), --events E (default 500,000), --groups G (default 1,000), --parked P
+ * (default 1,000,000), --dir PATH, --only throughput,memory,parked.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -35,9 +36,10 @@ const { has, value: argValue } = commandLine()
 const quick = has("--quick")
 const durationSec = Number(argValue("--duration") ?? (quick ? 3 : 10))
 const warmupSec = Number(argValue("--warmup") ?? (quick ? 1 : 2))
-const events = Number(argValue("--events") ?? (quick ? 60_000 : 500_000))
+const events = Number(argValue("--events") ?? (quick ? 120_000 : 500_000))
 const groups = Number(argValue("--groups") ?? (quick ? 100 : 1_000))
 const parked = Number(argValue("--parked") ?? (quick ? 20_000 : 1_000_000))
+const reps = Number(argValue("--reps") ?? (quick ? 1 : 3))
 const runDir = path.resolve(repoRoot, argValue("--dir") ?? ".bench-data/subscriptions")
 const PARTS = ["throughput", "memory", "parked"] as const
 const only = argValue("--only")
@@ -63,6 +65,7 @@ const main = async () => {
     durationSec,
     warmupSec,
     events,
+    reps,
     consumers: CONSUMERS,
     groups,
     parked,
@@ -78,7 +81,7 @@ const main = async () => {
       await prefillStreams(node.origin, authorization, 1, streamEvents)
       print({ bench: "prefill", stream: readStreamName(0), events: streamEvents, secs: secsSince(started) })
       if (runs("throughput"))
-        allValid = (await measureThroughput(node, { authorization, events, warmupSec, durationSec })) && allValid
+        allValid = (await measureThroughput(node, { authorization, events, warmupSec, durationSec, reps })) && allValid
       if (runs("parked"))
         allValid =
           (await measureParkedInfo(node, { authorization, stream: readStreamName(0), streamEvents, parked })) &&

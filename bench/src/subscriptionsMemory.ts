@@ -1,10 +1,10 @@
 /**
  * The idle-group memory part of `npm run bench:subscriptions`, on a node of its own (fresh data, its V8
- * inspector open on a private port): G groups on G distinct streams of a few events each, then G groups on
- * one stream, each group left idle once it has read its events. The node's used heap (after full collections
- * through the inspector) and resident set size (/proc) are taken on a fresh start before any group, after
- * each batch of creates, and on a fresh start with every group loaded from its definition; each line gives
- * the growth per group in MiB against the target.
+ * inspector open on a private port, glibc's mmap threshold as `npm start` sets it): G groups on G distinct
+ * streams of a few events each, then G groups on one stream, each group left idle once it has read its
+ * events. The node's used heap (after full collections through the inspector) and resident set size (/proc)
+ * are taken on a fresh start before any group, after each batch of creates, and on a fresh start with every
+ * group loaded from its definition; each line gives the growth per group in MiB against the target.
  */
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -120,9 +120,13 @@ export const measureIdleGroups = async (options: MemoryOptions): Promise<boolean
   const { authorization, groups } = options
   const start = async () => {
     const inspectPort = await freePort()
-    const node = await startVellum(await freePort(), ["--db", options.dataDir, ...options.nodeArgs], {}, [
-      `--inspect=127.0.0.1:${inspectPort}`
-    ])
+    // glibc's allocator as `npm start` sets it (freed buffers go back to the system): RSS is the figure here.
+    const node = await startVellum(
+      await freePort(),
+      ["--db", options.dataDir, ...options.nodeArgs],
+      { MALLOC_MMAP_THRESHOLD_: "131072" },
+      [`--inspect=127.0.0.1:${inspectPort}`]
+    )
     return { node, inspectPort }
   }
   let current: { node: VellumNode; inspectPort: number } | undefined = await start()

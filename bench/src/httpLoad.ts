@@ -1,25 +1,76 @@
 /**
- * The load generator of `npm run bench:http`, run as its own process (forked with an IPC channel) so its CPU
- * is not the server's. It receives one LoadPlan, keeps `connections` keep-alive connections busy (closed
- * loop: each connection sends its next request when the previous response has been read in full), and
- * answers with a LoadResult.
+ * The load generator of `npm run bench:http` (and `bench:subscriptions`), run as its own process (forked with an
+ * IPC channel) so its CPU is not the server's. It receives one LoadPlan, keeps `connections` keep-alive
+ * connections busy (closed loop: each connection sends its next request when the previous response has been
+ * read in full), and answers with a LoadResult.
  *
  * undici (already installed with @effect/platform-node) does the HTTP; one Client per connection, no
- * pipelining, so "64 connections" means 64 requests in flight at most — what autocannon -c 64 does.
+ * pipelining, so "64 connections" means 64 requests in flight at most — what autocannon -c 64 does. A consume
+ * plan's "request" is a pair: the group's feed, then one ack of what it held.
  */
 import * as crypto from "node:crypto"
 import { Client, type Dispatcher } from "undici"
-import { EVENTS_CONTENT_TYPE, appendBody, quantile, round, type LoadPlan, type LoadResult } from "./httpPlan.js"
+import {
+  EVENTS_CONTENT_TYPE,
+  ackAllOf,
+  appendBody,
+  quantile,
+  round,
+  type ConsumePlan,
+  type LoadPlan,
+  type LoadResult
+} from "./httpPlan.js"
 import { processCpuTicks, TICK_US, type CpuTicks } from "./procStat.js"
 
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6
 
-/** Builds the next request; called once per request, shared by every connection (one counter). */
-const requestSource = (plan: LoadPlan): (() => Dispatcher.RequestOptions) => {
+/** What one closed-loop step got back: its (last) status, the bytes read, the events it settled. */
+interface Exchange {
+  readonly status: number
+  readonly bytes: number
+  readonly events: number
+  readonly empty: boolean
+}
+
+type Step = (client: Client) => Promise<Exchange>
+
+const drained = async (response: Dispatcher.ResponseData): Promise<number> => {
+  let bytes = 0
+  for await (const chunk of response.body) bytes += (chunk as Buffer).length
+  return bytes
+}
+
+/** One request per step, built by `next` (shared by every connection: one counter). */
+const single =
+  (next: () => Dispatcher.RequestOptions): Step =>
+  async (client) => {
+    const response = await client.request(next())
+    return { status: response.statusCode, bytes: await drained(response), events: 0, empty: false }
+  }
+
+/** The feed of the plan's group, then one ack of every message it held. */
+const consume = (plan: ConsumePlan): Step => {
+  const feedHeaders = { authorization: plan.authorization, accept: plan.accept }
+  const ackHeaders = { authorization: plan.authorization }
+  return async (client) => {
+    const feed = await client.request({ method: "GET", path: plan.path, headers: feedHeaders })
+    const text = await feed.body.text()
+    const bytes = Buffer.byteLength(text)
+    const ackAll = feed.statusCode === 200 ? ackAllOf(text) : undefined
+    if (ackAll === undefined) return { status: feed.statusCode, bytes, events: 0, empty: feed.statusCode === 200 }
+    const ack = await client.request({ method: "POST", path: ackAll.path, headers: ackHeaders })
+    await ack.body.dump()
+    return { status: ack.statusCode, bytes, events: ackAll.ids, empty: false }
+  }
+}
+
+/** The plan's step. */
+const stepOf = (plan: LoadPlan): Step => {
+  if (plan.kind === "consume") return consume(plan)
   if (plan.kind === "read") {
     let next = 0
     const headers = { authorization: plan.authorization, accept: plan.accept }
-    return () => ({ method: "GET", path: plan.paths[next++ % plan.paths.length], headers })
+    return single(() => ({ method: "GET", path: plan.paths[next++ % plan.paths.length], headers }))
   }
   // Random per process, so two runs against the same database never repeat an id.
   const salt = crypto.randomBytes(4).toString("hex")
@@ -29,7 +80,7 @@ const requestSource = (plan: LoadPlan): (() => Dispatcher.RequestOptions) => {
     "kurrent-expectedversion": "-2"
   }
   let appends = 0
-  return () => {
+  return single(() => {
     const k = appends++
     return {
       method: "POST",
@@ -37,7 +88,7 @@ const requestSource = (plan: LoadPlan): (() => Dispatcher.RequestOptions) => {
       headers,
       body: appendBody(salt, k * plan.eventsPerAppend, plan.eventsPerAppend)
     }
-  }
+  })
 }
 
 export const serverCpu = (start: CpuTicks, end: CpuTicks, requests: number) => {
@@ -50,7 +101,7 @@ export const serverCpu = (start: CpuTicks, end: CpuTicks, requests: number) => {
 }
 
 export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
-  const next = requestSource(plan)
+  const step = stepOf(plan)
   const cpuBefore = process.cpuUsage()
   const start = nowMs()
   const windowStart = start + plan.warmupSec * 1000
@@ -61,6 +112,8 @@ export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
   let non2xx = 0
   let responses = 0
   let responseBytes = 0
+  let events = 0
+  let emptyReads = 0
   let firstError: string | undefined
   let serverTicksAtStart: CpuTicks | undefined
   let serverTicksAtEnd: CpuTicks | undefined
@@ -82,18 +135,19 @@ export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
     })
     try {
       while (!windowOver()) {
-        const request = next()
         const sent = nowMs()
         try {
-          const response = await client.request(request)
-          let bytes = 0
-          for await (const chunk of response.body) bytes += (chunk as Buffer).length
+          const exchange = await step(client)
           const done = nowMs()
-          statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1
-          if (response.statusCode < 200 || response.statusCode > 299) non2xx++
+          statuses[exchange.status] = (statuses[exchange.status] ?? 0) + 1
+          if (exchange.status < 200 || exchange.status > 299) non2xx++
+          if (exchange.empty) emptyReads++
           responses++
-          responseBytes += bytes
-          if (done >= windowStart && done <= windowEnd) latencies.push(done - sent)
+          responseBytes += exchange.bytes
+          if (done >= windowStart && done <= windowEnd) {
+            latencies.push(done - sent)
+            events += exchange.events
+          }
         } catch (e) {
           errors++
           firstError ??= e instanceof Error ? e.message : String(e)
@@ -122,6 +176,7 @@ export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
     ...(serverTicksAtStart !== undefined && serverTicksAtEnd !== undefined && sorted.length > 0
       ? serverCpu(serverTicksAtStart, serverTicksAtEnd, sorted.length)
       : {}),
+    ...(plan.kind === "consume" ? { events, emptyReads } : {}),
     ...(firstError !== undefined ? { firstError } : {})
   }
 }

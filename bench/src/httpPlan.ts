@@ -43,7 +43,19 @@ export interface ReadPlan extends PlanBase {
   readonly accept: string
 }
 
-export type LoadPlan = AppendPlan | ReadPlan
+/**
+ * Competing consumers of a persistent subscription group: each connection GETs `path` (the group's feed,
+ * `/subscriptions/{s}/{g}/{count}?embed=…`) with `accept` (a JSON competing feed), then acks every message it
+ * got with one POST of the feed's `ackAll` link. One request of the result is that pair; an empty feed is
+ * counted (`emptyReads`) and not acked.
+ */
+export interface ConsumePlan extends PlanBase {
+  readonly kind: "consume"
+  readonly path: string
+  readonly accept: string
+}
+
+export type LoadPlan = AppendPlan | ReadPlan | ConsumePlan
 
 export interface LoadResult {
   /** Responses completed inside the measured window. */
@@ -67,6 +79,10 @@ export interface LoadResult {
   readonly serverCpuUsPerRequest?: number
   /** The kernel's share of that CPU time (system / (user + system)), in %. */
   readonly serverSystemPercent?: number
+  /** Consume plans: messages acked by the pairs that completed in the measured window. */
+  readonly events?: number
+  /** Consume plans: feeds that came back empty (over warm-up and window); the group had nothing to hand out. */
+  readonly emptyReads?: number
   readonly firstError?: string
 }
 
@@ -102,6 +118,18 @@ export const appendBody = (salt: string, firstN: number, count: number): string 
     events[i] = `{"eventId":"${eventId(salt, firstN + i)}","eventType":"BenchEvent","data":${EVENT_DATA}}`
   }
   return `[${events.join(",")}]`
+}
+
+/**
+ * The path and query of a JSON competing feed's `ackAll` link (`/subscriptions/{s}/{g}/ack?ids=a,b,…`) and how
+ * many ids it names; undefined when the feed has no messages (no `ackAll` link). The feed is searched as text,
+ * not parsed: the first ack link with `?ids=` in it is the feed's `ackAll` (the entries' own links name one id
+ * in the path).
+ */
+export const ackAllOf = (feed: string): { readonly path: string; readonly ids: number } | undefined => {
+  const match = /"uri": *"[a-z]+:\/\/[^/"]*(\/subscriptions\/[^"]*\/ack\?ids=([^"]*))"/.exec(feed)
+  if (match === null) return undefined
+  return { path: match[1]!, ids: match[2]!.split(",").length }
 }
 
 /** The value at quantile `q` (0..1) of ascending `sorted`, nearest-rank; 0 when empty. */

@@ -16,13 +16,13 @@ import {
 
 const APPEND_SIZE = 100
 
-const appendHeaders = (authorization: string) => ({
+export const appendHeaders = (authorization: string) => ({
   authorization,
   "content-type": EVENTS_CONTENT_TYPE,
   "kurrent-expectedversion": "-2"
 })
 
-const expectStatus = async (response: Response, status: number, what: string) => {
+export const expectStatus = async (response: Response, status: number, what: string) => {
   if (response.status !== status) {
     throw new Error(
       `${what}: expected ${status}, got ${response.status} ${response.statusText} ${await response.text()}`

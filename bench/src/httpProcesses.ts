@@ -67,19 +67,21 @@ export const NODE_START_FLAGS: ReadonlyArray<string> = ["--enable-source-maps", 
 
 /**
  * Starts the node on `port` with `args` and waits until GET /health/live answers 204. `env` is added to this
- * process's environment (a cluster member's secret goes there, never on its command line).
+ * process's environment (a cluster member's secret goes there, never on its command line); `nodeFlags` are
+ * added to the V8 flags (an `--inspect` port, say).
  */
 export const startVellum = async (
   port: number,
   args: ReadonlyArray<string>,
-  env: Readonly<Record<string, string>> = {}
+  env: Readonly<Record<string, string>> = {},
+  nodeFlags: ReadonlyArray<string> = []
 ): Promise<VellumNode> => {
   // The node runs compiled (dist/main.mjs, built by `npm run build` before the benchmark) with the V8 flags
   // `npm start` gives it; BENCH_NODE_FLAGS replaces them (for A/B runs of the flags themselves).
   const flags = process.env["BENCH_NODE_FLAGS"]?.split(" ").filter((f) => f !== "") ?? NODE_START_FLAGS
   const child = spawn(
     process.execPath,
-    [...flags, path.join(repoRoot, "dist/main.mjs"), "--node-port", String(port), ...args],
+    [...flags, ...nodeFlags, path.join(repoRoot, "dist/main.mjs"), "--node-port", String(port), ...args],
     {
       cwd: repoRoot,
       env: { ...process.env, ...env },

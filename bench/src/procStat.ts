@@ -1,8 +1,8 @@
 /**
  * CPU time from Linux's /proc, for the HTTP benchmarks: a process's (all its threads) and the whole
- * machine's. Every reader answers undefined where /proc cannot be read. A module of its own so that the
- * parent and the load worker share it without importing each other (the load worker starts on import when
- * it has an IPC channel).
+ * machine's, and a process's resident memory. Every reader answers undefined where /proc cannot be read. A
+ * module of its own so that the parent and the load worker share it without importing each other (the load
+ * worker starts on import when it has an IPC channel).
  */
 import * as fs from "node:fs"
 
@@ -34,6 +34,17 @@ export const machineTicks = (): { readonly busy: number; readonly total: number 
     const idle = fields[3]! + (fields[4] ?? 0)
     const total = fields.reduce((a, b) => a + b, 0)
     return { busy: total - idle, total }
+  } catch {
+    return undefined
+  }
+}
+
+/** A process's resident set size in bytes (`VmRSS` of /proc/{pid}/status), or undefined where unreadable. */
+export const residentBytes = (pid: number | undefined): number | undefined => {
+  if (pid === undefined) return undefined
+  try {
+    const match = /^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))
+    return match === null ? undefined : Number(match[1]) * 1024
   } catch {
     return undefined
   }

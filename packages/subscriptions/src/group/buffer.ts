@@ -105,14 +105,7 @@ export class StreamBuffer<P, E extends GroupEvent<P>> {
 
   /** Retries first, then the buffer, in order; `take` says whether to hand the message out now. */
   scan(take: (message: Waiting<E>) => "Taken" | "Left" | "Stop"): void {
-    for (const list of [this.retries, this.buffer]) {
-      for (let i = 0; i < list.length;) {
-        const verdict = take(list[i]!)
-        if (verdict === "Stop") return
-        if (verdict === "Taken") list.splice(i, 1)
-        else i++
-      }
-    }
+    if (scanList(this.retries, take)) scanList(this.buffer, take)
   }
 
   private isNew(event: { readonly position: P }): boolean {
@@ -124,4 +117,25 @@ export class StreamBuffer<P, E extends GroupEvent<P>> {
     this.buffer.push({ event, retryCount: 0, replayed: false })
     this.onTake(event)
   }
+}
+
+/**
+ * One list of `scan`: the messages taken leave it, the others keep their order. The list is closed up once,
+ * after the scan, rather than once per message taken (a pull takes its messages from the front of a buffer
+ * of up to `bufferSize`). False when `take` said stop.
+ */
+const scanList = <E>(list: Array<Waiting<E>>, take: (message: Waiting<E>) => "Taken" | "Left" | "Stop"): boolean => {
+  let kept = 0
+  let i = 0
+  let stopped = false
+  for (; i < list.length; i++) {
+    const verdict = take(list[i]!)
+    if (verdict === "Stop") {
+      stopped = true
+      break
+    }
+    if (verdict === "Left") list[kept++] = list[i]!
+  }
+  if (kept < i) list.splice(kept, i - kept)
+  return !stopped
 }

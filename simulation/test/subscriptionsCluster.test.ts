@@ -2,7 +2,7 @@
 // leader only; a follower passes group requests to it; when the leader is lost, the new leader loads the
 // groups and resumes each from its last durable checkpoint, so what was acked and checkpointed is not
 // delivered again, and what was not is.
-import { Effect, Exit } from "effect"
+import { Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import { NoNetworkFaults, Prng } from "@vellum/platform"
 import type { Reply } from "@vellum/http"

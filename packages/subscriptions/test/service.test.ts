@@ -215,6 +215,27 @@ describe("the Subscriptions service on a single node", () => {
     })
   )
 
+  it.scoped(
+    "a group created at the end of an empty stream keeps what is appended after its creation across a restart",
+    () =>
+      Effect.gen(function* () {
+        // Found by the service model test: with no checkpoint, the group started at the end again after the
+        // restart, and the events appended before it were never delivered.
+        const disk = new MemoryDisk()
+        const first = yield* Scope.make()
+        const node = yield* openNode(disk, first)
+        yield* node.subs.create({ stream: "s", group: "g", settings: settings({ startFrom: -1 }) }, "admin")
+        yield* settle(10)
+        yield* append(node.store, "s", 3)
+        yield* settle(10)
+        yield* Scope.close(first, Exit.void)
+        const second = yield* openNode(disk, yield* Effect.scope)
+        yield* append(second.store, "s", 1)
+        yield* settle(10)
+        expect(numbersOf(yield* read(second.subs, "s", "g", 10))).toEqual([0, 1, 2, 3])
+      })
+  )
+
   it.scoped("a group on $all delivers the events its filter passes, in log order", () =>
     Effect.gen(function* () {
       const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)

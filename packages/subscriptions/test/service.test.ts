@@ -183,6 +183,26 @@ describe("the Subscriptions service on a single node", () => {
       })
   )
 
+  it.scoped("a replay with nothing before its stopAt ends, so a later replay hands the parked messages out", () =>
+    Effect.gen(function* () {
+      // Found by the service model test: the empty replay never told the group it had ended, and every
+      // later replay was ignored.
+      const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)
+      yield* append(store, "s", 1)
+      yield* subs.create({ stream: "s", group: "g", settings: settings() }, "admin")
+      yield* settle(10)
+      const [message] = yield* read(subs, "s", "g", 1)
+      yield* subs.nack("s", "g", [message!.event.id], "Park")
+      yield* settle(10)
+      expect(yield* subs.replayParked("s", "g", 0)).toEqual({ _tag: "Success" })
+      yield* settle(1_100)
+      expect((yield* subs.info("s", "g"))?.status).not.toContain("ReplayingParkedMessages")
+      expect(yield* subs.replayParked("s", "g", undefined)).toEqual({ _tag: "Success" })
+      yield* settle(10)
+      expect(numbersOf(yield* read(subs, "s", "g", 5))).toEqual([0])
+    })
+  )
+
   it.scoped("a long-poll read waits for an event appended later", () =>
     Effect.gen(function* () {
       const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)

@@ -203,6 +203,28 @@ describe("the Subscriptions service on a single node", () => {
     })
   )
 
+  it.scoped("a deleted group takes its parked messages along, even when it never wrote a checkpoint", () =>
+    Effect.gen(function* () {
+      // Found by the service model test: the missing checkpoint stream failed its delete, the parked stream
+      // was then left alone, and a group created again under the name counted (and replayed) its messages.
+      const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)
+      yield* append(store, "s", 1)
+      yield* subs.create({ stream: "s", group: "g", settings: settings() }, "admin")
+      yield* settle(10)
+      const [message] = yield* read(subs, "s", "g", 1)
+      yield* subs.nack("s", "g", [message!.event.id], "Park")
+      yield* settle(10)
+      expect(yield* lastEventNumber(store, checkpointStream("s", "g"))).toBe(-1)
+      expect(yield* subs.delete("s", "g", "admin")).toEqual({ _tag: "Success" })
+      yield* subs.create({ stream: "s", group: "g", settings: settings({ startFrom: -1 }) }, "admin")
+      yield* settle(10)
+      expect((yield* subs.info("s", "g"))?.parkedMessageCount).toBe(0)
+      yield* subs.replayParked("s", "g", undefined)
+      yield* settle(10)
+      expect(yield* read(subs, "s", "g", 5)).toEqual([])
+    })
+  )
+
   it.scoped("a long-poll read waits for an event appended later", () =>
     Effect.gen(function* () {
       const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)

@@ -247,15 +247,22 @@ export const truncateParked = (
     writer.setStreamMetadata(parkedStream(stream, group), ExpectedVersion.Any, utf8(parkedStreamMetadata(before)))
   )
 
-/** A group's checkpoint and parked streams, deleted with the group. */
+/** A stream deleted if it has events (a group may never have checkpointed or parked anything). */
+const deleteIfWritten = (writer: EventStoreService, stream: string): Effect.Effect<void, AppendError> =>
+  Effect.flatMap(
+    Effect.orElseSucceed(writer.lastEventNumber(stream), () => 0),
+    (last) => (last < 0 ? Effect.void : Effect.asVoid(writer.deleteStream(stream, ExpectedVersion.Any, false)))
+  )
+
+/** A group's checkpoint and parked streams, deleted with the group (each tried, whatever became of the other). */
 export const deleteGroupStreams = (
   writer: EventStoreService,
   stream: string,
   group: string
 ): Effect.Effect<void, AppendError> =>
   Effect.asVoid(
-    Effect.all([
-      writer.deleteStream(checkpointStream(stream, group), ExpectedVersion.Any, false),
-      writer.deleteStream(parkedStream(stream, group), ExpectedVersion.Any, false)
-    ])
+    Effect.all(
+      [deleteIfWritten(writer, checkpointStream(stream, group)), deleteIfWritten(writer, parkedStream(stream, group))],
+      { mode: "validate" }
+    ).pipe(Effect.mapError((errors) => errors.find((e) => e._tag === "Some")!.value))
   )

@@ -208,5 +208,5 @@ describe("the Subscriptions service against its reference model", () => {
     )
     if (process.env.VELLUM_SUBSCRIPTION_VERBOSE !== undefined) console.log(seen)
     for (const n of Object.values(seen)) expect(n).toBeGreaterThan(0)
-  }, 120_000)
+  }, Math.max(120_000, runs * 2_000))
 })

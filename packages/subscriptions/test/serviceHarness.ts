@@ -137,6 +137,8 @@ export class ServiceHarness {
       const startAt = settings.startFrom === -1 ? events.length : 0
       const store = this.node.store
       const checkpoint = yield* Effect.orDie(loadCheckpoint(store, stream, group, eventNumberText))
+      // A new group starts at the beginning, or after the end as it stood at its creation.
+      same(checkpoint, settings.startFrom === -1 ? startAt - 1 : undefined, `${key} checkpoint at its creation`)
       const parked = yield* Effect.orDie(store.lastEventNumber(parkedStream(stream, group)))
       const model = new GroupModel(stream, group, settings, startAt, checkpoint, Math.max(0, parked + 1))
       model.appended(events, 0)
@@ -261,7 +263,7 @@ export class ServiceHarness {
    * again on the same disk; or only the service restarts its groups. Each group resumes after its durable
    * checkpoint; after a graceful stop that is everything finished.
    */
-  restart = (kind: RestartKind, settled: boolean) =>
+  restart = (kind: RestartKind) =>
     Effect.gen(this, function* () {
       this.seen.restarts++
       const finished = new Map([...this.groups].map(([key, model]) => [key, model.finishedThrough()]))
@@ -276,11 +278,7 @@ export class ServiceHarness {
       }
       yield* this.settle
       for (const [key, model] of this.groups)
-        yield* this.restartedFrom(
-          model,
-          kind === "clean" || kind === "service" ? finished.get(key) : undefined,
-          settled
-        )
+        yield* this.restartedFrom(model, kind === "clean" || kind === "service" ? finished.get(key) : undefined)
     })
 
   /** Consumers read and ack everything while time passes, until the model has nothing unfinished (or gives up). */
@@ -333,12 +331,12 @@ export class ServiceHarness {
   // ---- helpers ----------------------------------------------------------------------------------------
 
   /** The group restarted: the model resumes after the checkpoint the store holds (`finished` after a graceful stop). */
-  private restartedFrom = (model: GroupModel, finished: number | undefined, settled = true) =>
+  private restartedFrom = (model: GroupModel, finished: number | undefined) =>
     Effect.gen(this, function* () {
       yield* this.parksLanded(model)
       const store = this.node.store
       const checkpoint = yield* Effect.orDie(loadCheckpoint(store, model.stream, model.group, eventNumberText))
-      if (finished !== undefined && settled)
+      if (finished !== undefined)
         same(
           checkpoint ?? model.startAt - 1,
           finished,

@@ -225,6 +225,27 @@ describe("the Subscriptions service on a single node", () => {
     })
   )
 
+  it.scoped("a graceful restart checkpoints what was acked, even while that checkpoint's write is still to run", () =>
+    Effect.gen(function* () {
+      // Found by the service model test: the group counted the due checkpoint as written when it asked for
+      // it, so stopping before the write ran flushed nothing, and the acked events were delivered again.
+      const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)
+      yield* append(store, "s", 3)
+      yield* subs.create({ stream: "s", group: "g", settings: settings({ maxCheckPointCount: 1 }) }, "admin")
+      yield* settle(10)
+      const batch = yield* read(subs, "s", "g", 3)
+      yield* subs.ack(
+        "s",
+        "g",
+        batch.map((m) => m.event.id)
+      )
+      expect(yield* subs.restart()).toEqual({ _tag: "Success" })
+      yield* settle(10)
+      expect((yield* subs.info("s", "g"))?.stats.lastCheckpoint).toBe(2)
+      expect(yield* read(subs, "s", "g", 3)).toEqual([])
+    })
+  )
+
   it.scoped("a long-poll read waits for an event appended later", () =>
     Effect.gen(function* () {
       const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)

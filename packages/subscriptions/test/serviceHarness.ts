@@ -313,10 +313,12 @@ export class ServiceHarness {
       const waiting = model.parking()
       if (waiting.length > 0) fail(`${model.stream}::${model.group}: parks not written: ${waiting.map((i) => i.id)}`)
       const store = this.node.store
-      model.checkpointSeen(yield* Effect.orDie(loadCheckpoint(store, model.stream, model.group, eventNumberText)))
+      const checkpoint = yield* Effect.orDie(loadCheckpoint(store, model.stream, model.group, eventNumberText))
+      model.checkpointSeen(checkpoint)
       const info = yield* this.subs.info(model.stream, model.group)
       if (info === undefined) return fail(`${model.stream}::${model.group}: no info`)
       const where = `${model.stream}::${model.group}`
+      same(info.stats.lastCheckpoint, checkpoint, `${where} last checkpoint`)
       same(info.parkedMessageCount, model.parkedCount(), `${where} parked message count`)
       same(info.stats.outstandingMessagesCount, model.inFlight().length, `${where} outstanding messages`)
       same(info.stats.finishedThrough ?? model.startAt - 1, model.finishedThrough(), `${where} finished through`)

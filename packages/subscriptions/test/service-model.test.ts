@@ -11,7 +11,7 @@
  * a checkpoint never passes an event not yet finished; and at the end, consumers that keep acking finish
  * every event: nothing is lost.
  *
- * VELLUM_SUBSCRIPTION_RUNS sets the number of histories (default 120, about 15 s), VELLUM_SUBSCRIPTION_SEED their
+ * VELLUM_SUBSCRIPTION_RUNS sets the number of histories (default 100, about 12 s), VELLUM_SUBSCRIPTION_SEED their
  * seed; VELLUM_SUBSCRIPTION_SHRINK=0 stops at the first failure, VELLUM_SUBSCRIPTION_VERBOSE prints how often each
  * case came up, VELLUM_SUBSCRIPTION_TRACE each command, and VELLUM_SUBSCRIPTION_CASE replays one counterexample
  * saved to a file.
@@ -20,11 +20,11 @@ import fc from "fast-check"
 import { Effect, Logger, LogLevel } from "effect"
 import { SimClock } from "@vellum/platform"
 import { describe, expect, it } from "vitest"
-import { ConsumerStrategies, defaultGroupSettings, type GroupSettings } from "../src/config/GroupSettings.js"
 import type { NackAction } from "../src/group/types.js"
+import { groupSettingsArb } from "./groupSettingsArb.js"
 import { ServiceHarness, type RestartKind } from "./serviceHarness.js"
 
-const runs = Number(process.env.VELLUM_SUBSCRIPTION_RUNS ?? 120)
+const runs = Number(process.env.VELLUM_SUBSCRIPTION_RUNS ?? 100)
 const seed = Number(process.env.VELLUM_SUBSCRIPTION_SEED ?? 20261127)
 
 const trace = process.env.VELLUM_SUBSCRIPTION_TRACE !== undefined
@@ -37,22 +37,7 @@ const slots = [
 const streams = ["s0", "s1"] as const
 const slotOf = (i: number): readonly [string, string] => slots[i]!
 
-const settingsArb: fc.Arbitrary<Omit<GroupSettings, "startFrom">> = fc
-  .record({
-    bufferSize: fc.integer({ min: 2, max: 10 }),
-    batch: fc.integer({ min: 1, max: 9 }),
-    liveBufferSize: fc.integer({ min: 1, max: 5 }),
-    messageTimeoutMilliseconds: fc.integer({ min: 0, max: 2_000 }),
-    maxRetryCount: fc.integer({ min: 0, max: 3 }),
-    checkPointAfterMilliseconds: fc.integer({ min: 0, max: 3_000 }),
-    minCheckPointCount: fc.integer({ min: 0, max: 4 }),
-    maxCheckPointCount: fc.integer({ min: 1, max: 8 }),
-    namedConsumerStrategy: fc.constantFrom(...ConsumerStrategies)
-  })
-  .map(({ batch, ...s }) => {
-    const { startFrom: _, ...defaults } = defaultGroupSettings
-    return { ...defaults, ...s, readBatchSize: Math.min(batch, s.bufferSize - 1) }
-  })
+const settingsArb = groupSettingsArb({ messageTimeout: 2_000, checkPointAfter: 3_000 })
 
 /** Half the commands go to the first group, so its messages meet more acks, nacks and timeouts. */
 const slotArb = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: slots.length - 1 }))

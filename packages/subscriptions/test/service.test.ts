@@ -4,14 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
 import { MemoryDisk } from "@vellum/platform"
 import { ClusterStatus } from "@vellum/cluster"
-import {
-  defaultStorageConfig,
-  EventStore,
-  ExpectedVersion,
-  make as makeEventStore,
-  type EventStoreService,
-  type StorageConfig
-} from "@vellum/storage"
+import { EventStore, ExpectedVersion, make as makeEventStore, type EventStoreService } from "@vellum/storage"
 import {
   checkpointStream,
   defaultGroupSettings,
@@ -20,18 +13,7 @@ import {
   type SubscriptionsService
 } from "../src/index.js"
 import { makeSubscriptions, defaultSubscriptionsSettings } from "../src/service/makeSubscriptions.js"
-
-const storageConfig: StorageConfig = {
-  ...defaultStorageConfig("/db"),
-  chunkSize: 64 * 1024,
-  memtableMaxEntries: 64,
-  preallocateChunks: false
-}
-
-const singleNode = ClusterStatus.layerSingleNode({
-  priority: 0,
-  self: () => ({ instanceId: "00000000-0000-4000-8000-000000000001", httpHost: "127.0.0.1", httpPort: 2113 })
-})
+import { singleNode, storageConfig } from "./serviceFixtures.js"
 
 interface Node {
   readonly store: EventStoreService
@@ -85,6 +67,17 @@ const read = (subs: SubscriptionsService, stream: string, group: string, count: 
 
 const numbersOf = (messages: ReadonlyArray<{ readonly event: { readonly position: number } }>) =>
   messages.map((m) => m.event.position)
+
+/** Group `s::g` over one event, which it parked. */
+const groupWithOneParked = (store: EventStoreService, subs: SubscriptionsService) =>
+  Effect.gen(function* () {
+    yield* append(store, "s", 1)
+    yield* subs.create({ stream: "s", group: "g", settings: settings() }, "admin")
+    yield* settle(10)
+    const [message] = yield* read(subs, "s", "g", 1)
+    yield* subs.nack("s", "g", [message!.event.id], "Park")
+    yield* settle(10)
+  })
 
 const lastEventNumber = (store: EventStoreService, stream: string) => store.lastEventNumber(stream)
 
@@ -188,12 +181,7 @@ describe("the Subscriptions service on a single node", () => {
       // Found by the service model test: the empty replay never told the group it had ended, and every
       // later replay was ignored.
       const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)
-      yield* append(store, "s", 1)
-      yield* subs.create({ stream: "s", group: "g", settings: settings() }, "admin")
-      yield* settle(10)
-      const [message] = yield* read(subs, "s", "g", 1)
-      yield* subs.nack("s", "g", [message!.event.id], "Park")
-      yield* settle(10)
+      yield* groupWithOneParked(store, subs)
       expect(yield* subs.replayParked("s", "g", 0)).toEqual({ _tag: "Success" })
       yield* settle(1_100)
       expect((yield* subs.info("s", "g"))?.status).not.toContain("ReplayingParkedMessages")
@@ -208,12 +196,7 @@ describe("the Subscriptions service on a single node", () => {
       // Found by the service model test: the missing checkpoint stream failed its delete, the parked stream
       // was then left alone, and a group created again under the name counted (and replayed) its messages.
       const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)
-      yield* append(store, "s", 1)
-      yield* subs.create({ stream: "s", group: "g", settings: settings() }, "admin")
-      yield* settle(10)
-      const [message] = yield* read(subs, "s", "g", 1)
-      yield* subs.nack("s", "g", [message!.event.id], "Park")
-      yield* settle(10)
+      yield* groupWithOneParked(store, subs)
       expect(yield* lastEventNumber(store, checkpointStream("s", "g"))).toBe(-1)
       expect(yield* subs.delete("s", "g", "admin")).toEqual({ _tag: "Success" })
       yield* subs.create({ stream: "s", group: "g", settings: settings({ startFrom: -1 }) }, "admin")

@@ -10,33 +10,15 @@
 import { Clock, Effect, Exit, Fiber, Scope } from "effect"
 import { MemoryDisk, Prng, SimClock } from "@vellum/platform"
 import { ClusterStatus } from "@vellum/cluster"
-import {
-  defaultStorageConfig,
-  ExpectedVersion,
-  make as makeEventStore,
-  SystemLinkAccess,
-  type EventStoreService,
-  type StorageConfig
-} from "@vellum/storage"
+import { ExpectedVersion, make as makeEventStore, SystemLinkAccess, type EventStoreService } from "@vellum/storage"
 import type { GroupSettings } from "../src/config/GroupSettings.js"
 import type { NackAction } from "../src/group/types.js"
 import { groupKey, parkedStream } from "../src/persisted/streamNames.js"
 import { eventNumberText, loadCheckpoint } from "../src/service/groupStreams.js"
 import { makeSubscriptions } from "../src/service/makeSubscriptions.js"
 import type { SubscribedMessage, SubscriptionsService } from "../src/service/Subscriptions.js"
+import { singleNode, storageConfig } from "./serviceFixtures.js"
 import { GroupModel, ModelViolation, type Link } from "./serviceModel.js"
-
-const storageConfig: StorageConfig = {
-  ...defaultStorageConfig("/db"),
-  chunkSize: 64 * 1024,
-  memtableMaxEntries: 64,
-  preallocateChunks: false
-}
-
-const singleNode = ClusterStatus.layerSingleNode({
-  priority: 0,
-  self: () => ({ instanceId: "00000000-0000-4000-8000-000000000001", httpHost: "127.0.0.1", httpPort: 2113 })
-})
 
 /** How often the service ticks its groups (deadlines, checkpoints by time, replay truncation). */
 export const TickMillis = 100

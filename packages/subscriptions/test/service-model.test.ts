@@ -112,7 +112,10 @@ const baseCommandArb = fc.oneof(
   }
 )
 
-/** One command in ten (and half the restarts) follows the previous one at once, before its reads and writes ran (never next to a replay). */
+/**
+ * One command in ten (and half the restarts) follows the previous one at once, before its reads and writes ran
+ * (never next to a replay).
+ */
 const commandArb = fc
   .tuple(baseCommandArb, fc.nat(9))
   .map(([c, n]) => ({ ...c, hurry: c.t === "restart" ? c.abrupt : n === 0 }))

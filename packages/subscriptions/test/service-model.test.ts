@@ -106,8 +106,9 @@ const baseCommandArb = fc.oneof(
     arbitrary: fc.record({
       t: fc.constant("restart" as const),
       kind: fc.constantFrom<RestartKind>("clean", "strictCrash", "randomCrash", "service"),
-      /** Straight after the previous command, before its writes ran. */
-      abrupt: fc.boolean()
+      /** Straight after the previous command, before its writes ran (a power loss: after some of them). */
+      abrupt: fc.boolean(),
+      yields: fc.nat({ max: 30 })
     })
   }
 )
@@ -150,7 +151,7 @@ const run = (h: ServiceHarness, c: Command): Effect.Effect<void> => {
     case "replay":
       return h.replayParked(...slotOf(c.slot), c.stopAfter)
     case "restart":
-      return h.restart(c.kind)
+      return h.restart(c.kind, c.yields)
   }
 }
 

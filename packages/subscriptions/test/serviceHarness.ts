@@ -245,9 +245,11 @@ export class ServiceHarness {
    * again on the same disk; or only the service restarts its groups. Each group resumes after its durable
    * checkpoint; after a graceful stop that is everything finished.
    */
-  restart = (kind: RestartKind) =>
+  restart = (kind: RestartKind, yieldsFirst = 0) =>
     Effect.gen(this, function* () {
       this.seen.restarts++
+      // Power fails wherever the work in flight has got to: some writes landed, others not.
+      if (kind !== "clean" && kind !== "service") for (let i = 0; i < yieldsFirst; i++) yield* Effect.yieldNow()
       const finished = new Map([...this.groups].map(([key, model]) => [key, model.finishedThrough()]))
       if (kind === "service") same((yield* this.subs.restart())._tag, "Success", "restart")
       else {

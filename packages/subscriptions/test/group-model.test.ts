@@ -10,27 +10,14 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { ConsumerStrategies, defaultGroupSettings, type GroupSettings } from "../src/config/GroupSettings.js"
 import type { NackAction } from "../src/group/index.js"
 import { ModelDriver } from "./groupModel.js"
+import { groupSettingsArb } from "./groupSettingsArb.js"
 
 const runs = Number(process.env.VELLUM_SUBSCRIPTION_RUNS ?? 200)
 const seed = Number(process.env.VELLUM_SUBSCRIPTION_SEED ?? 20261127)
 
-const settingsArb: fc.Arbitrary<GroupSettings> = fc
-  .record({
-    bufferSize: fc.integer({ min: 2, max: 8 }),
-    batch: fc.integer({ min: 1, max: 7 }),
-    liveBufferSize: fc.integer({ min: 1, max: 4 }),
-    messageTimeoutMilliseconds: fc.integer({ min: 0, max: 50 }),
-    maxRetryCount: fc.integer({ min: 0, max: 3 }),
-    checkPointAfterMilliseconds: fc.integer({ min: 0, max: 100 }),
-    minCheckPointCount: fc.integer({ min: 0, max: 3 }),
-    maxCheckPointCount: fc.integer({ min: 1, max: 6 }),
-    namedConsumerStrategy: fc.constantFrom(...ConsumerStrategies),
-    maxSubscriberCount: fc.integer({ min: 0, max: 3 })
-  })
-  .map(({ batch, ...s }) => ({ ...defaultGroupSettings, ...s, readBatchSize: Math.min(batch, s.bufferSize - 1) }))
+const settingsArb = groupSettingsArb({ messageTimeout: 50, checkPointAfter: 100 })
 
 const actionArb = fc.oneof(
   { weight: 3, arbitrary: fc.record({ t: fc.constant("append" as const), n: fc.integer({ min: 1, max: 4 }) }) },

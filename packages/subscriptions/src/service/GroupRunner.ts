@@ -86,6 +86,8 @@ export class GroupRunner {
   private tailAgain = false
   // Checkpoints: written one at a time; only the latest due position is kept waiting.
   private checkpointDue: number | undefined
+  /** The last checkpoint loaded or written (the machine counts one as written once it asks for it). */
+  private checkpointWritten: number | undefined
   private checkpointWriting = false
   // Parks: written in batches.
   private parkQueue: Array<ToPark & { readonly id: string }> = []
@@ -142,9 +144,9 @@ export class GroupRunner {
       yield* Scope.close(this.scope, Exit.void)
       const machine = this.machine
       if (!flush || machine === undefined) return
-      const stats = machine.stats()
-      const finished = stats.finishedThrough
-      if (finished !== undefined && (stats.lastCheckpoint === undefined || finished > stats.lastCheckpoint))
+      const finished = machine.stats().finishedThrough
+      const written = this.checkpointWritten
+      if (finished !== undefined && (written === undefined || finished > written))
         yield* Effect.ignore(writeCheckpoint(this.deps.writer, this.spec.stream, this.spec.group, this.text, finished))
     })
 
@@ -340,6 +342,7 @@ export class GroupRunner {
     this.parkedNext = loaded.parked.next
     this.parkedTruncateBefore = loaded.parked.truncateBefore
     this.tailNext = loaded.headNext
+    this.checkpointWritten = loaded.checkpoint
     const machine = new Group<number, SubscribedEvent>(
       spec.settings,
       eventNumberOrder,
@@ -390,7 +393,7 @@ export class GroupRunner {
         // The next due checkpoint covers it; keep this one unless a later one is waiting.
         this.checkpointDue ??= position
         yield* Effect.sleep(RetryPauseMillis)
-      }
+      } else this.checkpointWritten = position
     }
     this.checkpointWriting = false
   })
@@ -427,6 +430,8 @@ export class GroupRunner {
       let before = next
       const end = stopAt ?? Number.MAX_SAFE_INTEGER
       let done = next >= end
+      // Nothing before stopAt: the machine still hears that the replay ended.
+      if (done) yield* this.input((m, now) => m.replayed([], true, now))
       while (!done && !this.stopped) {
         const page = yield* readParked(this.deps.store, spec.stream, spec.group, next, ReplayPage).pipe(
           this.retried("parked read")

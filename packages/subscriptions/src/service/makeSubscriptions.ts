@@ -194,14 +194,14 @@ export const makeSubscriptions = (
               return { _tag: "AlreadyExists", reason: `Group '${spec.group}' already exists.` } as const
             const failed = yield* record(current, [...current.definitions, definitionOf(spec)], by)
             if (failed !== undefined) return failed
-            // A group starting at the end starts where the end was at its creation, even after a restart.
+            // A group starting at the end starts where the end was at its creation, even after a restart; on
+            // an empty stream that is before event 0 (checkpoint -1), not wherever the end is at the restart.
             if (startsAtTheEnd(spec)) {
               const head =
                 spec.stream === "$all"
                   ? (yield* store.committedPosition) - 1
                   : yield* Effect.orElseSucceed(store.lastEventNumber(spec.stream), () => -1)
-              if (head >= 0)
-                yield* Effect.ignore(writeCheckpoint(writer, spec.stream, spec.group, positionTextOf(spec), head))
+              yield* Effect.ignore(writeCheckpoint(writer, spec.stream, spec.group, positionTextOf(spec), head))
             }
             current.runners.set(key, yield* GroupRunner.start(spec, deps))
             return { _tag: "Success" } as const

@@ -277,6 +277,28 @@ describe("the Subscriptions service on a single node", () => {
       expect(rest.map((m) => m.event.resolved.event?.stream)).toEqual(["a-4", "a-5"])
     })
   )
+
+  // The checkpoint a group on $all starting at the end is created with must be a record's position too.
+  it.scoped("a group on $all created to start at the end delivers what is appended after its creation", () =>
+    Effect.gen(function* () {
+      const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)
+      yield* append(store, "a-old", 2, "wanted")
+      const spec = {
+        stream: "$all",
+        group: "g",
+        settings: settings({ startFrom: -1 }),
+        filter: { context: "eventtype", type: "prefix", data: "wanted", isAllStream: true }
+      }
+      yield* subs.create(spec, "admin")
+      yield* settle(10)
+      yield* append(store, "a-new", 1, "wanted")
+      yield* settle(10)
+      yield* subs.restart()
+      yield* settle(10)
+      const messages = yield* read(subs, "$all", "g", 10)
+      expect(messages.map((m) => m.event.resolved.event?.stream)).toEqual(["a-new"])
+    })
+  )
 })
 
 // The layer composes the same service (a smoke check that it builds over the store and the cluster status).

@@ -85,6 +85,13 @@ export const chooseOptions = (prng: Prng): SimOptions => {
 /** The share of swarm seeds that run the persistent subscriptions workload. */
 export const SubscriptionsShare = 0.2
 
+/**
+ * A seed's options as it runs: with the subscriptions workload, chunks of at least 8 KiB, since one record
+ * holds every group's definition (a few hundred bytes each) and a record never spans chunks.
+ */
+export const fitted = (options: SimOptions): SimOptions =>
+  options.subscriptions && options.chunkSize < 8192 ? { ...options, chunkSize: 8192 } : options
+
 /** Seeds with the 2-bit stream hash scavenge too (seed 42 found index execution dropping epoch entries). */
 export const scavengeWithWeakHash = true
 

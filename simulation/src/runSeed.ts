@@ -27,7 +27,7 @@ import { AssertionWatch, assertionFailure } from "./assertionWatch.js"
 import { Auditor, SimClient } from "./client.js"
 import { verifyAfterRestart, verifyStored } from "./checkers.js"
 import { StoreModel } from "./model.js"
-import { chooseOptions, weakHash, type SimOptions } from "./options.js"
+import { chooseOptions, fitted, weakHash, type SimOptions } from "./options.js"
 import { finalScavenge, runOperator } from "./operator.js"
 import { OpsTicker } from "./opsTicker.js"
 import { clientPause, crashDowntimeMs, expiryWait } from "./pacing.js"
@@ -77,7 +77,7 @@ const NODE = "node-1"
 
 export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResult => {
   const root = new Prng(seed)
-  const options: SimOptions = { ...chooseOptions(root.fork("options")), ...runOptions.overrides }
+  const options: SimOptions = fitted({ ...chooseOptions(root.fork("options")), ...runOptions.overrides })
   const transport = runOptions.transport ?? "http"
   const world = new SimWorld({ seed: root.fork("world").nextSeed(), traceLines: runOptions.traceLines ?? 40 })
   const startedAtMs = world.now
@@ -144,6 +144,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   }
 
   let clientsDone = 0
+  // The subscriptions workload's stretch of the lifetime is over (true when it does not run).
+  let subscriptionsDone = true
   let crashes = 0
   // A failed assertion in any fiber of the node fails the seed with its message (and so stops the run).
   const watch = new AssertionWatch((error) => auditor.fail(assertionFailure(error)))
@@ -236,7 +238,10 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
           prober,
           subs === undefined
             ? Effect.void
-            : subs.workload.run(store, subs.service, () => !ticker.finished && auditor.failure === undefined)
+            : Effect.ensuring(
+                subs.workload.run(store, subs.service),
+                Effect.sync(() => (subscriptionsDone = true))
+              )
         ],
         {
           concurrency: "unbounded",
@@ -253,6 +258,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     if (life === 0) world.addNode(NODE)
     else world.restart(NODE)
     clientsDone = 0
+    subscriptionsDone = subscriptions === undefined || final
     probing.probing = false
     // The node's log lines (scavenge progress above all) would cost time and bury the trace; the trace
     // lines are the record of a run.
@@ -271,7 +277,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       // A probe running when the clients are done gets its verdict first (liveness after a disk error).
       until: () =>
         auditor.failure !== undefined ||
-        (clientsDone === clients.length && !probing.probing) ||
+        (clientsDone === clients.length && subscriptionsDone && !probing.probing) ||
         stepsAt() - start >= crashAt ||
         focus?.crashWanted === true,
       maxSteps: 5_000_000

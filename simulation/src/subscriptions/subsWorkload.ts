@@ -81,6 +81,7 @@ export class SubscriptionsWorkload {
   private readonly groups: ReadonlyArray<GroupState>
   private readonly appendPrng: Prng
   private readonly managerPrng: Prng
+  private readonly lifePrng: Prng
   private life = 0
   private appended = 0
   /** Copies handed out over the seed. */
@@ -93,6 +94,7 @@ export class SubscriptionsWorkload {
     this.plan = drawPlan(prng.fork("plan"))
     this.appendPrng = prng.fork("append")
     this.managerPrng = prng.fork("manager")
+    this.lifePrng = prng.fork("lifetimes")
     this.groups = this.plan.groups.map((plan) => {
       const key = groupKey(plan.stream, plan.group)
       return {
@@ -131,7 +133,7 @@ export class SubscriptionsWorkload {
         if (!g.created) {
           const spec = { stream: g.plan.stream, group: g.plan.group, settings: g.plan.settings, filter: g.plan.filter }
           const created = yield* subs.create(spec, "admin")
-          this.hooks.trace(`subs create ${g.key} -> ${created._tag}`)
+          this.hooks.trace(`subs create ${g.key} -> ${created._tag}${"reason" in created ? ` ${created.reason}` : ""}`)
           if (created._tag === "Success" || created._tag === "AlreadyExists") {
             g.created = true
             if (created._tag === "Success") this.hooks.coverage.hit("subs.group.created")
@@ -153,13 +155,18 @@ export class SubscriptionsWorkload {
     })
   }
 
-  /** The workload while the clients run (until `running` turns false or the node crashes). */
-  run(store: EventStoreService, subs: SubscriptionsService, running: () => boolean): Effect.Effect<void> {
-    const go = () => running() && !this.hooks.failed()
+  /**
+   * The workload of one lifetime: for a drawn stretch of simulated time (the lifetime lasts at least that
+   * long unless the node crashes first), then every actor ends its round and stops.
+   */
+  run(store: EventStoreService, subs: SubscriptionsService): Effect.Effect<void> {
+    let over = false
+    const go = () => !over && !this.hooks.failed()
     const consumers = this.groups.flatMap((g) =>
       g.consumerPrngs.map((prng) => this.consumer(subs, g, prng, "chaos", go))
     )
-    return Effect.all([this.appender(store, go), this.manager(subs, go), ...consumers], {
+    const stretch = Effect.sleep(this.lifePrng.int(2_000, 40_000)).pipe(Effect.tap(() => (over = true)))
+    return Effect.all([stretch, this.appender(store, go), this.manager(subs, go), ...consumers], {
       concurrency: "unbounded",
       discard: true
     })
@@ -262,7 +269,9 @@ export class SubscriptionsWorkload {
         })
         this.appended += events.length
         const written = yield* Effect.either(store.append(stream, ExpectedVersion.Any, events))
-        if (written._tag === "Right") this.hooks.trace(`subs append ${stream} @${written.right.firstEventNumber}`)
+        this.hooks.trace(
+          `subs append ${stream} -> ${written._tag === "Right" ? `@${written.right.firstEventNumber}` : written.left._tag}`
+        )
       }
     })
   }

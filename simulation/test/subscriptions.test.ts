@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest"
 import { Coverage } from "../src/coverage.js"
 import { runSeed, type SeedResult } from "../src/runSeed.js"
 
-const SEEDS = 20
+const SEEDS = 14
 
 const betweenSeeds = () => new Promise<void>((resolve) => setImmediate(resolve))
 

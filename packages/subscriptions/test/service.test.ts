@@ -353,6 +353,29 @@ describe("replays of parked messages", () => {
       expect(numbersOf(yield* read(subs, "s", "g", 10))).toEqual([])
     })
   )
+
+  it.scoped("a replay with nothing before its stopAt ends, and the next replay runs", () =>
+    Effect.gen(function* () {
+      const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)
+      yield* append(store, "s", 3)
+      yield* subs.create({ stream: "s", group: "g", settings: settings() }, "admin")
+      yield* settle(10)
+      const first = yield* read(subs, "s", "g", 1)
+      yield* subs.nack(
+        "s",
+        "g",
+        first.map((m) => m.event.id),
+        "Park"
+      )
+      yield* settle(10)
+      yield* subs.replayParked("s", "g", 0)
+      yield* settle(1_000)
+      expect((yield* subs.info("s", "g"))?.status).not.toContain("ReplayingParkedMessages")
+      yield* subs.replayParked("s", "g", undefined)
+      yield* settle(10)
+      expect(numbersOf(yield* read(subs, "s", "g", 10))).toEqual([0, 1, 2])
+    })
+  )
 })
 
 // The layer composes the same service (a smoke check that it builds over the store and the cluster status).

@@ -431,6 +431,8 @@ export class GroupRunner {
       let before = next
       const end = stopAt ?? Number.MAX_SAFE_INTEGER
       let done = next >= end
+      // Nothing before `stopAt`: the replay ends at once.
+      if (done) yield* this.input((m, now) => m.replayed([], true, now))
       while (!done && !this.stopped) {
         const page = yield* readParked(this.deps.store, spec.stream, spec.group, next, ReplayPage).pipe(
           this.retried("parked read")

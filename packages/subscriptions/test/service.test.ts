@@ -304,6 +304,22 @@ describe("the Subscriptions service on a single node", () => {
 // A replay's truncation is a write like any other: until it lands, a new replay must not read the replayed
 // messages again (they are finished; a copy handed out again and cut short by a crash is lost, for its link
 // is truncated meanwhile). Found by the simulator (seed 5111).
+/** Appends `count` events to "s", creates group "g" on it, and parks the first `parked` by a nack. */
+const parkTheFirst = (store: EventStoreService, subs: SubscriptionsService, count: number, parked: number) =>
+  Effect.gen(function* () {
+    yield* append(store, "s", count)
+    yield* subs.create({ stream: "s", group: "g", settings: settings() }, "admin")
+    yield* settle(10)
+    const first = yield* read(subs, "s", "g", parked)
+    yield* subs.nack(
+      "s",
+      "g",
+      first.map((m) => m.event.id),
+      "Park"
+    )
+    yield* settle(10)
+  })
+
 describe("replays of parked messages", () => {
   it.scoped("a replay asked for while the last one's truncation is being written hands out nothing again", () =>
     Effect.gen(function* () {
@@ -326,17 +342,7 @@ describe("replays of parked messages", () => {
         Scope.extend(scope)
       )
       yield* settle(300)
-      yield* append(store, "s", 2)
-      yield* subs.create({ stream: "s", group: "g", settings: settings() }, "admin")
-      yield* settle(10)
-      const first = yield* read(subs, "s", "g", 2)
-      yield* subs.nack(
-        "s",
-        "g",
-        first.map((m) => m.event.id),
-        "Park"
-      )
-      yield* settle(10)
+      yield* parkTheFirst(store, subs, 2, 2)
       yield* subs.replayParked("s", "g", undefined)
       yield* settle(10)
       const replayed = yield* read(subs, "s", "g", 10)
@@ -357,17 +363,7 @@ describe("replays of parked messages", () => {
   it.scoped("a replay with nothing before its stopAt ends, and the next replay runs", () =>
     Effect.gen(function* () {
       const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)
-      yield* append(store, "s", 3)
-      yield* subs.create({ stream: "s", group: "g", settings: settings() }, "admin")
-      yield* settle(10)
-      const first = yield* read(subs, "s", "g", 1)
-      yield* subs.nack(
-        "s",
-        "g",
-        first.map((m) => m.event.id),
-        "Park"
-      )
-      yield* settle(10)
+      yield* parkTheFirst(store, subs, 3, 1)
       yield* subs.replayParked("s", "g", 0)
       yield* settle(1_000)
       expect((yield* subs.info("s", "g"))?.status).not.toContain("ReplayingParkedMessages")

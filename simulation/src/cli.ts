@@ -10,6 +10,8 @@
  * A failing seed prints the seed, the failure and the last trace lines, and exits 1.
  * With `--nodes 1|3|5` or `--cluster` (the swarm picks), the multi-node simulator runs instead (cluster/clusterCli.ts);
  * `--auto-scavenge` runs it with the auto-scavenge workload on every seed.
+ * `--subscriptions` runs the persistent subscriptions workload (subscriptions/) on every seed (the swarm runs it
+ * on a share of them); its coverage report follows.
  */
 import { Coverage } from "./coverage.js"
 import { runSeed, type SeedResult } from "./runSeed.js"
@@ -31,6 +33,9 @@ const verbose = args.includes("--verbose")
 const showCoverage = !args.includes("--no-coverage")
 const transport = args.includes("--direct") ? "direct" : "http"
 const single = value("--seed")
+const subscriptions = args.includes("--subscriptions")
+const runOptions = { transport, overrides: subscriptions ? { subscriptions: true } : {} } as const
+const flags = `${transport === "direct" ? " --direct" : ""}${subscriptions ? " --subscriptions" : ""}`
 
 const report = (r: SeedResult) =>
   console.log(
@@ -51,22 +56,23 @@ const report = (r: SeedResult) =>
       weakHash: r.options.weakHash,
       clients: r.options.clients,
       faults: r.options.faults !== undefined,
-      capacity: r.options.capacityBytes ?? null
+      capacity: r.options.capacityBytes ?? null,
+      subscriptionCopies: r.subscriptionCopies
     })
   )
 
 const fail = (r: SeedResult, why: string) => {
   console.error(
-    `\nSIMULATOR FAILURE  seed=${r.seed}\n${why}\nlast trace lines:\n  ${r.lastTrace.join("\n  ")}\nreplay: npm run sim -- --seed ${r.seed}`
+    `\nSIMULATOR FAILURE  seed=${r.seed}\n${why}\nlast trace lines:\n  ${r.lastTrace.join("\n  ")}\nreplay: npm run sim -- --seed ${r.seed}${flags}`
   )
   process.exit(1)
 }
 
 const runOne = (seed: number): SeedResult => {
-  const r = runSeed(seed, { transport })
+  const r = runSeed(seed, runOptions)
   if (!r.ok) fail(r, r.failure ?? "failed")
   if (twice) {
-    const again = runSeed(seed, { transport })
+    const again = runSeed(seed, runOptions)
     if (again.traceHash !== r.traceHash) fail(r, `nondeterminism: trace hash ${r.traceHash} then ${again.traceHash}`)
   }
   return r
@@ -105,11 +111,12 @@ if (single !== undefined) {
   }
   const wallMs = wallClockMillis() - started
   if (showCoverage) console.log(`coverage (how often each rule ran):\n${coverage.report()}`)
+  if (showCoverage && subscriptions) console.log(`subscriptions coverage:\n${coverage.report("subscriptions")}`)
   console.log(
     `simulated ${(simMs / 1000).toFixed(1)} s in ${(wallMs / 1000).toFixed(1)} s of wall time (${(simMs / Math.max(1, wallMs)).toFixed(1)}x)`
   )
   // The CI batch runs over HTTP; over the direct transport the HTTP-only families (users, ACLs) never run.
-  const missed = coverage.missedByCi()
+  const missed = [...coverage.missedByCi(), ...(subscriptions ? coverage.missedByCi("subscriptions") : [])]
   if (missed.length > 0 && transport === "http") console.log(`never ran: ${missed.join(", ")}`)
   console.log(
     `${passed} passed, 0 failed (${transport}): seeds ${from}..${from + passed - 1}, ${crashes} crashes, ${acknowledged} acknowledged operations checked, ${indeterminate} indeterminate (${settledInRun} settled during the run), ${healed} disk-full periods healed without a restart, ${scavenges} scavenges started, ${(wallMs / 1000).toFixed(1)} s`

@@ -18,7 +18,7 @@ export interface MarkInfo {
   readonly batch: Batch
 }
 
-export type Batch = "single" | "cluster" | "autoScavenge"
+export type Batch = "single" | "cluster" | "autoScavenge" | "subscriptions"
 
 const mark = (what: string, reachedByCi = true): MarkInfo => ({ what, reachedByCi, batch: "single" })
 const clusterMark = (what: string, reachedByCi = true): MarkInfo => ({ what, reachedByCi, batch: "cluster" })
@@ -27,6 +27,8 @@ const autoScavengeMark = (what: string, reachedByCi = true): MarkInfo => ({
   reachedByCi,
   batch: "autoScavenge"
 })
+
+const subsMark = (what: string, reachedByCi = true): MarkInfo => ({ what, reachedByCi, batch: "subscriptions" })
 
 /** Every mark, by family. Add a mark here, then `coverage.hit("...")` where the rule runs. */
 export const CoverageMarks = {
@@ -227,7 +229,28 @@ export const CoverageMarks = {
   "autoScavenge.livenessCycle": autoScavengeMark("after the faults, a cycle completed within the bound"),
   "autoScavenge.followerCrashedMidScavenge": autoScavengeMark("a member crashed while its node scavenge ran"),
   "autoScavenge.leaderCrashedMidCycle": autoScavengeMark("the leader crashed while a cycle was under way"),
-  "autoScavenge.designatedReplaced": autoScavengeMark("a member replaced while its node scavenge ran", false)
+  "autoScavenge.designatedReplaced": autoScavengeMark("a member replaced while its node scavenge ran", false),
+  // ---- persistent subscriptions (subscriptions/): simulation/test/subscriptions.test.ts ----
+  "subs.group.created": subsMark("a group created by the workload"),
+  "subs.delivered": subsMark("a message of a group on a stream handed out and checked"),
+  "subs.deliveredFromAll": subsMark("a message of the filtered $all group handed out and checked"),
+  "subs.retried": subsMark("a message handed out again with its retry count raised"),
+  "subs.longPollAnswered": subsMark("a long-poll pull answered with messages"),
+  "subs.answer.ack": subsMark("messages acked"),
+  "subs.answer.skip": subsMark("messages nacked with Skip"),
+  "subs.answer.park": subsMark("messages nacked with Park"),
+  "subs.answer.retry": subsMark("messages nacked with Retry"),
+  "subs.answer.stop": subsMark("messages nacked with Stop (left in flight)"),
+  "subs.answer.abandon": subsMark("messages left to time out"),
+  "subs.replayParked": subsMark("a replay of parked messages started"),
+  "subs.replayDelivered": subsMark("a replayed parked message handed out (an old position, allowed)"),
+  "subs.updated": subsMark("a group updated with new settings while consumers run"),
+  "subs.restarted": subsMark("the service restarted every group"),
+  "subs.resumedFromCheckpoint": subsMark("a group resumed after a crash from a durable checkpoint"),
+  "subs.redeliveredAfterCrash": subsMark("an acked event handed out again in a later lifetime (past the checkpoint)"),
+  "subs.parkedByRetries": subsMark("an event parked by running out of retries, found in the parked stream"),
+  "subs.parkedTwice": subsMark("a parked stream linking to one event twice (an allowed duplicate)", false),
+  "subs.drained": subsMark("every group finished its whole source after the faults, and the end rules ran")
 } as const satisfies Record<string, MarkInfo>
 
 export type CoverageMark = keyof typeof CoverageMarks

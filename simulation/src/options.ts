@@ -29,6 +29,11 @@ export interface SimOptions {
   readonly maxEventSize: number
   /** The operator scavenges while clients run (undefined: never, so the strict checks stay exercised). */
   readonly scavenge: ScavengeOperatorOptions | undefined
+  /**
+   * The persistent subscriptions workload runs beside the clients (subscriptions/subsWorkload.ts; over HTTP
+   * only, where the node runs the service).
+   */
+  readonly subscriptions: boolean
 }
 
 export interface ScavengeOperatorOptions {
@@ -71,10 +76,21 @@ export const chooseOptions = (prng: Prng): SimOptions => {
       : undefined,
     capacityBytes: prng.chance(0.1) ? prng.int(20_000, 200_000) : undefined,
     maxEventSize: 4000,
-    // Drawn last: the choices above stay what they were for every seed.
-    scavenge: scavengeWith(prng, weakHash)
+    // Drawn last, in this order: the choices above stay what they were for every seed.
+    scavenge: scavengeWith(prng, weakHash),
+    subscriptions: prng.chance(SubscriptionsShare)
   }
 }
+
+/** The share of swarm seeds that run the persistent subscriptions workload. */
+export const SubscriptionsShare = 0.2
+
+/**
+ * A seed's options as it runs: with the subscriptions workload, chunks of at least 8 KiB, since one record
+ * holds every group's definition (a few hundred bytes each) and a record never spans chunks.
+ */
+export const fitted = (options: SimOptions): SimOptions =>
+  options.subscriptions && options.chunkSize < 8192 ? { ...options, chunkSize: 8192 } : options
 
 /** Seeds with the 2-bit stream hash scavenge too (seed 42 found index execution dropping epoch entries). */
 export const scavengeWithWeakHash = true

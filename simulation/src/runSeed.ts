@@ -27,7 +27,7 @@ import { AssertionWatch, assertionFailure } from "./assertionWatch.js"
 import { Auditor, SimClient } from "./client.js"
 import { verifyAfterRestart, verifyStored } from "./checkers.js"
 import { StoreModel } from "./model.js"
-import { chooseOptions, weakHash, type SimOptions } from "./options.js"
+import { chooseOptions, fitted, weakHash, type SimOptions } from "./options.js"
 import { finalScavenge, runOperator } from "./operator.js"
 import { OpsTicker } from "./opsTicker.js"
 import { clientPause, crashDowntimeMs, expiryWait } from "./pacing.js"
@@ -36,6 +36,7 @@ import { runProber, type ProberState } from "./prober.js"
 import { markDiskFaults } from "./faultMarks.js"
 import { ScavengeFocus } from "./scavengeWorkload.js"
 import { openNode, type Transport } from "./simNode.js"
+import { SubscriptionsWorkload } from "./subscriptions/subsWorkload.js"
 
 export interface SeedResult {
   readonly seed: number
@@ -53,6 +54,8 @@ export interface SeedResult {
   readonly scavenges: number
   /** Simulated time the run took, in ms (from the world's start to its end). */
   readonly simMs: number
+  /** Messages the subscriptions workload's consumers got (0 when it did not run). */
+  readonly subscriptionCopies: number
   /** How often each rule ran (coverage.ts). */
   readonly coverage: Coverage
   readonly steps: number
@@ -74,7 +77,7 @@ const NODE = "node-1"
 
 export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResult => {
   const root = new Prng(seed)
-  const options: SimOptions = { ...chooseOptions(root.fork("options")), ...runOptions.overrides }
+  const options: SimOptions = fitted({ ...chooseOptions(root.fork("options")), ...runOptions.overrides })
   const transport = runOptions.transport ?? "http"
   const world = new SimWorld({ seed: root.fork("world").nextSeed(), traceLines: runOptions.traceLines ?? 40 })
   const startedAtMs = world.now
@@ -117,6 +120,16 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       : undefined
   if (aclActor !== undefined) clients.push(aclActor)
   const pauses = clients.map((c) => root.fork(`pause-${c.id}`))
+  // Persistent subscriptions (HTTP only: the bare store runs no service), on their own fork.
+  const subscriptions =
+    options.subscriptions && transport === "http"
+      ? new SubscriptionsWorkload(root.fork("subscriptions"), {
+          coverage: auditor.coverage,
+          trace: (line) => world.trace(line),
+          fail: (message) => auditor.fail(message),
+          failed: () => auditor.failure !== undefined
+        })
+      : undefined
 
   const config: StorageConfig = {
     ...defaultStorageConfig("/db"),
@@ -131,10 +144,12 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   }
 
   let clientsDone = 0
+  // The subscriptions workload's stretch of the lifetime is over (true when it does not run).
+  let subscriptionsDone = true
   let crashes = 0
   // A failed assertion in any fiber of the node fails the seed with its message (and so stops the run).
   const watch = new AssertionWatch((error) => auditor.fail(assertionFailure(error)))
-  const lifetime = (ops: number, final: boolean) =>
+  const lifetime = (ops: number, final: boolean, life: number) =>
     Effect.gen(function* () {
       disk.faulty = false
       const scope = yield* Scope.make()
@@ -149,7 +164,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
           `a second node on the data directory of a running one was not refused: ${second._tag === "Left" ? second.left : "it opened"}`
         )
       }
-      const { store, clients: node, scavenge, handler, scavenger } = opened.right
+      const { store, clients: node, scavenge, handler, scavenger, subscriptions: service } = opened.right
       focus?.attach(scavenger)
       if (handler !== undefined) aclActor?.connect(handler)
       const pointsSeen = { last: -2 }
@@ -183,6 +198,14 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
         if (again._tag === "Left") return checkFailed(again.left)
         world.trace(`final scavenge verified at ${store.stats().committedPosition}`)
       }
+      // Faults still paused: the groups exist, and what their checkpoints made durable is known.
+      const subs =
+        subscriptions !== undefined && service !== undefined && auditor.failure === undefined
+          ? (yield* subscriptions.begin(store, service, life))
+            ? { workload: subscriptions, service }
+            : undefined
+          : undefined
+      if (final && subs !== undefined && auditor.failure === undefined) yield* subs.workload.drain(store, subs.service)
       if (final || auditor.failure !== undefined) {
         yield* Scope.close(scope, Exit.void)
         clientsDone = clients.length
@@ -212,7 +235,13 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
         [
           Effect.ensuring(work, ticker.finish),
           operator === undefined ? Effect.void : runOperator(operator, ticker),
-          prober
+          prober,
+          subs === undefined
+            ? Effect.void
+            : Effect.ensuring(
+                subs.workload.run(store, subs.service),
+                Effect.sync(() => (subscriptionsDone = true))
+              )
         ],
         {
           concurrency: "unbounded",
@@ -229,12 +258,16 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     if (life === 0) world.addNode(NODE)
     else world.restart(NODE)
     clientsDone = 0
+    subscriptionsDone = subscriptions === undefined || final
     probing.probing = false
     // The node's log lines (scavenge progress above all) would cost time and bury the trace; the trace
     // lines are the record of a run.
     const root = world.fork(
       NODE,
-      Effect.supervised(Logger.withMinimumLogLevel(lifetime(options.opsPerIncarnation, final), LogLevel.None), watch)
+      Effect.supervised(
+        Logger.withMinimumLogLevel(lifetime(options.opsPerIncarnation, final, life), LogLevel.None),
+        watch
+      )
     )
     const crashAt = final
       ? Number.POSITIVE_INFINITY
@@ -244,7 +277,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       // A probe running when the clients are done gets its verdict first (liveness after a disk error).
       until: () =>
         auditor.failure !== undefined ||
-        (clientsDone === clients.length && !probing.probing) ||
+        (clientsDone === clients.length && subscriptionsDone && !probing.probing) ||
         stepsAt() - start >= crashAt ||
         focus?.crashWanted === true,
       maxSteps: 5_000_000
@@ -288,6 +321,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     healed: auditor.healed,
     settledInRun: auditor.settledInRun,
     scavenges: auditor.scavenges,
+    subscriptionCopies: subscriptions?.copies ?? 0,
     simMs,
     coverage: auditor.coverage,
     steps: world.totalSteps,

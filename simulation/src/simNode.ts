@@ -18,6 +18,7 @@ import * as NodeApp from "@vellum/node/app"
 import { loadConfig, type LoadedConfig } from "@vellum/node/config"
 import { Scavenger, ScavengerLayer, type ScavengerService } from "@vellum/scavenge"
 import { toScavengerSettings } from "@vellum/node/config"
+import { Subscriptions, type SubscriptionsService } from "@vellum/subscriptions"
 import { asAdmin, httpStore, type NodeHandler } from "./httpStore.js"
 import { directScavengeControl, httpScavengeControl, type ScavengeControl } from "./scavengeControl.js"
 import { directStore, type SimStore } from "./simStore.js"
@@ -35,6 +36,11 @@ export interface OpenedNode {
   readonly handler?: NodeHandler
   /** The node's Scavenger service itself, to see where a run stands (its checkpoint is not in the API). */
   readonly scavenger: ScavengerService
+  /**
+   * The node's persistent subscriptions service (HTTP only: the bare store runs none): the service the
+   * `/subscriptions` routes call, which the subscriptions workload's consumers call in-process.
+   */
+  readonly subscriptions?: SubscriptionsService
 }
 
 const SimInstanceId = "00000000-0000-4000-8000-000000000001"
@@ -83,7 +89,8 @@ const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope,
       clients: httpStore(handler),
       scavenge: httpScavengeControl(asAdmin(handler)),
       handler,
-      scavenger: Context.get(context, Scavenger)
+      scavenger: Context.get(context, Scavenger),
+      subscriptions: Context.get(context, Subscriptions)
     }
     return opened
   })

@@ -196,7 +196,11 @@ export class GroupRunner {
       for (const id of replay.ids) if (!held.has(id)) replay.ids.delete(id)
       if (replay.ids.size === 0) {
         this.replay = undefined
-        yield* this.fork(this.truncateReplayed(replay.before))
+        // Finished: no later replay reads them again, even before the truncation lands.
+        if (replay.before > this.parkedTruncateBefore) {
+          this.parkedTruncateBefore = replay.before
+          yield* this.fork(this.truncateReplayed(replay.before))
+        }
       }
     }
   })
@@ -461,11 +465,7 @@ export class GroupRunner {
     })
 
   private truncateReplayed = (before: number) =>
-    Effect.gen(this, function* () {
-      if (before <= this.parkedTruncateBefore) return
-      yield* truncateParked(this.deps.writer, this.spec.stream, this.spec.group, before).pipe(this.retried("truncate"))
-      this.parkedTruncateBefore = before
-    })
+    truncateParked(this.deps.writer, this.spec.stream, this.spec.group, before).pipe(this.retried("truncate"))
 
   private get name(): string {
     return `${this.spec.stream}::${this.spec.group}`

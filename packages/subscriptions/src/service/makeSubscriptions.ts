@@ -7,7 +7,7 @@
  */
 import { Clock, Effect, Queue, Ref, type Scope } from "effect"
 import type { ClusterStatusService } from "@vellum/cluster"
-import type { AppendError, EventStoreService } from "@vellum/storage"
+import { originalEvent, type AppendError, type EventStoreService } from "@vellum/storage"
 import type { GroupDefinition } from "../persisted/groupDefinitions.js"
 import { groupKey } from "../persisted/streamNames.js"
 import { deleteGroupStreams, loadDefinitions, saveDefinitions, writeCheckpoint } from "./groupStreams.js"
@@ -197,9 +197,15 @@ export const makeSubscriptions = (
             // A group starting at the end starts where the end was at its creation, even after a restart; on
             // an empty stream that is before event 0 (checkpoint -1), not wherever the end is at the restart.
             if (startsAtTheEnd(spec)) {
+              // On `$all`, the last event's own position: a checkpoint is read on from a record boundary.
               const head =
                 spec.stream === "$all"
-                  ? (yield* store.committedPosition) - 1
+                  ? yield* Effect.orElseSucceed(
+                      Effect.map(store.readAllBackward(-1, 1), (r) =>
+                        r.events[0] === undefined ? -1 : originalEvent(r.events[0]).logPosition
+                      ),
+                      () => -1
+                    )
                   : yield* Effect.orElseSucceed(store.lastEventNumber(spec.stream), () => -1)
               yield* Effect.ignore(writeCheckpoint(writer, spec.stream, spec.group, positionTextOf(spec), head))
             }

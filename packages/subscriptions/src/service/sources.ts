@@ -116,8 +116,12 @@ const allSource = (store: EventStoreService, spec: GroupSpec): Source => {
   const options: ReadOptions | undefined = spec.settings.resolveLinkTos ? { resolveLinks: SystemLinkAccess } : undefined
   const withCorrelation = spec.settings.namedConsumerStrategy === "PinnedByCorrelation"
   const matches = filterTest(spec.filter)
-  /** Reads from `start` until `count` matches, the end, or the search window. */
-  const search = (start: number, count: number) =>
+  /**
+   * Reads from `start` until `count` matches, the end, or the search window; events at or before `after` are
+   * passed over unseen. `start` and the `next` it answers are record boundaries: the store reads `$all`
+   * only from where a record begins, so the position after an event is the next record's, never its own + 1.
+   */
+  const search = (start: number, count: number, after: number | undefined) =>
     Effect.gen(function* () {
       const events: Array<SubscribedEvent> = []
       let next = start
@@ -126,17 +130,20 @@ const allSource = (store: EventStoreService, spec: GroupSpec): Source => {
       let lastPassed: number | undefined
       while (true) {
         const read = yield* store.readAllForward(next, Math.max(count, 20), options)
-        for (const resolved of read.events) {
-          examined++
+        for (let i = 0; i < read.events.length && events.length < count; i++) {
+          const resolved = read.events[i]!
           const position = originalEvent(resolved).logPosition
-          if (matches(resolved) && events.length < count) {
+          const following = read.events[i + 1]
+          next = following === undefined ? read.nextPosition : originalEvent(following).logPosition
+          if (after !== undefined && position <= after) continue
+          examined++
+          if (matches(resolved)) {
             events.push(subscribedEvent(resolved, position, withCorrelation))
             lastPassed = undefined
-          } else if (events.length < count) {
+          } else {
             passedCount++
             lastPassed = position
-          } else break
-          next = position + 1
+          }
         }
         const done = events.length >= count || read.isEnd || examined >= FilterSearchWindow
         if (read.events.length === 0 || done) {
@@ -153,10 +160,16 @@ const allSource = (store: EventStoreService, spec: GroupSpec): Source => {
     })
   return {
     stream: undefined,
+    // After a position: from that event's own record (a boundary), leaving the event itself out.
     read: (from, count) =>
-      Effect.map(search(startOf(from), count), (r) => ({ events: r.events, endOfStream: r.isEnd, passed: r.passed })),
+      Effect.map(search(from.position, count, from._tag === "After" ? from.position : undefined), (r) => ({
+        events: r.events,
+        endOfStream: r.isEnd,
+        passed: r.passed
+      })),
     headNext: store.committedPosition,
-    tail: (next) => Effect.map(search(next, TailPage), (r) => ({ events: r.events, next: r.next, isEnd: r.isEnd }))
+    tail: (next) =>
+      Effect.map(search(next, TailPage, undefined), (r) => ({ events: r.events, next: r.next, isEnd: r.isEnd }))
   }
 }
 

@@ -366,6 +366,32 @@ describe("the Subscriptions service on a single node", () => {
       expect(messages.map((m) => m.event.resolved.event?.stream)).toEqual(["a-new"])
     })
   )
+
+  it.scoped("a group on $all is refused a start position inside a record, and starts at an event's own", () =>
+    Effect.gen(function* () {
+      const { store, subs } = yield* openNode(new MemoryDisk(), yield* Effect.scope)
+      yield* append(store, "a-1", 3, "wanted")
+      const first = yield* store.readAllForward(0, 10)
+      const second = first.events.find((e) => e.event?.stream === "a-1" && e.event.eventNumber === 1)!.event!
+      const at = (position: number) => ({
+        stream: "$all",
+        group: `g${position}`,
+        settings: settings({ startPosition: `C:${position}/P:${position}` })
+      })
+      const inside = yield* subs.create(at(second.logPosition + 1), "admin")
+      expect(inside._tag).toBe("Fail")
+      expect(yield* subs.info("$all", `g${second.logPosition + 1}`)).toBeUndefined()
+      expect(yield* subs.create(at(second.logPosition), "admin")).toEqual({ _tag: "Success" })
+      yield* settle(10)
+      // (After them come the definitions record this create wrote, and its stream's metadata.)
+      const messages = yield* read(subs, "$all", `g${second.logPosition}`, 10)
+      expect(messages.slice(0, 2).map((m) => m.event.resolved.event?.eventNumber)).toEqual([1, 2])
+      expect(messages.slice(2).map((m) => m.event.resolved.event?.stream)).toEqual([
+        "$persistentSubscriptionConfig",
+        "$$$persistentSubscriptionConfig"
+      ])
+    })
+  )
 })
 
 // A replay's truncation is a write like any other: until it lands, a new replay must not read the replayed

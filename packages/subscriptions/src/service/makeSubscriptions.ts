@@ -8,10 +8,10 @@
 import { Clock, Effect, Queue, Ref, type Scope } from "effect"
 import type { ClusterStatusService } from "@vellum/cluster"
 import { originalEvent, type AppendError, type EventStoreService } from "@vellum/storage"
-import type { GroupDefinition } from "../persisted/groupDefinitions.js"
+import { AllStream, type GroupDefinition } from "../persisted/groupDefinitions.js"
 import { groupKey } from "../persisted/streamNames.js"
 import { deleteGroupStreams, loadDefinitions, saveDefinitions, writeCheckpoint } from "./groupStreams.js"
-import { GroupRunner, positionTextOf, type RunnerDeps } from "./GroupRunner.js"
+import { GroupRunner, positionTextOf, startOf, type RunnerDeps } from "./GroupRunner.js"
 import type { GroupInfo, GroupSpec, ManageResult, ReadMessagesResult, SubscriptionsService } from "./Subscriptions.js"
 
 export interface SubscriptionsSettings {
@@ -181,6 +181,23 @@ export const makeSubscriptions = (
       filter: spec.filter
     })
 
+    /**
+     * A group on `$all` given a start position reads on from it, and the log is read only from where a record
+     * begins: a position inside a record is refused now rather than retried for ever by the group.
+     */
+    const startRefused = (spec: GroupSpec): Effect.Effect<ManageResult | undefined> => {
+      const start = startOf(spec, undefined)
+      if (spec.stream !== AllStream || start._tag !== "At" || start.position === 0) return Effect.succeed(undefined)
+      return Effect.map(Effect.either(store.readAllForward(start.position, 1)), (read) =>
+        read._tag === "Left" && read.left._tag === "InvalidRequest"
+          ? {
+              _tag: "Fail",
+              reason: `Start position '${spec.settings.startPosition ?? start.position}' is not where an event's record begins in the log`
+            }
+          : undefined
+      )
+    }
+
     const runnerOf = (stream: string, group: string): GroupRunner | undefined =>
       leading?.runners.get(groupKey(stream, group))
 
@@ -192,6 +209,8 @@ export const makeSubscriptions = (
             const key = groupKey(spec.stream, spec.group)
             if (current.runners.has(key))
               return { _tag: "AlreadyExists", reason: `Group '${spec.group}' already exists.` } as const
+            const refused = yield* startRefused(spec)
+            if (refused !== undefined) return refused
             const failed = yield* record(current, [...current.definitions, definitionOf(spec)], by)
             if (failed !== undefined) return failed
             // A group starting at the end starts where the end was at its creation, even after a restart; on
@@ -219,6 +238,8 @@ export const makeSubscriptions = (
             const key = groupKey(spec.stream, spec.group)
             const runner = current.runners.get(key)
             if (runner === undefined) return doesNotExist(spec.group)
+            const refused = yield* startRefused(spec)
+            if (refused !== undefined) return refused
             const definitions = current.definitions.map((d) =>
               groupKey(d.stream, d.group) === key ? definitionOf(spec) : d
             )

@@ -14,6 +14,7 @@ export const allowedDependencies = {
   http: ["platform", "storage", "security", "scavenge", "cluster"],
   "auto-scavenge": ["platform", "storage", "security", "scavenge", "cluster", "http"],
   subscriptions: ["platform", "storage", "security", "cluster", "http"],
+  projections: ["platform", "storage", "security", "cluster", "http"],
   node: ["platform", "storage", "security", "scavenge", "cluster", "http", "auto-scavenge", "subscriptions"],
   simulation: [
     "platform",

@@ -1,3 +1,4 @@
 // @vellum/projections: projections (issue 21). Begun: not wired into the node; `/projections` answers 501
 // (docs/architecture.md says what is built).
-export {}
+export * from "./runtime/sandbox.js"
+export * from "./runtime/sandboxErrors.js"

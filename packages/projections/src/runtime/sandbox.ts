@@ -1,0 +1,204 @@
+import { assert } from "@vellum/platform"
+import { Effect, type Scope } from "effect"
+import {
+  newQuickJSWASMModule,
+  RELEASE_SYNC,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSWASMModule
+} from "quickjs-emscripten"
+import { sandboxPrelude } from "./sandboxPrelude.js"
+import { SandboxOutOfMemory, SandboxScriptError, SandboxTimeout, type SandboxError } from "./sandboxErrors.js"
+
+// One QuickJS runtime and context per projection, inside one WebAssembly instance shared by all sandboxes of
+// the process. Nothing of the host is installed in the context: it has only ECMAScript's own built-ins, with
+// string compilation, the clock and the random generator taken away or made deterministic (sandboxPrelude).
+//
+// The budget is counted, not timed: QuickJS calls the interrupt handler once every 10 000 polls (function
+// calls and backward jumps), and an entry is stopped at the handler call that passes its budget. The count
+// restarts at every entry (the script, then each item of a batch), so it depends on nothing but the code
+// and the data, never on the machine or the host's load, and the simulator sees the same stops as a node.
+
+export interface SandboxLimits {
+  /** Bytes QuickJS may allocate for this projection (its objects, strings, bytecode). */
+  readonly memoryBytes: number
+  /** Bytes of native stack the interpreter may use: deep recursion stops with a RangeError-like error. */
+  readonly stackBytes: number
+  /** Interrupt-handler calls (each ~10 000 polls) the whole script may take. */
+  readonly compileBudget: number
+  /** Interrupt-handler calls each entry (each batch item) may take. */
+  readonly executionBudget: number
+}
+
+export const defaultSandboxLimits: SandboxLimits = {
+  memoryBytes: 64 * 1024 * 1024,
+  stackBytes: 512 * 1024,
+  compileBudget: 2_000,
+  executionBudget: 1_000
+}
+
+/** One batch: `items` is a JSON array; `now` and `seed` give, per item, what `Date` reads and `Math.random` starts from. */
+export interface SandboxBatch {
+  readonly items: string
+  readonly now: ReadonlyArray<number>
+  readonly seed: ReadonlyArray<number>
+}
+
+const STACK_LINES = 20
+
+let sharedModule: Promise<QuickJSWASMModule> | undefined
+const quickJs = Effect.promise(() => (sharedModule ??= newQuickJSWASMModule(RELEASE_SYNC)))
+
+/** Bytes of the WebAssembly memory all sandboxes share (it grows and is reused, never returned). */
+export const sandboxHeapBytes: Effect.Effect<number> = Effect.map(
+  quickJs,
+  // The module object is emscripten's; its heap view is the only measure of the linear memory.
+  (module) => (module as unknown as { module: { HEAPU8: Uint8Array } }).module.HEAPU8.length
+)
+
+/** FNV-1a of the projection's name: where its `Math.random` starts. */
+const seedOf = (name: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193)
+  return h >>> 0
+}
+
+export class Sandbox {
+  private ticks = 0
+  private budget = 0
+  private interrupted = false
+  private entries = 0
+  private disposed = false
+
+  private constructor(
+    readonly name: string,
+    readonly limits: SandboxLimits,
+    private readonly runtime: QuickJSRuntime,
+    private readonly vm: QuickJSContext,
+    private readonly enterFn: QuickJSHandle,
+    private readonly runner: QuickJSHandle
+  ) {}
+
+  /** A fresh sandbox for the projection `name`, freed when the scope closes. */
+  static make(name: string, limits: Partial<SandboxLimits> = {}): Effect.Effect<Sandbox, never, Scope.Scope> {
+    return Effect.acquireRelease(
+      Effect.map(quickJs, (module) => Sandbox.create(module, name, { ...defaultSandboxLimits, ...limits })),
+      (sandbox) => Effect.sync(() => sandbox.dispose())
+    )
+  }
+
+  private static create(module: QuickJSWASMModule, name: string, limits: SandboxLimits): Sandbox {
+    const runtime = module.newRuntime()
+    runtime.setMemoryLimit(limits.memoryBytes)
+    runtime.setMaxStackSize(limits.stackBytes)
+    const vm = runtime.newContext()
+    let self: Sandbox | undefined
+    const enterFn = vm.newFunction("enter", () => {
+      if (self !== undefined) self.enter()
+    })
+    const prelude = vm.unwrapResult(vm.evalCode(sandboxPrelude, "prelude.js"))
+    const seed = vm.newNumber(seedOf(name))
+    const runner = vm.unwrapResult(vm.callFunction(prelude, vm.undefined, enterFn, seed))
+    seed.dispose()
+    prelude.dispose()
+    self = new Sandbox(name, limits, runtime, vm, enterFn, runner)
+    runtime.setInterruptHandler(() => self.tick())
+    return self
+  }
+
+  private tick(): boolean {
+    if (++this.ticks <= this.budget) return false
+    this.interrupted = true
+    return true
+  }
+
+  private enter(): void {
+    this.ticks = 0
+    this.entries++
+  }
+
+  private start(budget: number): void {
+    assert(!this.disposed, `the sandbox of ${this.name} is used after it was disposed`)
+    this.ticks = 0
+    this.budget = budget
+    this.interrupted = false
+    this.entries = 0
+  }
+
+  /** Runs the projection's script at top level (the definition phase), under the compile budget. */
+  compile(source: string): Effect.Effect<void, SandboxError> {
+    return Effect.suspend(() => {
+      this.start(this.limits.compileBudget)
+      const result = this.vm.evalCode(source, `${this.name}.js`)
+      if (result.error !== undefined) return Effect.fail(this.failure(result.error, "compile", 0))
+      result.value.dispose()
+      return Effect.void
+    })
+  }
+
+  /**
+   * Calls the global function `functionName` once per item of the batch, in one crossing into the sandbox, and
+   * returns the JSON array of its results. Each item is its own entry: a full budget, its own clock and seed.
+   * The first item that fails stops the batch; the error names it.
+   */
+  runBatch(functionName: string, batch: SandboxBatch): Effect.Effect<string, SandboxError> {
+    return Effect.suspend(() => {
+      this.start(this.limits.executionBudget)
+      const text = `{"items":${batch.items},"now":${JSON.stringify(batch.now)},"seed":${JSON.stringify(batch.seed)}}`
+      const nameHandle = this.vm.newString(functionName)
+      const batchHandle = this.vm.newString(text)
+      const result = this.vm.callFunction(this.runner, this.vm.undefined, nameHandle, batchHandle)
+      nameHandle.dispose()
+      batchHandle.dispose()
+      if (result.error !== undefined)
+        return Effect.fail(this.failure(result.error, "execute", Math.max(0, this.entries - 1)))
+      const json = this.vm.getString(result.value)
+      result.value.dispose()
+      return Effect.succeed(json)
+    })
+  }
+
+  private failure(error: QuickJSHandle, phase: "compile" | "execute", item: number): SandboxError {
+    const dumped: unknown = this.vm.dump(error)
+    error.dispose()
+    const fields = typeof dumped === "object" && dumped !== null ? (dumped as Record<string, unknown>) : {}
+    const errorName = typeof fields.name === "string" ? fields.name : "Error"
+    const message = typeof fields.message === "string" ? fields.message : String(dumped)
+    const stack = trimStack(typeof fields.stack === "string" ? fields.stack : "")
+    if (this.interrupted) {
+      const budget = phase === "compile" ? this.limits.compileBudget : this.limits.executionBudget
+      return new SandboxTimeout({
+        phase,
+        budget,
+        stack,
+        item,
+        message: `Projection script took too long to ${phase} (budget of ${budget} interrupt checks used up)`
+      })
+    }
+    if (errorName === "InternalError" && message === "out of memory")
+      return new SandboxOutOfMemory({
+        limitBytes: this.limits.memoryBytes,
+        item,
+        message: `Projection ${this.name} went over its memory limit of ${this.limits.memoryBytes} bytes`
+      })
+    return new SandboxScriptError({ errorName, message, stack, item })
+  }
+
+  /** Frees the context and the runtime; the sandbox cannot be used afterwards. */
+  dispose(): void {
+    if (this.disposed) return
+    this.disposed = true
+    this.runner.dispose()
+    this.enterFn.dispose()
+    this.vm.dispose()
+    this.runtime.dispose()
+  }
+}
+
+/** A stack of a deep recursion is thousands of identical lines: keep the innermost ones. */
+const trimStack = (stack: string): string => {
+  const lines = stack.split("\n").filter((line) => line.length > 0)
+  if (lines.length <= STACK_LINES) return lines.join("\n")
+  return [...lines.slice(0, STACK_LINES), `    ... ${lines.length - STACK_LINES} more frames`].join("\n")
+}

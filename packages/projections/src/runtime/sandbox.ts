@@ -9,7 +9,13 @@ import {
   type QuickJSWASMModule
 } from "quickjs-emscripten"
 import { sandboxPrelude } from "./sandboxPrelude.js"
-import { SandboxOutOfMemory, SandboxScriptError, SandboxTimeout, type SandboxError } from "./sandboxErrors.js"
+import {
+  SandboxBroken,
+  SandboxOutOfMemory,
+  SandboxScriptError,
+  SandboxTimeout,
+  type SandboxError
+} from "./sandboxErrors.js"
 
 // One QuickJS runtime and context per projection, inside one WebAssembly instance shared by all sandboxes of
 // the process. Nothing of the host is installed in the context: it has only ECMAScript's own built-ins, with
@@ -33,7 +39,9 @@ export interface SandboxLimits {
 
 export const defaultSandboxLimits: SandboxLimits = {
   memoryBytes: 64 * 1024 * 1024,
-  stackBytes: 512 * 1024,
+  // Each JavaScript frame takes ~190 bytes of this and more of the host's own stack: 256 KiB (~1 300 frames)
+  // keeps QuickJS's own check well ahead of Node's stack limit.
+  stackBytes: 256 * 1024,
   compileBudget: 2_000,
   executionBudget: 1_000
 }
@@ -47,8 +55,12 @@ export interface SandboxBatch {
 
 const STACK_LINES = 20
 
+// A sandbox that broke (see `SandboxBroken`) retires the shared instance: the unwound interpreter may have left
+// the instance's own stack pointer astray, so new sandboxes start in a fresh instance, while the live ones keep
+// running in the old one until they are disposed.
 let sharedModule: Promise<QuickJSWASMModule> | undefined
-const quickJs = Effect.promise(() => (sharedModule ??= newQuickJSWASMModule(RELEASE_SYNC)))
+const currentModule = (): Promise<QuickJSWASMModule> => (sharedModule ??= newQuickJSWASMModule(RELEASE_SYNC))
+const quickJs = Effect.promise(currentModule)
 
 /** Bytes of the WebAssembly memory all sandboxes share (it grows and is reused, never returned). */
 export const sandboxHeapBytes: Effect.Effect<number> = Effect.map(
@@ -70,10 +82,12 @@ export class Sandbox {
   private interrupted = false
   private entries = 0
   private disposed = false
+  private broken = false
 
   private constructor(
     readonly name: string,
     readonly limits: SandboxLimits,
+    private readonly instance: Promise<QuickJSWASMModule>,
     private readonly runtime: QuickJSRuntime,
     private readonly vm: QuickJSContext,
     private readonly enterFn: QuickJSHandle,
@@ -83,12 +97,23 @@ export class Sandbox {
   /** A fresh sandbox for the projection `name`, freed when the scope closes. */
   static make(name: string, limits: Partial<SandboxLimits> = {}): Effect.Effect<Sandbox, never, Scope.Scope> {
     return Effect.acquireRelease(
-      Effect.map(quickJs, (module) => Sandbox.create(module, name, { ...defaultSandboxLimits, ...limits })),
+      Effect.suspend(() => {
+        const instance = currentModule()
+        return Effect.map(
+          Effect.promise(() => instance),
+          (module) => Sandbox.create(instance, module, name, { ...defaultSandboxLimits, ...limits })
+        )
+      }),
       (sandbox) => Effect.sync(() => sandbox.dispose())
     )
   }
 
-  private static create(module: QuickJSWASMModule, name: string, limits: SandboxLimits): Sandbox {
+  private static create(
+    instance: Promise<QuickJSWASMModule>,
+    module: QuickJSWASMModule,
+    name: string,
+    limits: SandboxLimits
+  ): Sandbox {
     const runtime = module.newRuntime()
     runtime.setMemoryLimit(limits.memoryBytes)
     runtime.setMaxStackSize(limits.stackBytes)
@@ -102,7 +127,7 @@ export class Sandbox {
     const runner = vm.unwrapResult(vm.callFunction(prelude, vm.undefined, enterFn, seed))
     seed.dispose()
     prelude.dispose()
-    self = new Sandbox(name, limits, runtime, vm, enterFn, runner)
+    self = new Sandbox(name, limits, instance, runtime, vm, enterFn, runner)
     runtime.setInterruptHandler(() => self.tick())
     return self
   }
@@ -120,6 +145,7 @@ export class Sandbox {
 
   private start(budget: number): void {
     assert(!this.disposed, `the sandbox of ${this.name} is used after it was disposed`)
+    assert(!this.broken, `the sandbox of ${this.name} is used after it broke`)
     this.ticks = 0
     this.budget = budget
     this.interrupted = false
@@ -130,7 +156,11 @@ export class Sandbox {
   compile(source: string): Effect.Effect<void, SandboxError> {
     return Effect.suspend(() => {
       this.start(this.limits.compileBudget)
-      const result = this.vm.evalCode(source, `${this.name}.js`)
+      const result = this.guarded(
+        () => 0,
+        () => this.vm.evalCode(source, `${this.name}.js`)
+      )
+      if (result instanceof SandboxBroken) return Effect.fail(result)
       if (result.error !== undefined) return Effect.fail(this.failure(result.error, "compile", 0))
       result.value.dispose()
       return Effect.void
@@ -148,7 +178,11 @@ export class Sandbox {
       const text = `{"items":${batch.items},"now":${JSON.stringify(batch.now)},"seed":${JSON.stringify(batch.seed)}}`
       const nameHandle = this.vm.newString(functionName)
       const batchHandle = this.vm.newString(text)
-      const result = this.vm.callFunction(this.runner, this.vm.undefined, nameHandle, batchHandle)
+      const result = this.guarded(
+        () => Math.max(0, this.entries - 1),
+        () => this.vm.callFunction(this.runner, this.vm.undefined, nameHandle, batchHandle)
+      )
+      if (result instanceof SandboxBroken) return Effect.fail(result)
       nameHandle.dispose()
       batchHandle.dispose()
       if (result.error !== undefined)
@@ -157,6 +191,20 @@ export class Sandbox {
       result.value.dispose()
       return Effect.succeed(json)
     })
+  }
+
+  /** Runs one crossing; a host exception out of the interpreter (its stack overflowed the host's) breaks it. */
+  private guarded<A>(item: () => number, cross: () => A): A | SandboxBroken {
+    try {
+      return cross()
+    } catch (cause) {
+      this.broken = true
+      if (sharedModule === this.instance) sharedModule = undefined
+      return new SandboxBroken({
+        item: item(),
+        message: `The sandbox of projection ${this.name} stopped abnormally: ${String(cause)}`
+      })
+    }
   }
 
   private failure(error: QuickJSHandle, phase: "compile" | "execute", item: number): SandboxError {
@@ -189,6 +237,8 @@ export class Sandbox {
   dispose(): void {
     if (this.disposed) return
     this.disposed = true
+    // A broken interpreter's memory is in an unknown state: dropping it is all that is safe.
+    if (this.broken) return
     this.runner.dispose()
     this.enterFn.dispose()
     this.vm.dispose()

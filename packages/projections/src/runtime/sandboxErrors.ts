@@ -27,4 +27,13 @@ export class SandboxOutOfMemory extends Schema.TaggedError<SandboxOutOfMemory>()
   message: Schema.String
 }) {}
 
-export type SandboxError = SandboxScriptError | SandboxTimeout | SandboxOutOfMemory
+/**
+ * The interpreter itself stopped abnormally (the host's own stack ran out under it): its state is unknown, so
+ * the sandbox refuses further use and the projection must start a new one.
+ */
+export class SandboxBroken extends Schema.TaggedError<SandboxBroken>()("SandboxBroken", {
+  item: Schema.Number,
+  message: Schema.String
+}) {}
+
+export type SandboxError = SandboxScriptError | SandboxTimeout | SandboxOutOfMemory | SandboxBroken

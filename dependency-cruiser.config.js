@@ -28,7 +28,7 @@ export const allowedDependencies = {
     "node"
   ],
   "property-tests": ["platform", "storage", "simulation"],
-  bench: ["platform", "storage", "scavenge"]
+  bench: ["platform", "storage", "scavenge", "projections"]
 }
 
 const topLevel = new Set(["simulation", "property-tests", "bench"])

@@ -119,6 +119,18 @@ describe("the sandbox's limits", () => {
     expect(outcome.bystanderSays).toBe("[1,2]")
   })
 
+  it("reports what QuickJS holds for the projection, which grows with what the script keeps", async () => {
+    const [empty, full] = await withSandbox("sized", (sb) =>
+      Effect.gen(function* () {
+        const empty = yield* sb.memoryUsedBytes()
+        yield* sb.compile(`var kept = []; for (let i = 0; i < 20000; i++) kept.push({ i, s: "v" + i })`)
+        return [empty, yield* sb.memoryUsedBytes()] as const
+      })
+    )
+    expect(empty).toBeGreaterThan(0)
+    expect(full - empty).toBeGreaterThan(20000 * 16)
+  })
+
   it("frees everything on disposal: many sandboxes created and disposed do not grow the shared heap", async () => {
     const cycle = (rounds: number) =>
       Effect.runPromise(

@@ -80,7 +80,7 @@ export class Sandbox {
   private ticks = 0
   private budget = 0
   private interrupted = false
-  private entries = 0
+  private item = -1
   private disposed = false
   private broken = false
 
@@ -90,8 +90,8 @@ export class Sandbox {
     private readonly instance: Promise<QuickJSWASMModule>,
     private readonly runtime: QuickJSRuntime,
     private readonly vm: QuickJSContext,
-    private readonly enterFn: QuickJSHandle,
-    private readonly runner: QuickJSHandle
+    private readonly runner: QuickJSHandle,
+    private readonly cursor: QuickJSHandle
   ) {}
 
   /** A fresh sandbox for the projection `name`, freed when the scope closes. */
@@ -118,29 +118,36 @@ export class Sandbox {
     runtime.setMemoryLimit(limits.memoryBytes)
     runtime.setMaxStackSize(limits.stackBytes)
     const vm = runtime.newContext()
-    let self: Sandbox | undefined
-    const enterFn = vm.newFunction("enter", () => {
-      if (self !== undefined) self.enter()
-    })
     const prelude = vm.unwrapResult(vm.evalCode(sandboxPrelude, "prelude.js"))
     const seed = vm.newNumber(seedOf(name))
-    const runner = vm.unwrapResult(vm.callFunction(prelude, vm.undefined, enterFn, seed))
-    seed.dispose()
-    prelude.dispose()
-    self = new Sandbox(name, limits, instance, runtime, vm, enterFn, runner)
-    runtime.setInterruptHandler(() => self.tick())
-    return self
+    const exported = vm.unwrapResult(vm.callFunction(prelude, vm.undefined, seed))
+    const runner = vm.getProp(exported, "runBatch")
+    const cursor = vm.getProp(exported, "cursor")
+    for (const handle of [exported, seed, prelude]) handle.dispose()
+    const sandbox = new Sandbox(name, limits, instance, runtime, vm, runner, cursor)
+    runtime.setInterruptHandler(() => sandbox.tick())
+    return sandbox
   }
 
+  /** The batch item the runner is on (-1 before the first, and while parsing the batch). */
+  private currentItem(): number {
+    const handle = this.vm.getProp(this.cursor, "item")
+    const item = this.vm.getNumber(handle)
+    handle.dispose()
+    return item
+  }
+
+  // The interrupt handler: a tick that finds the runner on another item than the last tick did starts that
+  // item's count afresh, so each item gets the whole budget without a crossing into the host per item.
   private tick(): boolean {
+    const item = this.currentItem()
+    if (item !== this.item) {
+      this.item = item
+      this.ticks = 0
+    }
     if (++this.ticks <= this.budget) return false
     this.interrupted = true
     return true
-  }
-
-  private enter(): void {
-    this.ticks = 0
-    this.entries++
   }
 
   private start(budget: number): void {
@@ -149,7 +156,7 @@ export class Sandbox {
     this.ticks = 0
     this.budget = budget
     this.interrupted = false
-    this.entries = 0
+    this.item = -1
   }
 
   /** Runs the projection's script at top level (the definition phase), under the compile budget. */
@@ -179,18 +186,21 @@ export class Sandbox {
       const nameHandle = this.vm.newString(functionName)
       const batchHandle = this.vm.newString(text)
       const result = this.guarded(
-        () => Math.max(0, this.entries - 1),
+        () => this.failedItem(),
         () => this.vm.callFunction(this.runner, this.vm.undefined, nameHandle, batchHandle)
       )
       if (result instanceof SandboxBroken) return Effect.fail(result)
       nameHandle.dispose()
       batchHandle.dispose()
-      if (result.error !== undefined)
-        return Effect.fail(this.failure(result.error, "execute", Math.max(0, this.entries - 1)))
+      if (result.error !== undefined) return Effect.fail(this.failure(result.error, "execute", this.failedItem()))
       const json = this.vm.getString(result.value)
       result.value.dispose()
       return Effect.succeed(json)
     })
+  }
+
+  private failedItem(): number {
+    return this.broken ? Math.max(0, this.item) : Math.max(0, this.currentItem())
   }
 
   /** Runs one crossing; a host exception out of the interpreter (its stack overflowed the host's) breaks it. */
@@ -233,6 +243,18 @@ export class Sandbox {
     return new SandboxScriptError({ errorName, message, stack, item })
   }
 
+  /** Bytes QuickJS holds for this projection (what the memory limit counts). */
+  memoryUsedBytes(): Effect.Effect<number> {
+    return Effect.sync(() => {
+      this.start(0)
+      const handle = this.runtime.computeMemoryUsage()
+      const usage: unknown = this.vm.dump(handle)
+      handle.dispose()
+      const used = (usage as { memory_used_size?: unknown }).memory_used_size
+      return typeof used === "number" ? used : 0
+    })
+  }
+
   /** Frees the context and the runtime; the sandbox cannot be used afterwards. */
   dispose(): void {
     if (this.disposed) return
@@ -240,7 +262,7 @@ export class Sandbox {
     // A broken interpreter's memory is in an unknown state: dropping it is all that is safe.
     if (this.broken) return
     this.runner.dispose()
-    this.enterFn.dispose()
+    this.cursor.dispose()
     this.vm.dispose()
     this.runtime.dispose()
   }

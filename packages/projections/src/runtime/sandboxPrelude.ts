@@ -1,12 +1,12 @@
 // The script every sandbox runs once, before any user code: it takes away what could reach outside or vary
-// between runs, and returns the batch runner the host calls. It is an expression of one function taking the
-// host's budget hook (`enter`), so nothing it keeps is reachable from user code: only closures hold it.
+// between runs, and returns the batch runner the host calls and the cursor the host reads (the item being run).
+// It is an expression of one function, so nothing it keeps is reachable from user code: only closures hold it.
 //
 // - `eval` and the constructors of every function kind refuse: no code is compiled from strings.
 // - `Date` reads a virtual clock that only the runner sets (per entry, from the host), and local time is UTC,
 //   so neither the host clock nor its time zone shows through.
 // - `Math.random` is a small seeded generator (mulberry32), reseeded at every entry from the host's seed.
-export const sandboxPrelude = String.raw`(function (enter, seed0) {
+export const sandboxPrelude = String.raw`(function (seed0) {
   "use strict"
   const refuse = function () { throw new EvalError("code generation from strings is disabled in projections") }
   const define = (o, k, v) => Object.defineProperty(o, k, { value: v, writable: false, enumerable: false, configurable: false })
@@ -54,20 +54,23 @@ export const sandboxPrelude = String.raw`(function (enter, seed0) {
 
   const parse = JSON.parse
   const stringify = JSON.stringify
-  // One entry per item: the host resets the budget, the clock and the generator, then the named function runs.
-  // A throw stops the batch; the host learns which item failed from the count of entries it saw.
-  return function runBatch(name, batchJson) {
+  // One entry per item: the clock and the generator are set, the cursor moves (the host's budget restarts when
+  // it sees it move), then the named function runs. A throw stops the batch; the cursor names the item.
+  const cursor = { item: 0 }
+  const runBatch = function (name, batchJson) {
     const batch = parse(batchJson)
     const fn = globalThis[name]
     if (typeof fn !== "function") throw new TypeError(name + " is not a function")
     const items = batch.items
     const results = []
+    cursor.item = -1
     for (let i = 0; i < items.length; i++) {
       now = batch.now[i]
       rng = (seed0 ^ batch.seed[i]) >>> 0
-      enter()
+      cursor.item = i
       results[i] = fn(items[i])
     }
     return stringify(results)
   }
+  return { runBatch, cursor }
 })`

@@ -168,3 +168,18 @@ describe("batches", () => {
     expect(seen).toBe("[1,2]")
   })
 })
+
+describe("a batch's shape", () => {
+  it("needs one clock and one seed per item", async () => {
+    const failure = await withSandbox("t", (sb) =>
+      Effect.gen(function* () {
+        yield* sb.compile(`function id(x) { return x }`)
+        return yield* failureOf(sb.runBatch("id", { items: "[1, 2]", now: [0], seed: [0, 0] }))
+      }).pipe(Effect.orDie)
+    )
+    expect(failure).toMatchObject({
+      _tag: "SandboxScriptError",
+      message: "a batch needs one clock and one seed per item"
+    })
+  })
+})

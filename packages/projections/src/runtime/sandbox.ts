@@ -150,9 +150,13 @@ export class Sandbox {
     return true
   }
 
-  private start(budget: number): void {
+  private assertUsable(): void {
     assert(!this.disposed, `the sandbox of ${this.name} is used after it was disposed`)
     assert(!this.broken, `the sandbox of ${this.name} is used after it broke`)
+  }
+
+  private start(budget: number): void {
+    this.assertUsable()
     this.ticks = 0
     this.budget = budget
     this.interrupted = false
@@ -246,7 +250,7 @@ export class Sandbox {
   /** Bytes QuickJS holds for this projection (what the memory limit counts). */
   memoryUsedBytes(): Effect.Effect<number> {
     return Effect.sync(() => {
-      this.start(0)
+      this.assertUsable()
       const handle = this.runtime.computeMemoryUsage()
       const usage: unknown = this.vm.dump(handle)
       handle.dispose()

@@ -62,6 +62,8 @@ export const sandboxPrelude = String.raw`(function (seed0) {
     const fn = globalThis[name]
     if (typeof fn !== "function") throw new TypeError(name + " is not a function")
     const items = batch.items
+    if (batch.now.length !== items.length || batch.seed.length !== items.length)
+      throw new TypeError("a batch needs one clock and one seed per item")
     const results = []
     cursor.item = -1
     for (let i = 0; i < items.length; i++) {

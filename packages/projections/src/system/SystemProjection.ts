@@ -1,4 +1,4 @@
-import type { Either } from "effect"
+import { Either } from "effect"
 import type { SystemEvent } from "./SystemEvent.js"
 import type { SystemWrite } from "./SystemWrite.js"
 
@@ -14,3 +14,9 @@ export interface SystemProjectionDefinition {
   /** The handler a query text configures, or the fault message of a query it refuses. */
   readonly configure: (query: string) => Either.Either<SystemProjectionHandler, string>
 }
+
+/** The config of a projection that takes none: only blank text, anything else faults with `fault`. */
+export const noConfig =
+  (fault: string, handler: SystemProjectionHandler) =>
+  (query: string): Either.Either<SystemProjectionHandler, string> =>
+    query.trim().length > 0 ? Either.left(fault) : Either.right(handler)

@@ -2,10 +2,9 @@
  * `$by_event_type`: every non-link event linked into `$et-{eventType}`; a stream's deletion into
  * `$et-$deleted`, pointing into the deleted stream and marked `$deleted`. Its progress goes to `$et`.
  */
-import { Either } from "effect"
 import { deletedStreamOf } from "./streamDeletion.js"
 import { eventNumberText, isLink, pointerTo } from "./SystemEvent.js"
-import type { SystemProjectionDefinition } from "./SystemProjection.js"
+import { noConfig, type SystemProjectionDefinition } from "./SystemProjection.js"
 import { link } from "./SystemWrite.js"
 
 export const ByEventTypeFaults = { sourceGiven: "Empty source expected" } as const
@@ -14,15 +13,12 @@ export const byEventType: SystemProjectionDefinition = {
   name: "$by_event_type",
   defaultQuery: "",
   includeLinks: false,
-  configure: (query) =>
-    query.trim().length > 0
-      ? Either.left(ByEventTypeFaults.sourceGiven)
-      : Either.right((event) => {
-          if (isLink(event)) return []
-          const deleted = deletedStreamOf(event)
-          if (deleted === undefined) return [link(`$et-${event.eventType}`, pointerTo(event))]
-          return [link("$et-$deleted", `${eventNumberText(event.eventNumber)}@${deleted}`, [["$deleted", "-1"]])]
-        })
+  configure: noConfig(ByEventTypeFaults.sourceGiven, (event) => {
+    if (isLink(event)) return []
+    const deleted = deletedStreamOf(event)
+    if (deleted === undefined) return [link(`$et-${event.eventType}`, pointerTo(event))]
+    return [link("$et-$deleted", `${eventNumberText(event.eventNumber)}@${deleted}`, [["$deleted", "-1"]])]
+  })
 }
 
 /** The checkpoint `$by_event_type` writes besides its projection checkpoint: the position, as JSON. */

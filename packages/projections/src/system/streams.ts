@@ -1,6 +1,5 @@
 /** `$streams`: each stream it is fed (metastreams of non-`$` streams too), once, linked at its event 0. */
-import { Either } from "effect"
-import type { SystemProjectionDefinition } from "./SystemProjection.js"
+import { noConfig, type SystemProjectionDefinition } from "./SystemProjection.js"
 import { link } from "./SystemWrite.js"
 
 export const StreamsFaults = {
@@ -11,8 +10,7 @@ export const streams: SystemProjectionDefinition = {
   name: "$streams",
   defaultQuery: "",
   includeLinks: true,
-  configure: (query) =>
-    query.trim().length > 0
-      ? Either.left(StreamsFaults.sourceGiven)
-      : Either.right((event) => (event.eventNumber === 0 ? [link("$streams", `0@${event.stream}`)] : []))
+  configure: noConfig(StreamsFaults.sourceGiven, (event) =>
+    event.eventNumber === 0 ? [link("$streams", `0@${event.stream}`)] : []
+  )
 }

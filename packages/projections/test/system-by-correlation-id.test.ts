@@ -1,3 +1,4 @@
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { byCorrelationId, eventTimestamp } from "../src/index.js"
 import { aLink, anEvent, faultOf, handlerOf, show, withMetadata } from "./systemEvents.js"
@@ -60,5 +61,32 @@ describe("$by_correlation_id", () => {
     expect(eventTimestamp(0)).toBe("1970-01-01T00:00:00.000000Z")
     expect(eventTimestamp(1_000_001)).toBe("1970-01-01T00:00:01.000001Z")
     expect(eventTimestamp(-1)).toBe("1969-12-31T23:59:59.999999Z")
+  })
+
+  it("links each event with a string correlation id once, into $bc-{id}, in input order", () => {
+    const metadata = fc.oneof(
+      fc.string().map((id) => JSON.stringify({ $correlationId: id })),
+      fc.jsonValue().map((value) => JSON.stringify(value)),
+      fc.string()
+    )
+    fc.assert(
+      fc.property(fc.array(metadata, { maxLength: 20 }), (metadatas) => {
+        const events = metadatas.map((m, n) => withMetadata(anEvent("s", n), m))
+        const expected = events.flatMap((e) => {
+          let parsed: unknown
+          try {
+            parsed = JSON.parse(Buffer.from(e.metadata).toString("utf8"))
+          } catch {
+            return []
+          }
+          const id =
+            typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+              ? Object.getOwnPropertyDescriptor(parsed, "$correlationId")?.value
+              : undefined
+          return typeof id === "string" ? [`$bc-${id} ${e.eventNumber}@s`] : []
+        })
+        expect(events.flatMap(handle).map((w) => `${w.stream} ${w.data}`)).toEqual(expected)
+      })
+    )
   })
 })

@@ -2,3 +2,4 @@
 // (docs/architecture.md says what is built).
 export * from "./runtime/sandbox.js"
 export * from "./runtime/sandboxErrors.js"
+export * from "./system/index.js"

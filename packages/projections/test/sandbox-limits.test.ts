@@ -96,6 +96,22 @@ describe("the sandbox's limits", () => {
     expect(after).toBe("[2]")
   })
 
+  it("a batch larger than the memory limit is an out-of-memory error, not a crash", async () => {
+    const [failure, after] = await withSandbox(
+      "small",
+      (sb) =>
+        Effect.gen(function* () {
+          yield* sb.compile(`function size(x) { return x.length }`)
+          const huge = { items: JSON.stringify(["y".repeat(2 * 1024 * 1024)]), now: [0], seed: [0] }
+          const failure = yield* failureOf(sb.runBatch("size", huge)).pipe(Effect.orDie)
+          return [failure, yield* sb.runBatch("size", batchOf(["abc"]))] as const
+        }),
+      { memoryBytes: 1024 * 1024 }
+    )
+    expect(failure).toBeInstanceOf(SandboxOutOfMemory)
+    expect(after).toBe("[3]")
+  })
+
   it("a nesting that exhausts the host's stack inside the interpreter breaks only that sandbox", async () => {
     const outcome = await Effect.runPromise(
       Effect.scoped(

@@ -15,8 +15,12 @@ const Outcome = Schema.Array(
 )
 const decodeOutcome = Schema.decodeUnknownEither(Schema.parseJson(Outcome))
 
+// Only a script error and a timeout carry the JavaScript stack (an error's own `stack` is the host's).
 const compileFault = (error: SandboxError): ProjectionCompileFault =>
-  new ProjectionCompileFault({ message: error.message, stack: "stack" in error ? error.stack : "" })
+  new ProjectionCompileFault({
+    message: error.message,
+    stack: error._tag === "SandboxScriptError" || error._tag === "SandboxTimeout" ? error.stack : ""
+  })
 
 /** Runs `source` as a projection's definition in a fresh `sandbox`: its source definition, or why it faults. */
 export const compileProjection = (

@@ -25,6 +25,8 @@ describe("selectors", () => {
     expect(await definitionOf("fromCategory('c')")).toEqual(definitionWith({ categories: ["c"] }))
     expect(await definitionOf("fromCategory('a', 'b')")).toEqual(definitionWith({ streams: ["$ce-a", "$ce-b"] }))
     expect(await definitionOf("fromCategories(['a', 'b'])")).toEqual(definitionWith({ streams: ["$ce-a", "$ce-b"] }))
+    // An array, even of one, is read as several categories.
+    expect(await definitionOf("fromCategory(['a'])")).toEqual(definitionWith({ streams: ["$ce-a"] }))
     expect((await faultOf("fromCategory(1)")).message).toBe("category")
     expect((await faultOf("fromCategory('a', 1)")).message).toBe("categories")
   })

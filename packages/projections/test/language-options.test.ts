@@ -55,7 +55,9 @@ describe("compile faults", () => {
   })
 
   it("a syntax error faults", async () => {
-    expect((await faultOf("fromAll(;")).message).not.toBe("")
+    const fault = await faultOf("fromAll(;")
+    expect(fault.message).toBe("unexpected token in expression: ';'")
+    expect(fault.stack).toContain("p.js:1:9")
   })
 
   it("a definition error stays the fault even when the script catches it", async () => {

@@ -42,8 +42,14 @@ describe("selectors", () => {
     )
   })
 
-  it("fromStreamsMatching, emit and linkTo are not defined during the definition", async () => {
-    for (const call of ["fromStreamsMatching(function () { return true })", "emit('s', 'T', {})", "linkTo('s', {})"]) {
+  it("fromStreamsMatching and the emitting functions are not defined during the definition", async () => {
+    for (const call of [
+      "fromStreamsMatching(function () { return true })",
+      "emit('s', 'T', {})",
+      "linkTo('s', {})",
+      "linkStreamTo('s', 't')",
+      "copyTo('s', {})"
+    ]) {
       const fault = await faultOf(call)
       expect(fault.message).toMatch(/is not defined/)
       expect(fault.stack).toContain("p.js")

@@ -3,3 +3,4 @@
 export * from "./runtime/sandbox.js"
 export * from "./runtime/sandboxErrors.js"
 export * from "./system/index.js"
+export * from "./persisted/index.js"

@@ -5,6 +5,7 @@
  * when the writer is a registered projection; shown as text in statistics.
  */
 import { projectionSubsystemVersion } from "./definitionRecord.js"
+import { isJsonObject, parseJson, parseJsonObject } from "./json.js"
 
 /** Ordered (name, event number) pairs: the reference keeps them in the order it first saw them. */
 export type StreamPositions = ReadonlyArray<readonly [string, number]>
@@ -91,8 +92,8 @@ const isEventNumber = (value: unknown): value is number =>
 const isInteger = (value: unknown): value is number => typeof value === "number" && Number.isSafeInteger(value)
 
 const parseStreams = (value: unknown): StreamPositions | undefined => {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined
-  const entries = Object.entries(value as Record<string, unknown>)
+  if (!isJsonObject(value)) return undefined
+  const entries = Object.entries(value)
   if (!entries.every(([name, number]) => name !== "" && isEventNumber(number))) return undefined
   return entries as Array<[string, number]>
 }
@@ -132,13 +133,8 @@ const positionMembers: Readonly<Record<string, "cp" | "v" | "c" | "p" | "s" | "p
  * the wrong type; a position "by stream" (`$m`) is not supported.
  */
 export const decodeCheckpointTag = (text: string): DecodedCheckpointTag | undefined => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return undefined
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined
+  const parsed = parseJsonObject(text)
+  if (parsed === undefined) return undefined
   let completed: boolean | undefined
   let commit: number | undefined
   let prepare: number | undefined
@@ -146,7 +142,7 @@ export const decodeCheckpointTag = (text: string): DecodedCheckpointTag | undefi
   let phase = 0
   let version: ReturnType<typeof parseVersion> = { epoch: 0, version: 0, systemVersion: 0 }
   const extra: Array<readonly [string, unknown]> = []
-  for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
+  for (const [name, value] of Object.entries(parsed)) {
     switch (positionMembers[name]) {
       case "cp":
         if (typeof value !== "boolean") return undefined
@@ -276,17 +272,14 @@ export const decodeCheckpointState = (
   data: string
 ): { readonly state: string; readonly result: string | undefined } | undefined => {
   if (data === "") return { state: "", result: undefined }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(data)
-  } catch {
-    return undefined
-  }
+  const json = parseJson(data)
+  if (json === undefined) return undefined
+  const parsed = json.value
   if (Array.isArray(parsed)) {
     if (parsed.length === 0) return { state: "", result: undefined }
     return { state: JSON.stringify(parsed[0]), result: parsed.length === 2 ? JSON.stringify(parsed[1]) : undefined }
   }
-  if (typeof parsed === "object" && parsed !== null) return { state: JSON.stringify(parsed), result: undefined }
+  if (isJsonObject(parsed)) return { state: JSON.stringify(parsed), result: undefined }
   return { state: "", result: undefined }
 }
 

@@ -6,6 +6,7 @@
  * written). Also the registry records of `$projections-$all` and the rule giving a projection its numeric id.
  */
 import type { PersistedEvent } from "./PersistedEvent.js"
+import { isJsonObject, parseJsonObject } from "./json.js"
 import { projectionEventTypes } from "./streamNames.js"
 
 /** The modes a definition names (`AllNonTransient` is only a list filter, never persisted). */
@@ -159,8 +160,8 @@ const asMode = (value: unknown): ProjectionMode | undefined => {
 }
 
 const asRunAs = (value: unknown): RunAs | undefined => {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined
-  const members = lowerCaseKeys(value as Record<string, unknown>)
+  if (!isJsonObject(value)) return undefined
+  const members = lowerCaseKeys(value)
   const name = members.get("name")
   const roles = members.get("roles")
   if (typeof name !== "string") return undefined
@@ -173,14 +174,9 @@ const asRunAs = (value: unknown): RunAs | undefined => {
  * the text is no JSON object.
  */
 export const decodeDefinition = (text: string): DefinitionRecord | undefined => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return undefined
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined
-  const members = lowerCaseKeys(parsed as Record<string, unknown>)
+  const parsed = parseJsonObject(text)
+  if (parsed === undefined) return undefined
+  const members = lowerCaseKeys(parsed)
   const get = (name: string): unknown => members.get(name.toLowerCase())
   const text_ = (name: string): string | undefined => {
     const value = get(name)

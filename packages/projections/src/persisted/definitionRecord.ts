@@ -105,23 +105,8 @@ const memberOrder: ReadonlyArray<keyof DefinitionRecord> = [
   "projectionExecutionTimeout"
 ]
 
-/** Members whose type has no null: the reference leaves them out at false / 0 / the first mode. */
-const plainMembers: ReadonlySet<string> = new Set([
-  "numberOfPrequisitesMetForDeletion",
-  "mode",
-  "enabled",
-  "deleted",
-  "deleting",
-  "deleteEmittedStreams",
-  "deleteCheckpointStream",
-  "deleteStateStream",
-  "checkpointHandledThreshold",
-  "checkpointAfterMs",
-  "checkpointUnhandledBytesThreshold",
-  "pendingEventsThreshold",
-  "maxWriteBatchLength",
-  "maxAllowedWritesInFlight"
-])
+/** Members whose type has no null (those a fresh definition sets): left out at false / 0 / the first mode. */
+const plainMembers: ReadonlySet<string> = new Set(Object.keys(emptyDefinition))
 
 const isOmitted = (member: string, value: unknown): boolean =>
   value === undefined ||

@@ -3,7 +3,6 @@
 // every group on the leader (`Subscriptions`, built by `SubscriptionsLayer.layer`), and its HTTP routes
 // (`subscriptionRoutes`).
 export * from "./config/GroupSettings.js"
-export * from "./config/BodyTree.js"
 export * from "./config/parseGroupSettings.js"
 export * from "./config/renderGroupSettings.js"
 export * from "./persisted/checkpoint.js"

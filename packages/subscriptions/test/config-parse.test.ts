@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import type { BodyTree } from "../src/config/BodyTree.js"
+import type { JsonValue } from "@vellum/http"
 import { defaultGroupSettings, type GroupSettings } from "../src/config/GroupSettings.js"
 import {
   parseJsonGroupSettings,
@@ -10,7 +10,7 @@ import {
 import { renderGroupSettings } from "../src/config/renderGroupSettings.js"
 
 // A tiny JSON-to-tree converter for the tests (the HTTP layer's lenient reader produces the same shape).
-const tree = (value: unknown): BodyTree => {
+const tree = (value: unknown): JsonValue => {
   if (value === null) return { kind: "null" }
   if (typeof value === "boolean") return { kind: "boolean", value }
   if (typeof value === "number") return { kind: "number", text: String(value) }
@@ -19,7 +19,7 @@ const tree = (value: unknown): BodyTree => {
   return { kind: "object", members: Object.entries(value as object).map(([k, v]) => [k, tree(v)] as const) }
 }
 /** A body with one number written exactly as given (past what a JavaScript number holds). */
-const withNumber = (name: string, text: string): BodyTree => ({
+const withNumber = (name: string, text: string): JsonValue => ({
   kind: "object",
   members: [[name, { kind: "number", text }]]
 })

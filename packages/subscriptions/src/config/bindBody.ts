@@ -6,7 +6,7 @@
  * .NET XML serializer's form, root `SubscriptionConfigData`) matches element names exactly and carries text.
  */
 import { XMLParser, XMLValidator } from "fast-xml-parser"
-import { memberExactly, memberIgnoringCase, type BodyTree } from "./BodyTree.js"
+import { memberIgnoreCase, type JsonValue } from "@vellum/http"
 
 /** The settings a body may carry, by their .NET names (XML element names; JSON matches them ignoring case). */
 export interface BoundBody {
@@ -62,7 +62,7 @@ const UNBINDABLE = Symbol("unbindable")
 type Bound = boolean | bigint | number | string | typeof UNBINDABLE
 
 /** A JSON value for a property of the given kind, converted as Newtonsoft converts it. */
-const fromJson = (value: BodyTree, kind: Kind): Bound => {
+const fromJson = (value: JsonValue, kind: Kind): Bound => {
   switch (kind) {
     case "boolean":
       if (value.kind === "boolean") return value.value
@@ -107,11 +107,11 @@ const fromXmlText = (text: string, kind: Kind): Bound => {
 }
 
 /** The settings of a JSON body (a tree from the lenient reader), or undefined when it binds to nothing. */
-export const bindJsonBody = (body: BodyTree | undefined): BoundBody | undefined => {
+export const bindJsonBody = (body: JsonValue | undefined): BoundBody | undefined => {
   if (body === undefined || body.kind !== "object") return undefined
   const bound: Record<string, unknown> = {}
   for (const [name, kind] of fields) {
-    const value = memberIgnoringCase(body, name)
+    const value = memberIgnoreCase(body, name)
     if (value === undefined || value.kind === "null") continue
     const converted = fromJson(value, kind)
     if (converted === UNBINDABLE) return undefined
@@ -131,6 +131,14 @@ const xmlParser = new XMLParser({
   isArray: () => true
 })
 
+/** The last member named exactly `name` (XML element names are matched with case). */
+const memberExactly = (tree: JsonValue, name: string): JsonValue | undefined => {
+  if (tree.kind !== "object") return undefined
+  let found: JsonValue | undefined
+  for (const [key, value] of tree.members) if (key === name) found = value
+  return found
+}
+
 /** The settings of an XML body, or undefined when it is empty, malformed or not a `SubscriptionConfigData`. */
 export const bindXmlBody = (text: string): BoundBody | undefined => {
   if (text.trim() === "" || XMLValidator.validate(text) !== true) return undefined
@@ -145,7 +153,7 @@ export const bindXmlBody = (text: string): BoundBody | undefined => {
     return undefined
   }
   const root = roots[0] as Record<string, unknown>
-  const members: Array<readonly [string, BodyTree]> = []
+  const members: Array<readonly [string, JsonValue]> = []
   for (const [name, values] of Object.entries(root)) {
     for (const value of values as ReadonlyArray<unknown>) {
       // An element with child elements is no setting's value: marked so that it fails the binding below.
@@ -153,7 +161,7 @@ export const bindXmlBody = (text: string): BoundBody | undefined => {
       members.push([name, element ? { kind: "array", items: [] } : { kind: "string", value: String(value) }])
     }
   }
-  const body: BodyTree = { kind: "object", members }
+  const body: JsonValue = { kind: "object", members }
   const bound: Record<string, unknown> = {}
   for (const [name, kind] of fields) {
     const value = memberExactly(body, name)

@@ -5,7 +5,7 @@
  * document with result `Fail`).
  */
 import { Either, Schema } from "effect"
-import type { BodyTree } from "./BodyTree.js"
+import type { JsonValue } from "@vellum/http"
 import { bindJsonBody, bindXmlBody, type BoundBody } from "./bindBody.js"
 import { ConsumerStrategies, defaultGroupSettings, type ConsumerStrategy, type GroupSettings } from "./GroupSettings.js"
 
@@ -100,7 +100,7 @@ export const settingsFromBound = (bound: BoundBody | undefined): Either.Either<G
 
 /** A JSON body, as the lenient reader's tree (undefined when the body is empty or not JSON). */
 export const parseJsonGroupSettings = (
-  body: BodyTree | undefined
+  body: JsonValue | undefined
 ): Either.Either<GroupSettings, InvalidGroupSettings> => settingsFromBound(bindJsonBody(body))
 
 /** An XML body's text. */

@@ -9,9 +9,14 @@
  * the reason as text, or, for what the reference's service refuses, its `Fail` completion.
  */
 import { Effect, Either } from "effect"
-import { badRequest, parseAllFilter, tryParseLenientJson, type Reply } from "@vellum/http"
-import type { BodyTree } from "../config/BodyTree.js"
-import { memberIgnoringCase } from "../config/BodyTree.js"
+import {
+  badRequest,
+  memberIgnoreCase,
+  parseAllFilter,
+  tryParseLenientJson,
+  type JsonValue,
+  type Reply
+} from "@vellum/http"
 import { bindJsonBody, bindXmlBody, type BoundBody } from "../config/bindBody.js"
 import type { GroupSettings } from "../config/GroupSettings.js"
 import { settingsFromBound } from "../config/parseGroupSettings.js"
@@ -35,15 +40,15 @@ export const parseAllStart = (text: string): string | undefined => {
   return `C:${commit}/P:${prepare}`
 }
 
-const textOf = (tree: BodyTree | undefined): string | undefined =>
+const textOf = (tree: JsonValue | undefined): string | undefined =>
   tree?.kind === "string" ? tree.value : tree?.kind === "number" ? tree.text : undefined
 
 /** The `filter` member of a JSON body, checked as a filtered `$all` read's query is. */
-const filterOf = (tree: BodyTree): Either.Either<EventFilterRecord, string> => {
+const filterOf = (tree: JsonValue): Either.Either<EventFilterRecord, string> => {
   if (tree.kind !== "object") return Either.left("The filter must be an object with context, type and data.")
-  const context = textOf(memberIgnoringCase(tree, "context"))?.toLowerCase() ?? ""
-  const type = textOf(memberIgnoringCase(tree, "type"))?.toLowerCase() ?? ""
-  const data = textOf(memberIgnoringCase(tree, "data")) ?? ""
+  const context = textOf(memberIgnoreCase(tree, "context"))?.toLowerCase() ?? ""
+  const type = textOf(memberIgnoreCase(tree, "type"))?.toLowerCase() ?? ""
+  const data = textOf(memberIgnoreCase(tree, "data")) ?? ""
   const checked = parseAllFilter(new URLSearchParams({ context, type, data }))
   return checked.ok ? Either.right({ context, type, data, isAllStream: true }) : Either.left(checked.message)
 }
@@ -72,14 +77,14 @@ const withoutStart = (bound: BoundBody): BoundBody => {
 interface ParsedBody {
   readonly bound: BoundBody | undefined
   /** The JSON body's tree (undefined for XML or a body that is not JSON). */
-  readonly tree: BodyTree | undefined
+  readonly tree: JsonValue | undefined
 }
 
 const parseBody = (requestType: string | undefined, body: Uint8Array | undefined): ParsedBody => {
   const text = body === undefined ? "" : Buffer.from(body).toString("utf8")
   if (requestType !== undefined && requestType.toLowerCase().endsWith("xml"))
     return { bound: bindXmlBody(text), tree: undefined }
-  const tree = text.trim() === "" ? undefined : (tryParseLenientJson(text) as BodyTree | undefined)
+  const tree = text.trim() === "" ? undefined : tryParseLenientJson(text)
   return { bound: bindJsonBody(tree), tree }
 }
 
@@ -98,7 +103,7 @@ export const groupSpecOf = (
 ): Effect.Effect<GroupSpec | Reply> => {
   const { bound, tree } = parseBody(requestType, body)
   const onAll = stream === AllStream
-  const filterTree = tree === undefined ? undefined : memberIgnoringCase(tree, "filter")
+  const filterTree = tree === undefined ? undefined : memberIgnoreCase(tree, "filter")
   const hasFilter = filterTree !== undefined && filterTree.kind !== "null"
   if (hasFilter && !onAll) return Effect.succeed(badRequest("A filter applies only to groups on $all"))
   // A `$all` start is not an event number: config/ checks everything else.

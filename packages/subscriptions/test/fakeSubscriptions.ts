@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { EventFlags, type EventRecord } from "@vellum/storage"
 import type { GroupSettings } from "../src/config/GroupSettings.js"
-import type { NackAction } from "../src/group/types.js"
+import { emptyGroupStats, type NackAction } from "../src/group/types.js"
 import type {
   GroupInfo,
   GroupSpec,
@@ -148,22 +148,7 @@ export const infoOf = (group: FakeGroup): GroupInfo => ({
   settings: group.spec.settings as GroupSettings,
   filter: group.spec.filter,
   status: ["Live"],
-  stats: {
-    status: ["Live"],
-    readBufferCount: 0,
-    liveBufferCount: 0,
-    retryBufferCount: 0,
-    outstandingMessagesCount: 0,
-    totalItemsProcessed: 0,
-    lastProcessedPosition: undefined,
-    lastKnownPosition: undefined,
-    lastCheckpoint: undefined,
-    finishedThrough: undefined,
-    parkedSinceStart: 0,
-    lastDeliveryAt: undefined,
-    lastAckAt: undefined,
-    connections: []
-  },
+  stats: { ...emptyGroupStats, status: ["Live"] },
   parkedMessageCount: 0,
   averageItemsPerSecond: 0,
   countSinceLastMeasurement: 0,

@@ -67,3 +67,21 @@ export interface GroupStats<P> {
   readonly lastAckAt: number | undefined
   readonly connections: ReadonlyArray<ConsumerStats>
 }
+
+/** The figures of a group that has taken nothing yet (one still loading shows these). */
+export const emptyGroupStats: GroupStats<never> = {
+  status: [],
+  readBufferCount: 0,
+  liveBufferCount: 0,
+  retryBufferCount: 0,
+  outstandingMessagesCount: 0,
+  totalItemsProcessed: 0,
+  lastProcessedPosition: undefined,
+  lastKnownPosition: undefined,
+  lastCheckpoint: undefined,
+  finishedThrough: undefined,
+  parkedSinceStart: 0,
+  lastDeliveryAt: undefined,
+  lastAckAt: undefined,
+  connections: []
+}

@@ -13,7 +13,7 @@ import type { EventStoreService, ResolvedEvent } from "@vellum/storage"
 import { Group } from "../group/Group.js"
 import type { ReadResult } from "../group/buffer.js"
 import { after, at, eventNumberOrder, type GroupStart, type ReadFrom } from "../group/positions.js"
-import type { GroupEffect, GroupStats, NackAction } from "../group/types.js"
+import { emptyGroupStats, type GroupEffect, type GroupStats, type NackAction } from "../group/types.js"
 import { AllStream } from "../persisted/groupDefinitions.js"
 import {
   eventNumberText,
@@ -232,7 +232,7 @@ export class GroupRunner {
   info = (): Effect.Effect<GroupInfo> =>
     Effect.gen(this, function* () {
       const now = yield* Clock.currentTimeMillis
-      const stats = this.machine?.stats() ?? emptyStats
+      const stats = this.machine?.stats() ?? emptyGroupStats
       const since = this.measuredAt ?? this.startedAt
       const count = stats.totalItemsProcessed - this.measuredTotal
       const seconds = (now - since) / 1000
@@ -481,21 +481,4 @@ export class GroupRunner {
           Effect.zipRight(Effect.suspend(() => this.retried(what)(effect)))
         )
       )
-}
-
-const emptyStats: GroupStats<number> = {
-  status: [],
-  readBufferCount: 0,
-  liveBufferCount: 0,
-  retryBufferCount: 0,
-  outstandingMessagesCount: 0,
-  totalItemsProcessed: 0,
-  lastProcessedPosition: undefined,
-  lastKnownPosition: undefined,
-  lastCheckpoint: undefined,
-  finishedThrough: undefined,
-  parkedSinceStart: 0,
-  lastDeliveryAt: undefined,
-  lastAckAt: undefined,
-  connections: []
 }

@@ -64,8 +64,6 @@ export {
   escapeDataString,
   formatAtomDate,
   NoEventsDate,
-  formatAllPosition,
-  parseAllPosition,
   parseEmbed,
   feedSyntaxFor,
   renderFeed,
@@ -76,7 +74,7 @@ export {
   type FeedLink,
   type FeedSyntax
 } from "./atom/index.js"
-export { denyUnlessAllowed, linkReadOptions } from "./streams/access.js"
+export { denyUnlessAllowed } from "./streams/access.js"
 export { longPoll, parseGuid, type Parsed } from "./streams/controlHeaders.js"
 export { parseAllFilter } from "./streams/allFilter.js"
 export { readStreamBackward, readStreamForward } from "./streams/readFeed.js"

@@ -9,6 +9,7 @@ import { escapeDataString, formatAtomDate } from "@vellum/http"
 import { renderGroupSettings } from "../config/renderGroupSettings.js"
 import { AllStream } from "../persisted/groupDefinitions.js"
 import { parkedStream } from "../persisted/streamNames.js"
+import { positionTextOf } from "../service/groupStreams.js"
 import type { GroupInfo } from "../service/Subscriptions.js"
 import type { Document, XmlItemNames } from "./documents.js"
 
@@ -22,7 +23,7 @@ export const InfoXmlItems: XmlItemNames = {
 }
 
 const positionText = (info: GroupInfo, position: number | undefined): string | null =>
-  position === undefined ? null : info.stream === AllStream ? `C:${position}/P:${position}` : String(position)
+  position === undefined ? null : positionTextOf(info.stream).write(position)
 
 const legacyNumber = (text: string | null): number => (text !== null && /^-?\d+$/.test(text) ? Number(text) : 0)
 

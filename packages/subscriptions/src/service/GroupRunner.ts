@@ -20,6 +20,7 @@ import {
   loadCheckpoint,
   loadParkedExtent,
   logPositionText,
+  positionTextOf,
   readParked,
   truncateParked,
   writeCheckpoint,
@@ -71,9 +72,6 @@ export const startOf = (spec: GroupSpec, checkpoint: number | undefined): GroupS
   return start < 0 ? { _tag: "Live" } : at(start)
 }
 
-export const positionTextOf = (spec: GroupSpec): PositionText =>
-  spec.stream === AllStream ? logPositionText : eventNumberText
-
 export class GroupRunner {
   private machine: Machine | undefined
   private readonly source: Source
@@ -108,7 +106,7 @@ export class GroupRunner {
     private readonly scope: Scope.CloseableScope
   ) {
     this.source = sourceOf(deps.store, spec)
-    this.text = positionTextOf(spec)
+    this.text = positionTextOf(spec.stream)
   }
 
   /** Starts a group: it loads its checkpoint and parked extent in the background, then reads. */

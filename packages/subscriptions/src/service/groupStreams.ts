@@ -17,6 +17,7 @@ import {
 } from "@vellum/storage"
 import { decodeCheckpoint, encodeCheckpoint, checkpointStreamMetadata } from "../persisted/checkpoint.js"
 import {
+  AllStream,
   currentVersion,
   decodeGroupDefinitions,
   definitionsStreamMetadata,
@@ -118,6 +119,10 @@ export const logPositionText: PositionText = {
     return Number.isSafeInteger(prepare) ? prepare : undefined
   }
 }
+
+/** How positions of a group on `stream` are written: log positions for `$all`, event numbers otherwise. */
+export const positionTextOf = (stream: string): PositionText =>
+  stream === AllStream ? logPositionText : eventNumberText
 
 export const loadCheckpoint = (
   store: EventStoreService,

@@ -10,8 +10,14 @@ import type { ClusterStatusService } from "@vellum/cluster"
 import { originalEvent, type AppendError, type EventStoreService } from "@vellum/storage"
 import { AllStream, type GroupDefinition } from "../persisted/groupDefinitions.js"
 import { groupKey } from "../persisted/streamNames.js"
-import { deleteGroupStreams, loadDefinitions, saveDefinitions, writeCheckpoint } from "./groupStreams.js"
-import { GroupRunner, positionTextOf, startOf, type RunnerDeps } from "./GroupRunner.js"
+import {
+  deleteGroupStreams,
+  loadDefinitions,
+  positionTextOf,
+  saveDefinitions,
+  writeCheckpoint
+} from "./groupStreams.js"
+import { GroupRunner, startOf, type RunnerDeps } from "./GroupRunner.js"
 import type { GroupInfo, GroupSpec, ManageResult, ReadMessagesResult, SubscriptionsService } from "./Subscriptions.js"
 
 export interface SubscriptionsSettings {
@@ -226,7 +232,7 @@ export const makeSubscriptions = (
                       () => -1
                     )
                   : yield* Effect.orElseSucceed(store.lastEventNumber(spec.stream), () => -1)
-              yield* Effect.ignore(writeCheckpoint(writer, spec.stream, spec.group, positionTextOf(spec), head))
+              yield* Effect.ignore(writeCheckpoint(writer, spec.stream, spec.group, positionTextOf(spec.stream), head))
             }
             current.runners.set(key, yield* GroupRunner.start(spec, deps))
             return { _tag: "Success" } as const

@@ -12,8 +12,8 @@
  * all. Writes whose causing position is at or before the stream's last stamped position in this epoch were
  * written before a restart, and are skipped: this is what makes re-processing after a checkpoint harmless.
  */
-import type { Effect } from "effect"
-import type { CheckpointTag } from "../persisted/checkpointTag.js"
+import type { Effect, Scope } from "effect"
+import type { CheckpointTag, ProjectionVersion } from "../persisted/checkpointTag.js"
 import type { EmittedWrite } from "./ProjectionHandler.js"
 
 /** The event whose processing caused a write. */
@@ -44,3 +44,19 @@ export interface OutputWriter {
   /** The fault that stopped the writer, if any (the runner checks it between batches). */
   readonly fault: () => OutputFault | undefined
 }
+
+/** What an output writer is made for. */
+export interface OutputWriterSpec {
+  readonly name: string
+  /** Stamped as `$v`; the epoch decides which earlier output counts as this run's. */
+  readonly version: ProjectionVersion
+  /** Record every stream written to in `$projections-{name}-emittedstreams` (`$StreamTracked`). */
+  readonly trackEmittedStreams: boolean
+  /** Events per append at most (an item's writes to one stream are never split, even past this). */
+  readonly maxWriteBatchLength: number
+  /** Appends in flight at most; 0 = unbounded. */
+  readonly maxAllowedWritesInFlight: number
+}
+
+/** Starts a writer for one run of a projection (in the scope's lifetime). `engine/output/` implements it. */
+export type MakeOutputWriter = (spec: OutputWriterSpec) => Effect.Effect<OutputWriter, never, Scope.Scope>

@@ -4,12 +4,13 @@
  * are found already written and skipped), and checkpoints. The management service starts one per running
  * projection and keeps it after it ends (completed or faulted), so state, result and figures stay readable.
  */
-import type { Effect } from "effect"
+import type { Effect, Scope } from "effect"
 import type { EventStoreService } from "@vellum/storage"
 import type { SourceDefinition } from "../language/SourceDefinition.js"
 import type { CheckpointTag, ProjectionVersion } from "../persisted/checkpointTag.js"
 import type { ProjectionMode } from "../persisted/definitionRecord.js"
 import type { SourceReader } from "../sources/SourceReader.js"
+import type { MakeOutputWriter } from "./OutputWriter.js"
 import type { ProjectionHandler } from "./ProjectionHandler.js"
 
 /** The worker-side status names of the reference (`status` in statistics is built from these). */
@@ -130,4 +131,12 @@ export interface RunnerDeps {
   readonly writer: EventStoreService
   readonly source: SourceReader
   readonly handler: ProjectionHandler
+  /** Where the runner's writes go (`engine/output/`'s writer; a fake in the runner's own tests). */
+  readonly output: MakeOutputWriter
 }
+
+/** Starts a runner (in the scope's lifetime: closing it stops the runner without a final checkpoint). */
+export type StartProjectionRunner = (
+  spec: RunnerSpec,
+  deps: RunnerDeps
+) => Effect.Effect<ProjectionRunner, never, Scope.Scope>

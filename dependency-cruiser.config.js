@@ -15,7 +15,17 @@ export const allowedDependencies = {
   "auto-scavenge": ["platform", "storage", "security", "scavenge", "cluster", "http"],
   subscriptions: ["platform", "storage", "security", "cluster", "http"],
   projections: ["platform", "storage", "security", "cluster", "http"],
-  node: ["platform", "storage", "security", "scavenge", "cluster", "http", "auto-scavenge", "subscriptions"],
+  node: [
+    "platform",
+    "storage",
+    "security",
+    "scavenge",
+    "cluster",
+    "http",
+    "auto-scavenge",
+    "subscriptions",
+    "projections"
+  ],
   simulation: [
     "platform",
     "storage",
@@ -25,6 +35,7 @@ export const allowedDependencies = {
     "http",
     "auto-scavenge",
     "subscriptions",
+    "projections",
     "node"
   ],
   "property-tests": ["platform", "storage", "simulation"],

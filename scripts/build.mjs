@@ -8,7 +8,19 @@ import { fileURLToPath } from "node:url"
 import * as path from "node:path"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const external = ["effect", "effect/*", "@effect/*", "prom-client", "yaml", "fast-xml-parser", "undici"]
+// QuickJS stays external too: it finds its WebAssembly file beside its own module.
+const external = [
+  "effect",
+  "effect/*",
+  "@effect/*",
+  "prom-client",
+  "yaml",
+  "fast-xml-parser",
+  "undici",
+  "quickjs-emscripten",
+  "quickjs-emscripten-core",
+  "@jitl/*"
+]
 
 const entries = {
   main: "packages/node/src/main.ts",

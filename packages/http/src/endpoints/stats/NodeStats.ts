@@ -3,7 +3,7 @@
  * dashboard polling `/stats` and its sub-paths costs one snapshot per second. Each fresh computation keeps
  * its cumulative figures as the baseline of the next one's rates.
  */
-import { Clock, Context, Effect, Layer, Ref } from "effect"
+import { Clock, Context, Effect, Layer, Ref, type Scope } from "effect"
 import { EventStore } from "@vellum/storage"
 import { ClusterStatus } from "@vellum/cluster"
 import { NodeInfo, nodeRoleOf } from "../NodeInfo.js"
@@ -16,6 +16,11 @@ export const STATS_MEMOIZE_MILLIS = 1000
 
 export interface NodeStatsService {
   readonly current: Effect.Effect<FlatStats>
+  /**
+   * Adds a subsystem's figures (flat `es-…` keys, unique) after the node's own in every snapshot, for the
+   * scope's lifetime: services built above the node's (projections) contribute without the node knowing them.
+   */
+  readonly contribute: (stats: () => FlatStats) => Effect.Effect<void, never, Scope.Scope>
 }
 
 interface Memo {
@@ -37,6 +42,12 @@ export class NodeStats extends Context.Tag("@vellum/http/NodeStats")<NodeStats, 
       const metrics = yield* NodeMetrics
       const role = nodeRoleOf(yield* NodeInfo, yield* ClusterStatus)
       const memo = yield* Ref.make<Memo | undefined>(undefined)
+      const contributions = new Set<() => FlatStats>()
+      const contribute = (stats: () => FlatStats) =>
+        Effect.acquireRelease(
+          Effect.sync(() => contributions.add(stats)),
+          () => Effect.sync(() => contributions.delete(stats))
+        )
       const current = Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const last = yield* Ref.get(memo)
@@ -49,10 +60,12 @@ export class NodeStats extends Context.Tag("@vellum/http/NodeStats")<NodeStats, 
           previous: last?.sample,
           cluster: yield* role
         })
-        yield* Ref.set(memo, { atMillis: now, stats: built.stats, sample: built.sample })
-        return built.stats
+        const stats = [...built.stats]
+        for (const contribution of contributions) stats.push(...contribution())
+        yield* Ref.set(memo, { atMillis: now, stats, sample: built.sample })
+        return stats
       })
-      return { current }
+      return { current, contribute: (stats: () => FlatStats) => Effect.asVoid(contribute(stats)) }
     })
   )
 }

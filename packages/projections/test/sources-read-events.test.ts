@@ -136,8 +136,7 @@ describe("source definition JSON", () => {
           includeLinks: true,
           processingLag: 100,
           resultStreamName: "r",
-          handlesDeletedNotifications: true,
-          definesFold: false
+          handlesDeletedNotifications: true
         }
       )
     })

@@ -8,7 +8,8 @@ import {
   type EventStoreService,
   type StorageConfig
 } from "@vellum/storage"
-import type { SourceDefinition, SourceDefinitionOptions, SourceItem, SourceReader } from "../src/index.js"
+import type { SourceDefinition, SourceItem, SourceReader } from "../src/index.js"
+import { definitionWith } from "./languageSupport.js"
 import { encodeCheckpointTag } from "../src/index.js"
 
 export const storageConfig: StorageConfig = {
@@ -63,33 +64,8 @@ export const softDelete = (store: EventStoreService, stream: string) =>
 export const setMetadata = (store: EventStoreService, stream: string, json: string) =>
   Effect.orDie(store.setStreamMetadata(stream, ExpectedVersion.Any, Buffer.from(json)))
 
-const defaultOptions: SourceDefinitionOptions = {
-  resultStreamName: null,
-  partitionResultStreamNamePattern: null,
-  reorderEvents: false,
-  processingLag: 0,
-  isBiState: false,
-  definesStateTransform: false,
-  producesResults: false,
-  definesFold: true,
-  handlesDeletedNotifications: false,
-  includeLinks: false
-}
-
-export const definition = (
-  changes: Partial<Omit<SourceDefinition, "options">>,
-  options: Partial<SourceDefinitionOptions> = {}
-): SourceDefinition => ({
-  allEvents: true,
-  allStreams: false,
-  byStream: false,
-  byCustomPartitions: false,
-  categories: [],
-  events: [],
-  streams: [],
-  ...changes,
-  options: { ...defaultOptions, ...options }
-})
+/** A definition: everything from every stream unless `changes` say otherwise. */
+export const definition = definitionWith
 
 export const fromAll = (changes: Partial<Omit<SourceDefinition, "options">> = {}, options = {}) =>
   definition({ allStreams: true, ...changes }, options)

@@ -13,7 +13,8 @@ import {
   readToEnd,
   seen,
   setMetadata,
-  softDelete
+  softDelete,
+  storageConfig
 } from "./sourcesSupport.js"
 
 const plain = { validateContent: true, deletions: false }
@@ -167,6 +168,20 @@ describe("fromAll", () => {
       expect(batch.skippedBytes).toBeGreaterThanOrEqual(systemBytes)
       expect(batch.logPosition).toBe(yield* store.committedPosition)
       expect(reader.touches(["anything"])).toBe(true)
+    })
+  )
+
+  it.scoped("passes over at most a page of filtered records before answering, empty and not at the end", () =>
+    Effect.gen(function* () {
+      const store = yield* openStore({ ...storageConfig, maxReadCount: 3 })
+      for (let i = 0; i < 8; i++) yield* append(store, "$x")
+      yield* append(store, "a")
+      const reader = makeSourceReader(store, fromAll(), plain)
+      const batch = yield* Effect.orDie(reader.read(reader.startTag, 1))
+      expect(batch.items).toEqual([])
+      expect(batch.atEnd).toBe(false)
+      expect(batch.next).not.toEqual(reader.startTag)
+      expect(seen((yield* readToEnd(reader, 1, batch.next)).items)).toEqual(["a#0"])
     })
   )
 

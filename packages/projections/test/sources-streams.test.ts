@@ -62,6 +62,19 @@ describe("fromStream", () => {
     })
   )
 
+  it.scoped("a link reaching a deletion record is no event", () =>
+    Effect.gen(function* () {
+      const store = yield* openStore()
+      yield* setMetadata(store, "x", `{"$tb":9223372036854775807}`)
+      yield* setMetadata(store, "y", `{"$tb":1}`)
+      yield* appendLink(store, "s", "0@$$x")
+      yield* appendLink(store, "s", "0@$$y")
+      const { items } = yield* readToEnd(makeSourceReader(store, fromStreams("s"), plain), 10)
+      expect(seen(items)).toEqual(["$$y#0"])
+      expect(items[0]!.partitionStream).toBe("y")
+    })
+  )
+
   it.scoped("filters by the target's type and content", () =>
     Effect.gen(function* () {
       const store = yield* openStore()

@@ -18,54 +18,73 @@ const membersOf = (object: Record<string, unknown>): Members => {
   return members
 }
 
-class Refused {
-  constructor(readonly reason: string) {}
+/** Reads typed members, remembering the first one of the wrong type (absent or null: the default). */
+class MemberReader {
+  problem: string | undefined
+
+  private member<A>(
+    members: Members,
+    name: string,
+    fallback: A,
+    read: (value: unknown) => A | undefined,
+    kind: string
+  ) {
+    const value = members.get(name.toLowerCase())
+    if (value === undefined || value === null) return fallback
+    const result = read(value)
+    if (result !== undefined) return result
+    this.problem ??= `'${name}' must be ${kind}`
+    return fallback
+  }
+
+  boolean = (members: Members, name: string): boolean =>
+    this.member(members, name, false, (value) => (typeof value === "boolean" ? value : undefined), "true or false")
+
+  strings = (members: Members, name: string): Array<string> =>
+    this.member<Array<string>>(
+      members,
+      name,
+      [],
+      (value) =>
+        Array.isArray(value) && value.every((item): item is string => typeof item === "string") ? value : undefined,
+      "a list of strings"
+    )
+
+  text = (members: Members, name: string): string | null =>
+    this.member<string | null>(
+      members,
+      name,
+      null,
+      (value) => (typeof value === "string" ? value : undefined),
+      "a string"
+    )
+
+  integer = (members: Members, name: string): number =>
+    this.member(
+      members,
+      name,
+      0,
+      (value) => (typeof value === "number" && Number.isSafeInteger(value) ? value : undefined),
+      "an integer"
+    )
+
+  object = (members: Members, name: string): Members =>
+    membersOf(this.member(members, name, {}, (value) => (isJsonObject(value) ? value : undefined), "an object"))
 }
 
-const boolean = (members: Members, name: string): boolean => {
-  const value = members.get(name.toLowerCase())
-  if (value === undefined || value === null) return false
-  if (typeof value !== "boolean") throw new Refused(`'${name}' must be true or false`)
-  return value
-}
-
-const strings = (members: Members, name: string): Array<string> => {
-  const value = members.get(name.toLowerCase())
-  if (value === undefined || value === null) return []
-  if (!Array.isArray(value) || !value.every((item): item is string => typeof item === "string"))
-    throw new Refused(`'${name}' must be a list of strings`)
-  return value
-}
-
-const text = (members: Members, name: string): string | null => {
-  const value = members.get(name.toLowerCase())
-  if (value === undefined || value === null) return null
-  if (typeof value !== "string") throw new Refused(`'${name}' must be a string`)
-  return value
-}
-
-const number = (members: Members, name: string): number => {
-  const value = members.get(name.toLowerCase())
-  if (value === undefined || value === null) return 0
-  if (typeof value !== "number" || !Number.isSafeInteger(value)) throw new Refused(`'${name}' must be an integer`)
-  return value
-}
-
-const optionsOf = (members: Members): SourceDefinitionOptions => {
-  const value = members.get("options")
-  if (value !== undefined && value !== null && !isJsonObject(value)) throw new Refused("'options' must be an object")
-  const options = membersOf(value ?? {})
+const optionsOf = (read: MemberReader, members: Members): SourceDefinitionOptions => {
+  const options = read.object(members, "options")
   return {
-    resultStreamName: text(options, "resultStreamName"),
-    partitionResultStreamNamePattern: text(options, "partitionResultStreamNamePattern"),
-    reorderEvents: boolean(options, "reorderEvents"),
-    processingLag: number(options, "processingLag"),
-    isBiState: boolean(options, "isBiState"),
-    definesStateTransform: boolean(options, "definesStateTransform"),
-    producesResults: boolean(options, "producesResults"),
-    definesFold: boolean(options, "definesFold"),
-    handlesDeletedNotifications: boolean(options, "handlesDeletedNotifications"),
-    includeLinks: boolean(options, "includeLinks")
+    resultStreamName: read.text(options, "resultStreamName"),
+    partitionResultStreamNamePattern: read.text(options, "partitionResultStreamNamePattern"),
+    reorderEvents: read.boolean(options, "reorderEvents"),
+    processingLag: read.integer(options, "processingLag"),
+    isBiState: read.boolean(options, "isBiState"),
+    definesStateTransform: read.boolean(options, "definesStateTransform"),
+    producesResults: read.boolean(options, "producesResults"),
+    definesFold: read.boolean(options, "definesFold"),
+    handlesDeletedNotifications: read.boolean(options, "handlesDeletedNotifications"),
+    includeLinks: read.boolean(options, "includeLinks")
   }
 }
 
@@ -76,21 +95,16 @@ export const parseSourceDefinitionJson = (
   const object = typeof value === "string" ? parseJsonObject(value) : isJsonObject(value) ? value : undefined
   if (object === undefined) return { reason: "the query must be a source definition (a JSON object)" }
   const members = membersOf(object)
-  try {
-    return {
-      definition: {
-        allEvents: boolean(members, "allEvents"),
-        allStreams: boolean(members, "allStreams"),
-        byStream: boolean(members, "byStream"),
-        byCustomPartitions: boolean(members, "byCustomPartitions"),
-        categories: strings(members, "categories"),
-        events: strings(members, "events"),
-        streams: strings(members, "streams"),
-        options: optionsOf(members)
-      }
-    }
-  } catch (error) {
-    if (error instanceof Refused) return { reason: `the source definition is not valid: ${error.reason}` }
-    throw error
+  const read = new MemberReader()
+  const definition: SourceDefinition = {
+    allEvents: read.boolean(members, "allEvents"),
+    allStreams: read.boolean(members, "allStreams"),
+    byStream: read.boolean(members, "byStream"),
+    byCustomPartitions: read.boolean(members, "byCustomPartitions"),
+    categories: read.strings(members, "categories"),
+    events: read.strings(members, "events"),
+    streams: read.strings(members, "streams"),
+    options: optionsOf(read, members)
   }
+  return read.problem === undefined ? { definition } : { reason: `the source definition is not valid: ${read.problem}` }
 }

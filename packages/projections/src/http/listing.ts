@@ -1,0 +1,53 @@
+/**
+ * The collection routes and one projection's figures: the lists by mode (`{"projections":[…]}`), one
+ * projection's statistics (`GET /projection/{name}`, the object alone; `/statistics`, in a list), the
+ * redirect of `GET /projections` to the admin UI's page, and the subsystem's restart.
+ */
+import { Effect } from "effect"
+import type { Reply, RouteInput } from "@vellum/http"
+import type { Projections, ProjectionListFilter } from "../service/Projections.js"
+import { str } from "./jsonTree.js"
+import { answer, jsonReply } from "./outcomeReplies.js"
+import { nameOf, requesterOf } from "./requests.js"
+import { statisticsJson, statisticsListJson } from "./statisticsDocument.js"
+
+type Handler = (input: RouteInput) => Effect.Effect<Reply, never, Projections>
+
+export const listProjections =
+  (filter: ProjectionListFilter): Handler =>
+  (input) =>
+    answer(
+      (service) => service.list(filter),
+      (list) => jsonReply(statisticsListJson(list, input.baseUrl))
+    )
+
+export const projectionStatus: Handler = (input) =>
+  answer(
+    (service) => service.statistics(nameOf(input)),
+    (stats) => jsonReply(statisticsJson(stats, input.baseUrl))
+  )
+
+export const projectionStatistics: Handler = (input) =>
+  answer(
+    (service) => service.statistics(nameOf(input)),
+    (stats) => jsonReply(statisticsListJson([stats], input.baseUrl))
+  )
+
+/** `GET /projections`: 302 to the admin UI's projections page on the host the request named. */
+export const redirectToProjectionsPage = (input: RouteInput): Effect.Effect<Reply> =>
+  Effect.succeed({
+    status: 302,
+    reason: "Found",
+    headers: {
+      "Content-Type": "text/plain; charset=utf-8",
+      Location: new URL("/web/projections.htm", input.requestUrl).href
+    },
+    body: "Moved"
+  })
+
+/** `POST /projections/restart`: 200 `"Restarting"` once the restart is under way. */
+export const restartSubsystem: Handler = (input) =>
+  answer(
+    (service) => service.restart(requesterOf(input.principal)),
+    () => jsonReply(str("Restarting"))
+  )

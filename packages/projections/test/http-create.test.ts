@@ -118,7 +118,12 @@ describe("creating a projection", () => {
   })
 
   it("takes any content type, or none", async () => {
-    for (const headers of [{ "Content-Type": "application/javascript" }, { "Content-Type": "text/plain" }, {}]) {
+    const contentTypes: ReadonlyArray<Record<string, string>> = [
+      { "Content-Type": "application/javascript" },
+      { "Content-Type": "text/plain" },
+      {}
+    ]
+    for (const headers of contentTypes) {
       const { reply, request } = await created("/projections/continuous?name=p", { headers })
       expect(reply.status).toBe(201)
       expect(request.query).toBe(Source)

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { Authenticator } from "@vellum/security"
-import { defaultHttpSettings, makeHandler, type HttpSettings, type Reply } from "@vellum/http"
+import { defaultHttpSettings, makeHandler, type HttpRequest, type HttpSettings, type Reply } from "@vellum/http"
 import { testAuthenticator } from "../../http/test/streams-harness.js"
 import { projectionRoutes } from "../src/http/routes.js"
 import { Projections } from "../src/service/Projections.js"
@@ -23,29 +23,33 @@ export interface RequestOptions {
 
 export interface ProjectionsNode {
   readonly fake: FakeProjections
+  /** The pipeline itself, for a request as a server hands it over. */
+  readonly handle: (request: HttpRequest) => Promise<Reply>
   readonly request: (method: string, url: string, options?: RequestOptions) => Promise<Reply>
 }
 
 export const makeProjectionsNode = (settings: Partial<HttpSettings> = {}): ProjectionsNode => {
   const fake = makeFakeProjections()
-  const handle = makeHandler(projectionRoutes, { ...defaultHttpSettings, ...settings })
-  const request: ProjectionsNode["request"] = (method, url, options = {}) =>
+  const pipeline = makeHandler(projectionRoutes, { ...defaultHttpSettings, ...settings })
+  const handle: ProjectionsNode["handle"] = (request) =>
     Effect.runPromise(
-      handle({
-        method,
-        url,
-        headers: {
-          Host: "localhost:2113",
-          ...(options.auth !== undefined ? { Authorization: options.auth } : {}),
-          ...options.headers
-        },
-        body: options.body === undefined ? undefined : Buffer.from(options.body, "utf8")
-      }).pipe(
+      pipeline(request).pipe(
         Effect.provideService(Authenticator, testAuthenticator()),
         Effect.provideService(Projections, fake.service)
       )
     )
-  return { fake, request }
+  const request: ProjectionsNode["request"] = (method, url, options = {}) =>
+    handle({
+      method,
+      url,
+      headers: {
+        Host: "localhost:2113",
+        ...(options.auth !== undefined ? { Authorization: options.auth } : {}),
+        ...options.headers
+      },
+      body: options.body === undefined ? undefined : Buffer.from(options.body, "utf8")
+    })
+  return { fake, handle, request }
 }
 
 export const text = (reply: Reply): string =>

@@ -4,7 +4,7 @@
  * config document and its update (operators only; defaults left out; a body that does not read is a 400).
  */
 import { describe, expect, it } from "vitest"
-import type { ProjectionConfig } from "../src/service/Projections.js"
+import type { ProjectionConfig, ProjectionsOutcome } from "../src/service/Projections.js"
 import { sampleConfig, sampleQuery } from "./httpFakeProjections.js"
 import { AdminAuth, OpsAuth, UserAuth, header, json, makeProjectionsNode, text } from "./httpSupport.js"
 
@@ -75,6 +75,19 @@ describe("GET /projection/{name}/query", () => {
   })
 
   it("writes every option that is not at its default, in the reference's member order", async () => {
+    const options = {
+      resultStreamName: "totals",
+      partitionResultStreamNamePattern: "totals-{0}",
+      reorderEvents: true,
+      processingLag: 500,
+      isBiState: true,
+      definesStateTransform: true,
+      producesResults: true,
+      definesFold: true,
+      handlesDeletedNotifications: true,
+      includeLinks: true
+    }
+    const lists = { categories: ["account"], events: ["Deposited", "Withdrawn"], streams: [] }
     const node = makeProjectionsNode()
     node.fake.answers.query = {
       _tag: "Ok",
@@ -84,46 +97,15 @@ describe("GET /projection/{name}/query", () => {
           allStreams: false,
           byStream: true,
           byCustomPartitions: true,
-          categories: ["account"],
-          events: ["Deposited", "Withdrawn"],
-          streams: [],
-          options: {
-            resultStreamName: "totals",
-            partitionResultStreamNamePattern: "totals-{0}",
-            reorderEvents: true,
-            processingLag: 500,
-            isBiState: true,
-            definesStateTransform: true,
-            producesResults: true,
-            definesFold: true,
-            handlesDeletedNotifications: true,
-            includeLinks: true
-          }
+          ...lists,
+          // Given in the opposite order: the document has its own.
+          options: Object.fromEntries(Object.entries(options).reverse())
         }
       })
     }
     const body = json(await node.request("GET", "/projection/orders/query?config=1", { auth: UserAuth }))
-    expect(body.definition).toEqual({
-      byStream: true,
-      byCustomPartitions: true,
-      categories: ["account"],
-      events: ["Deposited", "Withdrawn"],
-      streams: [],
-      options: {
-        resultStreamName: "totals",
-        partitionResultStreamNamePattern: "totals-{0}",
-        reorderEvents: true,
-        processingLag: 500,
-        isBiState: true,
-        definesStateTransform: true,
-        producesResults: true,
-        definesFold: true,
-        handlesDeletedNotifications: true,
-        includeLinks: true
-      }
-    })
-    expect(Object.keys(body.definition.options)[0]).toBe("resultStreamName")
-    expect(Object.keys(body.definition.options).at(-1)).toBe("includeLinks")
+    expect(body.definition).toEqual({ byStream: true, byCustomPartitions: true, ...lists, options })
+    expect(Object.keys(body.definition.options)).toEqual(Object.keys(options))
   })
 
   it("?config=no or anything else is the script", async () => {
@@ -235,8 +217,9 @@ describe("GET /projection/{name}/config", () => {
 })
 
 describe("PUT /projection/{name}/config", () => {
-  const put = async (body: string, auth = AdminAuth) => {
+  const put = async (body: string, auth = AdminAuth, answer?: ProjectionsOutcome<string>) => {
     const node = makeProjectionsNode()
+    if (answer !== undefined) node.fake.answers.updateConfig = answer
     const reply = await node.request("PUT", "/projection/orders/config", {
       auth,
       body,
@@ -277,15 +260,9 @@ describe("PUT /projection/{name}/config", () => {
   })
 
   it("passes a timeout that is not positive on to the service, which refuses it", async () => {
-    const node = makeProjectionsNode()
-    node.fake.answers.updateConfig = {
+    const { node, reply } = await put('{"projectionExecutionTimeout": 0}', AdminAuth, {
       _tag: "BadRequest",
       reason: "projectionExecutionTimeout should be positive. Found : 0"
-    }
-    const reply = await node.request("PUT", "/projection/orders/config", {
-      auth: AdminAuth,
-      body: '{"projectionExecutionTimeout": 0}',
-      headers: { "Content-Type": "application/json" }
     })
     expect(reply.status).toBe(400)
     expect(text(reply)).toBe("projectionExecutionTimeout should be positive. Found : 0")
@@ -320,15 +297,9 @@ describe("PUT /projection/{name}/config", () => {
   })
 
   it("a projection that is running is the service's 500 with its reason", async () => {
-    const node = makeProjectionsNode()
-    node.fake.answers.updateConfig = {
+    const { reply } = await put("{}", AdminAuth, {
       _tag: "OperationFailed",
       reason: "Cannot update the config of a projection that hasn't been stopped or faulted."
-    }
-    const reply = await node.request("PUT", "/projection/orders/config", {
-      auth: AdminAuth,
-      body: "{}",
-      headers: { "Content-Type": "application/json" }
     })
     expect(reply.status).toBe(500)
     expect(reply.reason).toBe("Failed")

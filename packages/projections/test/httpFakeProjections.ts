@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import type { RunnerStatistics } from "../src/engine/ProjectionRunner.js"
+import { emptyDefinition } from "./languageSupport.js"
 import type {
   ProjectionConfig,
   ProjectionQuery,
@@ -63,27 +64,8 @@ export const sampleQuery = (overrides: Partial<ProjectionQuery> = {}): Projectio
   emitEnabled: true,
   trackEmittedStreams: false,
   checkpointsEnabled: true,
-  definition: {
-    allEvents: true,
-    allStreams: true,
-    byStream: false,
-    byCustomPartitions: false,
-    categories: [],
-    events: [],
-    streams: [],
-    options: {
-      resultStreamName: null,
-      partitionResultStreamNamePattern: null,
-      reorderEvents: false,
-      processingLag: 0,
-      isBiState: false,
-      definesStateTransform: false,
-      producesResults: false,
-      definesFold: true,
-      handlesDeletedNotifications: false,
-      includeLinks: false
-    }
-  },
+  // `fromAll().when({…})`
+  definition: { ...emptyDefinition, allStreams: true, options: { ...emptyDefinition.options, definesFold: true } },
   resultStreamName: "$projections-orders-result",
   ...overrides
 })

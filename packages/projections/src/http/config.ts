@@ -6,18 +6,11 @@
  * projection config`. Whether the values are acceptable (a timeout that is not positive) is the service's call.
  */
 import { Effect } from "effect"
-import {
-  badRequest,
-  memberIgnoreCase,
-  tryParseLenientJson,
-  type JsonValue as Tree,
-  type Reply,
-  type RouteInput
-} from "@vellum/http"
+import { badRequest, memberIgnoreCase, type JsonValue as Tree, type Reply, type RouteInput } from "@vellum/http"
 import type { Projections, ProjectionConfig } from "../service/Projections.js"
 import { obj, unlessDefault, type JsonValue } from "./jsonTree.js"
 import { answer, jsonReply, nameReply } from "./outcomeReplies.js"
-import { bodyText, nameOf, requesterOf } from "./requests.js"
+import { jsonObjectBody, nameOf, requesterOf } from "./requests.js"
 
 type Handler = (input: RouteInput) => Effect.Effect<Reply, never, Projections>
 
@@ -56,9 +49,9 @@ const booleanOf = (value: Tree): boolean | typeof invalid => {
 }
 
 /** The config a PUT body gives, or undefined when it does not read as one. */
-export const parseConfigBody = (text: string): ProjectionConfig | undefined => {
-  const tree = tryParseLenientJson(text)
-  if (tree === undefined || tree.kind !== "object") return undefined
+export const parseConfigBody = (input: RouteInput): ProjectionConfig | undefined => {
+  const tree = jsonObjectBody(input)
+  if (tree === undefined) return undefined
   const member = <A>(name: string, convert: (value: Tree) => A | typeof invalid, fallback: A) => {
     const value = memberIgnoreCase(tree, name)
     return value === undefined || value.kind === "null" ? fallback : convert(value)
@@ -84,7 +77,7 @@ export const getConfig: Handler = (input) =>
   )
 
 export const putConfig: Handler = (input) => {
-  const config = parseConfigBody(bodyText(input))
+  const config = parseConfigBody(input)
   if (config === undefined) return Effect.succeed(badRequest(ParseFailed))
   return answer(
     (service) => service.updateConfig(nameOf(input), config, requesterOf(input.principal)),

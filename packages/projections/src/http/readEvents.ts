@@ -25,7 +25,7 @@ import {
 } from "../service/Projections.js"
 import { arr, obj, raw, str, unlessDefault, type JsonValue } from "./jsonTree.js"
 import { jsonReply, outcomeReply } from "./outcomeReplies.js"
-import { bodyText, requesterOf } from "./requests.js"
+import { jsonObjectBody, requesterOf } from "./requests.js"
 
 const DefaultMaxEvents = 10
 
@@ -48,9 +48,9 @@ const plainOf = (tree: Tree): unknown => {
 }
 
 /** The request a body gives, or the reason it gives none. */
-export const readEventsRequestOf = (text: string): ReadEventsRequest | string => {
-  const tree = tryParseLenientJson(text)
-  if (tree === undefined || tree.kind !== "object") return "The read-events request is not a JSON object"
+export const readEventsRequestOf = (input: RouteInput): ReadEventsRequest | string => {
+  const tree = jsonObjectBody(input)
+  if (tree === undefined) return "The read-events request is not a JSON object"
   const max = memberIgnoreCase(tree, "maxEvents")
   const maxEvents =
     max === undefined || max.kind === "null" ? DefaultMaxEvents : max.kind === "number" ? Number(max.text) : NaN
@@ -97,7 +97,7 @@ export const readEventsJson = (correlationId: string, result: ReadEventsResult):
   ])
 
 export const readEvents = (input: RouteInput): Effect.Effect<Reply, never, Projections> => {
-  const request = readEventsRequestOf(bodyText(input))
+  const request = readEventsRequestOf(input)
   if (typeof request === "string") return Effect.succeed(badRequest(request))
   return Effect.gen(function* () {
     const service = yield* Projections

@@ -1,9 +1,9 @@
 /**
  * What the projection routes read from a request: query parameters (looked up ignoring case, as the
- * reference's URI templates bind them), its yes/no flags, the body as text, and who asks.
+ * reference's URI templates bind them), its yes/no flags, the body as text or JSON, and who asks.
  */
 import { isOpsOrAdmin, type Principal } from "@vellum/security"
-import type { RouteInput } from "@vellum/http"
+import { tryParseLenientJson, type JsonValue, type RouteInput } from "@vellum/http"
 import type { Requester } from "../service/Projections.js"
 
 /** The first value of a query parameter, its name compared ignoring case; null when absent. */
@@ -36,6 +36,12 @@ const decoder = new TextDecoder("utf-8")
 
 /** The body as UTF-8 text ("" when none); bytes that are not UTF-8 become U+FFFD, as the reference reads them. */
 export const bodyText = (input: RouteInput): string => (input.body === undefined ? "" : decoder.decode(input.body))
+
+/** The body as a JSON object (read leniently, as the reference's JSON reader does), or undefined. */
+export const jsonObjectBody = (input: RouteInput): Extract<JsonValue, { kind: "object" }> | undefined => {
+  const tree = tryParseLenientJson(bodyText(input))
+  return tree?.kind === "object" ? tree : undefined
+}
 
 /** Who asks: the account a projection runs as, and whether it may manage one-time and continuous ones. */
 export const requesterOf = (principal: Principal): Requester => ({

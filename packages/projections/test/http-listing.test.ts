@@ -233,6 +233,13 @@ describe("GET /projections", () => {
     expect(header(reply, "Location")).toBe("http://localhost:2113/web/projections.htm")
     expect(node.fake.calls).toEqual([])
   })
+
+  it("takes the host as the request named it, whatever it is", async () => {
+    const node = makeProjectionsNode()
+    const reply = await node.request("GET", "/projections?x=1", { auth: UserAuth, headers: { Host: "[zz" } })
+    expect(reply.status).toBe(302)
+    expect(header(reply, "Location")).toBe("http://[zz/web/projections.htm")
+  })
 })
 
 describe("POST /projections/restart", () => {

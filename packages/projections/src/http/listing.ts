@@ -33,6 +33,13 @@ export const projectionStatistics: Handler = (input) =>
     (stats) => jsonReply(statisticsListJson([stats], input.baseUrl))
   )
 
+/** `scheme://host[:port]` of an absolute URL (read by hand: a Host header need not make a URL `URL` accepts). */
+const originOf = (url: string): string => {
+  const scheme = url.indexOf("://")
+  const slash = url.indexOf("/", scheme < 0 ? 0 : scheme + 3)
+  return slash < 0 ? url : url.slice(0, slash)
+}
+
 /** `GET /projections`: 302 to the admin UI's projections page on the host the request named. */
 export const redirectToProjectionsPage = (input: RouteInput): Effect.Effect<Reply> =>
   Effect.succeed({
@@ -40,7 +47,7 @@ export const redirectToProjectionsPage = (input: RouteInput): Effect.Effect<Repl
     reason: "Found",
     headers: {
       "Content-Type": "text/plain; charset=utf-8",
-      Location: new URL("/web/projections.htm", input.requestUrl).href
+      Location: `${originOf(input.requestUrl)}/web/projections.htm`
     },
     body: "Moved"
   })

@@ -146,13 +146,20 @@ describe("statistics", () => {
     [12.5, "12.5"],
     [100 / 3, "33.333332"],
     [Number.NaN, "-2.0"],
-    [Number.POSITIVE_INFINITY, "-2.0"]
+    [Number.POSITIVE_INFINITY, "-2.0"],
+    [1e300, "-2.0"]
   ])("progress %s is written %s", async (progress, written) => {
     const node = makeProjectionsNode()
     node.fake.answers.statistics = { _tag: "Ok", value: sampleStatistics("p", {}, { progress }) }
     expect(text(await node.request("GET", "/projection/p", { auth: UserAuth }))).toContain(
       `\n  "progress": ${written},\n`
     )
+  })
+
+  it("a figure that is no number is written 0, so the document stays JSON", async () => {
+    const node = makeProjectionsNode()
+    node.fake.answers.statistics = { _tag: "Ok", value: sampleStatistics("p", {}, { lagMilliseconds: Number.NaN }) }
+    expect(json(await node.request("GET", "/projection/p", { auth: UserAuth })).lagMilliseconds).toBe(0)
   })
 
   it("positions are empty before the projection has one; other kinds of position as the reference's text", async () => {

@@ -8,8 +8,11 @@ import { stringifyIndented, type JsonValue } from "@vellum/http"
 export type { JsonValue }
 
 export const str = (value: string): JsonValue => ({ kind: "string", value })
-/** A whole number (a fraction is cut off: the reference's members are integers). */
-export const int = (value: number): JsonValue => ({ kind: "number", text: String(Math.trunc(value)) })
+/** A whole number (a fraction is cut off: the reference's members are integers; what is no number is 0, JSON has no NaN). */
+export const int = (value: number): JsonValue => ({
+  kind: "number",
+  text: Number.isFinite(value) ? String(Math.trunc(value)) : "0"
+})
 export const bool = (value: boolean): JsonValue => ({ kind: "boolean", value })
 export const nul: JsonValue = { kind: "null" }
 export const arr = (items: ReadonlyArray<JsonValue>): JsonValue => ({ kind: "array", items })

@@ -13,10 +13,10 @@ import { absoluteUrl, projectionPath } from "./urls.js"
 
 const positionText = (tag: CheckpointTag | undefined): string => (tag === undefined ? "" : checkpointTagText(tag))
 
-/** Percent done as a .NET float; -2 when it is not a number (the reference's rule for NaN and infinities). */
+/** Percent done as a .NET float; -2 when it is no number as a float (the reference's rule for NaN and infinities). */
 const progress = (value: number): JsonValue => ({
   kind: "number",
-  text: formatSingle(Number.isFinite(value) ? value : -2)
+  text: formatSingle(Number.isFinite(Math.fround(value)) ? value : -2)
 })
 
 export const statisticsJson = (stats: ProjectionStatistics, baseUrl: string): JsonValue => {

@@ -148,8 +148,6 @@ export interface FakeHandlerOptions {
   readonly resultOf?: (state: string) => string | null
   /** `partitionBy`: the event's data member `p` (undefined when absent: the item is skipped). */
   readonly partitionByData?: boolean
-  /** Each `process` call moves the test clock this much (for coreProcessingTime). */
-  readonly processMillis?: number
   /** Each `process` call first waits for this gate. */
   gate?: Deferred.Deferred<void>
   /** Pads the state with this many characters (for the state-size limit). */
@@ -186,7 +184,6 @@ export const countingHandler = (options: FakeHandlerOptions = {}): FakeHandler =
     process: (items) =>
       Effect.gen(function* () {
         if (options.gate !== undefined) yield* Deferred.await(options.gate)
-        if (options.processMillis !== undefined) yield* TestClock.adjust(options.processMillis)
         const done: Array<HandlerOutcome> = []
         for (let index = 0; index < items.length; index++) {
           const item = items[index]!

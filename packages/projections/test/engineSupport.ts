@@ -280,7 +280,7 @@ export const fakeOutput = (): FakeOutput => {
 }
 
 export const definitionOf = (
-  overrides: Partial<SourceDefinition> & { options?: Partial<SourceDefinition["options"]> } = {}
+  overrides: Partial<Omit<SourceDefinition, "options">> & { options?: Partial<SourceDefinition["options"]> } = {}
 ): SourceDefinition => ({
   allEvents: true,
   allStreams: true,

@@ -26,6 +26,7 @@ import type {
   WriteCause
 } from "../src/index.js"
 import { startProjectionRunner } from "../src/engine/startProjectionRunner.js"
+import { definitionWith } from "./languageSupport.js"
 
 export const storageConfig: StorageConfig = {
   ...defaultStorageConfig("/db"),
@@ -279,31 +280,13 @@ export const fakeOutput = (): FakeOutput => {
   return output
 }
 
+/** A `fromAll` definition with a fold, with `overrides` applied. */
 export const definitionOf = (
   overrides: Partial<Omit<SourceDefinition, "options">> & { options?: Partial<SourceDefinition["options"]> } = {}
-): SourceDefinition => ({
-  allEvents: true,
-  allStreams: true,
-  byStream: false,
-  byCustomPartitions: false,
-  categories: [],
-  events: [],
-  streams: [],
-  ...overrides,
-  options: {
-    resultStreamName: null,
-    partitionResultStreamNamePattern: null,
-    reorderEvents: false,
-    processingLag: 0,
-    isBiState: false,
-    definesStateTransform: false,
-    producesResults: false,
-    definesFold: true,
-    handlesDeletedNotifications: false,
-    includeLinks: false,
-    ...overrides.options
-  }
-})
+): SourceDefinition => {
+  const { options, ...changes } = overrides
+  return definitionWith({ allStreams: true, ...changes }, { definesFold: true, ...options })
+}
 
 export const specOf = (
   overrides: Partial<Omit<RunnerSpec, "thresholds">> & { thresholds?: Partial<RunnerSpec["thresholds"]> } = {}

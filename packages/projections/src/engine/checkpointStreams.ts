@@ -105,17 +105,20 @@ export const readStoredPartition = (
         : { state: checkpoint.state, result: checkpoint.result, position: checkpoint.tag }
   )
 
+/** What a checkpoint event records. */
+export interface CheckpointEvent {
+  readonly eventType: string
+  readonly state: string
+  readonly result: string | null
+  readonly tag: CheckpointTag
+}
+
 /** One checkpoint event: `[state]`/`[state,result]` with the position (and `$v`) as its metadata. */
 export const writeCheckpointEvent = (
   writer: EventStoreService,
   stream: string,
   expectedVersion: number,
-  event: {
-    readonly eventType: string
-    readonly state: string
-    readonly result: string | null
-    readonly tag: CheckpointTag
-  },
+  event: CheckpointEvent,
   version: ProjectionVersion,
   eventIds: { readonly metadata: string; readonly event: string }
 ): Effect.Effect<number, AppendError> =>

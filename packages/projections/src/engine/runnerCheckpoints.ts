@@ -6,10 +6,10 @@
  */
 import { Clock, Effect, Schedule } from "effect"
 import { randomUuid, type AppendError, type EventStoreService } from "@vellum/storage"
-import { encodeCheckpointTag, type CheckpointTag } from "../persisted/checkpointTag.js"
+import { encodeCheckpointTag } from "../persisted/checkpointTag.js"
 import { checkpointStream, partitionCheckpointStream, projectionEventTypes } from "../persisted/streamNames.js"
 import { byEventType, byEventTypeCheckpoint } from "../system/index.js"
-import { retryReads, writeCheckpointEvent } from "./checkpointStreams.js"
+import { retryReads, writeCheckpointEvent, type CheckpointEvent } from "./checkpointStreams.js"
 import { checkpointWrittenFromOutsideReason } from "./faultReasons.js"
 import type { BatchContext } from "./processBatch.js"
 import { runFault, type RunFault } from "./RunState.js"
@@ -33,12 +33,7 @@ const append = (
   context: CheckpointContext,
   stream: string,
   expectedVersion: number,
-  event: {
-    readonly eventType: string
-    readonly state: string
-    readonly result: string | null
-    readonly tag: CheckpointTag
-  }
+  event: CheckpointEvent
 ): Effect.Effect<number, RunFault> =>
   Effect.gen(function* () {
     const ids = { metadata: yield* randomUuid, event: yield* randomUuid }

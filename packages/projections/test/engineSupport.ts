@@ -25,6 +25,7 @@ import type {
   SourceReader,
   WriteCause
 } from "../src/index.js"
+import { compareCheckpointTags } from "../src/index.js"
 import { startProjectionRunner } from "../src/engine/startProjectionRunner.js"
 import { definitionWith } from "./languageSupport.js"
 
@@ -262,6 +263,10 @@ export const fakeOutput = (): FakeOutput => {
     flushes: 0,
     spec: undefined,
     enqueue: (cause, writes) => {
+      // As the real writer insists: causes strictly move forward.
+      const last = output.enqueued[output.enqueued.length - 1]?.cause.tag
+      if (last !== undefined && compareCheckpointTags(cause.tag, last) !== 1)
+        throw new Error("a cause did not move forward")
       output.enqueued.push({ cause, writes })
     },
     flush: Effect.suspend(() =>

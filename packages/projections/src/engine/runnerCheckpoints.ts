@@ -5,8 +5,8 @@
  * claims writes that could still be lost, and a restart from it re-does only what came after.
  */
 import { Clock, Effect, Schedule } from "effect"
-import { randomUuid, type AppendError, type EventStoreService } from "@vellum/storage"
-import { encodeCheckpointTag } from "../persisted/checkpointTag.js"
+import { ExpectedVersion, randomUuid, type AppendError, type EventStoreService } from "@vellum/storage"
+import { encodeCheckpointTag, type CheckpointTag } from "../persisted/checkpointTag.js"
 import { checkpointStream, partitionCheckpointStream, projectionEventTypes } from "../persisted/streamNames.js"
 import { byEventType, byEventTypeCheckpoint } from "../system/index.js"
 import { retryReads, writeCheckpointEvent, type CheckpointEvent } from "./checkpointStreams.js"
@@ -28,7 +28,20 @@ export const shouldCheckpoint = ({ spec, state }: CheckpointContext): Effect.Eff
     return handled || state.skippedBytesSinceCheckpoint > thresholds.checkpointUnhandledBytesThreshold
   })
 
-/** Appends one checkpoint event, retrying what may pass (same event id: a retry is idempotent). */
+/** An append tried again while its failure may pass (with the same event ids, so a retry is idempotent). */
+const retryingAppend = <A>(stream: string, attempt: Effect.Effect<A, AppendError>): Effect.Effect<A, RunFault> =>
+  attempt.pipe(
+    Effect.retry({
+      schedule: Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("5 seconds"))),
+      while: (error: AppendError) =>
+        error._tag !== "WrongExpectedVersion" && error._tag !== "StreamDeleted" && error._tag !== "InvalidRequest"
+    }),
+    Effect.mapError((error) =>
+      runFault(error._tag === "InvalidRequest" ? error.message : checkpointWrittenFromOutsideReason(stream))
+    )
+  )
+
+/** Appends one checkpoint event. */
 const append = (
   context: CheckpointContext,
   stream: string,
@@ -37,16 +50,26 @@ const append = (
 ): Effect.Effect<number, RunFault> =>
   Effect.gen(function* () {
     const ids = { metadata: yield* randomUuid, event: yield* randomUuid }
-    return yield* writeCheckpointEvent(context.writer, stream, expectedVersion, event, context.spec.version, ids).pipe(
-      Effect.retry({
-        schedule: Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("5 seconds"))),
-        while: (error: AppendError) =>
-          error._tag !== "WrongExpectedVersion" && error._tag !== "StreamDeleted" && error._tag !== "InvalidRequest"
-      }),
-      Effect.mapError((error) =>
-        runFault(error._tag === "InvalidRequest" ? error.message : checkpointWrittenFromOutsideReason(stream))
-      )
-    )
+    const write = writeCheckpointEvent(context.writer, stream, expectedVersion, event, context.spec.version, ids)
+    return yield* retryingAppend(stream, write)
+  })
+
+/**
+ * `$by_event_type` also records its progress in `$et`, as the reference does at each checkpoint. Written here
+ * rather than queued on the output writer: it is caused by no event, and its position is the last item's,
+ * which the writer's causes must move past.
+ */
+const writeEventTypeProgress = (context: CheckpointContext, position: CheckpointTag): Effect.Effect<void, RunFault> =>
+  Effect.gen(function* () {
+    const progress = byEventTypeCheckpoint(encodeCheckpointTag(position))
+    const event = {
+      eventId: yield* randomUuid,
+      eventType: progress.eventType,
+      isJson: progress.isJson,
+      data: Buffer.from(progress.data),
+      metadata: Buffer.from(encodeCheckpointTag(position, context.spec.version))
+    }
+    yield* retryingAppend(progress.stream, context.writer.append(progress.stream, ExpectedVersion.Any, [event]))
   })
 
 /** Flushes the output, writes the changed partitions' checkpoints and the root checkpoint at the position. */
@@ -55,16 +78,12 @@ export const writeCheckpoint = (
   flush: Effect.Effect<void, RunFault>
 ): Effect.Effect<void, RunFault> =>
   Effect.gen(function* () {
-    const { spec, state, output } = context
+    const { spec, state } = context
     const position = state.position!
     state.checkpointStatus = "Requested"
     state.inCheckpoint = true
-    if (spec.system && spec.name === byEventType.name) {
-      // `$by_event_type` also records its progress in `$et`, as the reference does at each checkpoint.
-      const progress = byEventTypeCheckpoint(encodeCheckpointTag(position))
-      output.enqueue({ tag: position, eventId: "", correlationId: undefined }, [{ ...progress, extraMetadata: [] }])
-    }
     yield* flush
+    if (spec.system && spec.name === byEventType.name) yield* writeEventTypeProgress(context, position)
     const dirty = state.cache.dirty()
     state.checkpointStatus = `Writing (${dirty.length + 1})`
     for (const [partition, entry] of dirty) {

@@ -163,10 +163,26 @@ describe("runner checkpoints", () => {
       expect((yield* streamEvents(store, "$projections-p-a-checkpoint")).map((event) => event.data)).toEqual([
         '[{"count":2},{"count":2}]'
       ])
+      // The root checkpoint stream's last event is no checkpoint: only the partition's could still count.
+      yield* appendEvents(store, "$projections-p-checkpoint", 1, "other")
       const next = { ...spec, version: { projectionId: 7, epoch: 1, version: 2 } }
       yield* appendEvents(store, "a", 1)
       const second = yield* start(store, next, storeSource(store), countingHandler())
       expect((yield* second.runner.partition("a")).state).toBe('{"count":3}')
+    })
+  )
+
+  it.scoped("ignores a checkpoint another projection (another id) wrote", () =>
+    Effect.gen(function* () {
+      const store = yield* openStore()
+      yield* appendEvents(store, "a", 4)
+      const first = yield* start(store, specOf(), storeSource(store), countingHandler())
+      yield* first.runner.stop(true)
+      const handler = countingHandler()
+      const other = specOf({ version: { projectionId: 8, epoch: 0, version: 1 } })
+      const second = yield* start(store, other, storeSource(store), handler)
+      expect(handler.calls[0]!.state).toBe("")
+      expect(second.runner.statistics().eventsProcessedAfterRestart).toBe(4)
     })
   )
 })

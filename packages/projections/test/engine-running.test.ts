@@ -3,7 +3,7 @@
 // projection's state read from its checkpoint streams.
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
-import { checkpointTagText } from "../src/index.js"
+import { checkpointTagText, type ProjectionHandler } from "../src/index.js"
 import { emptyEntry, PartitionCache } from "../src/engine/PartitionCache.js"
 import { readStoredPartition } from "../src/engine/checkpointStreams.js"
 import { pollIntervalMs } from "../src/engine/startProjectionRunner.js"
@@ -16,7 +16,8 @@ import {
   settle,
   specOf,
   start,
-  storeSource
+  storeSource,
+  streamEvents
 } from "./engineSupport.js"
 
 describe("running", () => {
@@ -181,6 +182,51 @@ describe("running", () => {
       expect([root.state, root.result, root.position]).toEqual(["", null, runner.statistics().position])
       const reset = { ...spec, version: { ...spec.version, epoch: 1 } }
       expect(yield* readStoredPartition(store, reset, "a")).toEqual({ state: "", result: null, position: undefined })
+    })
+  )
+})
+
+describe("bi-state", () => {
+  /** Counts per partition, and all events in the shared state `{"total":n}`; records the shared state given. */
+  const biStateHandler = () => {
+    const inner = countingHandler()
+    let total: number | undefined
+    const sharedGiven: Array<string | undefined> = []
+    const handler: ProjectionHandler = {
+      ...inner,
+      process: (items) =>
+        Effect.map(inner.process(items), (outcomes) =>
+          outcomes.map((outcome, index) => {
+            const shared = items[index]!.shared
+            sharedGiven.push(shared)
+            if (shared !== undefined) total = shared === "" ? 0 : (JSON.parse(shared) as { total: number }).total
+            total = total! + 1
+            return { ...outcome, shared: JSON.stringify({ total }) }
+          })
+        )
+    }
+    return { handler, sharedGiven }
+  }
+
+  it.scoped("hands the shared state over with a partition's, keeps it as the root state, and resumes it", () =>
+    Effect.gen(function* () {
+      const store = yield* openStore()
+      yield* appendEvents(store, "a", 2)
+      yield* appendEvents(store, "b", 1)
+      const spec = specOf({ definition: definitionOf({ byStream: true, options: { isBiState: true } }) })
+      const first = biStateHandler()
+      const { runner } = yield* start(store, spec, storeSource(store), first.handler)
+      expect(first.sharedGiven).toEqual(["", undefined, '{"total":2}'])
+      expect((yield* runner.partition("")).state).toBe('{"total":3}')
+      expect(runner.statistics().stateBytes).toBe('{"total":3}'.length)
+      yield* runner.stop(true)
+      const checkpoints = yield* streamEvents(store, "$projections-p-checkpoint")
+      expect(checkpoints[checkpoints.length - 1]!.data).toBe('[{"total":3}]')
+      yield* appendEvents(store, "a", 1)
+      const second = biStateHandler()
+      const again = yield* start(store, spec, storeSource(store), second.handler)
+      expect(second.sharedGiven).toEqual(['{"total":3}'])
+      expect((yield* again.runner.partition("")).state).toBe('{"total":4}')
     })
   )
 })

@@ -60,14 +60,18 @@ interface Routed {
   readonly partition: string
 }
 
-/** Cuts the items so that within a segment a partition never comes back after another partition's items. */
-const segmentsOf = (routed: ReadonlyArray<Routed>): ReadonlyArray<ReadonlyArray<Routed>> => {
+/**
+ * Cuts the items so that within a segment a partition never comes back after another partition's items; for
+ * bi-state, at every switch of partition (the shared state handed over with the next partition is the one
+ * the previous item left).
+ */
+const segmentsOf = (routed: ReadonlyArray<Routed>, biState: boolean): ReadonlyArray<ReadonlyArray<Routed>> => {
   const segments: Array<Array<Routed>> = []
   let current: Array<Routed> = []
   let seen = new Set<string>()
   for (const entry of routed) {
     const previous = current[current.length - 1]?.partition
-    if (previous !== undefined && previous !== entry.partition && seen.has(entry.partition)) {
+    if (previous !== undefined && previous !== entry.partition && (biState || seen.has(entry.partition))) {
       segments.push(current)
       current = []
       seen = new Set()
@@ -192,7 +196,8 @@ export const processBatch = (context: BatchContext, batch: SourceBatch): Effect.
         const partition = partitions[index]
         if (partition !== undefined) routed.push({ item, partition })
       })
-      for (const segment of segmentsOf(routed)) yield* processSegment(context, segment)
+      for (const segment of segmentsOf(routed, context.spec.definition.options.isBiState))
+        yield* processSegment(context, segment)
     }
     state.bufferedEvents = 0
     state.position = batch.next

@@ -174,7 +174,8 @@ describe("GET /projection/{name}/config", () => {
         '  "checkpointHandledThreshold": 4000,',
         '  "checkpointUnhandledBytesThreshold": 10000000,',
         '  "pendingEventsThreshold": 5000,',
-        '  "maxWriteBatchLength": 500',
+        '  "maxWriteBatchLength": 500,',
+        '  "label": "Projections"',
         "}"
       ].join("\n")
     )
@@ -205,7 +206,8 @@ describe("GET /projection/{name}/config", () => {
       "pendingEventsThreshold",
       "maxWriteBatchLength",
       "maxAllowedWritesInFlight",
-      "projectionExecutionTimeout"
+      "projectionExecutionTimeout",
+      "label"
     ])
   })
 

@@ -8,11 +8,17 @@
 import { Effect } from "effect"
 import { badRequest, memberIgnoreCase, type JsonValue as Tree, type Reply, type RouteInput } from "@vellum/http"
 import type { Projections, ProjectionConfig } from "../service/Projections.js"
-import { obj, unlessDefault, type JsonValue } from "./jsonTree.js"
+import { obj, str, unlessDefault, type JsonValue } from "./jsonTree.js"
 import { answer, jsonReply, nameReply } from "./outcomeReplies.js"
 import { jsonObjectBody, nameOf, requesterOf } from "./requests.js"
 
 type Handler = (input: RouteInput) => Effect.Effect<Reply, never, Projections>
+
+/**
+ * The current reference serializes the config message whole, which carries the message group's label after the
+ * config's own members; clients written against it (geteventstore-promise's tests) read `label`.
+ */
+const MessageLabel = "Projections"
 
 export const configJson = (config: ProjectionConfig): JsonValue =>
   obj([
@@ -24,7 +30,8 @@ export const configJson = (config: ProjectionConfig): JsonValue =>
     ["pendingEventsThreshold", unlessDefault(config.pendingEventsThreshold)],
     ["maxWriteBatchLength", unlessDefault(config.maxWriteBatchLength)],
     ["maxAllowedWritesInFlight", unlessDefault(config.maxAllowedWritesInFlight)],
-    ["projectionExecutionTimeout", unlessDefault(config.projectionExecutionTimeout)]
+    ["projectionExecutionTimeout", unlessDefault(config.projectionExecutionTimeout)],
+    ["label", str(MessageLabel)]
   ])
 
 const ParseFailed = "Failed to parse the projection config"

@@ -241,7 +241,11 @@ export const makeProjections = (
           const created = yield* createRegistered(
             current,
             missing.map((p) => p.name),
-            (name, version) => systemDefinitionRecord(missing.find((p) => p.name === name)!, version)
+            (name, version) =>
+              systemDefinitionRecord(
+                missing.find((p) => p.name === name)!,
+                version
+              )
           )
           if (created._tag !== "Ok") return
         }

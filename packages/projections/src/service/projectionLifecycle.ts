@@ -139,8 +139,7 @@ export const makeLifecycle = (
   const loadStopped = (m: Managed) =>
     Effect.gen(function* () {
       const definition = m.definition
-      const root =
-        definition === undefined ? undefined : yield* factory.storedPartition(specOf(m, definition), "")
+      const root = definition === undefined ? undefined : yield* factory.storedPartition(specOf(m, definition), "")
       m.figures = stoppedFigures(root?.position, root?.state.length ?? 0)
       m.state = "Stopped"
     })

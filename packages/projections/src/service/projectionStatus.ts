@@ -7,15 +7,7 @@ import type { CheckpointTag } from "../persisted/checkpointTag.js"
 
 /** The leader-side states a client can see (the transitional ones only while a command is under way). */
 export type LeaderState =
-  | "Preparing"
-  | "Starting"
-  | "Running"
-  | "Stopping"
-  | "Aborting"
-  | "Stopped"
-  | "Completed"
-  | "Faulted"
-  | "Deleting"
+  "Preparing" | "Starting" | "Running" | "Stopping" | "Aborting" | "Stopped" | "Completed" | "Faulted" | "Deleting"
 
 /** The runner's own status text: its core status, `/Paused` while reading is paused, `/Writing results`. */
 const coreStatusText = (figures: RunnerStatistics): string =>

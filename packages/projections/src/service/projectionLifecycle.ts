@@ -130,9 +130,10 @@ export const makeLifecycle = (
     Effect.gen(function* () {
       const active = m.active
       if (active === undefined) return
+      // No longer the projection's runner: its end is this stop, not a completion or fault to show.
+      m.active = undefined
       m.state = graceful ? "Stopping" : "Aborting"
       yield* active.runner.stop(graceful)
-      m.active = undefined
       yield* Scope.close(active.scope, Exit.void)
     })
 
@@ -163,7 +164,7 @@ export const makeLifecycle = (
       m.state = "Running"
       yield* Effect.forkIn(
         Effect.map(runner.outcome, (outcome) => {
-          if (m.active?.runner !== runner || m.state !== "Running") return
+          if (m.active?.runner !== runner) return
           if (outcome._tag === "Completed") m.state = "Completed"
           else if (outcome._tag === "Faulted") fault(m, outcome.reason)
           else m.state = "Stopped"

@@ -222,7 +222,7 @@ describe("projection commands", () => {
         const { service, fake } = node
         yield* service.create(continuous("p"), admin)
         fake.runners[0]!.processed = 4
-        const at4 = { kind: "position", phase: 0, commit: 4, prepare: 4 }
+        const at4 = { kind: "position", phase: 0, commit: 4, prepare: 4 } as const
         expect(value(yield* service.state("p", "a"))).toEqual({ text: '{"p":"a","count":4}', position: at4 })
         expect(value(yield* service.result("p", ""))).toEqual({ text: "4", position: at4 })
         yield* service.create(continuous("q", "fromAll", { mode: "OneTime", checkpointsEnabled: false }), admin)

@@ -2,6 +2,7 @@
 // status text shown at each step.
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
+import { MemoryDisk } from "@vellum/platform"
 import { statusText, noFigures } from "../src/service/projectionStatus.js"
 import { admin, continuous, definitionsOf, eventsOf, openNode, settle, user, value } from "./serviceSupport.js"
 

@@ -21,6 +21,7 @@ import {
   type DefinitionRecord
 } from "../persisted/definitionRecord.js"
 import type { PersistedEvent } from "../persisted/PersistedEvent.js"
+import type { DeleteOptions } from "./Projections.js"
 import {
   checkpointStream,
   definitionStream,
@@ -145,6 +146,31 @@ export const streamsToDelete = (record: DefinitionRecord, multiStream: boolean):
     checkpoint: record.deleteCheckpointStream && record.checkpointsDisabled !== true,
     emitted,
     order: emitted && multiStream
+  }
+}
+
+/** Several source streams (a projection that emits then records their order in `-order`). */
+export const isMultiStream = (m: { readonly definition: { readonly streams: ReadonlyArray<string> } | undefined }) =>
+  (m.definition?.streams.length ?? 0) > 1
+
+/**
+ * The definition a deletion writes first (before its version is raised): disabled, deleting, the options, and
+ * the count of removals it waits for, as the reference counts them (tracked emitted streams only when tracked).
+ */
+export const deletingDefinition = (
+  record: DefinitionRecord,
+  options: DeleteOptions,
+  multiStream: boolean
+): DefinitionRecord => {
+  const flags = { ...record, ...options }
+  const what = streamsToDelete(flags, multiStream)
+  const prerequisites = [what.checkpoint, what.emitted && record.trackEmittedStreams === true, what.order]
+  return {
+    ...flags,
+    enabled: false,
+    deleted: false,
+    deleting: true,
+    numberOfPrequisitesMetForDeletion: record.numberOfPrequisitesMetForDeletion + prerequisites.filter(Boolean).length
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import { Clock, Effect, type Scope } from "effect"
 import type { ClusterStatusService } from "@vellum/cluster"
-import type { AppendError, EventStoreService } from "@vellum/storage"
+import { randomUuid, type AppendError, type EventStoreService } from "@vellum/storage"
 import {
   emptyDefinition,
   projectionCreatedEvent,
@@ -18,7 +18,7 @@ import {
   registryInitializedEvent,
   type DefinitionRecord
 } from "../persisted/definitionRecord.js"
-import { registryStream, resultStream } from "../persisted/streamNames.js"
+import { registryStream } from "../persisted/streamNames.js"
 import { isSystemProjectionName, SystemProjections } from "../system/index.js"
 import {
   appendEvents,
@@ -26,30 +26,28 @@ import {
   loadRegistry,
   nextDefinitionVersion,
   readDefinition,
+  deletingDefinition,
+  isMultiStream,
   streamsToDelete,
   writeDefinition
 } from "./definitionStreams.js"
-import { figuresOf, makeLifecycle, newManaged, type Managed } from "./projectionLifecycle.js"
-import { noFigures, statusText } from "./projectionStatus.js"
+import { makeLifecycle, newManaged, type Managed } from "./projectionLifecycle.js"
 import type {
   CreateProjection,
   ProjectionCommand,
-  ProjectionConfig,
   ProjectionsOutcome,
   ProjectionsService,
   ProjectionsSettings,
-  ProjectionStatistics,
-  Requester,
-  StateView
+  Requester
 } from "./Projections.js"
 import type { RunnerFactory } from "./RunnerFactory.js"
+import { notRunningService } from "./notRunningService.js"
+import { configOf, partitionOf, queryOf, statisticsOf } from "./projectionViews.js"
 import { systemDefinitionRecord } from "./systemDefinitions.js"
-import { randomUuid } from "@vellum/storage"
 
 type Outcome<A> = ProjectionsOutcome<A>
 
 const notReady: Outcome<never> = { _tag: "NotReady", reason: "Projections are not ready: this node does not lead" }
-const notRunHere: Outcome<never> = { _tag: "NotReady", reason: "Projections do not run on this node" }
 const notFound: Outcome<never> = { _tag: "NotFound" }
 const notAuthorized: Outcome<never> = { _tag: "NotAuthorized" }
 const ok = <A>(value: A): Outcome<A> => ({ _tag: "Ok", value })
@@ -184,6 +182,22 @@ export const makeProjections = (
         return ok(names[0] ?? "")
       })
 
+    /** Removes what the projection's deleting definition asks for, then deregisters it; undefined when done. */
+    const finishDeletion = (current: Leading, m: Managed): Effect.Effect<Outcome<never> | undefined> =>
+      Effect.gen(function* () {
+        if (m.record.mode !== "Transient") {
+          const what = streamsToDelete(m.record, isMultiStream(m))
+          const removed = yield* Effect.either(deleteProjectionStreams(store, writer, m.name, what))
+          if (removed._tag === "Left")
+            yield* Effect.logWarning(`projection ${m.name}: its streams were not deleted: ${removed.left.message}`)
+          const deregistered = yield* Effect.either(appendRegistry(current, [projectionDeletedEvent(m.name)]))
+          if (deregistered._tag === "Left") return yield* failure(deregistered.left)
+        }
+        current.registered.delete(m.name)
+        current.projections.delete(m.name)
+        return undefined
+      })
+
     const enable = (m: Managed): Effect.Effect<Outcome<string>> =>
       m.record.enabled && m.state !== "Completed" && m.state !== "Faulted" && m.state !== "Stopped"
         ? Effect.succeed(ok(m.name))
@@ -228,6 +242,11 @@ export const makeProjections = (
             now
           )
           current.projections.set(name, m)
+          // A deletion cut short (the node stopped, or lost the lead) is finished, as the reference does.
+          if (m.record.deleting) {
+            if ((yield* finishDeletion(current, m)) !== undefined) return
+            continue
+          }
           if (lifecycle.shouldRun(m, m.record) || m.definition === undefined)
             m.record = yield* lifecycle.prepare(m, m.record)
           yield* lifecycle.run(m)
@@ -315,37 +334,6 @@ export const makeProjections = (
         })
       )
 
-    const statisticsOf = (m: Managed): ProjectionStatistics => {
-      const figures = figuresOf(m)
-      const version = m.active?.runner.spec.version
-      return {
-        name: m.name,
-        mode: m.record.mode,
-        status: statusText(m.state, figures, m.record.enabled),
-        stateReason: m.state === "Faulted" ? m.faultReason : "",
-        enabled: m.record.enabled,
-        version: figures === undefined ? -1 : (version?.version ?? m.record.version ?? 0),
-        epoch: figures === undefined ? -1 : (version?.epoch ?? m.record.epoch ?? -1),
-        resultStreamName: m.definition?.options.resultStreamName ?? null,
-        runner: figures ?? noFigures
-      }
-    }
-
-    const partitionView = (m: Managed, partition: string): Effect.Effect<StateView & { result: string }> =>
-      Effect.gen(function* () {
-        // Nothing ran or was loaded yet (preparing, or faulted before it had a definition): nothing to show.
-        const definition = m.definition
-        if (m.state === "Preparing" || m.state === "Starting" || (m.active === undefined && definition === undefined))
-          return { text: "", result: "", position: undefined }
-        const view =
-          m.active !== undefined
-            ? yield* m.active.runner.partition(partition)
-            : yield* factory.storedPartition(lifecycle.specOf(m, definition!), partition)
-        // A completed query answers without a position, as the reference does.
-        const position = m.state === "Completed" ? undefined : view.position
-        return { text: view.state, result: view.result ?? "", position }
-      })
-
     const create = (request: CreateProjection, by: Requester): Effect.Effect<Outcome<string>> =>
       exclusively(
         Effect.gen(function* () {
@@ -423,23 +411,7 @@ export const makeProjections = (
         }),
       create,
       command: (name, which, by) => withProjection(name, by, (m) => command(m, which)),
-      query: (name) =>
-        withProjection(name, undefined, (m) => {
-          const r = m.record
-          return Effect.succeed(
-            ok({
-              name: m.name,
-              query: r.query ?? "",
-              mode: r.mode,
-              emitEnabled: r.emitEnabled === true,
-              trackEmittedStreams: r.trackEmittedStreams === true,
-              checkpointsEnabled: r.checkpointsDisabled !== true,
-              definition: r.sourceDefinition,
-              resultStreamName:
-                m.definition === undefined ? "" : resultStream(m.name, m.definition.options.resultStreamName)
-            })
-          )
-        }),
+      query: (name) => withProjection(name, undefined, (m) => Effect.succeed(ok(queryOf(m)))),
       updateQuery: (name, query, emitEnabled, by) =>
         withProjection(name, by, (m) => {
           const version = (m.record.version ?? 0) + 1
@@ -448,23 +420,7 @@ export const makeProjections = (
           const next = bump(m.record, { query, emitEnabled: emitEnabled ?? m.record.emitEnabled, ...epoch })
           return transition(m, next, "graceful", true)
         }),
-      config: (name, by) =>
-        withProjection(name, by, (m) => {
-          const r = m.record
-          return Effect.succeed(
-            ok<ProjectionConfig>({
-              emitEnabled: r.emitEnabled === true,
-              trackEmittedStreams: r.trackEmittedStreams === true,
-              checkpointAfterMs: r.checkpointAfterMs,
-              checkpointHandledThreshold: r.checkpointHandledThreshold,
-              checkpointUnhandledBytesThreshold: r.checkpointUnhandledBytesThreshold,
-              pendingEventsThreshold: r.pendingEventsThreshold,
-              maxWriteBatchLength: r.maxWriteBatchLength,
-              maxAllowedWritesInFlight: r.maxAllowedWritesInFlight,
-              projectionExecutionTimeout: r.projectionExecutionTimeout ?? null
-            })
-          )
-        }),
+      config: (name, by) => withProjection(name, by, (m) => Effect.succeed(ok(configOf(m)))),
       updateConfig: (name, config, by) =>
         withProjection(name, by, (m) =>
           Effect.gen(function* () {
@@ -492,40 +448,19 @@ export const makeProjections = (
             if (isSystemProjectionName(m.name))
               return failed("We currently don't allow for the deletion of System Projections.")
             if (!isStoppedOrFaulted(m)) return failed("Cannot delete a projection that hasn't been stopped or faulted.")
-            const flags = { ...m.record, ...options }
-            const multiStream = (m.definition?.streams.length ?? 0) > 1
-            const what = streamsToDelete(flags, multiStream)
-            const emitted = what.emitted && m.record.trackEmittedStreams === true
-            const prerequisites = [what.checkpoint, emitted, what.order].filter(Boolean).length
-            const next = bump(flags, {
-              enabled: false,
-              deleted: false,
-              deleting: true,
-              numberOfPrequisitesMetForDeletion: m.record.numberOfPrequisitesMetForDeletion + prerequisites
-            })
             yield* lifecycle.discard(m, false)
             m.state = "Deleting"
-            const refused = yield* persist(m, next)
-            if (refused !== undefined) return refused
-            if (m.record.mode !== "Transient") {
-              const removed = yield* Effect.either(deleteProjectionStreams(store, writer, m.name, what))
-              if (removed._tag === "Left")
-                yield* Effect.logWarning(`projection ${m.name}: its streams were not deleted: ${removed.left.message}`)
-              const deregistered = yield* Effect.either(appendRegistry(current, [projectionDeletedEvent(m.name)]))
-              if (deregistered._tag === "Left") return yield* failure(deregistered.left)
-            }
-            current.registered.delete(m.name)
-            current.projections.delete(m.name)
-            return ok(m.name)
+            const refused = yield* persist(m, bump(deletingDefinition(m.record, options, isMultiStream(m)), {}))
+            return refused ?? (yield* finishDeletion(current, m)) ?? ok(m.name)
           })
         ),
       state: (name, partition) =>
         withProjection(name, undefined, (m) =>
-          Effect.map(partitionView(m, partition), ({ text, position }) => ok({ text, position }))
+          Effect.map(partitionOf(m, partition, factory, lifecycle), (texts) => ok(texts.state))
         ),
       result: (name, partition) =>
         withProjection(name, undefined, (m) =>
-          Effect.map(partitionView(m, partition), ({ result, position }) => ok({ text: result, position }))
+          Effect.map(partitionOf(m, partition, factory, lifecycle), (texts) => ok(texts.result))
         ),
       readEvents: (request) =>
         Effect.suspend(() =>
@@ -551,22 +486,3 @@ export const makeProjections = (
     }
     return service
   })
-
-/** `--run-projections None`: the subsystem does not run; every call says so. */
-const notRunningService: ProjectionsService = {
-  enabled: false,
-  list: () => Effect.succeed(notRunHere),
-  statistics: () => Effect.succeed(notRunHere),
-  create: () => Effect.succeed(notRunHere),
-  command: () => Effect.succeed(notRunHere),
-  query: () => Effect.succeed(notRunHere),
-  updateQuery: () => Effect.succeed(notRunHere),
-  config: () => Effect.succeed(notRunHere),
-  updateConfig: () => Effect.succeed(notRunHere),
-  delete: () => Effect.succeed(notRunHere),
-  state: () => Effect.succeed(notRunHere),
-  result: () => Effect.succeed(notRunHere),
-  readEvents: () => Effect.succeed(notRunHere),
-  restart: () => Effect.succeed(notRunHere),
-  snapshot: () => []
-}

@@ -4,7 +4,17 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { MemoryDisk } from "@vellum/platform"
 import { statusText, noFigures } from "../src/service/projectionStatus.js"
-import { admin, continuous, definitionsOf, eventsOf, openNode, settle, user, value } from "./serviceSupport.js"
+import {
+  admin,
+  appendRaw,
+  continuous,
+  definitionsOf,
+  eventsOf,
+  openNode,
+  settle,
+  user,
+  value
+} from "./serviceSupport.js"
 
 const noDeletion = { deleteStateStream: false, deleteCheckpointStream: false, deleteEmittedStreams: false }
 
@@ -151,16 +161,7 @@ describe("projection commands", () => {
         expect(yield* service.delete("p", noDeletion, user)).toEqual({ _tag: "NotAuthorized" })
         yield* service.command("p", "disable", admin)
         // What the projection wrote: a checkpoint, an emitted stream it tracked, its order stream.
-        const write = (stream: string, type: string, data: string) =>
-          store.append(stream, -2, [
-            {
-              eventId: crypto.randomUUID(),
-              eventType: type,
-              isJson: false,
-              data: Buffer.from(data),
-              metadata: Buffer.from("")
-            }
-          ])
+        const write = (stream: string, type: string, data: string) => appendRaw(store, stream, -2, type, data)
         yield* write("$projections-p-checkpoint", "$ProjectionCheckpoint", "[]")
         yield* write("emitted-1", "x", "")
         yield* write("$projections-p-emittedstreams", "$StreamTracked", "emitted-1")
@@ -199,15 +200,7 @@ describe("projection commands", () => {
     Effect.gen(function* () {
       const node = yield* openNode()
       yield* node.service.create(continuous("p", "fromAll", { enabled: false }), admin)
-      yield* node.store.append("$projections-p-checkpoint", -2, [
-        {
-          eventId: crypto.randomUUID(),
-          eventType: "$ProjectionCheckpoint",
-          isJson: true,
-          data: Buffer.from("[]"),
-          metadata: Buffer.from("")
-        }
-      ])
+      yield* appendRaw(node.store, "$projections-p-checkpoint", -2, "$ProjectionCheckpoint", "[]")
       expect(yield* node.service.delete("p", noDeletion, admin)).toEqual({ _tag: "Ok", value: "p" })
       expect((yield* definitionsOf(node.store, "p"))[1]).toMatchObject({ deleting: true })
       expect((yield* definitionsOf(node.store, "p"))[1]).not.toHaveProperty("numberOfPrequisitesMetForDeletion")
@@ -237,6 +230,28 @@ describe("projection commands", () => {
         expect(value(yield* service.result("p", "b"))).toEqual({ text: "r", position: at4 })
         expect(yield* service.state("nope", "")).toEqual({ _tag: "NotFound" })
       })
+  )
+
+  it.scoped("a deletion cut short is finished when the projections are loaded again", () =>
+    Effect.gen(function* () {
+      const disk = new MemoryDisk()
+      const first = yield* openNode(disk)
+      yield* first.service.create(continuous("p", "fromAll", { enabled: false }), admin)
+      yield* appendRaw(first.store, "$projections-p-checkpoint", -2, "$ProjectionCheckpoint", "[]")
+      // The deleting definition was written, then the node stopped before anything was removed.
+      const [created] = yield* definitionsOf(first.store, "p")
+      const deleting = { ...created, version: 1, deleting: true, deleteCheckpointStream: true }
+      yield* appendRaw(first.store, "$projections-p", 0, "$ProjectionUpdated", JSON.stringify(deleting))
+      yield* first.close
+      const second = yield* openNode(disk)
+      expect(yield* second.service.statistics("p")).toEqual({ _tag: "NotFound" })
+      expect((yield* second.store.readStreamForward("$projections-p-checkpoint", 0, 10))._tag).not.toBe("Success")
+      expect((yield* eventsOf(second.store, "$projections-$all")).at(-1)).toEqual({
+        type: "$ProjectionDeleted",
+        data: "p"
+      })
+      expect(second.fake.runners).toEqual([])
+    })
   )
 
   it.scoped("while a projection prepares it shows Preparing, its version unknown, and its state empty", () =>

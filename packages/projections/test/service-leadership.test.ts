@@ -3,7 +3,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { MemoryDisk } from "@vellum/platform"
-import { admin, continuous, definitionsOf, eventsOf, openNode, settle, user, value } from "./serviceSupport.js"
+import {
+  admin,
+  appendRaw,
+  continuous,
+  definitionsOf,
+  eventsOf,
+  openNode,
+  settle,
+  user,
+  value
+} from "./serviceSupport.js"
 
 describe("projections and the lead", () => {
   it.scoped("with --run-projections None nothing runs, nothing is written, and every call says so", () =>
@@ -102,17 +112,13 @@ describe("projections and the lead", () => {
         const node = yield* openNode()
         yield* node.service.create(continuous("p"), admin)
         const [written] = yield* eventsOf(node.store, "$projections-p")
-        yield* node.store.append("$projections-p", 0, [
-          {
-            eventId: crypto.randomUUID(),
-            eventType: "$ProjectionUpdated",
-            isJson: true,
-            data: Buffer.from(
-              written!.data.replace('"query": "fromAll"', '"query": "changed"').replace('"version": 0', '"version": 1')
-            ),
-            metadata: Buffer.from("")
-          }
-        ])
+        yield* appendRaw(
+          node.store,
+          "$projections-p",
+          0,
+          "$ProjectionUpdated",
+          written!.data.replace('"query": "fromAll"', '"query": "changed"').replace('"version": 0', '"version": 1')
+        )
         expect(yield* node.service.command("p", "disable", admin)).toMatchObject({ _tag: "OperationFailed" })
         // The disable stopped it before its write was refused; the service then let go of everything.
         expect(node.fake.runners[0]!.stops).toEqual([true])
@@ -127,15 +133,7 @@ describe("projections and the lead", () => {
     Effect.gen(function* () {
       const node = yield* openNode()
       yield* node.service.create(continuous("p"), admin)
-      yield* node.store.append("orders-1", -2, [
-        {
-          eventId: crypto.randomUUID(),
-          eventType: "x",
-          isJson: false,
-          data: Buffer.from(""),
-          metadata: Buffer.from("")
-        }
-      ])
+      yield* appendRaw(node.store, "orders-1", -2, "x", "")
       yield* settle(0)
       expect(node.fake.runners[0]!.commits.flat()).toContain("orders-1")
     })

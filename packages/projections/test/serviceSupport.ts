@@ -28,6 +28,7 @@ import {
 } from "../src/service/Projections.js"
 import type { QuerySpec, RunnerFactory } from "../src/service/RunnerFactory.js"
 import { noFigures } from "../src/service/projectionStatus.js"
+import { definitionWith } from "./languageSupport.js"
 
 const storageConfig: StorageConfig = {
   ...defaultStorageConfig("/db"),
@@ -42,27 +43,10 @@ export const user: Requester = { runAs: { name: "ouro", roles: [] }, operator: f
 /** A definition the fake "compiles" every script to: `fromAll().when({$any})`, or `fromStreams` of `streams:a,b`. */
 export const definitionOf = (query: string): SourceDefinition => {
   const streams = /^streams:(.*)$/.exec(query)?.[1]?.split(",") ?? []
-  return {
-    allEvents: true,
-    allStreams: streams.length === 0,
-    byStream: false,
-    byCustomPartitions: false,
-    categories: [],
-    events: [],
-    streams,
-    options: {
-      resultStreamName: query === "outputTo" ? "out" : null,
-      partitionResultStreamNamePattern: null,
-      reorderEvents: false,
-      processingLag: 0,
-      isBiState: false,
-      definesStateTransform: false,
-      producesResults: false,
-      definesFold: true,
-      handlesDeletedNotifications: false,
-      includeLinks: false
-    }
-  }
+  return definitionWith(
+    { allStreams: streams.length === 0, streams },
+    { resultStreamName: query === "outputTo" ? "out" : null, definesFold: true }
+  )
 }
 
 export interface FakeRunner {
@@ -262,3 +246,15 @@ export const value = <A>(outcome: { readonly _tag: string; readonly value?: A })
   if (outcome._tag !== "Ok") throw new Error(`expected Ok, got ${JSON.stringify(outcome)}`)
   return outcome.value as A
 }
+
+/** Appends one event as someone else than the service would (a projection's own output, a foreign write). */
+export const appendRaw = (store: EventStoreService, stream: string, expected: number, type: string, data: string) =>
+  store.append(stream, expected, [
+    {
+      eventId: crypto.randomUUID(),
+      eventType: type,
+      isJson: data.startsWith("{") || data.startsWith("["),
+      data: Buffer.from(data),
+      metadata: Buffer.from("")
+    }
+  ])

@@ -1,11 +1,19 @@
 // The service on and off the lead, under `--run-projections` and `--start-standard-projections`, transient
 // queries' expiry, commits handed to runners, and the subsystem's restart.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { ClusterStatus } from "@vellum/cluster"
+import { EventStore } from "@vellum/storage"
+import * as ProjectionsLayer from "../src/ProjectionsLayer.js"
+import { ProjectionRunnerFactory } from "../src/service/ProjectionRunnerFactory.js"
+import { defaultProjectionsSettings, Projections } from "../src/service/Projections.js"
 import { MemoryDisk } from "@vellum/platform"
 import {
   admin,
   appendRaw,
+  FakeCluster,
+  makeFakeFactory,
+  openStore,
   continuous,
   definitionsOf,
   eventsOf,
@@ -16,6 +24,28 @@ import {
 } from "./serviceSupport.js"
 
 describe("projections and the lead", () => {
+  it.scoped("the layer builds the service from the node's store, cluster status and runner factory", () =>
+    Effect.gen(function* () {
+      const store = yield* openStore(new MemoryDisk(), yield* Effect.scope)
+      const fake = makeFakeFactory()
+      const dependencies = Layer.mergeAll(
+        Layer.succeed(EventStore, store),
+        Layer.succeed(ClusterStatus, new FakeCluster().status),
+        Layer.succeed(ProjectionRunnerFactory, fake.factory)
+      )
+      const context = yield* Layer.build(
+        Layer.provide(
+          ProjectionsLayer.layer({ ...defaultProjectionsSettings, startStandardProjections: true }),
+          dependencies
+        )
+      )
+      const service = Context.get(context, Projections)
+      yield* settle()
+      expect(value(yield* service.list("Any")).map((p) => p.status)).toEqual(Array(5).fill("Running"))
+      expect(fake.runners.length).toBe(5)
+    })
+  )
+
   it.scoped("with --run-projections None nothing runs, nothing is written, and every call says so", () =>
     Effect.gen(function* () {
       const node = yield* openNode(new MemoryDisk(), { runProjections: "None" })

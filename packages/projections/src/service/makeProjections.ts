@@ -103,17 +103,13 @@ export const makeProjections = (
         yield* Effect.logInfo(`projections stopped (${current.projections.size})`)
       })
 
+    /**
+     * A registry or definition write that failed: this node no longer leads, another leader wrote meanwhile,
+     * or the write's fate is unknown. What the log holds is then the truth: everything stops, and the next
+     * leadership check loads it again if this node still leads.
+     */
     const failure = (error: AppendError): Effect.Effect<Outcome<never>> =>
-      Effect.gen(function* () {
-        // A write refused because this node no longer leads, or because another leader wrote meanwhile: stop
-        // everything; the next leadership check loads again if this node still leads.
-        if (error._tag === "NotLeader") {
-          yield* stopAll(false)
-          return notReady
-        }
-        if (error._tag === "WrongExpectedVersion") yield* stopAll(false)
-        return failed(error.message)
-      })
+      Effect.as(stopAll(false), error._tag === "NotLeader" ? notReady : failed(error.message))
 
     /** Writes the definition (a transient query's stays in memory); undefined when written. */
     const persist = (m: Managed, record: DefinitionRecord): Effect.Effect<Outcome<never> | undefined> =>
@@ -144,7 +140,7 @@ export const makeProjections = (
             : next
         const refused = yield* persist(m, record)
         if (refused !== undefined) return refused
-        if (m.state !== "Faulted" || m.definition !== undefined) yield* lifecycle.run(m)
+        yield* lifecycle.run(m)
         return ok(m.name)
       })
 

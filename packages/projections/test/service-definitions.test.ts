@@ -3,8 +3,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { MemoryDisk } from "@vellum/platform"
+import { sourceDefinitionJson, sourceDefinitionOf } from "../src/service/sourceDefinitionJson.js"
+import { definitionWith } from "./languageSupport.js"
 import {
   admin,
+  definitionOf,
   continuous,
   definitionsOf,
   eventsOf,
@@ -302,6 +305,25 @@ describe("the projections registry and definitions", () => {
         text: '{"n":1}',
         position: { kind: "position", phase: 0, commit: 9, prepare: 9 }
       })
+    })
+  )
+
+  it.effect("a source definition is kept with defaults left out and read back whole", () =>
+    Effect.sync(() => {
+      const definition = definitionWith(
+        { allEvents: false, byCustomPartitions: true, events: ["a", "b"], streams: ["s1", "s2"] },
+        { resultStreamName: "r", partitionResultStreamNamePattern: "r-{0}", reorderEvents: true, processingLag: 60 }
+      )
+      const json = sourceDefinitionJson(definition)
+      expect(JSON.stringify(json)).toBe(
+        '{"byCustomPartitions":true,"categories":[],"events":["a","b"],"streams":["s1","s2"],' +
+          '"options":{"resultStreamName":"r","partitionResultStreamNamePattern":"r-{0}","reorderEvents":true,"processingLag":60}}'
+      )
+      expect(sourceDefinitionOf(json)).toEqual(definition)
+      expect(sourceDefinitionOf(JSON.parse(JSON.stringify(sourceDefinitionJson(definitionOf("fromAll")))))).toEqual(
+        definitionOf("fromAll")
+      )
+      expect(sourceDefinitionOf("not an object")).toBeUndefined()
     })
   )
 })

@@ -409,7 +409,9 @@ export const executionPrelude = String.raw`(function () {
       if (outOfMemory(error)) throw error
       outcome = faultOf(error)
     }
-    put(outcomes, outcome)
+    // A plain store (a setter the script put on Array.prototype could swallow it: the host then finds the
+    // outcomes unreadable, a fault of this projection only).
+    outcomes[outcomes.length] = outcome
     return outcome
   })
 
@@ -426,7 +428,9 @@ export const executionPrelude = String.raw`(function () {
       if (outOfMemory(error)) throw error
       outcome = faultOf(error)
     }
-    put(outcomes, outcome)
+    // A plain store (a setter the script put on Array.prototype could swallow it: the host then finds the
+    // outcomes unreadable, a fault of this projection only).
+    outcomes[outcomes.length] = outcome
     return outcome
   })
 

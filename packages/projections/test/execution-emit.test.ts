@@ -17,7 +17,9 @@ describe("emit", () => {
   })
 
   it("metadata members are JSON texts; undefined ones are left out", async () => {
-    const [write] = await writesOf("emit('out', 'Done', {}, {s: 'x', q: '\"q\"', n: null, u: undefined, o: {a: [1]}, b: true})")
+    const [write] = await writesOf(
+      "emit('out', 'Done', {}, {s: 'x', q: '\"q\"', n: null, u: undefined, o: {a: [1]}, b: true})"
+    )
     expect(write.extraMetadata).toEqual([
       ["s", '"x"'],
       ["q", '"\\"q\\""'],
@@ -53,7 +55,10 @@ describe("emit", () => {
       "fromAll().when({$created: function () { emit('c', 'Created', {}) }, $any: function () { emit('h', 'One', {}); emit('h', 'Two', {}) }})",
       [anEvent("a", 0, "T"), anEvent("a", 1, "T")]
     )
-    expect(outcomes.map((o) => o.emitted.map((w) => w.eventType))).toEqual([["Created", "One", "Two"], ["One", "Two"]])
+    expect(outcomes.map((o) => o.emitted.map((w) => w.eventType))).toEqual([
+      ["Created", "One", "Two"],
+      ["One", "Two"]
+    ])
   })
 
   it("checks its arguments with the reference's messages", async () => {
@@ -74,11 +79,16 @@ describe("emit", () => {
   })
 
   it("an argument error faults the item even when the handler catches it", async () => {
-    expect(await faultMessage("try { emit('out') } catch (x) {} return {fine: true}")).toBe("invalid number of parameters")
+    expect(await faultMessage("try { emit('out') } catch (x) {} return {fine: true}")).toBe(
+      "invalid number of parameters"
+    )
   })
 
   it("arrays are bodies; a fifth argument is not read", async () => {
-    expect((await writesOf("emit('out', 'T', [1, 2], {m: 1}, 'extra')"))[0]).toMatchObject({ data: "[1,2]", extraMetadata: [] })
+    expect((await writesOf("emit('out', 'T', [1, 2], {m: 1}, 'extra')"))[0]).toMatchObject({
+      data: "[1,2]",
+      extraMetadata: []
+    })
   })
 
   it("is a global that is writable, configurable and not enumerable", async () => {
@@ -92,7 +102,9 @@ describe("emit", () => {
 
 describe("linkTo", () => {
   it("writes a link to the event given, metadata rendered raw", async () => {
-    const writes = await writesOf("linkTo('out', e, {s: 'a\"b', n: 1.5, big: 1e21, t: true, z: null, u: undefined, o: {k: 1}})")
+    const writes = await writesOf(
+      "linkTo('out', e, {s: 'a\"b', n: 1.5, big: 1e21, t: true, z: null, u: undefined, o: {k: 1}})"
+    )
     expect(writes).toEqual([
       {
         stream: "out",
@@ -156,9 +168,10 @@ describe("linkStreamTo and copyTo", () => {
   })
 
   it("log does nothing", async () => {
-    const [outcome] = await run("fromAll().when({$any: function () { log('x', {a: 1}); return {ok: log() === undefined} }})", [
-      anEvent("a", 0, "T")
-    ])
+    const [outcome] = await run(
+      "fromAll().when({$any: function () { log('x', {a: 1}); return {ok: log() === undefined} }})",
+      [anEvent("a", 0, "T")]
+    )
     expect(outcome.state).toBe('{"ok":true}')
   })
 })

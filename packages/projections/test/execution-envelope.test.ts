@@ -9,7 +9,13 @@ const seen = async (expression: string, item = anEvent("s-1", 3, "T", { a: 1 }))
 
 describe("the event envelope", () => {
   it("carries the event's fields, in the reference's order, then the lazy members", async () => {
-    const item = anEvent("s-1", 3, "Thing", { a: 1 }, { metadata: '{"m":2}', eventId: "AB5F0000-0000-4000-8000-00000000000A" })
+    const item = anEvent(
+      "s-1",
+      3,
+      "Thing",
+      { a: 1 },
+      { metadata: '{"m":2}', eventId: "AB5F0000-0000-4000-8000-00000000000A" }
+    )
     expect(await seen("Object.keys(e)", item)).toEqual([
       "partition",
       "bodyRaw",
@@ -44,7 +50,9 @@ describe("the event envelope", () => {
       [true, false]
     ])
     expect(
-      await seen("(function () { 'use strict'; try { e.eventType = 'x'; return 'assigned' } catch (x) { return x.name } })()")
+      await seen(
+        "(function () { 'use strict'; try { e.eventType = 'x'; return 'assigned' } catch (x) { return x.name } })()"
+      )
     ).toBe("TypeError")
     expect(await seen("(function () { e.eventType = 'x'; return e.eventType })()")).toBe("T")
   })
@@ -81,7 +89,12 @@ describe("the event envelope", () => {
     expect(await seen("e.metadata", anEvent("s", 0, "T", "x", { isJson: false, metadata: '{"k":[1]}' }))).toEqual({
       k: [1]
     })
-    expect(await seen("[e.metadata, e.metadataRaw, e.linkMetadata, e.linkMetadataRaw]")).toEqual([null, null, null, null])
+    expect(await seen("[e.metadata, e.metadataRaw, e.linkMetadata, e.linkMetadataRaw]")).toEqual([
+      null,
+      null,
+      null,
+      null
+    ])
   })
 
   it("metadata that is not JSON faults only when read", async () => {
@@ -109,12 +122,21 @@ describe("the event envelope", () => {
 
   it("an unresolved link (fromAll with $includeLinks) is an event of type $> with its text", async () => {
     const item = anEvent("$ce-s", 7, "$>", "0@s-1", { isJson: false })
-    expect(await seen("[e.eventType, e.bodyRaw, e.isJson, typeof e.body]", item)).toEqual(["$>", "0@s-1", false, "undefined"])
+    expect(await seen("[e.eventType, e.bodyRaw, e.isJson, typeof e.body]", item)).toEqual([
+      "$>",
+      "0@s-1",
+      false,
+      "undefined"
+    ])
   })
 
   it("a new envelope per call: what a handler adds to one is not on the next", async () => {
-    const query = "fromAll().when({$any: function (s, e) { var had = e.mark; e.mark = 1; return {had: had === undefined} }})"
-    expect(await statesOf(query, [anEvent("a", 0, "T"), anEvent("a", 1, "T")])).toEqual(['{"had":true}', '{"had":true}'])
+    const query =
+      "fromAll().when({$any: function (s, e) { var had = e.mark; e.mark = 1; return {had: had === undefined} }})"
+    expect(await statesOf(query, [anEvent("a", 0, "T"), anEvent("a", 1, "T")])).toEqual([
+      '{"had":true}',
+      '{"had":true}'
+    ])
   })
 
   it("the partition is the item's", async () => {

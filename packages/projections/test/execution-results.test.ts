@@ -4,10 +4,10 @@ import { anEvent, faultOf, fresh, outcomesOf, run, withProjection } from "./exec
 
 describe("results", () => {
   it("without a transform the result is the state text; an empty state is no result", async () => {
-    const outcomes = await run("fromAll().when({$any: function (s, e) { return e.sequenceNumber === 1 ? null : {n: e.sequenceNumber} }}).outputState()", [
-      anEvent("a", 0, "T"),
-      anEvent("a", 1, "T")
-    ])
+    const outcomes = await run(
+      "fromAll().when({$any: function (s, e) { return e.sequenceNumber === 1 ? null : {n: e.sequenceNumber} }}).outputState()",
+      [anEvent("a", 0, "T"), anEvent("a", 1, "T")]
+    )
     expect(outcomes.map((o) => [o.state, o.result])).toEqual([
       ['{"n":0}', '{"n":0}'],
       ["", null]
@@ -110,7 +110,9 @@ describe("bi-state", () => {
 
   it("a stored shared state is loaded when given", async () => {
     const [outcome] = await withProjection(query, ({ handler }) =>
-      outcomesOf(handler, [{ source: anEvent("a", 0, "T", { p: "x" }), partition: "x", state: '{"count":3}', shared: '{"total":7}' }])
+      outcomesOf(handler, [
+        { source: anEvent("a", 0, "T", { p: "x" }), partition: "x", state: '{"count":3}', shared: '{"total":7}' }
+      ])
     )
     expect([outcome.state, outcome.shared, outcome.created]).toEqual(['{"count":4}', '{"total":8}', false])
   })
@@ -130,13 +132,19 @@ describe("$deleted", () => {
         { source: anEvent("s-1", 1, "$streamDeleted", {}, { kind: "deleted" }), partition: "s-1" }
       ])
     )
-    expect(outcomes[1]).toMatchObject({ state: '{"n":1,"deleted":[null,"s-1",false]}', stateChanged: true, created: false })
+    expect(outcomes[1]).toMatchObject({
+      state: '{"n":1,"deleted":[null,"s-1",false]}',
+      stateChanged: true,
+      created: false
+    })
     expect(outcomes[1].result).toBe('{"n":1,"deleted":[null,"s-1",false]}')
   })
 
   it("a partition never seen is initialised first ($created does not run)", async () => {
-    const [outcome] = await withProjection(query.replace("$any", "$created: function (s) { s.c = 1 }, $any"), ({ handler }) =>
-      outcomesOf(handler, [{ source: anEvent("s-2", 0, "T", {}, { kind: "deleted" }), partition: "s-2", state: "" }])
+    const [outcome] = await withProjection(
+      query.replace("$any", "$created: function (s) { s.c = 1 }, $any"),
+      ({ handler }) =>
+        outcomesOf(handler, [{ source: anEvent("s-2", 0, "T", {}, { kind: "deleted" }), partition: "s-2", state: "" }])
     )
     expect(outcome.state).toBe('{"n":0,"deleted":[null,"s-2",false]}')
   })
@@ -144,7 +152,9 @@ describe("$deleted", () => {
 
 describe("partitionBy", () => {
   const partitions = (fn: string, items = [anEvent("a", 0, "T", { k: "x" })]) =>
-    withProjection(`fromAll().partitionBy(${fn}).when({$any: function () {}})`, ({ handler }) => handler.partitionsOf(items))
+    withProjection(`fromAll().partitionBy(${fn}).when({$any: function () {}})`, ({ handler }) =>
+      handler.partitionsOf(items)
+    )
 
   it("a string is the partition, a number its text, anything else skips the item", async () => {
     expect(await partitions("function (e) { return e.body.k }")).toEqual(["x"])
@@ -173,8 +183,10 @@ describe("partitionBy", () => {
   })
 
   it("a throw faults with nothing done", async () => {
-    const fault = await withProjection("fromAll().partitionBy(function (e) { if (e.sequenceNumber === 1) throw new Error('no key') }).when({$any: function () {}})", ({ handler }) =>
-      Effect.flip(handler.partitionsOf([anEvent("a", 0, "T"), anEvent("a", 1, "T"), anEvent("a", 2, "T")]))
+    const fault = await withProjection(
+      "fromAll().partitionBy(function (e) { if (e.sequenceNumber === 1) throw new Error('no key') }).when({$any: function () {}})",
+      ({ handler }) =>
+        Effect.flip(handler.partitionsOf([anEvent("a", 0, "T"), anEvent("a", 1, "T"), anEvent("a", 2, "T")]))
     )
     expect([fault.index, fault.message, fault.done]).toEqual([1, "no key", []])
   })
@@ -192,12 +204,14 @@ describe("partitionBy", () => {
 
   it("a fault in the partition function drops the live state", async () => {
     await expect(
-      withProjection("fromAll().partitionBy(function (e) { if (e.body.bad) throw 'x'; return 'p' }).when({$any: function () {}})", ({ handler }) =>
-        Effect.gen(function* () {
-          yield* outcomesOf(handler, fresh([anEvent("a", 0, "T")], "p"))
-          yield* Effect.either(handler.partitionsOf([anEvent("a", 1, "T", { bad: true })]))
-          return yield* faultOf(handler, [{ source: anEvent("a", 2, "T"), partition: "p" }])
-        })
+      withProjection(
+        "fromAll().partitionBy(function (e) { if (e.body.bad) throw 'x'; return 'p' }).when({$any: function () {}})",
+        ({ handler }) =>
+          Effect.gen(function* () {
+            yield* outcomesOf(handler, fresh([anEvent("a", 0, "T")], "p"))
+            yield* Effect.either(handler.partitionsOf([anEvent("a", 1, "T", { bad: true })]))
+            return yield* faultOf(handler, [{ source: anEvent("a", 2, "T"), partition: "p" }])
+          })
       )
     ).rejects.toThrow(/continues the partition/)
   })

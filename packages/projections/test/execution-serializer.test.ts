@@ -13,9 +13,11 @@ describe("the state serializer", () => {
   })
 
   it("does not honour toJSON: a Date or a Map is {}", async () => {
-    expect(await stored("{d: new Date(0), m: new Map([[1, 2]]), j: {toJSON: undefined, v: 1}, k: {toJSON: function () { return 1 }, v: 2}}")).toBe(
-      '{"d":{},"m":{},"j":{"v":1},"k":{"v":2}}'
-    )
+    expect(
+      await stored(
+        "{d: new Date(0), m: new Map([[1, 2]]), j: {toJSON: undefined, v: 1}, k: {toJSON: function () { return 1 }, v: 2}}"
+      )
+    ).toBe('{"d":{},"m":{},"j":{"v":1},"k":{"v":2}}')
   })
 
   it("writes a BigInt as a string of its digits", async () => {
@@ -58,7 +60,9 @@ describe("the state serializer", () => {
   })
 
   it("does not escape non-ASCII text", async () => {
-    expect(await stored("{s: 'żółw \\u00e9 \\ud83d\\ude00', q: 'a\"b\\\\c\\n'}")).toBe('{"s":"żółw é 😀","q":"a\\"b\\\\c\\n"}')
+    expect(await stored("{s: 'żółw \\u00e9 \\ud83d\\ude00', q: 'a\"b\\\\c\\n'}")).toBe(
+      '{"s":"żółw é 😀","q":"a\\"b\\\\c\\n"}'
+    )
   })
 
   it("a boxed string is its own members", async () => {
@@ -72,7 +76,12 @@ describe("the state serializer", () => {
       [anEvent("a", 0, "T")]
     )
     expect(deep[0].length).toBeGreaterThan(398 * 6)
-    for (const body of ["var o = {}; for (var i = 0; i < 500; i++) o = {o: o}; return o", "var o = {}; o.self = o; return o"])
-      expect((await runFault(`fromAll().when({$any: function (s) { ${body} }})`, [anEvent("a", 0, "T")])).message).toBe(message)
+    for (const body of [
+      "var o = {}; for (var i = 0; i < 500; i++) o = {o: o}; return o",
+      "var o = {}; o.self = o; return o"
+    ])
+      expect((await runFault(`fromAll().when({$any: function (s) { ${body} }})`, [anEvent("a", 0, "T")])).message).toBe(
+        message
+      )
   })
 })

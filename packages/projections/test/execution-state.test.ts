@@ -124,7 +124,8 @@ describe("the fold", () => {
 
   it("an event type's own handler wins over $any; the type is matched exactly", async () => {
     // Listing $any first keeps the definition valid (only "Typed" is read); the handler still falls back to $any.
-    const query = "fromAll().when({$any: function () { return {by: 'any'} }, Typed: function () { return {by: 'typed'} }})"
+    const query =
+      "fromAll().when({$any: function () { return {by: 'any'} }, Typed: function () { return {by: 'typed'} }})"
     expect(await statesOf(query, [anEvent("a", 0, "Typed"), anEvent("a", 1, "typed")])).toEqual([
       '{"by":"typed"}',
       '{"by":"any"}'

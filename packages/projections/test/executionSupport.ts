@@ -88,10 +88,7 @@ export const fresh = (items: ReadonlyArray<SourceItem>, partition = "", extra: P
 export const outcomesOf = (handler: ProjectionHandler, items: ReadonlyArray<HandlerItem>) =>
   Effect.orDieWith(handler.process(items), (f) => `unexpected fault at ${f.index}: ${f.message}`)
 
-export const faultOf = (
-  handler: ProjectionHandler,
-  items: ReadonlyArray<HandlerItem>
-): Effect.Effect<HandlerFault> =>
+export const faultOf = (handler: ProjectionHandler, items: ReadonlyArray<HandlerItem>): Effect.Effect<HandlerFault> =>
   Effect.flatMap(Effect.either(handler.process(items)), (r) =>
     Either.isLeft(r) ? Effect.succeed(r.left) : Effect.dieMessage(`expected a fault, got ${JSON.stringify(r.right)}`)
   )

@@ -40,7 +40,10 @@ export const loadScriptProjection = (
       ...(options.memoryBytes === undefined ? {} : { memoryBytes: options.memoryBytes })
     })
     // Before the user's script, so that the runtime keeps the real built-ins whatever the script replaces.
-    yield* Effect.orDieWith(sandbox.compile(executionPrelude), (error) => `the execution prelude failed: ${error.message}`)
+    yield* Effect.orDieWith(
+      sandbox.compile(executionPrelude),
+      (error) => `the execution prelude failed: ${error.message}`
+    )
     const definition = yield* Effect.mapError(compileProjection(sandbox, query), (fault) =>
       fault.message.startsWith(SANDBOX_COMPILE_STOP)
         ? new ProjectionCompileFault({

@@ -74,7 +74,8 @@ export const makeScriptHandler = (
   /** What a stop the script could not catch left: the item it stopped at and the outcomes before it. */
   const stopped = (error: SandboxError): Effect.Effect<HandlerFault> => {
     livePartition = undefined
-    const message = error._tag === "SandboxTimeout" ? timeoutMessage("execute", options.executionTimeoutMillis) : error.message
+    const message =
+      error._tag === "SandboxTimeout" ? timeoutMessage("execute", options.executionTimeoutMillis) : error.message
     const stack = error._tag === "SandboxTimeout" || error._tag === "SandboxScriptError" ? error.stack : ""
     // A broken sandbox cannot say what it had done: the whole batch counts as undone.
     if (error._tag === "SandboxBroken") return Effect.succeed(fault(0, message, stack, []))
@@ -127,8 +128,9 @@ export const makeScriptHandler = (
         runnable.length === 0
           ? Effect.succeed<Decoded>({ done: [] })
           : Effect.map(
-              Effect.catchAll(sandbox.runBatch("__projectionProcess", batchOf(sources.slice(0, refused.index), encoded)), (error) =>
-                Effect.flatMap(stopped(error), Effect.fail)
+              Effect.catchAll(
+                sandbox.runBatch("__projectionProcess", batchOf(sources.slice(0, refused.index), encoded)),
+                (error) => Effect.flatMap(stopped(error), Effect.fail)
               ),
               (json) => decodeOutcomes(json, runnable.length)
             )

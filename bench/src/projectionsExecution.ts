@@ -15,6 +15,7 @@
 import { Effect, Exit, Scope } from "effect"
 import { EventFlags, RecordKind, type EventRecord } from "@vellum/storage"
 import { loadScriptProjection, Sandbox, type HandlerItem, type SourceItem } from "@vellum/projections"
+import { processItemJson } from "../../packages/projections/src/execution/itemCodec.js"
 import { commandLine, now, print } from "./benchSupport.js"
 
 const { has, value: argValue } = commandLine()

@@ -7,7 +7,8 @@
 // Items and outcomes are positional arrays (see itemCodec.ts): an item is
 //   [index in batch, kind (0 event, 1 deleted), partition, state|null, shared|null, ...event]
 // and the event is [eventType, streamId, sequenceNumber, eventId, isJson, bodyRaw, metadataRaw, linkMetadataRaw,
-// category]. An outcome is [state, shared|null, changed, result|null, emitted, created] or { f: message, s: stack }.
+// category]. An outcome is [state, shared|null, changed, result|null|1 (= the state), emitted, created] or
+// { f: message, s: stack }.
 //
 // Rules kept here, as the reference's runtime has them:
 // - the live state stays between items of one partition (an item without a state goes on with it), so a null state
@@ -134,11 +135,7 @@ export const executionPrelude = String.raw`(function () {
 
   // ---- the event envelope
   const EVENT_TYPE = 0, STREAM = 1, SEQUENCE = 2, EVENT_ID = 3, IS_JSON = 4, BODY = 5, METADATA = 6, LINK_METADATA = 7, CATEGORY = 8
-  const dataDescriptor = { value: undefined, writable: false, enumerable: true, configurable: false }
-  const field = function (e, name, value) {
-    dataDescriptor.value = value
-    defineProperty(e, name, dataDescriptor)
-  }
+  const defineProperties = Object.defineProperties
   const settle = function (e, name, value) {
     defineProperty(e, name, { value, writable: false, enumerable: true, configurable: false })
   }
@@ -158,29 +155,36 @@ export const executionPrelude = String.raw`(function () {
   }
   const lazyMetadata = function () { return lazyParsed(this, "metadata", this.metadataRaw) }
   const lazyLinkMetadata = function () { return lazyParsed(this, "linkMetadata", this.linkMetadataRaw) }
-  const bodyAccessor = { get: lazyBody, enumerable: true, configurable: true }
-  const metadataAccessor = { get: lazyMetadata, enumerable: true, configurable: true }
-  const linkMetadataAccessor = { get: lazyLinkMetadata, enumerable: true, configurable: true }
+  // One set of descriptors per envelope shape, reused: each envelope only changes their values, and one call
+  // defines every member (a descriptor object per member and envelope cost twice as much).
+  const member = function () { return { value: undefined, writable: false, enumerable: true, configurable: false } }
+  const lazy = function (get) { return { get, enumerable: true, configurable: true } }
+  const shape = function (json) {
+    const d = {
+      partition: member(), bodyRaw: member(), metadataRaw: member(), streamId: member(), eventId: member(),
+      eventType: member(), linkMetadataRaw: member(), isJson: member(), category: member(), sequenceNumber: member()
+    }
+    if (json) { d.body = lazy(lazyBody); d.data = lazy(lazyBody) }
+    d.metadata = lazy(lazyMetadata)
+    d.linkMetadata = lazy(lazyLinkMetadata)
+    return d
+  }
+  const jsonShape = shape(true)
+  const rawShape = shape(false)
 
   const envelope = function (ev, partition, category) {
-    const e = create(ObjectProto)
-    field(e, "partition", partition)
-    field(e, "bodyRaw", ev[BODY])
-    field(e, "metadataRaw", ev[METADATA])
-    field(e, "streamId", ev[STREAM])
-    field(e, "eventId", ev[EVENT_ID])
-    field(e, "eventType", ev[EVENT_TYPE])
-    field(e, "linkMetadataRaw", ev[LINK_METADATA])
-    field(e, "isJson", ev[IS_JSON] === 1)
-    field(e, "category", category)
-    field(e, "sequenceNumber", ev[SEQUENCE])
-    if (ev[IS_JSON] === 1) {
-      defineProperty(e, "body", bodyAccessor)
-      defineProperty(e, "data", bodyAccessor)
-    }
-    defineProperty(e, "metadata", metadataAccessor)
-    defineProperty(e, "linkMetadata", linkMetadataAccessor)
-    return e
+    const d = ev[IS_JSON] === 1 ? jsonShape : rawShape
+    d.partition.value = partition
+    d.bodyRaw.value = ev[BODY]
+    d.metadataRaw.value = ev[METADATA]
+    d.streamId.value = ev[STREAM]
+    d.eventId.value = ev[EVENT_ID]
+    d.eventType.value = ev[EVENT_TYPE]
+    d.linkMetadataRaw.value = ev[LINK_METADATA]
+    d.isJson.value = ev[IS_JSON] === 1
+    d.category.value = category
+    d.sequenceNumber.value = ev[SEQUENCE]
+    return defineProperties(create(ObjectProto), d)
   }
 
   // ---- the emitting functions
@@ -386,7 +390,8 @@ export const executionPrelude = String.raw`(function () {
     }
     liveText = partitionText
     const changed = partitionText !== before
-    const result = !changed ? null : transforming ? transformed(live) : partitionText === "" ? null : partitionText
+    // Without a transform the result is the state text itself: 1 says so without sending the text twice.
+    const result = !changed ? null : transforming ? transformed(live) : partitionText === "" ? null : 1
     return [partitionText, biState ? sharedText : null, changed ? 1 : 0, result, takeEmitted(), created ? 1 : 0]
   }
   const isBlank = function (text) {

@@ -71,7 +71,7 @@ export const outcomeOf = (value: unknown, biState: boolean): HandlerOutcome | un
   const [state, shared, changed, result, emitted, created] = value as Array<unknown>
   if (typeof state !== "string" || !Array.isArray(emitted)) return undefined
   if (biState && typeof shared !== "string") return undefined
-  if (result !== null && typeof result !== "string") return undefined
+  if (result !== null && result !== 1 && typeof result !== "string") return undefined
   const writes: Array<EmittedWrite> = []
   for (const entry of emitted) {
     const write = emittedWriteOf(entry)
@@ -80,7 +80,7 @@ export const outcomeOf = (value: unknown, biState: boolean): HandlerOutcome | un
   }
   const base = { state, stateChanged: changed === 1, emitted: writes, created: created === 1 }
   const withShared = biState ? { ...base, shared: shared as string } : base
-  return changed === 1 ? { ...withShared, result } : withShared
+  return changed === 1 ? { ...withShared, result: result === 1 ? state : (result as string | null) } : withShared
 }
 
 // ---- nesting: what the interpreter's parser can take is bounded by the host's stack, so deeper data is refused

@@ -88,6 +88,21 @@ describe("faults", () => {
     expect(fault.message).toMatch(/stack overflow/)
   })
 
+  it("a nesting that breaks the interpreter faults the batch, and every later call, without a crash", async () => {
+    const [first, later, memory] = await withProjection(
+      `fromAll().when({$any: function (s, e) { if (e.sequenceNumber === 1) JSON.parse('['.repeat(200000) + ']'.repeat(200000)); return {n: 1} }})`,
+      ({ handler }) =>
+        Effect.gen(function* () {
+          const first = yield* faultOf(handler, fresh([anEvent("a", 0, "T"), anEvent("a", 1, "T")]))
+          const later = yield* Effect.flip(handler.partitionsOf([anEvent("a", 2, "T")]))
+          return [first, later, handler.memoryBytes()] as const
+        })
+    )
+    expect([first.index, first.done, first.message]).toEqual([0, [], expect.stringMatching(/stopped abnormally/)])
+    expect(later.message).toMatch(/must be loaded again/)
+    expect(memory).toBe(0)
+  })
+
   it("a definition that cannot run is refused at load", async () => {
     const fault = await loadFaultOf("fromAll().when({A: function () {}, $any: function () {}})")
     expect([fault._tag, fault.message]).toEqual([

@@ -403,40 +403,31 @@ export const executionPrelude = String.raw`(function () {
     return true
   }
 
-  hidden("__projectionProcess", function (item) {
-    if (item[0] === 0) { faulted = false; outcomes = [] }
-    if (faulted) return null
-    let outcome
-    try {
-      outcome = processItem(item)
-      if (pendingFault !== null) outcome = faultOf(null)
-    } catch (error) {
-      if (outOfMemory(error)) throw error
-      outcome = faultOf(error)
-    }
-    // A plain store (a setter the script put on Array.prototype could swallow it: the host then finds the
-    // outcomes unreadable, a fault of this projection only).
-    outcomes[outcomes.length] = outcome
-    return outcome
-  })
-
+  // An entry the host calls once per item of a batch. The first item starts the batch afresh; after an item
+  // faults, the rest of the batch is skipped (null). Running out of memory goes up to the sandbox, as a stop.
+  const entry = function (name, body) {
+    hidden(name, function (item) {
+      if (item[0] === 0) { faulted = false; outcomes = [] }
+      if (faulted) return null
+      let outcome
+      try {
+        outcome = body(item)
+        if (pendingFault !== null) outcome = faultOf(null)
+      } catch (error) {
+        if (outOfMemory(error)) throw error
+        outcome = faultOf(error)
+      }
+      // A plain store (a setter the script put on Array.prototype could swallow it: the host then finds the
+      // outcomes unreadable, a fault of this projection only).
+      outcomes[outcomes.length] = outcome
+      return outcome
+    })
+  }
+  entry("__projectionProcess", processItem)
   // partitionBy: a string is the partition, a number its .NET text, anything else skips the item (null).
-  hidden("__projectionPartition", function (item) {
-    if (item[0] === 0) { faulted = false; outcomes = [] }
-    if (faulted) return null
-    let outcome
-    try {
-      const key = rec.partitionBy(envelope(item[1], "", item[1][CATEGORY]))
-      outcome = typeof key === "string" ? [key] : typeof key === "number" ? [netNumber(key)] : [null]
-      if (pendingFault !== null) outcome = faultOf(null)
-    } catch (error) {
-      if (outOfMemory(error)) throw error
-      outcome = faultOf(error)
-    }
-    // A plain store (a setter the script put on Array.prototype could swallow it: the host then finds the
-    // outcomes unreadable, a fault of this projection only).
-    outcomes[outcomes.length] = outcome
-    return outcome
+  entry("__projectionPartition", function (item) {
+    const key = rec.partitionBy(envelope(item[1], "", item[1][CATEGORY]))
+    return typeof key === "string" ? [key] : typeof key === "number" ? [netNumber(key)] : [null]
   })
 
   // What the items of the batch that stopped had produced (the host asks after a stop the script cannot catch).

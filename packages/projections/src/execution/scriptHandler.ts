@@ -70,6 +70,10 @@ export const makeScriptHandler = (
   const biState = definition.options.isBiState
   // The partition whose state the sandbox holds live, if any.
   let livePartition: string | undefined
+  // The sandbox stopped abnormally (see SandboxBroken): it cannot be used again, every later call faults.
+  let broken: string | undefined
+  const refuseBroken = <A>(run: () => Effect.Effect<A, HandlerFault>): Effect.Effect<A, HandlerFault> =>
+    Effect.suspend(() => (broken === undefined ? run() : Effect.fail(fault(0, broken, "", []))))
 
   /** What a stop the script could not catch left: the item it stopped at and the outcomes before it. */
   const stopped = (error: SandboxError): Effect.Effect<HandlerFault> => {
@@ -78,7 +82,10 @@ export const makeScriptHandler = (
       error._tag === "SandboxTimeout" ? timeoutMessage("execute", options.executionTimeoutMillis) : error.message
     const stack = error._tag === "SandboxTimeout" || error._tag === "SandboxScriptError" ? error.stack : ""
     // A broken sandbox cannot say what it had done: the whole batch counts as undone.
-    if (error._tag === "SandboxBroken") return Effect.succeed(fault(0, message, stack, []))
+    if (error._tag === "SandboxBroken") {
+      broken = `${message} (the projection must be loaded again)`
+      return Effect.succeed(fault(0, message, stack, []))
+    }
     return Effect.match(sandbox.runBatch("__projectionOutcomes", { items: "[null]", now: [0], seed: [0] }), {
       onFailure: () => fault(0, message, stack, []),
       onSuccess: (json) => {
@@ -108,7 +115,7 @@ export const makeScriptHandler = (
   }
 
   const process = (items: ReadonlyArray<HandlerItem>): Effect.Effect<ReadonlyArray<HandlerOutcome>, HandlerFault> =>
-    Effect.suspend(() => {
+    refuseBroken(() => {
       const sources = items.map((item) => item.source)
       const refused = refusedAt(sources)
       const runnable = items.slice(0, refused.index)
@@ -151,7 +158,7 @@ export const makeScriptHandler = (
   const partitionsOf = (
     items: ReadonlyArray<SourceItem>
   ): Effect.Effect<ReadonlyArray<string | undefined>, HandlerFault> =>
-    Effect.suspend(() => {
+    refuseBroken(() => {
       const refused = refusedAt(items)
       const runnable = items.slice(0, refused.index)
       const run =
@@ -186,6 +193,6 @@ export const makeScriptHandler = (
     forgetLiveState: () => {
       livePartition = undefined
     },
-    memoryBytes: () => Effect.runSync(sandbox.memoryUsedBytes())
+    memoryBytes: () => (broken === undefined ? Effect.runSync(sandbox.memoryUsedBytes()) : 0)
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { anEvent, runFault, statesOf } from "./executionSupport.js"
+import { anEvent, outcomesOf, runFault, statesOf, withProjection } from "./executionSupport.js"
 
 /** The state text of a handler returning `expression`. */
 const stored = async (expression: string): Promise<string> =>
@@ -63,6 +63,29 @@ describe("the state serializer", () => {
     expect(await stored("{s: 'żółw \\u00e9 \\ud83d\\ude00', q: 'a\"b\\\\c\\n'}")).toBe(
       '{"s":"żółw é 😀","q":"a\\"b\\\\c\\n"}'
     )
+  })
+
+  it("a stored state read back and written again is the same text (the reference's round trips)", async () => {
+    const texts = [
+      "{}",
+      '{"foo":123,"bar":456}',
+      '{"fo o":[1,2,3]}',
+      '{" foo":{}}',
+      "[[],3]",
+      '[{},[[],null],{"":[4,5,6]}]',
+      '"stringvalue"',
+      "true",
+      "null",
+      '["","\\"","\\\\","/","\\b","\\f","\\n","\\r","\\t","€"]',
+      "[5,5E+123,5E-123,-5E-123,-50,0,-0.03,0.0123,-0.0123,-1.23E-123]"
+    ]
+    const outcomes = await withProjection("fromAll().when({$any: function (s) { return {v: s} }})", ({ handler }) =>
+      outcomesOf(
+        handler,
+        texts.map((state, i) => ({ source: anEvent("a", i, "T"), partition: "", state }))
+      )
+    )
+    expect(outcomes.map((o) => o.state)).toEqual(texts.map((text) => `{"v":${text}}`))
   })
 
   it("a boxed string is its own members", async () => {

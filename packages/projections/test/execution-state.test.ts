@@ -122,6 +122,15 @@ describe("the fold", () => {
     ])
   })
 
+  it("empty data: a JSON event reaches no handler, a non-JSON one does", async () => {
+    const query = "fromAll().when({$any: function (s, e) { emit('out', 'Seen', {raw: e.bodyRaw}); return {seen: true} }})"
+    const outcomes = await run(query, [anEvent("a", 0, "T", ""), anEvent("a", 1, "T", "", { isJson: false })])
+    expect(outcomes.map((o) => [o.state, o.emitted.length])).toEqual([
+      ["{}", 0],
+      ['{"seen":true}', 1]
+    ])
+  })
+
   it("an event type's own handler wins over $any; the type is matched exactly", async () => {
     // Listing $any first keeps the definition valid (only "Typed" is read); the handler still falls back to $any.
     const query =

@@ -29,6 +29,17 @@ describe("faults", () => {
     expect((await runFault(query("{a: 1}"), items)).stack).toBe("")
   })
 
+  it("a fault's stack keeps the 20 innermost frames", async () => {
+    const fault = await runFault(
+      "function f(n) { if (n === 0) throw new Error('deep'); return f(n - 1) } fromAll().when({$any: function () { f(100) }})",
+      [anEvent("a", 0, "T")]
+    )
+    const lines = fault.stack.split("\n")
+    expect(lines.length).toBe(21)
+    expect(lines[0]).toContain("p.js")
+    expect(lines[20]).toMatch(/^ {4}\.\.\. \d+ more frames$/)
+  })
+
   it("nothing after the failing item runs", async () => {
     const outcomes = await withProjection(
       "var calls = 0; fromAll().when({$any: function (s, e) { calls++; if (e.sequenceNumber === 0) throw 'stop'; return {calls: calls} }})",

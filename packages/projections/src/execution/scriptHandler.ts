@@ -26,11 +26,11 @@ const fault = (index: number, message: string, stack: string, done: ReadonlyArra
   _tag: "HandlerFault",
   index,
   message,
-  stack: keepInnermost(stack),
+  stack,
   done
 })
 
-/** A deep recursion's stack is thousands of lines alike: the innermost frames say enough. */
+/** A deep recursion's stack is thousands of lines alike: the innermost frames say enough (the sandbox cuts its own). */
 const keepInnermost = (stack: string): string => {
   const lines = stack.split("\n").filter((line) => line !== "")
   return lines.length <= STACK_LINES
@@ -106,7 +106,7 @@ export const makeScriptHandler = (
     const done: Array<HandlerOutcome> = []
     for (let i = 0; i < count; i++) {
       const value = values[i]
-      if (isItemFault(value)) return { done, fault: fault(i, value.f, value.s, done) }
+      if (isItemFault(value)) return { done, fault: fault(i, value.f, keepInnermost(value.s), done) }
       const outcome = outcomeOf(value, biState)
       if (outcome === undefined) return { done, fault: fault(i, TAMPERED, "", done) }
       done.push(outcome)
@@ -166,7 +166,7 @@ export const makeScriptHandler = (
           ? Effect.succeed("[]")
           : Effect.catchAll(
               sandbox.runBatch("__projectionPartition", batchOf(runnable, runnable.map(partitionItemJson))),
-              (error) => Effect.flatMap(stopped(error), (f) => Effect.fail(fault(f.index, f.message, f.stack, [])))
+              (error) => Effect.flatMap(stopped(error), (f) => Effect.fail({ ...f, done: [] }))
             )
       return Effect.flatMap(run, (json) => {
         const values = JSON.parse(json) as Array<unknown>
@@ -176,7 +176,7 @@ export const makeScriptHandler = (
           if (isItemFault(value)) {
             // The sandbox drops its live state on a fault.
             livePartition = undefined
-            return Effect.fail(fault(i, value.f, value.s, []))
+            return Effect.fail(fault(i, value.f, keepInnermost(value.s), []))
           }
           if (!Array.isArray(value) || (value[0] !== null && typeof value[0] !== "string"))
             return Effect.fail(fault(i, TAMPERED, "", []))

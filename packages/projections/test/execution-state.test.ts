@@ -123,7 +123,8 @@ describe("the fold", () => {
   })
 
   it("empty data: a JSON event reaches no handler, a non-JSON one does", async () => {
-    const query = "fromAll().when({$any: function (s, e) { emit('out', 'Seen', {raw: e.bodyRaw}); return {seen: true} }})"
+    const query =
+      "fromAll().when({$any: function (s, e) { emit('out', 'Seen', {raw: e.bodyRaw}); return {seen: true} }})"
     const outcomes = await run(query, [anEvent("a", 0, "T", ""), anEvent("a", 1, "T", "", { isJson: false })])
     expect(outcomes.map((o) => [o.state, o.emitted.length])).toEqual([
       ["{}", 0],

@@ -1,0 +1,150 @@
+// Projections on a whole node (the real service, sandbox, store and security), end to end over HTTP, and the
+// options that shape them: `--run-projections`, `--start-standard-projections`, the compilation and execution
+// timeouts, `--max-projection-state-size` and `--projections-query-expiry`.
+import { describe, expect, it } from "vitest"
+import type { Reply } from "@vellum/http"
+import { admin, text, withNode, type Call } from "./nodeAppSupport.js"
+import { load } from "./configSupport.js"
+import { toProjectionsSettings } from "../src/config/projectionSettings.js"
+
+const base = ["--mem-db", "--password-hash-cost", "4"]
+const Events = { "Content-Type": "application/vnd.eventstore.events+json" }
+const id = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
+
+const append = (call: Call, stream: string, type: string, ns: ReadonlyArray<number>) =>
+  call(
+    "POST",
+    `/streams/${stream}`,
+    admin,
+    Events,
+    JSON.stringify(ns.map((n) => ({ eventId: id(n), eventType: type, data: { n } })))
+  )
+
+/** The subsystem loads once the node leads: until then its routes answer 503. */
+const untilReady = async (request: () => Promise<Reply>): Promise<Reply> => {
+  for (;;) {
+    const reply = await request()
+    if (reply.status !== 503) return reply
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
+const until = async (check: () => Promise<boolean>): Promise<void> => {
+  for (let i = 0; i < 5_000; i++) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  throw new Error("the condition never held")
+}
+
+const statistics = async (call: Call, name: string) =>
+  JSON.parse(text(await call("GET", `/projection/${encodeURIComponent(name)}`, admin))) as {
+    status: string
+    stateReason: string
+    eventsProcessedAfterRestart: number
+  }
+
+const create = (call: Call, mode: string, name: string, query: string, params = "") =>
+  untilReady(() => call("POST", `/projections/${mode}?name=${encodeURIComponent(name)}${params}`, admin, {}, query))
+
+describe("projections on a node", () => {
+  it("runs a continuous user projection: its state and result follow the log", () =>
+    withNode(async (call) => {
+      await append(call, "account-1", "Deposited", [1, 2])
+      const created = await create(
+        call,
+        "continuous",
+        "count",
+        "fromAll().when({$init: () => ({n: 0}), Deposited: (s, e) => { s.n += e.data.n }}).transformBy((s) => ({total: s.n}))"
+      )
+      expect(created.status).toBe(201)
+      await until(async () => text(await call("GET", "/projection/count/state", admin)) === '{"n":3}')
+      await append(call, "account-2", "Deposited", [10])
+      await until(async () => text(await call("GET", "/projection/count/result", admin)) === '{"total":13}')
+      expect((await statistics(call, "count")).status).toBe("Running")
+    }))
+
+  it("reports projections as enabled in /info by default, and not with --run-projections None", async () => {
+    await withNode(async (call) => {
+      expect(JSON.parse(text(await call("GET", "/info", admin))).features.projections).toBe(true)
+    })
+    await withNode(
+      async (call) => {
+        expect(JSON.parse(text(await call("GET", "/info", admin))).features.projections).toBe(false)
+        expect((await call("GET", "/projections/any", admin)).status).toBe(404)
+      },
+      [...base, "--run-projections", "None"]
+    )
+  })
+
+  it("creates the system projections stopped, and started with --start-standard-projections", async () => {
+    await withNode(async (call) => {
+      await untilReady(() => call("GET", "/projections/any", admin))
+      await until(async () => (await call("GET", "/projection/$by_category", admin)).status === 200)
+      expect((await statistics(call, "$by_category")).status).toBe("Stopped")
+    })
+    await withNode(
+      async (call) => {
+        await append(call, "order-1", "Placed", [1])
+        await untilReady(() => call("GET", "/projections/any", admin))
+        await until(
+          async () => (await call("GET", "/streams/$ce-order/0", admin, { Accept: "application/json" })).status === 200
+        )
+        expect((await statistics(call, "$by_category")).status).toBe("Running")
+      },
+      [...base, "--start-standard-projections"]
+    )
+  })
+
+  it("with --run-projections System creates user projections but does not run them", () =>
+    withNode(
+      async (call) => {
+        expect((await create(call, "continuous", "idle", "fromAll().when({$any: (s) => s})")).status).toBe(201)
+        await until(async () => (await statistics(call, "idle")).status.startsWith("Stopped"))
+        expect((await statistics(call, "idle")).eventsProcessedAfterRestart).toBe(0)
+      },
+      [...base, "--run-projections", "System"]
+    ))
+
+  it("faults a handler that runs past --projection-execution-timeout, naming the event", () =>
+    withNode(
+      async (call) => {
+        await append(call, "loop-1", "Spin", [1])
+        await create(call, "continuous", "spin", "fromAll().when({Spin: () => { for (;;) {} }})")
+        await until(async () => (await statistics(call, "spin")).status.startsWith("Faulted"))
+        const reason = (await statistics(call, "spin")).stateReason
+        expect(reason).toContain("Projection script took too long to execute")
+        expect(reason).toContain("Spin")
+      },
+      [...base, "--projection-execution-timeout", "50"]
+    ))
+
+  it("faults a script whose top level runs past --projection-compilation-timeout", () =>
+    withNode(
+      async (call) => {
+        expect((await create(call, "continuous", "slow", "for (;;) {} fromAll()")).status).toBe(201)
+        await until(async () => (await statistics(call, "slow")).status.startsWith("Faulted"))
+        expect((await statistics(call, "slow")).stateReason).toContain("Projection script took too long to compile")
+      },
+      [...base, "--projection-compilation-timeout", "50"]
+    ))
+
+  it("faults a projection whose state grows past --max-projection-state-size", () =>
+    withNode(
+      async (call) => {
+        await append(call, "big-1", "Grow", [1])
+        await create(call, "continuous", "big", "fromAll().when({Grow: () => ({text: 'x'.repeat(200)})})")
+        await until(async () => (await statistics(call, "big")).status.startsWith("Faulted"))
+        expect((await statistics(call, "big")).stateReason).toContain(
+          "exceeds the configured MaxProjectionStateSize of 100 bytes"
+        )
+      },
+      [...base, "--max-projection-state-size", "100"]
+    ))
+
+  it("takes the query expiry in minutes from --projections-query-expiry", () => {
+    expect(
+      toProjectionsSettings(load({ argv: [...base, "--projections-query-expiry", "2"] }).config).queryExpiryMillis
+    ).toBe(120_000)
+  })
+})

@@ -108,8 +108,9 @@ export const makeOutputWriter =
       }
 
       const kick = (): void => {
-        if (fault !== undefined || closed) return
-        for (const lane of waiting) {
+        // A snapshot: a step may end (and its lane wait again) before `run` returns.
+        for (const lane of [...waiting]) {
+          if (fault !== undefined || closed) return
           if (spec.maxAllowedWritesInFlight > 0 && running >= spec.maxAllowedWritesInFlight) return
           if (!canStep(lane)) continue
           waiting.delete(lane)

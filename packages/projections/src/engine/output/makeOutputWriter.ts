@@ -112,7 +112,9 @@ export const makeOutputWriter =
         for (const lane of [...waiting]) {
           if (fault !== undefined || closed) return
           if (spec.maxAllowedWritesInFlight > 0 && running >= spec.maxAllowedWritesInFlight) return
-          if (!canStep(lane)) continue
+          // A nested kick (from a step that ran at once) may have started it already.
+          if (!waiting.has(lane) || !canStep(lane)) continue
+          assert(!lane.busy, "one step at a time per stream")
           waiting.delete(lane)
           lane.busy = true
           running++

@@ -119,6 +119,19 @@ describe("output writer: appends", () => {
     })
   )
 
+  it.scoped("a flush still waiting when the writer's scope closes fails instead of waiting forever", () =>
+    Effect.gen(function* () {
+      const store = yield* openStore
+      const held = yield* heldAppends(store)
+      const { output, scope } = yield* startWriter(store, specOf(), held.writer)
+      output.enqueue(causeOf(1), [emit("a", "1")])
+      const flushed = yield* Effect.fork(Effect.flip(output.flush))
+      yield* settle
+      yield* closeWriter(scope)
+      expect((yield* Fiber.join(flushed)).reason).toBe("The projection's output writer was stopped.")
+    })
+  )
+
   it.scoped("an append carries whole items, at most maxWriteBatchLength events unless one item has more", () =>
     Effect.gen(function* () {
       const store = yield* openStore

@@ -34,7 +34,13 @@ export const makeOutputWriter =
       const run = yield* FiberSet.runtime(fibers)<never>()
       let closed = false
       // Added after the fiber set, so it runs first: a step ending as the scope closes starts nothing new.
-      yield* Effect.addFinalizer(() => Effect.sync(() => (closed = true)))
+      // A flush still waiting then fails rather than waiting forever.
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          closed = true
+          stop(outputFault("The projection's output writer was stopped."))
+        })
+      )
 
       const catalogue = emittedStreamsStream(spec.name)
       const lanes = new Map<string, StreamLane>()

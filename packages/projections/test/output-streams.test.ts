@@ -87,6 +87,19 @@ describe("output writer: streams", () => {
       })
   )
 
+  it.scoped("a stream truncated already (a reset's run stopped after its metadata) is not truncated again", () =>
+    Effect.gen(function* () {
+      const store = yield* openStore
+      yield* appendRaw(store, "a", [{ data: "old-1", metadata: stampOf(1) }])
+      yield* Effect.orDie(store.setStreamMetadata("a", -1, Buffer.from(`{"$tb":1}`)))
+      const { output } = yield* startWriter(store, specOf({ version: { projectionId: 7, epoch: 3, version: 3 } }))
+      output.enqueue(causeOf(1), [emit("a", "new-1")])
+      yield* output.flush
+      expect(yield* dataOf(store, "a")).toEqual(["new-1"])
+      expect((yield* Effect.orDie(store.getStreamMetadata("a"))).metaLastEventNumber).toBe(0)
+    })
+  )
+
   it.scoped("a stream written by the same epoch under an older version is continued, not truncated", () =>
     Effect.gen(function* () {
       const store = yield* openStore

@@ -58,6 +58,7 @@ const scenarioArb = fc
     trackEmittedStreams: fc.boolean(),
     maxWriteBatchLength: fc.integer({ min: 1, max: 4 }),
     maxAllowedWritesInFlight: fc.integer({ min: 0, max: 3 }),
+    idleStreamsKept: fc.constantFrom(0, 2, 1000),
     checkpoint: fc.nat(),
     crash: fc.nat(),
     stepsBeforeCrash: fc.nat({ max: 60 })
@@ -94,7 +95,7 @@ const enqueueItems = (
 /** One whole run of `items` by `version`. */
 const runAll = (store: EventStoreService, s: Scenario, items: ReadonlyArray<Item>, version: ProjectionVersion) =>
   Effect.gen(function* () {
-    const { output, scope } = yield* startWriter(store, specFor(s, version))
+    const { output, scope } = yield* startWriter(store, specFor(s, version), store, s.idleStreamsKept)
     enqueueItems(output, items, 0, items.length)
     yield* output.flush
     yield* closeWriter(scope)
@@ -125,7 +126,7 @@ const crashedAndRestarted = (s: Scenario): Effect.Effect<Record<string, unknown>
   Effect.gen(function* () {
     const store = yield* openStore
     if (s.olderEpoch !== undefined) yield* runAll(store, s, s.olderEpoch, older)
-    const first = yield* startWriter(store, specFor(s, current))
+    const first = yield* startWriter(store, specFor(s, current), store, s.idleStreamsKept)
     enqueueItems(first.output, s.items, 0, s.checkpoint)
     yield* first.output.flush
     enqueueItems(first.output, s.items, s.checkpoint, s.crash)
@@ -134,7 +135,7 @@ const crashedAndRestarted = (s: Scenario): Effect.Effect<Record<string, unknown>
     // Appends the crash left in flight may still land, as they may in a real crash before the restart
     // reads the streams: an append queued after them completes after them.
     yield* Effect.orDie(store.append("quiet", ExpectedVersion.Any, []))
-    const second = yield* startWriter(store, specFor(s, current))
+    const second = yield* startWriter(store, specFor(s, current), store, s.idleStreamsKept)
     enqueueItems(second.output, s.items, s.checkpoint, s.items.length)
     yield* second.output.flush
     expect(second.output.pendingEvents()).toBe(0)

@@ -154,6 +154,20 @@ describe("output writer: streams", () => {
     })
   )
 
+  it.scoped("past the idle streams kept, a stream with nothing left to do is read again before its next write", () =>
+    Effect.gen(function* () {
+      const store = yield* openStore
+      const { output } = yield* startWriter(store, specOf(), store, 0)
+      output.enqueue(causeOf(1), [emit("a", "ours-1")])
+      yield* output.flush
+      // Had the stream stayed open, its expected version would now be wrong (see the test above).
+      yield* appendRaw(store, "a", [{ data: "ours-too", metadata: stampOf(2) }])
+      output.enqueue(causeOf(3), [emit("a", "ours-3")])
+      yield* output.flush
+      expect(yield* dataOf(store, "a")).toEqual(["ours-1", "ours-too", "ours-3"])
+    })
+  )
+
   it.scoped("a deleted stream faults the run", () =>
     Effect.gen(function* () {
       const store = yield* openStore

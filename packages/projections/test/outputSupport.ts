@@ -71,11 +71,13 @@ export const resultLink = (stream: string, target: string): EmittedWrite => ({
 export const startWriter = (
   store: EventStoreService,
   spec: OutputWriterSpec = specOf(),
-  writer: EventStoreService = store
+  writer: EventStoreService = store,
+  idleStreamsKept?: number
 ): Effect.Effect<{ readonly output: OutputWriter; readonly scope: Scope.CloseableScope }> =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
-    const output = yield* makeOutputWriter({ store, writer })(spec).pipe(Scope.extend(scope))
+    const deps = idleStreamsKept === undefined ? { store, writer } : { store, writer, idleStreamsKept }
+    const output = yield* makeOutputWriter(deps)(spec).pipe(Scope.extend(scope))
     return { output, scope }
   })
 

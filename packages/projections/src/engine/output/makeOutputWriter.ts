@@ -24,6 +24,11 @@ export interface OutputWriterDeps {
   readonly store: EventStoreService
   /** Where the output is appended (a node's leader-only store: a node that stops leading refuses). */
   readonly writer: EventStoreService
+  /**
+   * Streams kept open while idle, at most (default 1000): past it, a stream whose lane has nothing left to do
+   * is forgotten, and read again before its next write, so a projection writing to many streams holds few.
+   */
+  readonly idleStreamsKept?: number
 }
 
 export const makeOutputWriter =
@@ -56,6 +61,11 @@ export const makeOutputWriter =
       let running = 0
       let appending = 0
       let fault: OutputFault | undefined
+
+      const idleStreamsKept = deps.idleStreamsKept ?? 1000
+      /** Nothing queued, under way or remembered for a link: forgetting it loses nothing a read cannot give back. */
+      const isIdle = (lane: StreamLane): boolean =>
+        !lane.isCatalogue && lane.queue.length === 0 && lane.references.size === 0 && lane.numbers.size === 0
 
       const laneOf = (stream: string): StreamLane => {
         let lane = lanes.get(stream)
@@ -250,6 +260,7 @@ export const makeOutputWriter =
               lane.busy = false
               running--
               if (lane.queue.length > 0) waiting.add(lane)
+              else if (lanes.size > idleStreamsKept && isIdle(lane)) lanes.delete(lane.stream)
               kick()
             })
           )

@@ -14,8 +14,6 @@ export interface NotBuiltRoute {
 }
 
 export const notBuiltRoutes: ReadonlyArray<NotBuiltRoute> = [
-  { path: "/projections", feature: "Projections are" },
-  { path: "/projection", feature: "Projections are" },
   { path: "/web", feature: "The admin UI is" },
   { path: "/ui", feature: "The admin UI is" },
   { path: "/", feature: "The admin UI is" },

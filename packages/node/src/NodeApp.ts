@@ -25,6 +25,7 @@ import {
 import { ClusterNode, ClusterStatus, isSingleNode, type ClusterSettings } from "@vellum/cluster"
 import { AutoScavenge, AutoScavengeLayer, autoScavengeRoutes } from "@vellum/auto-scavenge"
 import { Subscriptions, SubscriptionsLayer, subscriptionRoutes } from "@vellum/subscriptions"
+import { Projections, ProjectionsLayer, liveRunnerFactoryLayer, projectionRoutes } from "@vellum/projections"
 import {
   NodeMetrics,
   makeHandler,
@@ -66,6 +67,8 @@ import { infoOptionsRoute } from "./infoOptionsRoute.js"
 import * as ScavengeMetrics from "./scavengeMetrics.js"
 import * as AutoScavengeMetrics from "./autoScavengeMetrics.js"
 import * as SubscriptionMetrics from "./subscriptionMetrics.js"
+import * as ProjectionFigures from "./projectionFigures.js"
+import { toProjectionsSettings } from "./config/projectionSettings.js"
 
 export const VELLUM_VERSION = "0.1.0"
 
@@ -79,6 +82,7 @@ export type NodeAppServices =
   | Scavenger
   | AutoScavenge
   | Subscriptions
+  | Projections
 
 /**
  * Why a node cannot start: its store, its user store or its scavenge state cannot be opened, or another
@@ -158,8 +162,12 @@ export const layerWithStorage = (
     version: VELLUM_VERSION,
     instanceId: options.instanceId,
     httpEndpoint: { host: config.NodeIp, port: config.NodePort },
-    // The reference's rules: user management needs authentication; projections do not exist yet (refused).
-    features: { projections: false, userManagement: !config.Insecure, atomPub: config.EnableAtomPubOverHttp },
+    // The reference's rules: user management needs authentication; projections are on unless `--run-projections None`.
+    features: {
+      projections: config.RunProjections !== "None",
+      userManagement: !config.Insecure,
+      atomPub: config.EnableAtomPubOverHttp
+    },
     authentication: { type: config.Insecure ? "insecure" : "internal", properties: [] },
     nodePriority: config.NodePriority,
     ...toAdvertiseAs(config)
@@ -194,15 +202,20 @@ export const layerWithStorage = (
       ScavengeMetrics.layer,
       statsStream,
       autoScavenge,
-      Layer.provideMerge(SubscriptionMetrics.layer, SubscriptionsLayer.layer())
+      Layer.provideMerge(SubscriptionMetrics.layer, SubscriptionsLayer.layer()),
+      Layer.provideMerge(ProjectionFigures.layer, projections(toProjectionsSettings(config)))
     ),
     Layer.provideMerge(aboveStorage, store)
   )
 }
 
+/** The projections subsystem over the node's store, starting runners with the node's own factory. */
+const projections = (settings: ReturnType<typeof toProjectionsSettings>) =>
+  Layer.provide(ProjectionsLayer.layer(settings), liveRunnerFactoryLayer(settings))
+
 /**
  * The route families a node serves, as the reference registers its controllers: streams only with AtomPub
- * on; persistent subscriptions always; the users API not in insecure mode; auto-scavenge while it is enabled; stats and metrics, gossip, and the
+ * on; persistent subscriptions always; projections unless `--run-projections None`; the users API not in insecure mode; auto-scavenge while it is enabled; stats and metrics, gossip, and the
  * admin endpoints (shutdown, scavenge, the scavenge history's reads) each unless their `Disable…` switch is set.
  * A route left out answers 404.
  */
@@ -218,6 +231,8 @@ export const nodeRouteList = (loaded: LoadedConfig): ReadonlyArray<RouteDef<Node
     }),
     ...(config.Insecure ? [] : usersRoutes),
     ...subscriptionRoutes,
+    // As the reference registers its projections controller only with the subsystem: `None` leaves 404s.
+    ...(config.RunProjections === "None" ? [] : projectionRoutes),
     ...(autoScavengeEnablement(config).enabled ? autoScavengeRoutes : []),
     ...(config.DisableAdminUi ? [] : scavengeRoutes),
     // With AtomPub on, the stream routes serve these paths (and the run page's template would shadow their

@@ -53,7 +53,7 @@ describe("/info/options", () => {
     expect(row("MemDb")).toMatchObject({ value: "true", configurationSource: "Environment Variables" })
     expect(row("LogLevel")).toMatchObject({ value: "Warning", configurationSource: "Yaml", group: "LoggingOptions" })
     expect(row("RunProjections")).toMatchObject({
-      value: "None",
+      value: "All",
       configurationSource: "<DEFAULT>",
       group: "ProjectionOptions"
     })

@@ -66,9 +66,9 @@ describe("the option support table", () => {
     expect(spec.encode(loaded.config[name])).toBe(spec.defaultText)
   })
 
-  it("refuses the issue's examples with a message saying they wait for a later issue", () => {
-    for (const argv of [["--run-projections=All"], ["--start-standard-projections"]]) {
-      expect(formatConfigError(fail({ argv }))).toMatch(/is not supported: .*not built yet \(a later issue\)/)
-    }
+  it("refuses an option Vellum cannot honour, saying why", () => {
+    expect(formatConfigError(fail({ argv: ["--fault-out-of-order-projections"] }))).toMatch(
+      /FaultOutOfOrderProjections from command line --fault-out-of-order-projections: true is not supported: Vellum's projections read each stream in order/
+    )
   })
 })

@@ -143,13 +143,13 @@ describe("the node process", () => {
   )
 
   it(
-    "a refused option stops the node before anything, saying it waits for a later issue",
+    "a refused option stops the node before anything, saying why",
     async () => {
       const db = join(scratch, "refused-db")
-      const result = await run(["--run-projections", "All", "--db", db])
+      const result = await run(["--scavenge-hash-users-cache-capacity", "5", "--db", db])
       expect(result.code).toBe(1)
       expect(result.stderr).toContain(
-        "RunProjections from command line --run-projections: All is not supported: projections are not built yet (a later issue)"
+        "ScavengeHashUsersCacheCapacity from command line --scavenge-hash-users-cache-capacity: 5 is not supported: Vellum's scavenge state finds collisions without a hash-users table"
       )
       expect(existsSync(db)).toBe(false)
     },

@@ -40,7 +40,7 @@ export const makeLiveRunnerFactory = (store: EventStoreService, settings: Projec
   const output = makeOutputWriter({ store, writer })
 
   const load = (query: QuerySpec): Effect.Effect<Loaded, PrepareFault, Scope.Scope> =>
-    Effect.suspend(() => {
+    Effect.suspend((): Effect.Effect<Loaded, PrepareFault, Scope.Scope> => {
       const refused = unsupportedType(query)
       if (refused !== undefined) return Effect.fail(refused)
       if (query.system) {
@@ -62,7 +62,7 @@ export const makeLiveRunnerFactory = (store: EventStoreService, settings: Projec
         }),
         {
           onFailure: (error) => fault(error.message),
-          onSuccess: ({ definition, handler }) => ({ definition, handler, validateContent: true })
+          onSuccess: ({ definition, handler }): Loaded => ({ definition, handler, validateContent: true })
         }
       )
     })

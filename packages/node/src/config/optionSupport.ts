@@ -49,7 +49,7 @@ const honoured = (readIn: string | ReadonlyArray<string>, provedBy: string): Opt
 
 const refused = (reason: string, example: string): OptionSupport => ({ _tag: "Refused", reason, example })
 
-const NO_PROJECTIONS = "projections are not built yet (a later issue); leave it at its default"
+const PROJECTION_SETTINGS = `${CONFIG}projectionSettings.ts`
 
 export const optionSupport: { readonly [K in OptionName]: OptionSupport } = {
   // Application
@@ -141,13 +141,18 @@ export const optionSupport: { readonly [K in OptionName]: OptionSupport } = {
   HttpMaxConnections: honoured(DERIVE, "http-limits-config.test.ts"),
 
   // Projections
-  RunProjections: refused(NO_PROJECTIONS, "All"),
-  StartStandardProjections: refused(NO_PROJECTIONS, "true"),
-  ProjectionsQueryExpiry: refused(NO_PROJECTIONS, "10"),
-  FaultOutOfOrderProjections: refused(NO_PROJECTIONS, "true"),
-  ProjectionCompilationTimeout: refused(NO_PROJECTIONS, "1000"),
-  ProjectionExecutionTimeout: refused(NO_PROJECTIONS, "1000"),
-  MaxProjectionStateSize: refused(NO_PROJECTIONS, "1048576"),
+  RunProjections: honoured([NODE_APP, PROJECTION_SETTINGS], "node-projections.test.ts"),
+  StartStandardProjections: honoured(PROJECTION_SETTINGS, "node-projections.test.ts"),
+  ProjectionsQueryExpiry: honoured(PROJECTION_SETTINGS, "node-projections.test.ts"),
+  // Vellum's sources never see a stream's events out of order or with gaps they cannot explain (a stream's
+  // events read in order from its index; truncations are read past), so there is nothing to fault on.
+  FaultOutOfOrderProjections: refused(
+    "Vellum's projections read each stream in order from its index and never meet an unexpected event number; leave it at its default",
+    "true"
+  ),
+  ProjectionCompilationTimeout: honoured(PROJECTION_SETTINGS, "node-projections.test.ts"),
+  ProjectionExecutionTimeout: honoured(PROJECTION_SETTINGS, "node-projections.test.ts"),
+  MaxProjectionStateSize: honoured(PROJECTION_SETTINGS, "node-projections.test.ts"),
 
   // Auto-scavenge
   AutoScavengeEnabled: honoured(`${CONFIG}autoScavengeEnablement.ts`, "config-auto-scavenge.test.ts")

@@ -291,9 +291,10 @@ export const optionTable = {
   // Projections
   RunProjections: option({
     group: "Projection",
-    description: "Which projections run: System runs the built-in projections, All runs user projections too.",
+    description:
+      "Which projections run: None turns the subsystem off, System runs the built-in projections, All runs user projections too. Vellum: All by default.",
     type: oneOf(["None", "System", "All"]),
-    default: "None"
+    default: "All"
   }),
   StartStandardProjections: flag("Projection", "Start the built-in system projections."),
   ProjectionsQueryExpiry: option({

@@ -59,8 +59,26 @@ const STACK_LINES = 20
 // the instance's own stack pointer astray, so new sandboxes start in a fresh instance, while the live ones keep
 // running in the old one until they are disposed.
 let sharedModule: Promise<QuickJSWASMModule> | undefined
-const currentModule = (): Promise<QuickJSWASMModule> => (sharedModule ??= newQuickJSWASMModule(RELEASE_SYNC))
+// The loaded module of each instance: a sandbox made once its instance is loaded is made synchronously, which a
+// deterministic simulator needs (it runs its world without the event loop, where no promise settles).
+const loadedModules = new WeakMap<Promise<QuickJSWASMModule>, QuickJSWASMModule>()
+const currentModule = (): Promise<QuickJSWASMModule> => {
+  if (sharedModule !== undefined) return sharedModule
+  const loading = newQuickJSWASMModule(RELEASE_SYNC)
+  sharedModule = loading
+  void loading.then((module) => loadedModules.set(loading, module))
+  return loading
+}
 const quickJs = Effect.promise(currentModule)
+
+/**
+ * Loads the WebAssembly module now, so sandboxes made later are made synchronously: for the simulator, which must
+ * call it before its world runs; a live node loads it with its first sandbox.
+ */
+export const preloadSandbox = async (): Promise<void> => {
+  const loading = currentModule()
+  loadedModules.set(loading, await loading)
+}
 
 /** Bytes of the WebAssembly memory all sandboxes share (it grows and is reused, never returned). */
 export const sandboxHeapBytes: Effect.Effect<number> = Effect.map(
@@ -99,9 +117,12 @@ export class Sandbox {
     return Effect.acquireRelease(
       Effect.suspend(() => {
         const instance = currentModule()
+        const loaded = loadedModules.get(instance)
+        const full = { ...defaultSandboxLimits, ...limits }
+        if (loaded !== undefined) return Effect.sync(() => Sandbox.create(instance, loaded, name, full))
         return Effect.map(
           Effect.promise(() => instance),
-          (module) => Sandbox.create(instance, module, name, { ...defaultSandboxLimits, ...limits })
+          (module) => Sandbox.create(instance, module, name, full)
         )
       }),
       (sandbox) => Effect.sync(() => sandbox.dispose())

@@ -1,0 +1,139 @@
+// Projections in the simulated cluster (the unmodified NodeApp on every member): they run on the leader only; a
+// follower passes projection requests to it; when the leader is lost, the new leader starts every enabled
+// projection from its last checkpoint, and what it emits again is found already written: the emitted stream
+// holds each output once.
+import { Exit } from "effect"
+import { beforeAll, describe, expect, it } from "vitest"
+import { preloadSandbox } from "@vellum/projections"
+import { NoNetworkFaults, Prng } from "@vellum/platform"
+import type { Reply } from "@vellum/http"
+import { ClusterWorld } from "../src/cluster/clusterWorld.js"
+import { chooseClusterOptions } from "../src/cluster/clusterOptions.js"
+
+const Admin = `Basic ${Buffer.from("admin:changeit").toString("base64")}`
+const Events = { "content-type": "application/vnd.eventstore.events+json" }
+
+const query = `fromStream('jobs').when({
+  $init: () => ({ n: 0 }),
+  job: (s, e) => { s.n++; emit('done', 'jobDone', { job: e.sequenceNumber }) }
+})`
+
+// The simulated world runs without the event loop: QuickJS's module is loaded before it starts.
+beforeAll(() => preloadSandbox())
+
+describe("projections in a simulated cluster", () => {
+  it("run on the leader, are reached through a follower, and resume from the checkpoint after a failover", () => {
+    const root = new Prng(7)
+    const options = { ...chooseClusterOptions(root.fork("options"), 3, false), network: NoNetworkFaults }
+    const cluster = new ClusterWorld(root.fork("cluster"), options, 0, (why) => {
+      throw new Error(why)
+    })
+    const followers = () =>
+      cluster.members.map((m) => m.name).filter((n) => cluster.open(n)?.status?.state() === "Follower")
+    const settled = () => cluster.leaders().length === 1 && followers().length === 2
+    cluster.world.run({ until: settled, maxSimMs: 60_000 })
+    expect(settled()).toBe(true)
+
+    const call = (name: string, method: string, url: string, headers: Record<string, string> = {}, body?: string) => {
+      const member = cluster.member(name)
+      const handler = cluster.open(name)!.handler
+      const fiber = cluster.world.fork(
+        name,
+        handler({
+          method,
+          url,
+          headers: { host: member.http, authorization: Admin, ...headers },
+          body: body === undefined ? undefined : new TextEncoder().encode(body)
+        })
+      )
+      cluster.world.run({ until: () => fiber.unsafePoll() !== null, maxSimMs: 30_000 })
+      const exit = fiber.unsafePoll()
+      if (exit === null || !Exit.isSuccess(exit)) throw new Error(`${method} ${url} on ${name} was not answered`)
+      const reply = (exit as Exit.Success<Reply, unknown>).value
+      const text =
+        reply.body === undefined
+          ? ""
+          : typeof reply.body === "string"
+            ? reply.body
+            : new TextDecoder().decode(reply.body as Uint8Array)
+      return { status: reply.status, text }
+    }
+    const callUntil = (
+      check: (r: { status: number; text: string }) => boolean,
+      name: () => string,
+      method: string,
+      url: string,
+      headers?: Record<string, string>,
+      body?: string
+    ) => {
+      let last = { status: 0, text: "" }
+      for (let i = 0; i < 120; i++) {
+        const r = call(name(), method, url, headers, body)
+        if (check(r)) return r
+        last = r
+        cluster.world.run({ until: () => false, maxSimMs: 500 })
+      }
+      throw new Error(`${method} ${url}: never as expected; last ${last.status} ${last.text}`)
+    }
+    const status = (want: number) => (r: { status: number }) => r.status === want
+
+    const leader = cluster.leaders()[0]!
+    const follower = followers()[0]!
+    // Created stopped through a follower, given a small checkpoint threshold, then enabled.
+    callUntil(status(201), () => follower, "POST", "/projections/continuous?name=jobs&emit=yes&enabled=no", {}, query)
+    callUntil(
+      status(200),
+      () => follower,
+      "PUT",
+      "/projection/jobs/config",
+      { "content-type": "application/json" },
+      JSON.stringify({
+        emitEnabled: true,
+        checkpointHandledThreshold: 5,
+        checkpointUnhandledBytesThreshold: 10,
+        pendingEventsThreshold: 5000,
+        maxWriteBatchLength: 500
+      })
+    )
+    callUntil(status(200), () => follower, "POST", "/projection/jobs/command/enable")
+    const appendJobs = (from: number, to: number, on: () => string) => {
+      for (let i = from; i < to; i++) {
+        const event = {
+          eventId: `00000000-0000-4000-8000-${String(i + 1).padStart(12, "0")}`,
+          eventType: "job",
+          data: {}
+        }
+        callUntil(status(201), on, "POST", "/streams/jobs", Events, JSON.stringify([event]))
+      }
+    }
+    appendJobs(0, 20, () => leader)
+    callUntil(
+      (r) => r.text === '{"n":20}',
+      () => follower,
+      "GET",
+      "/projection/jobs/state"
+    )
+
+    cluster.crash(leader, root.fork("crash"), "strict")
+    cluster.world.run({ until: () => cluster.leaders().length === 1, maxSimMs: 60_000 })
+    const newLeader = cluster.leaders()[0]!
+    expect(newLeader).not.toBe(leader)
+    appendJobs(20, 25, () => newLeader)
+    callUntil(
+      (r) => r.text === '{"n":25}',
+      () => newLeader,
+      "GET",
+      "/projection/jobs/state"
+    )
+    // Every job's output once, in order, although events after the last checkpoint were processed again.
+    const done = callUntil(status(200), () => newLeader, "GET", "/streams/done/0/forward/100?embed=body", {
+      accept: "application/json"
+    })
+    // The feed is newest first.
+    const jobs = (JSON.parse(done.text) as { entries: ReadonlyArray<{ data: string }> }).entries
+      .map((e) => (JSON.parse(e.data) as { job: number }).job)
+      .reverse()
+    expect(jobs).toEqual(Array.from({ length: 25 }, (_, i) => i))
+    cluster.dispose()
+  })
+})

@@ -27,7 +27,7 @@ describe("--enable-atom-pub-over-http", () => {
   it("on by default: streams answer and /info says atomPub", async () => {
     await withNode(new MemoryDisk(), [], async (call) => {
       expect((await appendOne(call, "s")).status).toBe(201)
-      expect(await infoFeatures(call)).toEqual({ projections: false, userManagement: true, atomPub: true })
+      expect(await infoFeatures(call)).toEqual({ projections: true, userManagement: true, atomPub: true })
     })
   })
 
@@ -37,7 +37,7 @@ describe("--enable-atom-pub-over-http", () => {
       for (const url of ["/streams/s", "/streams/$all", "/streams/s/metadata", "/streams/s/0"])
         expect(await statusOf(call, url), url).toBe(404)
       expect(await statusOf(call, "/streams/s", json, "DELETE")).toBe(404)
-      expect(await infoFeatures(call)).toEqual({ projections: false, userManagement: true, atomPub: false })
+      expect(await infoFeatures(call)).toEqual({ projections: true, userManagement: true, atomPub: false })
       expect(await statusOf(call, "/users/")).toBe(200)
       expect(await statusOf(call, "/stats")).toBe(200)
       expect(await statusOf(call, "/gossip")).toBe(200)
@@ -76,7 +76,7 @@ describe("the scavenge history with AtomPub off", () => {
 describe("--insecure", () => {
   it("reports userManagement: false in /info", async () => {
     await withNode(new MemoryDisk(), ["--insecure"], async (call) => {
-      expect(await infoFeatures(call)).toEqual({ projections: false, userManagement: false, atomPub: true })
+      expect(await infoFeatures(call)).toEqual({ projections: true, userManagement: false, atomPub: true })
       expect(JSON.parse(text(await call({ url: "/info", headers: json }))).authentication.type).toBe("insecure")
     })
   })

@@ -13,6 +13,9 @@ const scrape = async (call: Call) => {
 describe("kurrentdb_* metrics of a working node", () => {
   it("appends and reads move the event counters, byte counters and checkpoints; the node reports Leader", async () => {
     await withNode(async (call) => {
+      // The projections subsystem writes its registry once the node leads: counted from after it.
+      while ((await call("GET", "/projections/any", admin)).status !== 200)
+        await new Promise((resolve) => setImmediate(resolve))
       const before = await scrape(call)
       expect(before.types.get("kurrentdb_io_events_total")).toBe("counter")
       expect(before.types.get("kurrentdb_checkpoints")).toBe("gauge")

@@ -2,15 +2,13 @@
 // follower passes projection requests to it; when the leader is lost, the new leader starts every enabled
 // projection from its last checkpoint, and what it emits again is found already written: the emitted stream
 // holds each output once.
-import { Exit } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { preloadSandbox } from "@vellum/projections"
 import { NoNetworkFaults, Prng } from "@vellum/platform"
-import type { Reply } from "@vellum/http"
 import { ClusterWorld } from "../src/cluster/clusterWorld.js"
 import { chooseClusterOptions } from "../src/cluster/clusterOptions.js"
+import { callUntil as callUntilOf, memberCall, type Answer } from "./clusterCalls.js"
 
-const Admin = `Basic ${Buffer.from("admin:changeit").toString("base64")}`
 const Events = { "content-type": "application/vnd.eventstore.events+json" }
 
 const query = `fromStream('jobs').when({
@@ -34,47 +32,15 @@ describe("projections in a simulated cluster", () => {
     cluster.world.run({ until: settled, maxSimMs: 60_000 })
     expect(settled()).toBe(true)
 
-    const call = (name: string, method: string, url: string, headers: Record<string, string> = {}, body?: string) => {
-      const member = cluster.member(name)
-      const handler = cluster.open(name)!.handler
-      const fiber = cluster.world.fork(
-        name,
-        handler({
-          method,
-          url,
-          headers: { host: member.http, authorization: Admin, ...headers },
-          body: body === undefined ? undefined : new TextEncoder().encode(body)
-        })
-      )
-      cluster.world.run({ until: () => fiber.unsafePoll() !== null, maxSimMs: 30_000 })
-      const exit = fiber.unsafePoll()
-      if (exit === null || !Exit.isSuccess(exit)) throw new Error(`${method} ${url} on ${name} was not answered`)
-      const reply = (exit as Exit.Success<Reply, unknown>).value
-      const text =
-        reply.body === undefined
-          ? ""
-          : typeof reply.body === "string"
-            ? reply.body
-            : new TextDecoder().decode(reply.body as Uint8Array)
-      return { status: reply.status, text }
-    }
+    const call = memberCall(cluster)
     const callUntil = (
-      check: (r: { status: number; text: string }) => boolean,
+      check: (answer: Answer) => boolean,
       name: () => string,
       method: string,
       url: string,
       headers?: Record<string, string>,
       body?: string
-    ) => {
-      let last = { status: 0, text: "" }
-      for (let i = 0; i < 120; i++) {
-        const r = call(name(), method, url, headers, body)
-        if (check(r)) return r
-        last = r
-        cluster.world.run({ until: () => false, maxSimMs: 500 })
-      }
-      throw new Error(`${method} ${url}: never as expected; last ${last.status} ${last.text}`)
-    }
+    ) => callUntilOf(cluster, call, check, 120, name, method, url, headers, body)
     const status = (want: number) => (r: { status: number }) => r.status === want
 
     const leader = cluster.leaders()[0]!

@@ -2,14 +2,11 @@
 // leader only; a follower passes group requests to it; when the leader is lost, the new leader loads the
 // groups and resumes each from its last durable checkpoint, so what was acked and checkpointed is not
 // delivered again, and what was not is.
-import { Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import { NoNetworkFaults, Prng } from "@vellum/platform"
-import type { Reply } from "@vellum/http"
 import { ClusterWorld } from "../src/cluster/clusterWorld.js"
 import { chooseClusterOptions } from "../src/cluster/clusterOptions.js"
-
-const Admin = `Basic ${Buffer.from("admin:changeit").toString("base64")}`
+import { callUntil as callUntilOf, memberCall } from "./clusterCalls.js"
 
 interface Entry {
   readonly eventId: string
@@ -29,32 +26,7 @@ describe("persistent subscriptions in a simulated cluster", () => {
     cluster.world.run({ until: settled, maxSimMs: 60_000 })
     expect(settled()).toBe(true)
 
-    /** One request to a member's own handler, run on the simulated clock until it is answered. */
-    const call = (name: string, method: string, url: string, headers: Record<string, string> = {}, body?: string) => {
-      const member = cluster.member(name)
-      const handler = cluster.open(name)!.handler
-      const fiber = cluster.world.fork(
-        name,
-        handler({
-          method,
-          url,
-          headers: { host: member.http, authorization: Admin, ...headers },
-          body: body === undefined ? undefined : new TextEncoder().encode(body)
-        })
-      )
-      cluster.world.run({ until: () => fiber.unsafePoll() !== null, maxSimMs: 30_000 })
-      const exit = fiber.unsafePoll()
-      if (exit === null || !Exit.isSuccess(exit)) throw new Error(`${method} ${url} on ${name} was not answered`)
-      const reply = (exit as Exit.Success<Reply, unknown>).value
-      const text =
-        reply.body === undefined
-          ? ""
-          : typeof reply.body === "string"
-            ? reply.body
-            : new TextDecoder().decode(reply.body as Uint8Array)
-      return { status: reply.status, text }
-    }
-    /** Keeps asking until the answer has the status (a new leader loads its groups first). */
+    const call = memberCall(cluster)
     const callUntil = (
       status: number,
       name: () => string,
@@ -62,16 +34,7 @@ describe("persistent subscriptions in a simulated cluster", () => {
       url: string,
       headers?: Record<string, string>,
       body?: string
-    ) => {
-      let last = { status: 0, text: "" }
-      for (let i = 0; i < 60; i++) {
-        const r = call(name(), method, url, headers, body)
-        if (r.status === status) return r
-        last = r
-        cluster.world.run({ until: () => false, maxSimMs: 500 })
-      }
-      throw new Error(`${method} ${url} never answered ${status}: last ${last.status} ${last.text}`)
-    }
+    ) => callUntilOf(cluster, call, (r) => r.status === status, 60, name, method, url, headers, body)
     const pull = (name: () => string, count: number) => {
       const r = callUntil(200, name, "GET", `/subscriptions/jobs/workers/${count}?embed=body`, {
         accept: "application/vnd.eventstore.competingatom+json"

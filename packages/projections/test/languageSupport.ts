@@ -1,7 +1,7 @@
 import { Effect, Either } from "effect"
 import { compileProjection } from "../src/language/compileProjection.js"
 import type { ProjectionCompileFault } from "../src/language/languageErrors.js"
-import type { SourceDefinition } from "../src/language/SourceDefinition.js"
+import { emptySourceDefinition, type SourceDefinition } from "../src/language/SourceDefinition.js"
 import { Sandbox, type SandboxLimits } from "../src/runtime/sandbox.js"
 
 /** Compiles `source` in a fresh sandbox: its definition, or its fault. */
@@ -28,27 +28,7 @@ export const faultOf = async (source: string, limits: Partial<SandboxLimits> = {
 }
 
 /** The definition of a script that declares nothing. */
-export const emptyDefinition: SourceDefinition = {
-  allEvents: true,
-  allStreams: false,
-  byStream: false,
-  byCustomPartitions: false,
-  categories: [],
-  events: [],
-  streams: [],
-  options: {
-    resultStreamName: null,
-    partitionResultStreamNamePattern: null,
-    reorderEvents: false,
-    processingLag: 0,
-    isBiState: false,
-    definesStateTransform: false,
-    producesResults: false,
-    definesFold: false,
-    handlesDeletedNotifications: false,
-    includeLinks: false
-  }
-}
+export const emptyDefinition: SourceDefinition = emptySourceDefinition
 
 /** The empty definition with `changes` (and `options` changes) applied. */
 export const definitionWith = (

@@ -4,7 +4,7 @@
  * every event, links as the projection reads them).
  */
 import { Effect, Either } from "effect"
-import type { SourceDefinition } from "../language/SourceDefinition.js"
+import { emptySourceDefinition, type SourceDefinition } from "../language/SourceDefinition.js"
 import type { SourceItem } from "../sources/SourceReader.js"
 import { fromEventRecord, readsEvent } from "../system/SystemEvent.js"
 import type { SystemProjectionDefinition } from "../system/SystemProjection.js"
@@ -49,23 +49,7 @@ export const systemProjectionHandler = (
  * event to link).
  */
 export const systemSourceDefinition = (definition: SystemProjectionDefinition): SourceDefinition => ({
-  allEvents: true,
+  ...emptySourceDefinition,
   allStreams: true,
-  byStream: false,
-  byCustomPartitions: false,
-  categories: [],
-  events: [],
-  streams: [],
-  options: {
-    resultStreamName: null,
-    partitionResultStreamNamePattern: null,
-    reorderEvents: false,
-    processingLag: 0,
-    isBiState: false,
-    definesStateTransform: false,
-    producesResults: false,
-    definesFold: false,
-    handlesDeletedNotifications: false,
-    includeLinks: definition.includeLinks
-  }
+  options: { ...emptySourceDefinition.options, includeLinks: definition.includeLinks }
 })

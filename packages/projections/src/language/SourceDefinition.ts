@@ -41,3 +41,26 @@ export const SourceDefinition = Schema.Struct({
   options: SourceDefinitionOptions
 })
 export type SourceDefinition = typeof SourceDefinition.Type
+
+/** The definition of a script that declares nothing: every event, no source, no options set. */
+export const emptySourceDefinition: SourceDefinition = {
+  allEvents: true,
+  allStreams: false,
+  byStream: false,
+  byCustomPartitions: false,
+  categories: [],
+  events: [],
+  streams: [],
+  options: {
+    resultStreamName: null,
+    partitionResultStreamNamePattern: null,
+    reorderEvents: false,
+    processingLag: 0,
+    isBiState: false,
+    definesStateTransform: false,
+    producesResults: false,
+    definesFold: false,
+    handlesDeletedNotifications: false,
+    includeLinks: false
+  }
+}

@@ -142,6 +142,31 @@ describe("projections on a node", () => {
       [...base, "--max-projection-state-size", "100"]
     ))
 
+  it("shows a faulted projection, its progress and its lag in /stats and /metrics", () =>
+    withNode(async (call) => {
+      await append(call, "job-1", "Run", [1, 2])
+      await create(
+        call,
+        "continuous",
+        "fails-on-2",
+        "fromAll().when({Run: (s, e) => { if (e.data.n === 2) throw new Error('two') }})"
+      )
+      await until(async () => (await statistics(call, "fails-on-2")).status.startsWith("Faulted"))
+      const stats = JSON.parse(text(await call("GET", "/stats", admin))) as {
+        es: { projection: Record<string, Record<string, unknown>> }
+      }
+      const figures = stats.es.projection["fails_on_2"]!
+      expect(figures.status).toBe("Faulted (Enabled)")
+      expect(figures.faulted).toBe(1)
+      expect(figures.running).toBe(0)
+      expect(figures.eventsProcessedAfterRestart).toBe(1)
+      expect(figures.lagEvents).toBeGreaterThan(0)
+      const metrics = text(await call("GET", "/metrics", admin))
+      expect(metrics).toContain('vellum_projection_faulted{projection="fails-on-2"} 1')
+      expect(metrics).toContain('vellum_projection_events_processed{projection="fails-on-2"} 1')
+      expect(metrics).toMatch(/vellum_projection_lag_events\{projection="fails-on-2"\} [1-9]/)
+    }))
+
   it("takes the query expiry in minutes from --projections-query-expiry", () => {
     expect(
       toProjectionsSettings(load({ argv: [...base, "--projections-query-expiry", "2"] }).config).queryExpiryMillis

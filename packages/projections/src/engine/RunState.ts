@@ -28,6 +28,11 @@ export class RunState {
   lagBytes = 0
   lagEvents = 0
   lagMilliseconds = 0
+  /**
+   * Log position of what was processed last (the last item's record, or where a batch read to): lag is measured
+   * from here. -1 before anything was read.
+   */
+  processedLogPosition = -1
   /** Clock time of the last lag refresh (lag costs a read of the log, so it is refreshed now and then). */
   lagRefreshedAtMs = Number.NEGATIVE_INFINITY
   faultReason: string | undefined = undefined

@@ -150,6 +150,7 @@ const applyOutcome = (
     }
   }
   state.position = item.tag
+  state.processedLogPosition = item.logPosition
   state.eventsProcessedAfterRestart++
   state.handledSinceCheckpoint++
   state.bufferedEvents = Math.max(0, state.bufferedEvents - 1)
@@ -201,5 +202,6 @@ export const processBatch = (context: BatchContext, batch: SourceBatch): Effect.
     }
     state.bufferedEvents = 0
     state.position = batch.next
+    state.processedLogPosition = batch.logPosition
     state.skippedBytesSinceCheckpoint += batch.skippedBytes
   })

@@ -18,7 +18,7 @@ import type {
   StartProjectionRunner
 } from "./ProjectionRunner.js"
 import { queryResultWrites } from "./resultWrites.js"
-import { refreshLag } from "./runnerLag.js"
+import { refreshFaultedLag, refreshLag } from "./runnerLag.js"
 import { shouldCheckpoint, writeCheckpoint } from "./runnerCheckpoints.js"
 import { runFault, RunState, type RunFault } from "./RunState.js"
 
@@ -140,12 +140,13 @@ export const startProjectionRunner: StartProjectionRunner = (spec, deps) =>
     })
 
     const fault = (reason: string) =>
-      Effect.sync((): RunnerOutcome => {
+      Effect.gen(function* () {
         state.status = "Faulted"
         state.faultReason = reason
         state.paused = false
         deps.handler.forgetLiveState()
-        return { _tag: "Faulted", reason }
+        yield* refreshFaultedLag(context)
+        return { _tag: "Faulted", reason } as RunnerOutcome
       })
 
     const fiber = yield* loop.pipe(
@@ -161,6 +162,8 @@ export const startProjectionRunner: StartProjectionRunner = (spec, deps) =>
       }),
       Effect.forkScoped
     )
+    // A faulted runner's lag keeps following the log (refreshed as the lag of a running one is).
+    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(1000), refreshFaultedLag(context))))
 
     const statistics = (): RunnerStatistics => {
       const pending = output.pendingEvents()

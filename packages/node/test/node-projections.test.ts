@@ -167,6 +167,85 @@ describe("projections on a node", () => {
       expect(metrics).toMatch(/vellum_projection_lag_events\{projection="fails-on-2"\} [1-9]/)
     }))
 
+  it("answers a transient query: it runs to the end of the log, completes, and gives its result", () =>
+    withNode(async (call) => {
+      await append(call, "shop-1", "Sold", [3, 4])
+      const created = await create(
+        call,
+        "transient",
+        "sales",
+        "fromAll().when({$init: () => ({total: 0}), Sold: (s, e) => { s.total += e.data.n }})"
+      )
+      expect(created.status).toBe(201)
+      await until(async () => (await statistics(call, "sales")).status === "Completed")
+      expect(text(await call("GET", "/projection/sales/result", admin))).toBe('{"total":7}')
+    }))
+
+  it("runs fromCategory over $by_category, and $by_event_type indexes every type", () =>
+    withNode(
+      async (call) => {
+        await append(call, "cart-1", "Added", [1, 2])
+        await append(call, "cart-2", "Added", [3])
+        await append(call, "user-1", "Joined", [4])
+        await create(
+          call,
+          "continuous",
+          "carts",
+          "fromCategory('cart').foreachStream().when({$init: () => ({n: 0}), Added: (s, e) => { s.n += e.data.n }})"
+        )
+        await until(
+          async () => text(await call("GET", "/projection/carts/state?partition=cart-1", admin)) === '{"n":3}'
+        )
+        expect(text(await call("GET", "/projection/carts/state?partition=cart-2", admin))).toBe('{"n":3}')
+        const feed = (stream: string) =>
+          call("GET", `/streams/${stream}/0/forward/10`, admin, { Accept: "application/vnd.eventstore.atom+json" })
+        await until(async () => (await feed("$et-Joined")).status === 200)
+        const titles = JSON.parse(text(await feed("$et-Added"))).entries.map((e: { title: string }) => e.title)
+        // Newest first, each link resolved to its event: the three Added events in log order.
+        expect(titles).toEqual(["0@cart-2", "1@cart-1", "0@cart-1"])
+      },
+      [...base, "--start-standard-projections"]
+    ))
+
+  it("reads events for a definition (read-events) with the projection's filters", () =>
+    withNode(async (call) => {
+      await append(call, "acct-1", "Opened", [1])
+      await append(call, "acct-1", "Closed", [2])
+      await untilReady(() => call("GET", "/projections/any", admin))
+      const reply = await call(
+        "POST",
+        "/projections/read-events",
+        admin,
+        { "Content-Type": "application/json" },
+        JSON.stringify({
+          query: { allEvents: false, events: ["Closed"], streams: ["acct-1"] },
+          position: { $s: { "acct-1": -1 } },
+          maxEvents: 10
+        })
+      )
+      expect(reply.status).toBe(200)
+      const body = JSON.parse(text(reply)) as { events: ReadonlyArray<{ eventType: string; data: { n: number } }> }
+      expect(body.events.map((e) => [e.eventType, e.data.n])).toEqual([["Closed", 2]])
+    }))
+
+  it("keeps a shared state beside the partitions' (bi-state): the root state is the shared one", () =>
+    withNode(async (call) => {
+      await append(call, "room-1", "Said", [1, 2])
+      await append(call, "room-2", "Said", [3])
+      await create(
+        call,
+        "continuous",
+        "rooms",
+        `fromAll().foreachStream().when({
+          $init: () => ({n: 0}),
+          $initShared: () => ({total: 0}),
+          Said: (s, e) => { s[0].n++; s[1].total += e.data.n }
+        })`
+      )
+      await until(async () => text(await call("GET", "/projection/rooms/state", admin)) === '{"total":6}')
+      expect(text(await call("GET", "/projection/rooms/state?partition=room-1", admin))).toBe('{"n":2}')
+    }))
+
   it("takes the query expiry in minutes from --projections-query-expiry", () => {
     expect(
       toProjectionsSettings(load({ argv: [...base, "--projections-query-expiry", "2"] }).config).queryExpiryMillis

@@ -37,6 +37,7 @@ import { markDiskFaults } from "./faultMarks.js"
 import { ScavengeFocus } from "./scavengeWorkload.js"
 import { openNode, type Transport } from "./simNode.js"
 import { SubscriptionsWorkload } from "./subscriptions/subsWorkload.js"
+import { ProjectionsWorkload } from "./projections/projectionsWorkload.js"
 
 export interface SeedResult {
   readonly seed: number
@@ -56,6 +57,8 @@ export interface SeedResult {
   readonly simMs: number
   /** Messages the subscriptions workload's consumers got (0 when it did not run). */
   readonly subscriptionCopies: number
+  /** Links the projections workload checked against their records at the end (0 when it did not run). */
+  readonly projectionLinks: number
   /** How often each rule ran (coverage.ts). */
   readonly coverage: Coverage
   readonly steps: number
@@ -130,6 +133,16 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
           failed: () => auditor.failure !== undefined
         })
       : undefined
+  // Projections (HTTP only, as above), on their own fork.
+  const projections =
+    options.projections && transport === "http"
+      ? new ProjectionsWorkload(root.fork("projections"), {
+          coverage: auditor.coverage,
+          trace: (line) => world.trace(line),
+          fail: (message) => auditor.fail(message),
+          failed: () => auditor.failure !== undefined
+        })
+      : undefined
 
   const config: StorageConfig = {
     ...defaultStorageConfig("/db"),
@@ -138,7 +151,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     preallocateChunks: options.preallocateChunks,
     readCacheBytes: 64 * 1024,
     maxEventSize: options.maxEventSize,
-    eventIdCacheCapacity: 10_000,
+    // Projections write several events per client event: room for them beside the ids the model counts on.
+    eventIdCacheCapacity: projections === undefined ? 10_000 : 100_000,
     streamInfoCacheCapacity: 64,
     ...(options.weakHash ? { streamHash: weakHash } : {})
   }
@@ -146,6 +160,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   let clientsDone = 0
   // The subscriptions workload's stretch of the lifetime is over (true when it does not run).
   let subscriptionsDone = true
+  let projectionsDone = true
   let crashes = 0
   // A failed assertion in any fiber of the node fails the seed with its message (and so stops the run).
   const watch = new AssertionWatch((error) => auditor.fail(assertionFailure(error)))
@@ -164,7 +179,15 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
           `a second node on the data directory of a running one was not refused: ${second._tag === "Left" ? second.left : "it opened"}`
         )
       }
-      const { store, clients: node, scavenge, handler, scavenger, subscriptions: service } = opened.right
+      const {
+        store,
+        clients: node,
+        scavenge,
+        handler,
+        scavenger,
+        subscriptions: service,
+        projections: projectionsService
+      } = opened.right
       focus?.attach(scavenger)
       if (handler !== undefined) aclActor?.connect(handler)
       const pointsSeen = { last: -2 }
@@ -206,6 +229,12 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
             : undefined
           : undefined
       if (final && subs !== undefined && auditor.failure === undefined) yield* subs.workload.drain(store, subs.service)
+      // Likewise: the projections exist and are enabled (a node without the service fails the seed).
+      const proj =
+        projections !== undefined && auditor.failure === undefined
+          ? yield* projections.begin(store, projectionsService, life)
+          : undefined
+      if (final && proj !== undefined && auditor.failure === undefined) yield* projections!.finish(store, proj)
       if (final || auditor.failure !== undefined) {
         yield* Scope.close(scope, Exit.void)
         clientsDone = clients.length
@@ -241,6 +270,12 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
             : Effect.ensuring(
                 subs.workload.run(store, subs.service),
                 Effect.sync(() => (subscriptionsDone = true))
+              ),
+          proj === undefined
+            ? Effect.void
+            : Effect.ensuring(
+                projections!.run(store, proj),
+                Effect.sync(() => (projectionsDone = true))
               )
         ],
         {
@@ -259,6 +294,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     else world.restart(NODE)
     clientsDone = 0
     subscriptionsDone = subscriptions === undefined || final
+    projectionsDone = projections === undefined || final
     probing.probing = false
     // The node's log lines (scavenge progress above all) would cost time and bury the trace; the trace
     // lines are the record of a run.
@@ -277,7 +313,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       // A probe running when the clients are done gets its verdict first (liveness after a disk error).
       until: () =>
         auditor.failure !== undefined ||
-        (clientsDone === clients.length && subscriptionsDone && !probing.probing) ||
+        (clientsDone === clients.length && subscriptionsDone && projectionsDone && !probing.probing) ||
         stepsAt() - start >= crashAt ||
         focus?.crashWanted === true,
       maxSteps: 5_000_000
@@ -322,6 +358,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     settledInRun: auditor.settledInRun,
     scavenges: auditor.scavenges,
     subscriptionCopies: subscriptions?.copies ?? 0,
+    projectionLinks: projections?.linksChecked ?? 0,
     simMs,
     coverage: auditor.coverage,
     steps: world.totalSteps,

@@ -19,6 +19,7 @@ import { loadConfig, type LoadedConfig } from "@vellum/node/config"
 import { Scavenger, ScavengerLayer, type ScavengerService } from "@vellum/scavenge"
 import { toScavengerSettings } from "@vellum/node/config"
 import { Subscriptions, type SubscriptionsService } from "@vellum/subscriptions"
+import { Projections, type ProjectionsService } from "@vellum/projections"
 import { asAdmin, httpStore, type NodeHandler } from "./httpStore.js"
 import { directScavengeControl, httpScavengeControl, type ScavengeControl } from "./scavengeControl.js"
 import { directStore, type SimStore } from "./simStore.js"
@@ -41,6 +42,11 @@ export interface OpenedNode {
    * `/subscriptions` routes call, which the subscriptions workload's consumers call in-process.
    */
   readonly subscriptions?: SubscriptionsService
+  /**
+   * The node's projections service (HTTP only), which the projections workload drives in-process as the
+   * `/projections` routes do; absent while the node does not build one.
+   */
+  readonly projections?: ProjectionsService
 }
 
 const SimInstanceId = "00000000-0000-4000-8000-000000000001"
@@ -90,7 +96,8 @@ const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope,
       scavenge: httpScavengeControl(asAdmin(handler)),
       handler,
       scavenger: Context.get(context, Scavenger),
-      subscriptions: Context.get(context, Subscriptions)
+      subscriptions: Context.get(context, Subscriptions),
+      projections: Option.getOrUndefined(Context.getOption(context as Context.Context<unknown>, Projections))
     }
     return opened
   })

@@ -38,6 +38,7 @@ import { ScavengeFocus } from "./scavengeWorkload.js"
 import { openNode, type Transport } from "./simNode.js"
 import { SubscriptionsWorkload } from "./subscriptions/subsWorkload.js"
 import { ProjectionsWorkload } from "./projections/projectionsWorkload.js"
+import type { ProjectionsService } from "@vellum/projections"
 
 export interface SeedResult {
   readonly seed: number
@@ -74,6 +75,11 @@ export interface RunSeedOptions {
   readonly transport?: Transport
   /** Called with the store of every lifetime once it is open (tests plant faults inside the node here). */
   readonly onOpen?: (store: EventStoreService) => Effect.Effect<void, never, Scope.Scope>
+  /**
+   * Builds the projections service the workload drives in each lifetime instead of the node's (tests prove
+   * the workload and its checks on a stand-in with this); built in the lifetime's scope, so a crash drops it.
+   */
+  readonly projectionsService?: (store: EventStoreService) => Effect.Effect<ProjectionsService, never, Scope.Scope>
 }
 
 const NODE = "node-1"
@@ -230,9 +236,14 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
           : undefined
       if (final && subs !== undefined && auditor.failure === undefined) yield* subs.workload.drain(store, subs.service)
       // Likewise: the projections exist and are enabled (a node without the service fails the seed).
+      const standIn = runOptions.projectionsService
       const proj =
         projections !== undefined && auditor.failure === undefined
-          ? yield* projections.begin(store, projectionsService, life)
+          ? yield* projections.begin(
+              store,
+              standIn === undefined ? projectionsService : yield* Scope.extend(standIn(store), scope),
+              life
+            )
           : undefined
       if (final && proj !== undefined && auditor.failure === undefined) yield* projections!.finish(store, proj)
       if (final || auditor.failure !== undefined) {

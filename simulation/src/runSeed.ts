@@ -174,7 +174,9 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     Effect.gen(function* () {
       disk.faulty = false
       const scope = yield* Scope.make()
-      const opened = yield* Effect.either(openNode(transport, config, disk.service, scope, anonymousStreamAccess))
+      const opened = yield* Effect.either(
+        openNode(transport, config, disk.service, scope, anonymousStreamAccess, projections !== undefined)
+      )
       if (opened._tag === "Left") return auditor.fail(`the node did not open after recovery: ${opened.left}`)
       // A second node on the same data directory must be refused while this one runs (its lock).
       const secondScope = yield* Scope.make()

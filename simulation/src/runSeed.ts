@@ -129,26 +129,21 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       : undefined
   if (aclActor !== undefined) clients.push(aclActor)
   const pauses = clients.map((c) => root.fork(`pause-${c.id}`))
+  // What the workloads beside the clients report through.
+  const hooks = {
+    coverage: auditor.coverage,
+    trace: (line: string) => world.trace(line),
+    fail: (message: string) => auditor.fail(message),
+    failed: () => auditor.failure !== undefined
+  }
   // Persistent subscriptions (HTTP only: the bare store runs no service), on their own fork.
   const subscriptions =
     options.subscriptions && transport === "http"
-      ? new SubscriptionsWorkload(root.fork("subscriptions"), {
-          coverage: auditor.coverage,
-          trace: (line) => world.trace(line),
-          fail: (message) => auditor.fail(message),
-          failed: () => auditor.failure !== undefined
-        })
+      ? new SubscriptionsWorkload(root.fork("subscriptions"), hooks)
       : undefined
   // Projections (HTTP only, as above), on their own fork.
   const projections =
-    options.projections && transport === "http"
-      ? new ProjectionsWorkload(root.fork("projections"), {
-          coverage: auditor.coverage,
-          trace: (line) => world.trace(line),
-          fail: (message) => auditor.fail(message),
-          failed: () => auditor.failure !== undefined
-        })
-      : undefined
+    options.projections && transport === "http" ? new ProjectionsWorkload(root.fork("projections"), hooks) : undefined
 
   const config: StorageConfig = {
     ...defaultStorageConfig("/db"),

@@ -5,7 +5,8 @@
  * ask for, stamped with the causing position, and checkpoints every few records. A write is skipped when its
  * stream already ends at or past the causing position, so records processed again after a crash are written
  * once — unless `dedupe` is off (a planted bug the checks must catch). `replayLast` resumes from a checkpoint
- * one record early, so the record it names is processed again after every start.
+ * one record early, so the record it names is processed again after every start (`countTwice`: and counted
+ * again, a planted bug).
  */
 import { Effect, Either, Fiber, Scope } from "effect"
 import {
@@ -141,7 +142,12 @@ const persist = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A> =>
   )
 
 export const projectionsStandIn =
-  (options: { readonly dedupe: boolean; readonly replayLast: boolean }) =>
+  (options: {
+    readonly dedupe: boolean
+    readonly replayLast: boolean
+    /** With `replayLast`, keep the checkpointed counts: the record processed again is counted twice. */
+    readonly countTwice?: boolean
+  }) =>
   (store: EventStoreService): Effect.Effect<ProjectionsService, never, Scope.Scope> =>
     Effect.gen(function* () {
       const scope = yield* Effect.scope
@@ -187,7 +193,7 @@ export const projectionsStandIn =
             // Processed again: its writes (and, for the counting projection, its count: taken back here).
             last -= 1
             next = 0
-            state = cp.before
+            if (options.countTwice !== true) state = cp.before
           }
           let before = state
           let unsaved = 0

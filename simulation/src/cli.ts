@@ -11,7 +11,8 @@
  * With `--nodes 1|3|5` or `--cluster` (the swarm picks), the multi-node simulator runs instead (cluster/clusterCli.ts);
  * `--auto-scavenge` runs it with the auto-scavenge workload on every seed.
  * `--subscriptions` runs the persistent subscriptions workload (subscriptions/) on every seed (the swarm runs it
- * on a share of them); its coverage report follows.
+ * on a share of them); its coverage report follows. `--projections` likewise runs the projections workload
+ * (projections/) on every seed.
  */
 import { Coverage } from "./coverage.js"
 import { runSeed, type SeedResult } from "./runSeed.js"
@@ -34,8 +35,12 @@ const showCoverage = !args.includes("--no-coverage")
 const transport = args.includes("--direct") ? "direct" : "http"
 const single = value("--seed")
 const subscriptions = args.includes("--subscriptions")
-const runOptions = { transport, overrides: subscriptions ? { subscriptions: true } : {} } as const
-const flags = `${transport === "direct" ? " --direct" : ""}${subscriptions ? " --subscriptions" : ""}`
+const projections = args.includes("--projections")
+const runOptions = {
+  transport,
+  overrides: { ...(subscriptions ? { subscriptions: true } : {}), ...(projections ? { projections: true } : {}) }
+} as const
+const flags = `${transport === "direct" ? " --direct" : ""}${subscriptions ? " --subscriptions" : ""}${projections ? " --projections" : ""}`
 
 const report = (r: SeedResult) =>
   console.log(
@@ -57,7 +62,8 @@ const report = (r: SeedResult) =>
       clients: r.options.clients,
       faults: r.options.faults !== undefined,
       capacity: r.options.capacityBytes ?? null,
-      subscriptionCopies: r.subscriptionCopies
+      subscriptionCopies: r.subscriptionCopies,
+      projectionLinks: r.projectionLinks
     })
   )
 
@@ -112,11 +118,16 @@ if (single !== undefined) {
   const wallMs = wallClockMillis() - started
   if (showCoverage) console.log(`coverage (how often each rule ran):\n${coverage.report()}`)
   if (showCoverage && subscriptions) console.log(`subscriptions coverage:\n${coverage.report("subscriptions")}`)
+  if (showCoverage && projections) console.log(`projections coverage:\n${coverage.report("projections")}`)
   console.log(
     `simulated ${(simMs / 1000).toFixed(1)} s in ${(wallMs / 1000).toFixed(1)} s of wall time (${(simMs / Math.max(1, wallMs)).toFixed(1)}x)`
   )
   // The CI batch runs over HTTP; over the direct transport the HTTP-only families (users, ACLs) never run.
-  const missed = [...coverage.missedByCi(), ...(subscriptions ? coverage.missedByCi("subscriptions") : [])]
+  const missed = [
+    ...coverage.missedByCi(),
+    ...(subscriptions ? coverage.missedByCi("subscriptions") : []),
+    ...(projections ? coverage.missedByCi("projections") : [])
+  ]
   if (missed.length > 0 && transport === "http") console.log(`never ran: ${missed.join(", ")}`)
   console.log(
     `${passed} passed, 0 failed (${transport}): seeds ${from}..${from + passed - 1}, ${crashes} crashes, ${acknowledged} acknowledged operations checked, ${indeterminate} indeterminate (${settledInRun} settled during the run), ${healed} disk-full periods healed without a restart, ${scavenges} scavenges started, ${(wallMs / 1000).toFixed(1)} s`

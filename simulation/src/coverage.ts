@@ -18,7 +18,7 @@ export interface MarkInfo {
   readonly batch: Batch
 }
 
-export type Batch = "single" | "cluster" | "autoScavenge" | "subscriptions"
+export type Batch = "single" | "cluster" | "autoScavenge" | "subscriptions" | "projections"
 
 const mark = (what: string, reachedByCi = true): MarkInfo => ({ what, reachedByCi, batch: "single" })
 const clusterMark = (what: string, reachedByCi = true): MarkInfo => ({ what, reachedByCi, batch: "cluster" })
@@ -29,6 +29,7 @@ const autoScavengeMark = (what: string, reachedByCi = true): MarkInfo => ({
 })
 
 const subsMark = (what: string, reachedByCi = true): MarkInfo => ({ what, reachedByCi, batch: "subscriptions" })
+const projMark = (what: string, reachedByCi = true): MarkInfo => ({ what, reachedByCi, batch: "projections" })
 
 /** Every mark, by family. Add a mark here, then `coverage.hit("...")` where the rule runs. */
 export const CoverageMarks = {
@@ -250,7 +251,24 @@ export const CoverageMarks = {
   "subs.redeliveredAfterCrash": subsMark("an acked event handed out again in a later lifetime (past the checkpoint)"),
   "subs.parkedByRetries": subsMark("an event parked by running out of retries, found in the parked stream"),
   "subs.parkedTwice": subsMark("a parked stream linking to one event twice (an allowed duplicate)", false),
-  "subs.drained": subsMark("every group finished its whole source after the faults, and the end rules ran")
+  "subs.drained": subsMark("every group finished its whole source after the faults, and the end rules ran"),
+  // ---- projections (projections/): the system projections and two user projections through crashes ----
+  "proj.systemEnabled": projMark("$by_category or $by_event_type enabled by the workload"),
+  "proj.countingCreated": projMark("the counting user projection (emit off) created"),
+  "proj.emittingCreated": projMark("the linking user projection (emit on) created"),
+  "proj.resumedFromCheckpoint": projMark("a lifetime began with a projection's checkpoint written before the crash"),
+  "proj.disabledAndEnabled": projMark("a projection disabled and enabled again while it ran"),
+  "proj.subsystemRestarted": projMark("the projections subsystem restarted while projections ran"),
+  "proj.caughtUp": projMark("every projection processed the whole log after the faults, and the end checks ran"),
+  "proj.categoryLinks": projMark("a $ce- link checked against the record it stands for"),
+  "proj.eventTypeLinks": projMark("a $et- link checked against the record it stands for"),
+  "proj.emittedLinks": projMark("a link the emitting user projection wrote checked against its record"),
+  "proj.recategorisedLink": projMark("a link event's link in $ce- checked (recategorised to its target)"),
+  "proj.deletionCategorised": projMark("a stream deletion's $ce- link checked ($deleted)"),
+  "proj.deletionTyped": projMark("a stream deletion's $et-$deleted link checked"),
+  "proj.linkToScavenged": projMark("a link whose record a scavenge removed afterwards (allowed)", false),
+  "proj.countsExact": projMark("the counting projection's state equal to the log's count (no scavenge point)"),
+  "proj.countsAtLeast": projMark("the counting projection's state at least the log's count (after a scavenge)")
 } as const satisfies Record<string, MarkInfo>
 
 export type CoverageMark = keyof typeof CoverageMarks

@@ -34,6 +34,11 @@ export interface SimOptions {
    * only, where the node runs the service).
    */
   readonly subscriptions: boolean
+  /**
+   * The projections workload runs beside the clients (projections/projectionsWorkload.ts; over HTTP only,
+   * where the node runs the service).
+   */
+  readonly projections: boolean
 }
 
 export interface ScavengeOperatorOptions {
@@ -78,19 +83,24 @@ export const chooseOptions = (prng: Prng): SimOptions => {
     maxEventSize: 4000,
     // Drawn last, in this order: the choices above stay what they were for every seed.
     scavenge: scavengeWith(prng, weakHash),
-    subscriptions: prng.chance(SubscriptionsShare)
+    subscriptions: prng.chance(SubscriptionsShare),
+    projections: prng.chance(ProjectionsShare)
   }
 }
 
 /** The share of swarm seeds that run the persistent subscriptions workload. */
 export const SubscriptionsShare = 0.2
 
+/** The share of swarm seeds that run the projections workload (drawn after every other choice). */
+export const ProjectionsShare = 0.2
+
 /**
  * A seed's options as it runs: with the subscriptions workload, chunks of at least 8 KiB, since one record
- * holds every group's definition (a few hundred bytes each) and a record never spans chunks.
+ * holds every group's definition (a few hundred bytes each) and a record never spans chunks; likewise with
+ * the projections workload (a definition record holds the query, a checkpoint the state).
  */
 export const fitted = (options: SimOptions): SimOptions =>
-  options.subscriptions && options.chunkSize < 8192 ? { ...options, chunkSize: 8192 } : options
+  (options.subscriptions || options.projections) && options.chunkSize < 8192 ? { ...options, chunkSize: 8192 } : options
 
 /** Seeds with the 2-bit stream hash scavenge too (seed 42 found index execution dropping epoch entries). */
 export const scavengeWithWeakHash = true

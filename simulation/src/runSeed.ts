@@ -37,6 +37,8 @@ import { markDiskFaults } from "./faultMarks.js"
 import { ScavengeFocus } from "./scavengeWorkload.js"
 import { openNode, type Transport } from "./simNode.js"
 import { SubscriptionsWorkload } from "./subscriptions/subsWorkload.js"
+import { ProjectionsWorkload } from "./projections/projectionsWorkload.js"
+import type { ProjectionsService } from "@vellum/projections"
 
 export interface SeedResult {
   readonly seed: number
@@ -56,6 +58,8 @@ export interface SeedResult {
   readonly simMs: number
   /** Messages the subscriptions workload's consumers got (0 when it did not run). */
   readonly subscriptionCopies: number
+  /** Links the projections workload checked against their records at the end (0 when it did not run). */
+  readonly projectionLinks: number
   /** How often each rule ran (coverage.ts). */
   readonly coverage: Coverage
   readonly steps: number
@@ -71,6 +75,11 @@ export interface RunSeedOptions {
   readonly transport?: Transport
   /** Called with the store of every lifetime once it is open (tests plant faults inside the node here). */
   readonly onOpen?: (store: EventStoreService) => Effect.Effect<void, never, Scope.Scope>
+  /**
+   * Builds the projections service the workload drives in each lifetime instead of the node's (tests prove
+   * the workload and its checks on a stand-in with this); built in the lifetime's scope, so a crash drops it.
+   */
+  readonly projectionsService?: (store: EventStoreService) => Effect.Effect<ProjectionsService, never, Scope.Scope>
 }
 
 const NODE = "node-1"
@@ -120,16 +129,21 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       : undefined
   if (aclActor !== undefined) clients.push(aclActor)
   const pauses = clients.map((c) => root.fork(`pause-${c.id}`))
+  // What the workloads beside the clients report through.
+  const hooks = {
+    coverage: auditor.coverage,
+    trace: (line: string) => world.trace(line),
+    fail: (message: string) => auditor.fail(message),
+    failed: () => auditor.failure !== undefined
+  }
   // Persistent subscriptions (HTTP only: the bare store runs no service), on their own fork.
   const subscriptions =
     options.subscriptions && transport === "http"
-      ? new SubscriptionsWorkload(root.fork("subscriptions"), {
-          coverage: auditor.coverage,
-          trace: (line) => world.trace(line),
-          fail: (message) => auditor.fail(message),
-          failed: () => auditor.failure !== undefined
-        })
+      ? new SubscriptionsWorkload(root.fork("subscriptions"), hooks)
       : undefined
+  // Projections (HTTP only, as above), on their own fork.
+  const projections =
+    options.projections && transport === "http" ? new ProjectionsWorkload(root.fork("projections"), hooks) : undefined
 
   const config: StorageConfig = {
     ...defaultStorageConfig("/db"),
@@ -138,7 +152,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     preallocateChunks: options.preallocateChunks,
     readCacheBytes: 64 * 1024,
     maxEventSize: options.maxEventSize,
-    eventIdCacheCapacity: 10_000,
+    // Projections write several events per client event: room for them beside the ids the model counts on.
+    eventIdCacheCapacity: projections === undefined ? 10_000 : 100_000,
     streamInfoCacheCapacity: 64,
     ...(options.weakHash ? { streamHash: weakHash } : {})
   }
@@ -146,6 +161,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   let clientsDone = 0
   // The subscriptions workload's stretch of the lifetime is over (true when it does not run).
   let subscriptionsDone = true
+  let projectionsDone = true
   let crashes = 0
   // A failed assertion in any fiber of the node fails the seed with its message (and so stops the run).
   const watch = new AssertionWatch((error) => auditor.fail(assertionFailure(error)))
@@ -153,7 +169,9 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     Effect.gen(function* () {
       disk.faulty = false
       const scope = yield* Scope.make()
-      const opened = yield* Effect.either(openNode(transport, config, disk.service, scope, anonymousStreamAccess))
+      const opened = yield* Effect.either(
+        openNode(transport, config, disk.service, scope, anonymousStreamAccess, projections !== undefined)
+      )
       if (opened._tag === "Left") return auditor.fail(`the node did not open after recovery: ${opened.left}`)
       // A second node on the same data directory must be refused while this one runs (its lock).
       const secondScope = yield* Scope.make()
@@ -164,7 +182,15 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
           `a second node on the data directory of a running one was not refused: ${second._tag === "Left" ? second.left : "it opened"}`
         )
       }
-      const { store, clients: node, scavenge, handler, scavenger, subscriptions: service } = opened.right
+      const {
+        store,
+        clients: node,
+        scavenge,
+        handler,
+        scavenger,
+        subscriptions: service,
+        projections: projectionsService
+      } = opened.right
       focus?.attach(scavenger)
       if (handler !== undefined) aclActor?.connect(handler)
       const pointsSeen = { last: -2 }
@@ -206,6 +232,17 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
             : undefined
           : undefined
       if (final && subs !== undefined && auditor.failure === undefined) yield* subs.workload.drain(store, subs.service)
+      // Likewise: the projections exist and are enabled (a node without the service fails the seed).
+      const standIn = runOptions.projectionsService
+      const proj =
+        projections !== undefined && auditor.failure === undefined
+          ? yield* projections.begin(
+              store,
+              standIn === undefined ? projectionsService : yield* Scope.extend(standIn(store), scope),
+              life
+            )
+          : undefined
+      if (final && proj !== undefined && auditor.failure === undefined) yield* projections!.finish(store, proj)
       if (final || auditor.failure !== undefined) {
         yield* Scope.close(scope, Exit.void)
         clientsDone = clients.length
@@ -241,6 +278,12 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
             : Effect.ensuring(
                 subs.workload.run(store, subs.service),
                 Effect.sync(() => (subscriptionsDone = true))
+              ),
+          proj === undefined
+            ? Effect.void
+            : Effect.ensuring(
+                projections!.run(store, proj),
+                Effect.sync(() => (projectionsDone = true))
               )
         ],
         {
@@ -259,6 +302,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     else world.restart(NODE)
     clientsDone = 0
     subscriptionsDone = subscriptions === undefined || final
+    projectionsDone = projections === undefined || final
     probing.probing = false
     // The node's log lines (scavenge progress above all) would cost time and bury the trace; the trace
     // lines are the record of a run.
@@ -277,7 +321,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
       // A probe running when the clients are done gets its verdict first (liveness after a disk error).
       until: () =>
         auditor.failure !== undefined ||
-        (clientsDone === clients.length && subscriptionsDone && !probing.probing) ||
+        (clientsDone === clients.length && subscriptionsDone && projectionsDone && !probing.probing) ||
         stepsAt() - start >= crashAt ||
         focus?.crashWanted === true,
       maxSteps: 5_000_000
@@ -322,6 +366,7 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     settledInRun: auditor.settledInRun,
     scavenges: auditor.scavenges,
     subscriptionCopies: subscriptions?.copies ?? 0,
+    projectionLinks: projections?.linksChecked ?? 0,
     simMs,
     coverage: auditor.coverage,
     steps: world.totalSteps,

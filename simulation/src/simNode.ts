@@ -19,6 +19,7 @@ import { loadConfig, type LoadedConfig } from "@vellum/node/config"
 import { Scavenger, ScavengerLayer, type ScavengerService } from "@vellum/scavenge"
 import { toScavengerSettings } from "@vellum/node/config"
 import { Subscriptions, type SubscriptionsService } from "@vellum/subscriptions"
+import { Projections, type ProjectionsService } from "@vellum/projections"
 import { asAdmin, httpStore, type NodeHandler } from "./httpStore.js"
 import { directScavengeControl, httpScavengeControl, type ScavengeControl } from "./scavengeControl.js"
 import { directStore, type SimStore } from "./simStore.js"
@@ -41,16 +42,23 @@ export interface OpenedNode {
    * `/subscriptions` routes call, which the subscriptions workload's consumers call in-process.
    */
   readonly subscriptions?: SubscriptionsService
+  /**
+   * The node's projections service (HTTP only), which the projections workload drives in-process as the
+   * `/projections` routes do; absent while the node does not build one.
+   */
+  readonly projections?: ProjectionsService
 }
 
 const SimInstanceId = "00000000-0000-4000-8000-000000000001"
 
 /**
  * The node's configuration in the sim: defaults, except a password hash that costs microseconds, (a
- * per-seed choice) anonymous stream access, and auto-scavenge off: this workload never configures it (the
- * multi-node simulator does), and its idle driver's ticks would only reshuffle every seed's schedule.
+ * per-seed choice) anonymous stream access, auto-scavenge off: this workload never configures it (the
+ * multi-node simulator does), and its idle driver's ticks would only reshuffle every seed's schedule — and
+ * projections off but in the seeds of the projections workload (which run the default, every projection),
+ * so the other seeds keep their schedules and their smallest chunks (a projection's records need room).
  */
-const simConfig = (anonymousStreamAccess: boolean): LoadedConfig =>
+const simConfig = (anonymousStreamAccess: boolean, projections: boolean): LoadedConfig =>
   Effect.runSync(
     Effect.flatMap(
       loadConfig({
@@ -58,7 +66,8 @@ const simConfig = (anonymousStreamAccess: boolean): LoadedConfig =>
           "--password-hash-cost",
           "4",
           "--auto-scavenge-enabled=false",
-          ...(anonymousStreamAccess ? ["--allow-anonymous-stream-access"] : [])
+          ...(anonymousStreamAccess ? ["--allow-anonymous-stream-access"] : []),
+          ...(projections ? [] : ["--run-projections", "None"])
         ],
         env: {},
         readFile: () => Effect.succeed(Option.none()),
@@ -71,12 +80,26 @@ const simConfig = (anonymousStreamAccess: boolean): LoadedConfig =>
     )
   )
 
-export const simNodeConfig: LoadedConfig = simConfig(false)
-const simNodeConfigAnonymous: LoadedConfig = simConfig(true)
+export const simNodeConfig: LoadedConfig = simConfig(false, false)
+const configs = new Map<string, LoadedConfig>([["false/false", simNodeConfig]])
+const simConfigFor = (anonymousStreamAccess: boolean, projections: boolean): LoadedConfig => {
+  const key = `${anonymousStreamAccess}/${projections}`
+  const known = configs.get(key)
+  if (known !== undefined) return known
+  const loaded = simConfig(anonymousStreamAccess, projections)
+  configs.set(key, loaded)
+  return loaded
+}
 
-const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope, anonymousStreamAccess: boolean) =>
+const openHttp = (
+  storage: StorageConfig,
+  disk: DiskService,
+  scope: Scope.Scope,
+  anonymousStreamAccess: boolean,
+  projections: boolean
+) =>
   Effect.gen(function* () {
-    const nodeConfig = anonymousStreamAccess ? simNodeConfigAnonymous : simNodeConfig
+    const nodeConfig = simConfigFor(anonymousStreamAccess, projections)
     const layer = Layer.provide(
       NodeApp.layerWithStorage(nodeConfig, storage, { instanceId: SimInstanceId }),
       Layer.succeed(Disk, disk)
@@ -90,7 +113,8 @@ const openHttp = (storage: StorageConfig, disk: DiskService, scope: Scope.Scope,
       scavenge: httpScavengeControl(asAdmin(handler)),
       handler,
       scavenger: Context.get(context, Scavenger),
-      subscriptions: Context.get(context, Subscriptions)
+      subscriptions: Context.get(context, Subscriptions),
+      projections: Option.getOrUndefined(Context.getOption(context as Context.Context<unknown>, Projections))
     }
     return opened
   })
@@ -121,9 +145,13 @@ export const openNode = (
   disk: DiskService,
   scope: Scope.Scope,
   /** `AllowAnonymousStreamAccess` (HTTP only). */
-  anonymousStreamAccess = false
+  anonymousStreamAccess = false,
+  /** Run projections, as the node's default has it (HTTP only); otherwise `--run-projections None`. */
+  projections = false
 ): Effect.Effect<OpenedNode, string> =>
   Effect.mapError(
-    transport === "http" ? openHttp(storage, disk, scope, anonymousStreamAccess) : openDirect(storage, disk, scope),
+    transport === "http"
+      ? openHttp(storage, disk, scope, anonymousStreamAccess, projections)
+      : openDirect(storage, disk, scope),
     (e) => e.message
   )

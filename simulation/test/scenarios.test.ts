@@ -39,8 +39,8 @@ describe("scenarios", () => {
         if (!c.ok) expect.fail(`${scenario.what}\nseed ${c.seed}: ${c.failure}\n  ${c.lastTrace.join("\n  ")}`)
         return
       }
-      // Seeds found before the subscriptions workload existed replay without it, as they failed.
-      const overrides = { subscriptions: false, ...scenario.overrides }
+      // Seeds found before the subscriptions and projections workloads existed replay without them, as they failed.
+      const overrides = { subscriptions: false, projections: false, ...scenario.overrides }
       const r = runSeed(scenario.seed, { overrides, transport: scenario.transport ?? "http" })
       if (!r.ok) expect.fail(`${scenario.what}\nseed ${r.seed}: ${r.failure}\n  ${r.lastTrace.join("\n  ")}`)
     })

@@ -18,8 +18,12 @@ import { Coverage } from "./coverage.js"
 import { runSeed, type SeedResult } from "./runSeed.js"
 import { wallClockMillis } from "./live/wallClock.js"
 import { clusterCli } from "./cluster/clusterCli.js"
+import { preloadSandbox } from "@vellum/projections"
 
 const args = process.argv.slice(2)
+// Seeds run their simulated world without the event loop: QuickJS's module (user projections' sandbox) is
+// loaded first, so sandboxes are then made synchronously.
+await preloadSandbox()
 if (args.includes("--nodes") || args.includes("--cluster") || args.includes("--auto-scavenge")) {
   clusterCli(args)
   process.exit(0)

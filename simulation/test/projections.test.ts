@@ -5,10 +5,10 @@
 // streams hold exactly one link per record, in `$all` order, and the counting projection's state is the
 // log's count. Longer runs: `npm run sim:soak -- --projections`.
 //
-// NEEDS the projections service in the node: `NodeApp.layerWithStorage` must build `Projections` (from
-// @vellum/projections) into the node's context, with `--run-projections All` as the sim's node runs it (the
-// default). Without it every seed fails with "the node runs no Projections service": nothing here is skipped.
-import { describe, expect, it } from "vitest"
+// The node runs its `Projections` service (`--run-projections All`, the default) in these seeds only; QuickJS's
+// module is loaded before the seeds run, since the simulated world runs without the event loop.
+import { beforeAll, describe, expect, it } from "vitest"
+import { preloadSandbox } from "@vellum/projections"
 import { Coverage } from "../src/coverage.js"
 import { runSeed, type SeedResult } from "../src/runSeed.js"
 
@@ -18,6 +18,8 @@ const betweenSeeds = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 const explain = (r: SeedResult) =>
   `seed ${r.seed}: ${r.failure}\nlast trace lines:\n  ${r.lastTrace.join("\n  ")}\nreplay: npm run sim -- --seed ${r.seed} --projections`
+
+beforeAll(() => preloadSandbox())
 
 describe("projections in the simulator", () => {
   it(`seeds 1..${SEEDS}: one link per record in $ce- and $et-, in $all order, none twice; exact counts`, async () => {

@@ -36,6 +36,8 @@ export const makeOutputWriter =
   (spec) =>
     Effect.gen(function* () {
       const fibers = yield* FiberSet.make<void, never>()
+      // An append is written as one unit, which must fit in a chunk: a quarter of one leaves room for the rest.
+      const maxAppendBytes = Math.max(1, Math.floor(deps.writer.config.chunkSize / 4))
       const run = yield* FiberSet.runtime(fibers)<never>()
       let closed = false
       // Added after the fiber set, so it runs first: a step ending as the scope closes starts nothing new.
@@ -203,7 +205,7 @@ export const makeOutputWriter =
       /** Appends the next batch of whole items, with the exact expected version. */
       const appendBatch = (lane: StreamLane) =>
         Effect.gen(function* () {
-          const batch = nextBatch(lane.queue, spec.maxWriteBatchLength, linksResolved, (item) =>
+          const batch = nextBatch(lane.queue, spec.maxWriteBatchLength, maxAppendBytes, linksResolved, (item) =>
             lane.tracked === undefined ? item.writes : item.writes.filter((write) => !lane.tracked!.has(write.data))
           )
           if (batch.length === 0) return

@@ -70,24 +70,40 @@ export const writesByStream = (writes: ReadonlyArray<EmittedWrite>): Map<string,
 }
 
 /**
+ * Bytes a write takes in the log, about: its data and metadata members, plus a record's framing and the stamp
+ * the writer adds (the causing position, `$v`, `$causedBy`, `$correlationId`).
+ */
+export const approximateBytes = (write: EmittedWrite): number => {
+  let bytes = 400 + write.stream.length + write.eventType.length + write.data.length
+  for (const [name, json] of write.extraMetadata) bytes += name.length + json.length + 4
+  return bytes
+}
+
+/**
  * The items the next append carries: whole items from the front of the queue, at most `maxLength` events
- * (0: any number) unless the first item alone has more, stopping before an item whose links cannot be
- * resolved yet. `writesOf` gives the writes an item still needs (the catalogue drops streams it names).
+ * (0: any number) and about `maxBytes` bytes, unless the first item alone has more (an append is one unit of
+ * the log, so it must fit in a chunk), stopping before an item whose links cannot be resolved yet. `writesOf`
+ * gives the writes an item still needs (the catalogue drops streams it names).
  */
 export const nextBatch = (
   queue: ReadonlyArray<QueuedItem>,
   maxLength: number,
+  maxBytes: number,
   linksResolved: (item: QueuedItem) => boolean,
   writesOf: (item: QueuedItem) => ReadonlyArray<EmittedWrite>
 ): Array<{ readonly item: QueuedItem; readonly writes: ReadonlyArray<EmittedWrite> }> => {
   const batch: Array<{ readonly item: QueuedItem; readonly writes: ReadonlyArray<EmittedWrite> }> = []
   let events = 0
+  let bytes = 0
   for (const item of queue) {
     if (!linksResolved(item)) break
     const writes = writesOf(item)
+    const size = writes.reduce((sum, write) => sum + approximateBytes(write), 0)
     if (batch.length > 0 && maxLength > 0 && events + writes.length > maxLength) break
+    if (batch.length > 0 && bytes + size > maxBytes) break
     batch.push({ item, writes })
     events += writes.length
+    bytes += size
   }
   return batch
 }

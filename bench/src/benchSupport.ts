@@ -1,5 +1,6 @@
 /** What every storage-side benchmark shares: JSON-line output, a wall clock, a forced GC, fresh directories. */
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 
 export const print = (obj: Record<string, unknown>) => console.log(JSON.stringify(obj))
@@ -25,6 +26,20 @@ export const commandLine = (args: ReadonlyArray<string> = process.argv.slice(2))
   }
 })
 
+/**
+ * What `--only a,b` selects among a benchmark's `parts`: a test of whether a part runs (every part without
+ * the option). An unknown name throws.
+ */
+export const selectedParts = <P extends string>(only: string | undefined, parts: ReadonlyArray<P>) => {
+  const names = only
+    ?.split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "")
+  const unknown = names?.filter((name) => !(parts as ReadonlyArray<string>).includes(name)) ?? []
+  if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(", ")}; known: ${parts.join(", ")}`)
+  return (part: P) => names === undefined || names.includes(part)
+}
+
 /** Removes a run's data directory, and its parent when that is left empty (as `.bench-data` usually is). */
 export const removeRunDir = (dir: string) => {
   fs.rmSync(dir, { recursive: true, force: true })
@@ -33,6 +48,13 @@ export const removeRunDir = (dir: string) => {
   } catch {
     // Not empty (other benchmarks' data) or already gone: leave it.
   }
+}
+
+/** Empties (or makes) a run's data directory and prints the run's setup line: node, cores, then `figures`. */
+export const startRun = (dir: string, figures: Record<string, unknown>) => {
+  fs.rmSync(dir, { recursive: true, force: true })
+  fs.mkdirSync(dir, { recursive: true })
+  print({ bench: "setup", node: process.version, cpus: os.cpus().length, ...figures })
 }
 
 /** An empty directory `name` under `baseDir` (whatever was there is removed). */

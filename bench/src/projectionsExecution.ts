@@ -14,37 +14,13 @@
  * one least disturbed). Options: --quick (fewer rounds), --rounds N (default 40).
  */
 import { Effect } from "effect"
-import { EventFlags, RecordKind, type EventRecord } from "@vellum/storage"
-import { loadScriptProjection, Sandbox, type ProjectionHandler, type SourceItem } from "@vellum/projections"
+import { loadScriptProjection, Sandbox, type ProjectionHandler } from "@vellum/projections"
 import { processItemJson } from "../../packages/projections/src/execution/itemCodec.js"
 import { commandLine, median, now, print } from "./benchSupport.js"
+import { itemOf } from "./projectionsHandlerRate.js"
 
 const { has, value: argValue } = commandLine()
 const rounds = Number(argValue("--rounds") ?? (has("--quick") ? 10 : 40))
-
-const itemOf = (i: number): SourceItem => {
-  const event: EventRecord = {
-    kind: RecordKind.Event,
-    logPosition: 1000 + i * 300,
-    flags: EventFlags.Json,
-    eventNumber: i,
-    createdMicros: 1_700_000_000_000_000 + i * 1000,
-    eventId: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
-    stream: `order-${i % 1000}`,
-    eventType: "OrderPlaced",
-    data: Buffer.from(JSON.stringify({ orderId: `order-${i}`, amount: i % 977, currency: "EUR", lines: [1, 2, 3] })),
-    metadata: Buffer.from('{"$correlationId":"c-1"}')
-  }
-  return {
-    kind: "event",
-    event,
-    link: undefined,
-    tag: { kind: "position", phase: 0, commit: event.logPosition, prepare: event.logPosition },
-    logPosition: event.logPosition,
-    category: null,
-    partitionStream: event.stream
-  }
-}
 
 const queries = {
   counting: "fromAll().when({$init:()=>({c:0}),$any:(s,e)=>{s.c++}})",

@@ -52,6 +52,15 @@ export interface MemorySample {
 /** Growth per group from `before` to `after`, in MiB (3 decimals). */
 export const mibPerGroup = (before: number, after: number, groups: number) => round((after - before) / MiB / groups, 3)
 
+/** Heap and RSS growth from `before` to `after`, in MiB per each of `count` (RSS undefined where unknown). */
+export const growthPerUnit = (before: MemorySample, after: MemorySample, count: number) => ({
+  heapMiB: mibPerGroup(before.heapUsedBytes, after.heapUsedBytes, count),
+  rssMiB:
+    before.residentBytes === undefined || after.residentBytes === undefined
+      ? undefined
+      : mibPerGroup(before.residentBytes, after.residentBytes, count)
+})
+
 /** Runs `task(0..count-1)` with `width` at a time. */
 const inParallel = async (count: number, width: number, task: (k: number) => Promise<void>) => {
   let next = 0
@@ -74,7 +83,7 @@ const appendFew = async (origin: string, authorization: string, stream: string, 
 }
 
 /** The node with its inspector: a full collection after a pause, then the used heap and the RSS. */
-const sample = async (inspectPort: number, pid: number | undefined): Promise<MemorySample> => {
+export const sampleMemory = async (inspectPort: number, pid: number | undefined): Promise<MemorySample> => {
   const inspector = await openInspector(inspectPort)
   try {
     await sleep(SETTLE_MS)
@@ -95,11 +104,7 @@ const printSample = (
   now: MemorySample,
   extra: Record<string, unknown> = {}
 ) => {
-  const heapMiB = mibPerGroup(baseline.heapUsedBytes, now.heapUsedBytes, groups)
-  const rssMiB =
-    baseline.residentBytes === undefined || now.residentBytes === undefined
-      ? undefined
-      : mibPerGroup(baseline.residentBytes, now.residentBytes, groups)
+  const { heapMiB, rssMiB } = growthPerUnit(baseline, now, groups)
   print({
     bench: "idle-group-memory",
     stage,
@@ -138,7 +143,7 @@ export const measureIdleGroups = async (options: MemoryOptions): Promise<boolean
     // The baseline from a fresh start on the same data, as the last figure is.
     await current.node.shutdown(authorization)
     current = await start()
-    const baseline = await sample(current.inspectPort, current.node.pid)
+    const baseline = await sampleMemory(current.inspectPort, current.node.pid)
     printSample("fresh start, no groups", 1, baseline, baseline, { logMiB: round(logBytes(options.dataDir) / MiB, 1) })
 
     const create = async (stage: string, group: (k: number) => [string, string], created: number) => {
@@ -147,7 +152,7 @@ export const measureIdleGroups = async (options: MemoryOptions): Promise<boolean
       // Creates run one at a time in the node (each writes the whole definitions record); 4 in flight keep it busy.
       await inParallel(groups, 4, (k) => createGroup(node.origin, authorization, ...group(k), {}))
       const createsPerSec = round(groups / ((performance.now() - began) / 1000), 1)
-      printSample(stage, created, baseline, await sample(current!.inspectPort, node.pid), { createsPerSec })
+      printSample(stage, created, baseline, await sampleMemory(current!.inspectPort, node.pid), { createsPerSec })
     }
     await create(`${groups} groups on distinct streams`, (k) => [idleStream(k), "idle"], groups)
     await create(`and ${groups} groups on one stream`, (k) => [SHARED_STREAM, `idle-${k}`], 2 * groups)
@@ -159,7 +164,7 @@ export const measureIdleGroups = async (options: MemoryOptions): Promise<boolean
       "fresh start, every group loaded",
       2 * groups,
       baseline,
-      await sample(current.inspectPort, current.node.pid),
+      await sampleMemory(current.inspectPort, current.node.pid),
       { logMiB: round(logBytes(options.dataDir) / MiB, 1) }
     )
     return true

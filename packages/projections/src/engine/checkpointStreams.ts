@@ -14,6 +14,7 @@ import {
 } from "@vellum/storage"
 import {
   checkpointStreamMetadata,
+  compareCheckpointTags,
   decodeCheckpointState,
   decodeCheckpointTag,
   encodeCheckpointState,
@@ -84,6 +85,37 @@ export const readPartitionCheckpoint = (
     projectionEventTypes.partitionCheckpoint,
     spec.version
   )
+
+/** How far back a partition's checkpoint is looked for (its stream keeps two: `$maxCount` 2). */
+const partitionCheckpointsRead = 10
+
+/**
+ * A partition's checkpoint for a run that resumes before `before` (the first item of the partition it is to
+ * process): the newest one written before that item. A checkpoint writes the partitions' `$Checkpoint`s before
+ * the root's `$ProjectionCheckpoint`, so a checkpoint cut short (a crash) can leave a partition's state of an
+ * item the run will process again: taking it would apply that item twice. Positions that cannot be ordered
+ * against `before` are taken as they are.
+ */
+export const readPartitionCheckpointBefore = (
+  store: EventStoreService,
+  spec: Pick<RunnerSpec, "name" | "version">,
+  partition: string,
+  before: CheckpointTag
+): Effect.Effect<CheckpointStreamState, ReadFailure> =>
+  Effect.gen(function* () {
+    const stream = partitionCheckpointStream(spec.name, partition)
+    const read = yield* store.readStreamBackward(stream, -1, partitionCheckpointsRead)
+    if (read._tag !== "Success") return { lastEventNumber: yield* store.lastEventNumber(stream), checkpoint: undefined }
+    for (const resolved of read.events) {
+      const record = resolved.event
+      if (record === undefined) continue
+      const checkpoint = checkpointOf(record, projectionEventTypes.partitionCheckpoint, spec.version)
+      if (checkpoint === undefined) continue
+      const order = compareCheckpointTags(checkpoint.tag, before)
+      if (order === -1 || order === undefined) return { lastEventNumber: read.lastEventNumber, checkpoint }
+    }
+    return { lastEventNumber: read.lastEventNumber, checkpoint: undefined }
+  })
 
 /** A read the store failed is tried again, backing off up to a few seconds (a disk error may pass). */
 export const retryReads = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A> =>

@@ -4,7 +4,9 @@
  * to `$by_category` and `$by_event_type`, while writers append; the node is killed under the load and started
  * again on the same data directory, several times. Once everything has caught up, what the log holds is what
  * one uninterrupted run would have written: the count equals the input events, every emitted stream and every
- * `$ce-`/`$et-` index holds exactly one entry per event it is made of, in `$all` order. The expectations are
+ * `$ce-`/`$et-` index holds exactly one entry per event it is made of, in `$all` order, `$streams` one link per
+ * stream; a partitioned projection (`foreachStream` over `$ce-shop`) has each stream's count and one result per
+ * event. The expectations are
  * read from `$all` (an append cut by the kill may or may not have landed), not from what the writers think.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -137,16 +139,18 @@ const expectations = (records: ReadonlyArray<Rec>) => {
   const ce = new Map<string, Array<string>>()
   const et = new Map<string, Array<string>>()
   const sold = new Map<string, Array<string>>()
+  const streams: Array<string> = []
   const push = (m: Map<string, Array<string>>, key: string, value: string) => m.set(key, [...(m.get(key) ?? []), value])
   for (const r of records) {
     if (r.stream.startsWith("$")) continue
+    if (r.number === 0) streams.push(`0@${r.stream}`)
     const category = categoryOf(r.stream)
     if (category !== undefined) push(ce, category, r.target)
     if (r.isLink) continue
     push(et, r.type, r.target)
     if (r.type === "Sold") push(sold, category!, r.target)
   }
-  return { ce, et, sold }
+  return { ce, et, sold, streams }
 }
 
 /** The whole check of what the projections wrote, against the log read first. */
@@ -189,6 +193,10 @@ const verify = async () => {
       (await readStream(client, `$ce-${category}`)).map((e) => e.target),
       `$ce-${category}`
     ).toEqual(targets)
+  expect(
+    (await readStream(client, "$streams")).map((e) => e.target),
+    "$streams"
+  ).toEqual(expected.streams)
   for (const [type, targets] of expected.et)
     expect(
       (await readStream(client, `$et-${type}`)).map((e) => e.target),

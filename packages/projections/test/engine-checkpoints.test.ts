@@ -15,7 +15,7 @@ import {
   storeSource,
   streamEvents
 } from "./engineSupport.js"
-import { writeCheckpointEvent } from "../src/engine/checkpointStreams.js"
+import { readStoredPartition, writeCheckpointEvent } from "../src/engine/checkpointStreams.js"
 
 const rootCheckpoints = (store: Parameters<typeof streamEvents>[0], name = "p") =>
   streamEvents(store, `$projections-${name}-checkpoint`)
@@ -171,6 +171,8 @@ describe("runner checkpoints", () => {
           { metadata: "00000000-0000-4000-8000-00000000a001", event: "00000000-0000-4000-8000-00000000a002" }
         )
       )
+      // Stopped, its partition shows the state at its checkpoint.
+      expect((yield* readStoredPartition(store, spec, "a")).state).toBe('{"count":2}')
       const handler = countingHandler()
       const restarted = yield* start(store, spec, storeSource(store), handler)
       // a's events after the root checkpoint count once, on the state a had there.

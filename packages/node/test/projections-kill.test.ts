@@ -6,7 +6,7 @@
  * one uninterrupted run would have written: the count equals the input events, every emitted stream and every
  * `$ce-`/`$et-` index holds exactly one entry per event it is made of, in `$all` order, `$streams` one link per
  * stream; a partitioned projection (`foreachStream` over `$ce-shop`) has each stream's count and one result per
- * event. The expectations are
+ * event; a one-time projection that emits, run again at every restart, has written each of its events once. The expectations are
  * read from `$all` (an append cut by the kill may or may not have landed), not from what the writers think.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -108,6 +108,15 @@ const PerStream = `fromCategory("shop").foreachStream().when({
   Sold: function (s) { s.n++; return s }
 }).outputState()`
 
+// A one-time projection that emits one Seen event per Sold event into a stream per category. Created in the
+// second round, it runs again from the start at each restart (a one-time projection that is enabled runs when
+// the node loads it) and finds what it wrote before.
+const Once = `fromAll().when({
+  Sold: function (s, e) {
+    emit("seen-" + e.streamId.split("-")[0], "Seen", { stream: e.streamId, number: e.sequenceNumber })
+  }
+})`
+
 const create = async (name: string, query: string) => {
   const created = await whenReady(() =>
     client(`/projections/continuous?name=${name}&emit=yes&checkpoints=yes&enabled=yes`, {
@@ -179,6 +188,11 @@ const verify = async () => {
       counted.map((e) => e.data),
       `counted-${category}`
     ).toEqual(asCounted)
+    const seen = await readStream(client, `seen-${category}`)
+    expect(
+      seen.map((e) => e.data),
+      `seen-${category}`
+    ).toEqual(asCounted.map(({ stream, number }) => ({ stream, number })))
     const linked = await readStream(client, `linked-${category}`)
     expect(
       linked.map((e) => e.target),
@@ -246,6 +260,12 @@ describe("projections across SIGKILLs", () => {
     await create("perStream", PerStream)
     for (let round = 0; round < Rounds; round++) {
       if (round > 0) await start()
+      if (round === 1) {
+        const once = await whenReady(() =>
+          client("/projections/onetime?name=once&emit=yes&checkpoints=yes&enabled=yes", { method: "POST", body: Once })
+        )
+        expect(once.status).toBe(201)
+      }
       const appended = { n: 0 }
       let killed = false
       const writing = runWriters(appended, () => killed || appended.n >= EventsPerRound)
@@ -275,5 +295,6 @@ describe("projections across SIGKILLs", () => {
     }
     expect((await statistics("counter")).status).toBe("Running")
     expect((await statistics("perStream")).status).toBe("Running")
+    expect((await statistics("once")).status).toBe("Completed")
   }, 300_000)
 })

@@ -15,6 +15,7 @@ import {
   storeSource,
   streamEvents
 } from "./engineSupport.js"
+import { readStoredPartition, writeCheckpointEvent } from "../src/engine/checkpointStreams.js"
 
 const rootCheckpoints = (store: Parameters<typeof streamEvents>[0], name = "p") =>
   streamEvents(store, `$projections-${name}-checkpoint`)
@@ -135,6 +136,48 @@ describe("runner checkpoints", () => {
       expect(checkpointTagText(restarted.runner.statistics().position!)).toBe(
         checkpointTagText(single.runner.statistics().position!)
       )
+    })
+  )
+
+  it.scoped("passes over a partition's checkpoint written past the root checkpoint (a checkpoint cut short)", () =>
+    Effect.gen(function* () {
+      const store = yield* openStore()
+      const spec = specOf({
+        definition: definitionOf({ byStream: true }),
+        thresholds: { checkpointHandledThreshold: 3 }
+      })
+      yield* appendEvents(store, "a", 2)
+      yield* appendEvents(store, "b", 1)
+      yield* appendEvents(store, "a", 2)
+      const scope = yield* Scope.make()
+      yield* start(store, spec, storeSource(store), countingHandler()).pipe(Scope.extend(scope))
+      yield* Scope.close(scope, { _tag: "Success", value: undefined } as never)
+      expect((yield* rootCheckpoints(store)).map((event) => event.data)).toEqual(["[]"])
+      // The crash came after the next checkpoint had written a's state and before its root checkpoint.
+      const last = yield* Effect.orDie(store.readEvent("a", -1))
+      const logPosition = last._tag === "Success" ? last.event.event!.logPosition : -1
+      yield* Effect.orDie(
+        writeCheckpointEvent(
+          store,
+          "$projections-p-a-checkpoint",
+          0,
+          {
+            eventType: "$Checkpoint",
+            state: '{"count":4}',
+            result: '{"count":4}',
+            tag: { kind: "position", phase: 0, commit: logPosition, prepare: logPosition }
+          },
+          spec.version,
+          { metadata: "00000000-0000-4000-8000-00000000a001", event: "00000000-0000-4000-8000-00000000a002" }
+        )
+      )
+      // Stopped, its partition shows the state at its checkpoint.
+      expect((yield* readStoredPartition(store, spec, "a")).state).toBe('{"count":2}')
+      const handler = countingHandler()
+      const restarted = yield* start(store, spec, storeSource(store), handler)
+      // a's events after the root checkpoint count once, on the state a had there.
+      expect(handler.calls.filter((call) => call.partition === "a")[0]!.state).toBe('{"count":2}')
+      expect((yield* restarted.runner.partition("a")).state).toBe('{"count":4}')
     })
   )
 

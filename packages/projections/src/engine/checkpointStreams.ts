@@ -14,6 +14,7 @@ import {
 } from "@vellum/storage"
 import {
   checkpointStreamMetadata,
+  compareCheckpointTags,
   decodeCheckpointState,
   decodeCheckpointTag,
   encodeCheckpointState,
@@ -73,17 +74,48 @@ export const readCheckpointStream = (
 export const readRootCheckpoint = (store: EventStoreService, spec: Pick<RunnerSpec, "name" | "version">) =>
   readCheckpointStream(store, checkpointStream(spec.name), projectionEventTypes.projectionCheckpoint, spec.version)
 
-export const readPartitionCheckpoint = (
+/** How far back a partition's checkpoint is looked for (its stream keeps two: `$maxCount` 2). */
+const partitionCheckpointsRead = 10
+
+/**
+ * A partition's newest checkpoint whose position `accepts` (its order against a bound: -1 before, 0 at, 1 after,
+ * undefined when the two cannot be ordered).
+ */
+const newestPartitionCheckpoint = (
   store: EventStoreService,
   spec: Pick<RunnerSpec, "name" | "version">,
-  partition: string
-) =>
-  readCheckpointStream(
-    store,
-    partitionCheckpointStream(spec.name, partition),
-    projectionEventTypes.partitionCheckpoint,
-    spec.version
-  )
+  partition: string,
+  bound: CheckpointTag,
+  accepts: (order: -1 | 0 | 1 | undefined) => boolean
+): Effect.Effect<CheckpointStreamState, ReadFailure> =>
+  Effect.gen(function* () {
+    const stream = partitionCheckpointStream(spec.name, partition)
+    const read = yield* store.readStreamBackward(stream, -1, partitionCheckpointsRead)
+    if (read._tag !== "Success") return { lastEventNumber: yield* store.lastEventNumber(stream), checkpoint: undefined }
+    for (const resolved of read.events) {
+      const record = resolved.event
+      if (record === undefined) continue
+      const checkpoint = checkpointOf(record, projectionEventTypes.partitionCheckpoint, spec.version)
+      if (checkpoint !== undefined && accepts(compareCheckpointTags(checkpoint.tag, bound)))
+        return { lastEventNumber: read.lastEventNumber, checkpoint }
+    }
+    return { lastEventNumber: read.lastEventNumber, checkpoint: undefined }
+  })
+
+/**
+ * A partition's checkpoint for a run that resumes before `before` (the first item of the partition it is to
+ * process): the newest one written before that item. A checkpoint writes the partitions' `$Checkpoint`s before
+ * the root's `$ProjectionCheckpoint`, so a checkpoint cut short (a crash) can leave a partition's state of an
+ * item the run will process again: taking it would apply that item twice. Positions that cannot be ordered
+ * against `before` are taken as they are.
+ */
+export const readPartitionCheckpointBefore = (
+  store: EventStoreService,
+  spec: Pick<RunnerSpec, "name" | "version">,
+  partition: string,
+  before: CheckpointTag
+): Effect.Effect<CheckpointStreamState, ReadFailure> =>
+  newestPartitionCheckpoint(store, spec, partition, before, (order) => order === -1 || order === undefined)
 
 /** A read the store failed is tried again, backing off up to a few seconds (a disk error may pass). */
 export const retryReads = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A> =>
@@ -91,14 +123,23 @@ export const retryReads = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A> 
     Effect.orDie
   )
 
-/** A stopped projection's partition ("" = root) as its checkpoint streams hold it. */
+/**
+ * A stopped projection's partition ("" = root) as its checkpoint streams hold it: a partition as of the root
+ * checkpoint (a checkpoint cut short may have written its state past it), none without a root checkpoint.
+ */
 export const readStoredPartition = (
   store: EventStoreService,
   spec: RunnerSpec,
   partition: string
 ): Effect.Effect<PartitionView> =>
   Effect.map(
-    retryReads(partition === "" ? readRootCheckpoint(store, spec) : readPartitionCheckpoint(store, spec, partition)),
+    retryReads(
+      Effect.flatMap(readRootCheckpoint(store, spec), (root) =>
+        partition === "" || root.checkpoint === undefined
+          ? Effect.succeed(partition === "" ? root : { lastEventNumber: -1, checkpoint: undefined })
+          : newestPartitionCheckpoint(store, spec, partition, root.checkpoint.tag, (order) => order !== 1)
+      )
+    ),
     ({ checkpoint }): PartitionView =>
       checkpoint === undefined
         ? { state: "", result: null, position: undefined }

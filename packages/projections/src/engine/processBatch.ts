@@ -6,8 +6,9 @@
  */
 import { Clock, Effect, Either } from "effect"
 import { parseJsonObject, utf8Text, type EventRecord, type EventStoreService } from "@vellum/storage"
+import type { CheckpointTag } from "../persisted/checkpointTag.js"
 import type { SourceBatch, SourceItem } from "../sources/SourceReader.js"
-import { readPartitionCheckpoint, retryReads } from "./checkpointStreams.js"
+import { readPartitionCheckpointBefore, retryReads } from "./checkpointStreams.js"
 import { emitNotAllowedReason, handlerFaultReason, stateSizeReason } from "./faultReasons.js"
 import type { OutputWriter } from "./OutputWriter.js"
 import { emptyEntry, type PartitionEntry } from "./PartitionCache.js"
@@ -83,8 +84,15 @@ const segmentsOf = (routed: ReadonlyArray<Routed>, biState: boolean): ReadonlyAr
   return segments
 }
 
-/** A partition's entry, loaded from its checkpoint stream when it is not cached (queries start it empty). */
-const loadPartition = (context: BatchContext, partition: string): Effect.Effect<PartitionEntry> => {
+/**
+ * A partition's entry, loaded from its checkpoint stream when it is not cached (queries start it empty): the
+ * checkpoint written before `first`, the partition's first item to process.
+ */
+const loadPartition = (
+  context: BatchContext,
+  partition: string,
+  first: CheckpointTag
+): Effect.Effect<PartitionEntry> => {
   const { spec, state } = context
   const cached = state.cache.get(partition)
   if (cached !== undefined) return Effect.succeed(cached)
@@ -92,7 +100,7 @@ const loadPartition = (context: BatchContext, partition: string): Effect.Effect<
     spec.stopOnEof || !spec.checkpointsEnabled
       ? Effect.succeed(emptyEntry())
       : Effect.map(
-          retryReads(readPartitionCheckpoint(context.store, spec, partition)),
+          retryReads(readPartitionCheckpointBefore(context.store, spec, partition, first)),
           ({ lastEventNumber, checkpoint }) =>
             checkpoint === undefined
               ? emptyEntry(lastEventNumber)
@@ -160,7 +168,7 @@ const applyOutcome = (
 const processSegment = (context: BatchContext, segment: ReadonlyArray<Routed>): Effect.Effect<void, RunFault> =>
   Effect.gen(function* () {
     const { spec, state, handler } = context
-    for (const { partition } of segment) yield* loadPartition(context, partition)
+    for (const { item, partition } of segment) yield* loadPartition(context, partition, item.tag)
     let live = state.livePartition
     const items = segment.map(({ item, partition }): HandlerItem => {
       const load = partition !== live

@@ -232,7 +232,13 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
             : undefined
           : undefined
       if (final && subs !== undefined && auditor.failure === undefined) yield* subs.workload.drain(store, subs.service)
-      // Likewise: the projections exist and are enabled (a node without the service fails the seed).
+      // Likewise: the projections exist and are enabled (a node without the service fails the seed). In the last
+      // lifetime a full disk is freed first, as the prober frees it while clients run: the projections' own writes
+      // (links, checkpoints) would otherwise wait for space for ever, and their catch-up could never be checked.
+      if (final && projections !== undefined && disk.capacityBytes !== undefined) {
+        disk.capacityBytes = undefined
+        world.trace("space freed for the projections' final checks")
+      }
       const standIn = runOptions.projectionsService
       const proj =
         projections !== undefined && auditor.failure === undefined

@@ -1,7 +1,8 @@
 // Replays every seed in scenarios/ — each once made the simulator fail.
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
+import { preloadSandbox } from "@vellum/projections"
 import { runSeed } from "../src/runSeed.js"
 import type { SimOptions } from "../src/options.js"
 import { runClusterSeed } from "../src/cluster/runClusterSeed.js"
@@ -24,6 +25,9 @@ const dir = join(__dirname, "..", "..", "scenarios")
 const files = readdirSync(dir)
   .filter((f) => f.endsWith(".json"))
   .sort()
+
+// Projections scenarios run user projections, whose sandboxes need QuickJS loaded before the world runs.
+beforeAll(() => preloadSandbox())
 
 describe("scenarios", () => {
   it("there is at least one scenario", () => expect(files.length).toBeGreaterThan(0))

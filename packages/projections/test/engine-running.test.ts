@@ -2,11 +2,11 @@
 // cache's bound, back-pressure, waking on commits and polling, its statistics, stopping, and a stopped
 // projection's state read from its checkpoint streams.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import { checkpointTagText, type ProjectionHandler } from "../src/index.js"
 import { emptyEntry, PartitionCache } from "../src/engine/PartitionCache.js"
 import { readStoredPartition } from "../src/engine/checkpointStreams.js"
-import { pollIntervalMs } from "../src/engine/startProjectionRunner.js"
+import { gracefulStopMillis, pollIntervalMs } from "../src/engine/startProjectionRunner.js"
 import {
   appendEvents,
   countingHandler,
@@ -92,6 +92,27 @@ describe("running", () => {
       expect(runner.statistics().paused).toBe(false)
       expect(runner.statistics().eventsProcessedAfterRestart).toBe(4)
     })
+  )
+
+  it.scoped(
+    "a graceful stop whose writes never complete (a disk that stays full) stops after a while without its checkpoint",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* openStore()
+        yield* appendEvents(store, "a", 3)
+        const output = fakeOutput()
+        const spec = specOf({ thresholds: { checkpointHandledThreshold: 100 } })
+        const { runner } = yield* start(store, spec, storeSource(store), countingHandler(), output)
+        expect(runner.statistics().eventsProcessedAfterRestart).toBe(3)
+        output.held = yield* Deferred.make<void>()
+        const stopping = yield* Effect.fork(runner.stop(true))
+        yield* settle(gracefulStopMillis - 1)
+        expect(runner.statistics().status).toBe("Stopping")
+        yield* settle(1)
+        yield* Fiber.join(stopping)
+        expect(yield* runner.outcome).toEqual({ _tag: "Stopped" })
+        expect(runner.statistics().lastCheckpoint).toBeUndefined()
+      })
   )
 
   it.scoped("reads on when a commit touches its source, and polls when no notice comes", () =>

@@ -5,7 +5,7 @@
  * locks. It waits at the end of its source until a commit touches the source (or a periodic poll), pauses
  * reading while the output writer holds too much, and retries reads the store failed.
  */
-import { Clock, Deferred, Effect, Exit, Fiber, Queue } from "effect"
+import { Clock, Deferred, Effect, Exit, Fiber, Option, Queue } from "effect"
 import { compareCheckpointTags, type CheckpointTag } from "../persisted/checkpointTag.js"
 import type { SourceBatch } from "../sources/SourceReader.js"
 import { readRootCheckpoint, readStoredPartition, retryReads } from "./checkpointStreams.js"
@@ -24,6 +24,8 @@ import { runFault, RunState, type RunFault } from "./RunState.js"
 
 /** How often a runner at the end of its source reads again without a commit notice (a fallback). */
 export const pollIntervalMs = 1000
+/** How long a graceful stop waits for the queued writes and the final checkpoint. */
+export const gracefulStopMillis = 10_000
 /** Items per source read at most. */
 export const maxBatchItems = 500
 /** A query's position once its results are written. */
@@ -105,10 +107,24 @@ export const startProjectionRunner: StartProjectionRunner = (spec, deps) =>
       return { _tag: "Completed" } as RunnerOutcome
     })
 
+    /**
+     * A graceful stop writes what is queued and a final checkpoint, but waits for them only so long: on a disk
+     * that stays full they would wait for ever, and the command with them. Stopping without them loses nothing:
+     * the next run starts from the last checkpoint and finds what it writes again already written.
+     */
     const stopGracefully = Effect.gen(function* () {
       state.status = "Stopping"
-      yield* flush
-      if (spec.checkpointsEnabled && positionMoved()) yield* checkpoint
+      const finished = yield* Effect.timeoutOption(
+        Effect.gen(function* () {
+          yield* flush
+          if (spec.checkpointsEnabled && positionMoved()) yield* checkpoint
+        }),
+        gracefulStopMillis
+      )
+      if (Option.isNone(finished))
+        yield* Effect.logWarning(
+          `projection ${spec.name}: stopped without its final checkpoint (writes did not complete within ${gracefulStopMillis} ms)`
+        )
       state.status = "Stopped"
       return { _tag: "Stopped" } as RunnerOutcome
     })

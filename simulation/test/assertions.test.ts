@@ -1,5 +1,6 @@
 // A failed assertion inside the node fails the seed with its message and the seed (not a hang, not swallowed).
-import { describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
+import { preloadSandbox } from "@vellum/projections"
 import { AssertionFailed } from "@vellum/platform"
 import type { EventStoreService } from "@vellum/storage"
 import { runSeed } from "../src/runSeed.js"
@@ -11,6 +12,9 @@ const plantInWriter = (store: EventStoreService) => {
     if (++commits === 3) throw new AssertionFailed("planted: the writer's round broke an invariant")
   })
 }
+
+// Some swarm seeds run the projections workload, whose user projections need QuickJS loaded before the world runs.
+beforeAll(() => preloadSandbox())
 
 describe("simulator: assertions inside the node", () => {
   for (const transport of ["http", "direct"] as const) {

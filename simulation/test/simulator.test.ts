@@ -1,7 +1,8 @@
 // The simulator in CI: a fixed batch of seeds with crashes, disk faults and scavenges (bounded in time), the
 // clients driving the whole node through its HTTP app; the run-twice determinism check; a few seeds over the
 // direct transport; and every scenario in scenarios/. Longer runs: `npm run sim:soak`.
-import { describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
+import { preloadSandbox } from "@vellum/projections"
 import { Coverage } from "../src/coverage.js"
 import { runSeed } from "../src/runSeed.js"
 
@@ -15,6 +16,9 @@ const betweenSeeds = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 const explain = (r: ReturnType<typeof runSeed>) =>
   `seed ${r.seed}: ${r.failure}\nlast trace lines:\n  ${r.lastTrace.join("\n  ")}\nreplay: npm run sim -- --seed ${r.seed}`
+
+// Some swarm seeds run the projections workload, whose user projections need QuickJS loaded before the world runs.
+beforeAll(() => preloadSandbox())
 
 describe("simulator", () => {
   it(`seeds 1..${SEEDS} lose no acknowledged write through crashes, disk faults and scavenges`, async () => {

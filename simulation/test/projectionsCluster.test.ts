@@ -62,6 +62,8 @@ describe("projections in a simulated cluster", () => {
       })
     )
     callUntil(status(200), () => follower, "POST", "/projection/jobs/command/enable")
+    // And a system projection beside it (created stopped).
+    callUntil(status(200), () => follower, "POST", "/projection/$by_event_type/command/enable")
     const appendJobs = (from: number, to: number, on: () => string) => {
       for (let i = from; i < to; i++) {
         const event = {
@@ -100,6 +102,18 @@ describe("projections in a simulated cluster", () => {
       .map((e) => (JSON.parse(e.data) as { job: number }).job)
       .reverse()
     expect(jobs).toEqual(Array.from({ length: 25 }, (_, i) => i))
+    // `$by_event_type` resumed too: one link per job event in `$et-job`, in order, none twice.
+    const indexed = callUntil(
+      (r) => r.status === 200 && (JSON.parse(r.text) as { entries: ReadonlyArray<unknown> }).entries.length === 25,
+      () => newLeader,
+      "GET",
+      "/streams/$et-job/0/forward/100",
+      { accept: "application/json" }
+    )
+    const targets = (JSON.parse(indexed.text) as { entries: ReadonlyArray<{ title: string }> }).entries
+      .map((e) => e.title)
+      .reverse()
+    expect(targets).toEqual(Array.from({ length: 25 }, (_, i) => `${i}@jobs`))
     cluster.dispose()
   })
 })

@@ -205,6 +205,16 @@ export const makeOutputWriter =
       /** Appends the next batch of whole items, with the exact expected version. */
       const appendBatch = (lane: StreamLane) =>
         Effect.gen(function* () {
+          // Other fibers run between this step's skip and here: what the runner queued meanwhile may still be at or
+          // before the stream's last written position. Left for the next step, which skips it first (checked in
+          // the same synchronous stretch as the batch is taken, so nothing can be queued in between).
+          const first = lane.queue[0]
+          if (
+            first !== undefined &&
+            lane.lastTag !== undefined &&
+            compareCheckpointTags(first.cause.tag, lane.lastTag) !== 1
+          )
+            return
           const batch = nextBatch(lane.queue, spec.maxWriteBatchLength, maxAppendBytes, linksResolved, (item) =>
             lane.tracked === undefined ? item.writes : item.writes.filter((write) => !lane.tracked!.has(write.data))
           )

@@ -5,7 +5,9 @@
  *
  * "Already running" and "nothing to stop" are answers. Over HTTP every other reply is `Unexpected` and fails
  * the run — in particular any 5xx: the scavenge API never touches the store synchronously, so no disk
- * error or stopped log excuses one (checker (d) of the simulator).
+ * error or stopped log excuses one (checker (d) of the simulator). One 503 comes before the API: the node
+ * could not read its users to authenticate the admin (a disk error on `$users`); the request never reached the
+ * scavenge routes, so it is sent again after a while.
  */
 import { Effect } from "effect"
 import type { Reply } from "@vellum/http"
@@ -62,37 +64,56 @@ const answer = <A>(
 ): Effect.Effect<A, Unexpected> =>
   expected(reply) ?? Effect.fail(new Unexpected(`${what} answered ${describeReply(reply)}`))
 
-export const httpScavengeControl = (request: AdminRequest): ScavengeControl => ({
-  start: (options) => {
-    const query = `threads=${options.threads}&threshold=${options.threshold ?? 0}&throttlePercent=${options.throttlePercent}&syncOnly=${options.syncOnly}`
-    const what = `POST /admin/scavenge?${query}`
-    return Effect.flatMap(request("POST", `/admin/scavenge?${query}`, Json), (reply) =>
-      answer(reply, what, (r) => {
-        if (r.status === 200) return Effect.as(jsonField(r, "scavengeId", what), "Started" as const)
-        if (r.status === 400 && replyText(r) === AlreadyRunning) return Effect.succeed("AlreadyRunning" as const)
+/** The pipeline's answer when authentication could not read the users: 503, no body, `Retry-After`. */
+const authenticationUnavailable = (reply: Reply): boolean =>
+  reply.status === 503 && replyText(reply) === "" && reply.headers?.["Retry-After"] !== undefined
+
+/** Sends again (every 250 ms, 40 times at most) while authentication is unavailable. */
+const authenticated =
+  (request: AdminRequest): AdminRequest =>
+  (method, url, headers, body) =>
+    Effect.gen(function* () {
+      for (let attempt = 0; ; attempt++) {
+        const reply = yield* request(method, url, headers, body)
+        if (!authenticationUnavailable(reply) || attempt === 40) return reply
+        yield* Effect.sleep(250)
+      }
+    })
+
+export const httpScavengeControl = (send: AdminRequest): ScavengeControl => {
+  const request = authenticated(send)
+  return {
+    start: (options) => {
+      const query = `threads=${options.threads}&threshold=${options.threshold ?? 0}&throttlePercent=${options.throttlePercent}&syncOnly=${options.syncOnly}`
+      const what = `POST /admin/scavenge?${query}`
+      return Effect.flatMap(request("POST", `/admin/scavenge?${query}`, Json), (reply) =>
+        answer(reply, what, (r) => {
+          if (r.status === 200) return Effect.as(jsonField(r, "scavengeId", what), "Started" as const)
+          if (r.status === 400 && replyText(r) === AlreadyRunning) return Effect.succeed("AlreadyRunning" as const)
+          return undefined
+        })
+      )
+    },
+    stop: Effect.flatMap(request("DELETE", "/admin/scavenge/current", Json), (reply) =>
+      answer(reply, "DELETE /admin/scavenge/current", (r) => {
+        if (r.status === 200) return Effect.succeed("Stopped" as const)
+        if (r.status === 404 && replyText(r) === NoSuchScavenge) return Effect.succeed("NotRunning" as const)
         return undefined
       })
+    ),
+    running: Effect.flatMap(request("GET", "/admin/scavenge/current", Json), (reply) =>
+      answer(reply, "GET /admin/scavenge/current", (r) =>
+        r.status === 200
+          ? Effect.map(jsonField(r, "scavengeId", "GET /admin/scavenge/current"), (id) => id !== "")
+          : undefined
+      )
+    ),
+    lastResult: Effect.flatMap(request("GET", "/admin/scavenge/last", Json), (reply) =>
+      answer(reply, "GET /admin/scavenge/last", (r) =>
+        r.status === 200
+          ? Effect.map(jsonField(r, "scavengeResult", "GET /admin/scavenge/last"), (result) => result as LastResult)
+          : undefined
+      )
     )
-  },
-  stop: Effect.flatMap(request("DELETE", "/admin/scavenge/current", Json), (reply) =>
-    answer(reply, "DELETE /admin/scavenge/current", (r) => {
-      if (r.status === 200) return Effect.succeed("Stopped" as const)
-      if (r.status === 404 && replyText(r) === NoSuchScavenge) return Effect.succeed("NotRunning" as const)
-      return undefined
-    })
-  ),
-  running: Effect.flatMap(request("GET", "/admin/scavenge/current", Json), (reply) =>
-    answer(reply, "GET /admin/scavenge/current", (r) =>
-      r.status === 200
-        ? Effect.map(jsonField(r, "scavengeId", "GET /admin/scavenge/current"), (id) => id !== "")
-        : undefined
-    )
-  ),
-  lastResult: Effect.flatMap(request("GET", "/admin/scavenge/last", Json), (reply) =>
-    answer(reply, "GET /admin/scavenge/last", (r) =>
-      r.status === 200
-        ? Effect.map(jsonField(r, "scavengeResult", "GET /admin/scavenge/last"), (result) => result as LastResult)
-        : undefined
-    )
-  )
-})
+  }
+}

@@ -75,6 +75,12 @@ export interface ReadIndexConfig {
 }
 
 export class ReadIndex {
+  /**
+   * Counts the batches applied. A read that fills a cache from the index may take a disk read, while a commit
+   * changes what it is reading: its answer is cached only when no batch came in between, so a stale answer never
+   * overwrites the newer one the commit cached (a last event number or metadata going back).
+   */
+  private batchesApplied = 0
   private readonly lastNumbers: GenerationalCache<string, number>
   private readonly metas: GenerationalCache<string, MetaInfo>
   private committedPosition: number
@@ -118,6 +124,7 @@ export class ReadIndex {
     }
     this.index.addBatch(entries, endPosition)
     this.committedPosition = endPosition
+    this.batchesApplied++
   }
 
   readRecord(position: number): Effect.Effect<LogRecord | undefined, ReadError> {
@@ -150,8 +157,9 @@ export class ReadIndex {
       }
       const cached = this.lastNumbers.get(stream)
       if (cached !== undefined) return cached
+      const before = this.batchesApplied
       const found = yield* this.findLast(stream)
-      this.lastNumbers.set(stream, found)
+      if (this.batchesApplied === before) this.lastNumbers.set(stream, found)
       return found
     })
   }
@@ -178,6 +186,7 @@ export class ReadIndex {
     return Effect.gen(this, function* () {
       const cached = this.metas.get(stream)
       if (cached !== undefined) return cached
+      const before = this.batchesApplied
       const meta = metastreamOf(stream)
       const last = yield* this.findLast(meta)
       let info = EmptyMeta
@@ -192,7 +201,7 @@ export class ReadIndex {
                 raw: event.data
               }
       }
-      this.metas.set(stream, info)
+      if (this.batchesApplied === before) this.metas.set(stream, info)
       return info
     })
   }

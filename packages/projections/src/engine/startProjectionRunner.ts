@@ -162,6 +162,8 @@ export const startProjectionRunner: StartProjectionRunner = (spec, deps) =>
         state.paused = false
         deps.handler.forgetLiveState()
         yield* refreshFaultedLag(context)
+        // No more batches: the lag keeps following the log from here on (for as long as the runner is kept).
+        yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(1000), refreshFaultedLag(context))))
         return { _tag: "Faulted", reason } as RunnerOutcome
       })
 
@@ -178,8 +180,6 @@ export const startProjectionRunner: StartProjectionRunner = (spec, deps) =>
       }),
       Effect.forkScoped
     )
-    // A faulted runner's lag keeps following the log (refreshed as the lag of a running one is).
-    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(1000), refreshFaultedLag(context))))
 
     const statistics = (): RunnerStatistics => {
       const pending = output.pendingEvents()

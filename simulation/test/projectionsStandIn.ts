@@ -14,6 +14,7 @@ import {
   byEventType,
   extraMetadataJson,
   fromEventRecord,
+  noFigures,
   readsEvent,
   type ProjectionStatistics,
   type ProjectionsOutcome,
@@ -94,28 +95,7 @@ const count = (counts: Counts, r: EventRecord): Counts => {
   }
 }
 
-const idleRunner: RunnerStatistics = {
-  status: "Running",
-  paused: false,
-  writingResults: false,
-  position: undefined,
-  lastCheckpoint: undefined,
-  progress: -1,
-  eventsProcessedAfterRestart: 0,
-  partitionsCached: 0,
-  bufferedEvents: 0,
-  readsInProgress: 0,
-  writesInProgress: 0,
-  writePendingEventsBeforeCheckpoint: 0,
-  writePendingEventsAfterCheckpoint: 0,
-  checkpointStatus: "",
-  coreProcessingTime: 0,
-  lagBytes: 0,
-  lagEvents: 0,
-  lagMilliseconds: 0,
-  stateBytes: 0,
-  faultReason: undefined
-}
+const idleRunner: RunnerStatistics = { ...noFigures, status: "Running" }
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value))
 

@@ -85,15 +85,20 @@ const readFeed = async (origin: string, authorization: string, path: string): Pr
 }
 
 /**
- * Paths of up to `maxPages` full forward pages of `$all` from the start of the log, found by following each
- * page's `previous` link (the next page forward).
+ * Paths of up to `maxPages` full forward pages of `pageSize` events of `$all` from the start of the log, found
+ * by following each page's `previous` link (the next page forward).
  */
-export const allPagePaths = async (origin: string, authorization: string, maxPages: number): Promise<Array<string>> => {
+export const allPagePaths = async (
+  origin: string,
+  authorization: string,
+  maxPages: number,
+  pageSize: number = ALL_PAGE_SIZE
+): Promise<Array<string>> => {
   const paths: Array<string> = []
-  let path = `/streams/$all/${ALL_START}/forward/${ALL_PAGE_SIZE}`
+  let path = `/streams/$all/${ALL_START}/forward/${pageSize}`
   while (paths.length < maxPages) {
     const feed = await readFeed(origin, authorization, path)
-    if (feed.entries.length < ALL_PAGE_SIZE) break
+    if (feed.entries.length < pageSize) break
     paths.push(path)
     const previous = feed.links.find((link) => link.relation === "previous")
     if (previous === undefined) break

@@ -171,12 +171,16 @@ export const startBare = async (canned: CannedReplies): Promise<BareServer> => {
   }
 }
 
-/** Runs one plan in a fresh load worker process. */
-export const runLoadProcess = async (plan: LoadPlan): Promise<LoadResult> => {
-  const child = forkTs("httpLoad.ts")
-  const result = firstMessage<LoadResult>(child, "the load worker")
-  child.send(plan)
+/** Runs `module` (beside this one) in a fresh process: sends it `message` and answers with its one reply. */
+export const runForked = async <M extends object, A>(module: string, message: M, what: string): Promise<A> => {
+  const child = forkTs(module)
+  const result = firstMessage<A>(child, what)
+  child.send(message)
   const answer = await result
   await exitWithin(child, 10_000)
   return answer
 }
+
+/** Runs one plan in a fresh load worker process. */
+export const runLoadProcess = (plan: LoadPlan): Promise<LoadResult> =>
+  runForked<LoadPlan, LoadResult>("httpLoad.ts", plan, "the load worker")

@@ -198,6 +198,7 @@ const main = async () => {
     tables.push(`run ${run} of ${options.runs}:\n\n${markdownTable(rows)}`)
   }
   console.log(`\n${tables.join("\n\n")}\n`)
+  print({ bench: "done", valid, loadAverage: os.loadavg().map((l) => round(l, 2)) })
   return valid
 }
 

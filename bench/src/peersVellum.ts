@@ -7,15 +7,7 @@
 import { Client } from "undici"
 import { allPagePaths, expectStatus } from "./httpPrefill.js"
 import { ATOM_JSON, EVENTS_CONTENT_TYPE } from "./httpPlan.js"
-import {
-  GLOBAL_PAGE,
-  benchEvents,
-  fullPage,
-  readStreamName,
-  type BenchEvent,
-  type PeerClient,
-  type PeerTarget
-} from "./peersPlan.js"
+import { GLOBAL_PAGE, benchEvents, fullPage, readStreamName, type PeerClient, type PeerTarget } from "./peersPlan.js"
 
 type VellumTarget = Extract<PeerTarget, { peer: "vellum" }>
 
@@ -72,7 +64,7 @@ export const connectVellum = async (target: VellumTarget): Promise<PeerClient> =
     return fullPage(entriesOf(body), count)
   }
   return {
-    append: async (stream: string, events: ReadonlyArray<BenchEvent>) => {
+    append: async (stream, events) => {
       const response = await client.request({
         method: "POST",
         path: `/streams/${stream}`,

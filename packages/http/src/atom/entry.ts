@@ -11,6 +11,7 @@ import { EventFlags, type EventRecord, type ResolvedEvent } from "@vellum/storag
 import { formatAtomDate } from "./dates.js"
 import { EmbedRank, type EmbedLevel } from "./embed.js"
 import { escapeDataString } from "./escape.js"
+import { cachedEntry, formIndex } from "./fragments.js"
 import { indent, jsonValueOrString, prettyJsonObject } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
 import { jsonToXml, xmlElement } from "./xml.js"
@@ -235,10 +236,26 @@ const richFieldsJson = (resolved: ResolvedEvent, event: EventRecord, embed: Embe
 }
 
 /**
- * An entry as JSON, its brace at `depth` (not preceded by a line break).
+ * An entry as JSON, its brace at `depth` (not preceded by a line break). A feed's entry (depth 2) and a
+ * single-event document's (depth 0) come from the parts kept with the record (fragments.ts).
  * @param single a single-event document: content for JSON events at every embed level
  */
 export const entryJson = (
+  resolved: ResolvedEvent,
+  baseUrl: string,
+  embed: EmbedLevel,
+  single: boolean,
+  depth: number,
+  extras?: EntryExtras
+): string =>
+  extras === undefined && depth === (single ? 0 : 2)
+    ? cachedEntry(resolved, baseUrl, formIndex(false, embed, single), (base) =>
+        renderEntryJson(resolved, base, embed, single, depth)
+      )
+    : renderEntryJson(resolved, baseUrl, embed, single, depth, extras)
+
+/** An entry rendered whole, every time (what the kept parts reproduce; tests compare the two). */
+export const renderEntryJson = (
   resolved: ResolvedEvent,
   baseUrl: string,
   embed: EmbedLevel,
@@ -340,8 +357,24 @@ export const authorXml = (prefix: string): string =>
 /**
  * An entry as Atom XML. In a feed (`prefix` "") the Atom namespace is the default one, so content members
  * reset it with `xmlns=""`; a single-event document uses the `atom:` prefix and declares it on its root.
+ * Both come from the parts kept with the record (fragments.ts).
  */
 export const entryXml = (
+  resolved: ResolvedEvent,
+  baseUrl: string,
+  embed: EmbedLevel,
+  single: boolean,
+  prefix: "" | "atom:",
+  extras?: EntryExtras
+): string =>
+  extras === undefined && prefix === (single ? "atom:" : "")
+    ? cachedEntry(resolved, baseUrl, formIndex(true, embed, single), (base) =>
+        renderEntryXml(resolved, base, embed, single, prefix)
+      )
+    : renderEntryXml(resolved, baseUrl, embed, single, prefix, extras)
+
+/** An entry rendered whole, every time (what the kept parts reproduce; tests compare the two). */
+export const renderEntryXml = (
   resolved: ResolvedEvent,
   baseUrl: string,
   embed: EmbedLevel,

@@ -1,0 +1,74 @@
+/**
+ * Rendered entries kept with the immutable records they show, so a hot event is rendered once per form
+ * rather than once per page that shows it.
+ *
+ * An entry depends on its record (the link and the event it resolved to), the form (JSON or XML, embed
+ * level, single-event document or feed entry) and, in its three URLs, the request's base URL. The entry is
+ * rendered once per form with a mark in place of the base and kept in parts; a page joins the parts with
+ * its own base. That gives the same bytes only while escaping the base is the identity and escaping the
+ * URL's rest does not depend on what precedes it, so a base with any character JSON or XML escapes (or a
+ * non-ASCII one) is rendered whole, every time, as is an entry whose text contains the mark itself.
+ *
+ * The parts live in a WeakMap on the record object: the store hands out the same object for a record it
+ * keeps decoded (storage's RecordCache), and the parts go when the record does, so their memory is bounded
+ * by the store's cache. A record's bytes at a log position never change, so neither do its parts.
+ */
+import type { EventRecord, ResolvedEvent } from "@vellum/storage"
+import { EmbedRank, type EmbedLevel } from "./embed.js"
+
+/** Stands for the base URL while an entry is rendered for the cache (private use: nothing escapes it). */
+export const BASE_MARK = "\uE000"
+
+/** Every entry form names its URL three times: id (JSON) or id element (XML), and the edit/alternate links. */
+const URL_COUNT = 3
+
+const NOT_CACHEABLE: ReadonlyArray<string> = []
+
+interface Slot {
+  /** The event the link resolved to (or the record itself) when the parts were rendered. */
+  readonly event: EventRecord | undefined
+  readonly forms: Array<ReadonlyArray<string> | undefined>
+}
+
+const slots = new WeakMap<EventRecord, Slot>()
+
+/** Printable ASCII that neither JSON strings nor XML text and attributes escape. */
+export const isPlainBase = (baseUrl: string): boolean => {
+  for (let i = 0; i < baseUrl.length; i++) {
+    const c = baseUrl.charCodeAt(i)
+    if (c < 0x20 || c > 0x7e || c === 34 /* " */ || c === 92 /* \ */ || c === 38 /* & */ || c === 60 || c === 62)
+      return false
+  }
+  return true
+}
+
+/** The form's slot: JSON or XML, embed level, single-event document or feed entry. */
+export const formIndex = (xml: boolean, embed: EmbedLevel, single: boolean): number =>
+  (xml ? 12 : 0) + EmbedRank[embed] * 2 + (single ? 1 : 0)
+
+/**
+ * The entry `render(base)` gives for `baseUrl`, from the parts kept for this record and form when the base
+ * allows it.
+ */
+export const cachedEntry = (
+  resolved: ResolvedEvent,
+  baseUrl: string,
+  form: number,
+  render: (base: string) => string
+): string => {
+  const record = resolved.link ?? resolved.event
+  if (record === undefined || !isPlainBase(baseUrl)) return render(baseUrl)
+  let slot = slots.get(record)
+  if (slot === undefined || slot.event !== resolved.event) {
+    slot = { event: resolved.event, forms: [] }
+    slots.set(record, slot)
+  }
+  let parts = slot.forms[form]
+  if (parts === undefined) {
+    const split = render(BASE_MARK).split(BASE_MARK)
+    parts = split.length === URL_COUNT + 1 ? split : NOT_CACHEABLE
+    slot.forms[form] = parts
+  }
+  if (parts === NOT_CACHEABLE) return render(baseUrl)
+  return parts[0]! + baseUrl + parts[1]! + baseUrl + parts[2]! + baseUrl + parts[3]!
+}

@@ -11,7 +11,8 @@ import { EventFlags, type EventRecord, type ResolvedEvent } from "@vellum/storag
 import { formatAtomDate } from "./dates.js"
 import { EmbedRank, type EmbedLevel } from "./embed.js"
 import { escapeDataString } from "./escape.js"
-import { cachedEntry, formIndex } from "./fragments.js"
+import { formIndex, writeCachedEntry } from "./fragments.js"
+import { Utf8Out } from "./utf8Out.js"
 import { indent, jsonValueOrString, prettyJsonObject } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
 import { jsonToXml, xmlElement } from "./xml.js"
@@ -240,6 +241,22 @@ const richFieldsJson = (resolved: ResolvedEvent, event: EventRecord, embed: Embe
  * single-event document's (depth 0) come from the parts kept with the record (fragments.ts).
  * @param single a single-event document: content for JSON events at every embed level
  */
+export const writeEntryJson = (
+  out: Utf8Out,
+  resolved: ResolvedEvent,
+  baseUrl: string,
+  embed: EmbedLevel,
+  single: boolean,
+  depth: number,
+  extras?: EntryExtras
+): void =>
+  extras === undefined && depth === (single ? 0 : 2)
+    ? writeCachedEntry(out, resolved, baseUrl, formIndex(false, embed, single), (base) =>
+        renderEntryJson(resolved, base, embed, single, depth)
+      )
+    : out.text(renderEntryJson(resolved, baseUrl, embed, single, depth, extras))
+
+/** `writeEntryJson` as text. */
 export const entryJson = (
   resolved: ResolvedEvent,
   baseUrl: string,
@@ -247,12 +264,11 @@ export const entryJson = (
   single: boolean,
   depth: number,
   extras?: EntryExtras
-): string =>
-  extras === undefined && depth === (single ? 0 : 2)
-    ? cachedEntry(resolved, baseUrl, formIndex(false, embed, single), (base) =>
-        renderEntryJson(resolved, base, embed, single, depth)
-      )
-    : renderEntryJson(resolved, baseUrl, embed, single, depth, extras)
+): string => {
+  const out = new Utf8Out()
+  writeEntryJson(out, resolved, baseUrl, embed, single, depth, extras)
+  return out.toString()
+}
 
 /** An entry rendered whole, every time (what the kept parts reproduce; tests compare the two). */
 export const renderEntryJson = (
@@ -359,6 +375,22 @@ export const authorXml = (prefix: string): string =>
  * reset it with `xmlns=""`; a single-event document uses the `atom:` prefix and declares it on its root.
  * Both come from the parts kept with the record (fragments.ts).
  */
+export const writeEntryXml = (
+  out: Utf8Out,
+  resolved: ResolvedEvent,
+  baseUrl: string,
+  embed: EmbedLevel,
+  single: boolean,
+  prefix: "" | "atom:",
+  extras?: EntryExtras
+): void =>
+  extras === undefined && prefix === (single ? "atom:" : "")
+    ? writeCachedEntry(out, resolved, baseUrl, formIndex(true, embed, single), (base) =>
+        renderEntryXml(resolved, base, embed, single, prefix)
+      )
+    : out.text(renderEntryXml(resolved, baseUrl, embed, single, prefix, extras))
+
+/** `writeEntryXml` as text. */
 export const entryXml = (
   resolved: ResolvedEvent,
   baseUrl: string,
@@ -366,12 +398,11 @@ export const entryXml = (
   single: boolean,
   prefix: "" | "atom:",
   extras?: EntryExtras
-): string =>
-  extras === undefined && prefix === (single ? "atom:" : "")
-    ? cachedEntry(resolved, baseUrl, formIndex(true, embed, single), (base) =>
-        renderEntryXml(resolved, base, embed, single, prefix)
-      )
-    : renderEntryXml(resolved, baseUrl, embed, single, prefix, extras)
+): string => {
+  const out = new Utf8Out()
+  writeEntryXml(out, resolved, baseUrl, embed, single, prefix, extras)
+  return out.toString()
+}
 
 /** An entry rendered whole, every time (what the kept parts reproduce; tests compare the two). */
 export const renderEntryXml = (

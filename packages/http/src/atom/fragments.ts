@@ -4,10 +4,11 @@
  *
  * An entry depends on its record (the link and the event it resolved to), the form (JSON or XML, embed
  * level, single-event document or feed entry) and, in its three URLs, the request's base URL. The entry is
- * rendered once per form with a mark in place of the base and kept in parts; a page joins the parts with
- * its own base. That gives the same bytes only while escaping the base is the identity and escaping the
+ * rendered once per form with a mark in place of the base and kept in parts, encoded as UTF-8; a page
+ * copies the parts into its buffer with its own base between them (utf8Out.ts). That gives the same bytes only while escaping the base is the identity and escaping the
  * URL's rest does not depend on what precedes it, so a base with any character JSON or XML escapes (or a
- * non-ASCII one) is rendered whole, every time, as is an entry whose text contains the mark itself.
+ * non-ASCII one) is rendered whole, every time, as is an entry whose text contains the mark itself or a
+ * lone surrogate (which its UTF-8 bytes cannot give back).
  *
  * The parts live in a WeakMap on the record object: the store hands out the same object for a record it
  * keeps decoded (storage's RecordCache), and the parts go when the record does, so their memory is bounded
@@ -15,6 +16,7 @@
  */
 import type { EventRecord, ResolvedEvent } from "@vellum/storage"
 import { EmbedRank, type EmbedLevel } from "./embed.js"
+import type { Utf8Out } from "./utf8Out.js"
 
 /** Stands for the base URL while an entry is rendered for the cache (private use: nothing escapes it). */
 export const BASE_MARK = "\uE000"
@@ -22,12 +24,14 @@ export const BASE_MARK = "\uE000"
 /** Every entry form names its URL three times: id (JSON) or id element (XML), and the edit/alternate links. */
 const URL_COUNT = 3
 
-const NOT_CACHEABLE: ReadonlyArray<string> = []
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+const NOT_CACHEABLE: ReadonlyArray<Buffer> = []
 
 interface Slot {
   /** The event the link resolved to (or the record itself) when the parts were rendered. */
   readonly event: EventRecord | undefined
-  readonly forms: Array<ReadonlyArray<string> | undefined>
+  readonly forms: Array<ReadonlyArray<Buffer> | undefined>
 }
 
 const slots = new WeakMap<EventRecord, Slot>()
@@ -47,17 +51,18 @@ export const formIndex = (xml: boolean, embed: EmbedLevel, single: boolean): num
   (xml ? 12 : 0) + EmbedRank[embed] * 2 + (single ? 1 : 0)
 
 /**
- * The entry `render(base)` gives for `baseUrl`, from the parts kept for this record and form when the base
- * allows it.
+ * Writes the entry `render(base)` gives for `baseUrl`, from the parts kept for this record and form when the
+ * base allows it.
  */
-export const cachedEntry = (
+export const writeCachedEntry = (
+  out: Utf8Out,
   resolved: ResolvedEvent,
   baseUrl: string,
   form: number,
   render: (base: string) => string
-): string => {
+): void => {
   const record = resolved.link ?? resolved.event
-  if (record === undefined || !isPlainBase(baseUrl)) return render(baseUrl)
+  if (record === undefined || !isPlainBase(baseUrl)) return out.text(render(baseUrl))
   let slot = slots.get(record)
   if (slot === undefined || slot.event !== resolved.event) {
     slot = { event: resolved.event, forms: [] }
@@ -65,10 +70,19 @@ export const cachedEntry = (
   }
   let parts = slot.forms[form]
   if (parts === undefined) {
-    const split = render(BASE_MARK).split(BASE_MARK)
-    parts = split.length === URL_COUNT + 1 ? split : NOT_CACHEABLE
+    const text = render(BASE_MARK)
+    const split = text.split(BASE_MARK)
+    // Encoding turns a lone surrogate into U+FFFD: the bytes would be right, the text form (HTML) not.
+    parts =
+      split.length === URL_COUNT + 1 && !LONE_SURROGATE.test(text)
+        ? split.map((part) => Buffer.from(part, "utf8"))
+        : NOT_CACHEABLE
     slot.forms[form] = parts
   }
-  if (parts === NOT_CACHEABLE) return render(baseUrl)
-  return parts[0]! + baseUrl + parts[1]! + baseUrl + parts[2]! + baseUrl + parts[3]!
+  if (parts === NOT_CACHEABLE) return out.text(render(baseUrl))
+  out.bytes(parts[0]!)
+  for (let i = 1; i <= URL_COUNT; i++) {
+    out.recurring(baseUrl)
+    out.bytes(parts[i]!)
+  }
 }

@@ -15,7 +15,16 @@
  */
 import type { ResolvedEvent } from "@vellum/storage"
 import type { EmbedLevel } from "./embed.js"
-import { contentJson, contentXmlMembers, entryJson, entryXml, isJsonEvent, payloadXml } from "./entry.js"
+import {
+  contentJson,
+  contentXmlMembers,
+  entryJson,
+  isJsonEvent,
+  payloadXml,
+  writeEntryJson,
+  writeEntryXml
+} from "./entry.js"
+import { Utf8Out } from "./utf8Out.js"
 import { XML_DECLARATION } from "../xmlText.js"
 import { jsonValueOrString } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
@@ -39,7 +48,7 @@ export const renderSingleEvent = (ctx: SingleEventContext): string | Uint8Array 
   switch (ctx.contentType.toLowerCase()) {
     case "application/vnd.kurrent.atom+json":
     case "application/vnd.eventstore.atom+json":
-      return entryJson(ctx.event, ctx.baseUrl, ctx.embed, true, 0)
+      return entryBytes((out) => writeEntryJson(out, ctx.event, ctx.baseUrl, ctx.embed, true, 0))
     case "text/html":
       return entryJson(ctx.event, ctx.baseUrl, "TryHarder", true, 0)
     case "application/json": {
@@ -58,8 +67,18 @@ export const renderSingleEvent = (ctx: SingleEventContext): string | Uint8Array 
     case "text/plain":
       return event.data
     default:
-      return XML_DECLARATION + entryXml(ctx.event, ctx.baseUrl, ctx.embed, true, "atom:")
+      return entryBytes((out) => {
+        out.text(XML_DECLARATION)
+        writeEntryXml(out, ctx.event, ctx.baseUrl, ctx.embed, true, "atom:")
+      })
   }
+}
+
+/** An entry document's UTF-8 bytes in one buffer (the entry's kept parts copied in). */
+const entryBytes = (write: (out: Utf8Out) => void): Buffer => {
+  const out = new Utf8Out()
+  write(out)
+  return out.toBuffer()
 }
 
 /** Body of a 404/410 read: `{}` for the JSON media types, empty otherwise. */

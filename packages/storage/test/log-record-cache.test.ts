@@ -4,12 +4,14 @@
  * there, never the record the cache kept from before.
  */
 import { describe, expect, it } from "vitest"
+import { Effect } from "effect"
 import { MemoryDisk, Prng } from "@vellum/platform"
 import { BlockCache } from "../src/log/BlockCache.js"
 import { RecordCache } from "../src/log/RecordCache.js"
 import { RecordKind, type LogRecord } from "../src/log/records.js"
 import { NotCached, type TransactionLog } from "../src/log/TransactionLog.js"
 import { eventOfSize, logConfig, openLog, runOn, sameRecord, scanAll, writeUnits } from "./log-support.js"
+import { Model, buildLog, checkContent, keepByPosition } from "./log-rewrite-support.js"
 
 const cachedAt = (log: TransactionLog, position: number): LogRecord | undefined => {
   const record = log.readRecordCached(position, log.writerPosition())
@@ -62,6 +64,22 @@ describe("decoded-record cache", () => {
     const scanned = scanAll(log)
     expect(scanned.length).toBe(2)
     expect(sameRecord(scanned[1]!, replacement, position)).toBe(true)
+  })
+
+  it("after a scavenge, a removed record reads as absent and the others as they were, though all were kept decoded", () => {
+    for (const seed of [1, 2, 3]) {
+      const { log, written } = buildLog(seed)
+      const model = new Model(written)
+      // Every record read (by point reads and scans) and so kept decoded before the chunks are replaced.
+      checkContent(log, model)
+      const keep = keepByPosition(seed)
+      Effect.runSync(log.replaceChunks(0, 2, keep))
+      const [, removed] = model.remove(0, 2, keep)
+      expect(removed).toBeGreaterThan(0)
+      checkContent(log, model)
+      for (const w of written)
+        if (!model.alive.has(w.position)) expect(log.readRecordCached(w.position, log.writerPosition())).toBeUndefined()
+    }
   })
 
   it("drops everything when the block cache forgets a file, and keeps nothing decoded from bytes read before", () => {

@@ -12,7 +12,7 @@ import { formatAtomDate } from "./dates.js"
 import { EmbedRank, type EmbedLevel } from "./embed.js"
 import { escapeDataString } from "./escape.js"
 import { formIndex, writeCachedEntry } from "./fragments.js"
-import { Utf8Out } from "./utf8Out.js"
+import { textOf, type Utf8Out } from "./utf8Out.js"
 import { indent, jsonValueOrString, prettyJsonObject } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
 import { jsonToXml, xmlElement } from "./xml.js"
@@ -243,12 +243,7 @@ const richFieldsJson = (resolved: ResolvedEvent, event: EventRecord, embed: Embe
  */
 export const writeEntryJson = (
   out: Utf8Out,
-  resolved: ResolvedEvent,
-  baseUrl: string,
-  embed: EmbedLevel,
-  single: boolean,
-  depth: number,
-  extras?: EntryExtras
+  ...[resolved, baseUrl, embed, single, depth, extras]: Parameters<typeof renderEntryJson>
 ): void =>
   extras === undefined && depth === (single ? 0 : 2)
     ? writeCachedEntry(out, resolved, baseUrl, formIndex(false, embed, single), (base) =>
@@ -257,18 +252,8 @@ export const writeEntryJson = (
     : out.text(renderEntryJson(resolved, baseUrl, embed, single, depth, extras))
 
 /** `writeEntryJson` as text. */
-export const entryJson = (
-  resolved: ResolvedEvent,
-  baseUrl: string,
-  embed: EmbedLevel,
-  single: boolean,
-  depth: number,
-  extras?: EntryExtras
-): string => {
-  const out = new Utf8Out()
-  writeEntryJson(out, resolved, baseUrl, embed, single, depth, extras)
-  return out.toString()
-}
+export const entryJson = (...args: Parameters<typeof renderEntryJson>): string =>
+  textOf((out) => writeEntryJson(out, ...args))
 
 /** An entry rendered whole, every time (what the kept parts reproduce; tests compare the two). */
 export const renderEntryJson = (
@@ -377,12 +362,7 @@ export const authorXml = (prefix: string): string =>
  */
 export const writeEntryXml = (
   out: Utf8Out,
-  resolved: ResolvedEvent,
-  baseUrl: string,
-  embed: EmbedLevel,
-  single: boolean,
-  prefix: "" | "atom:",
-  extras?: EntryExtras
+  ...[resolved, baseUrl, embed, single, prefix, extras]: Parameters<typeof renderEntryXml>
 ): void =>
   extras === undefined && prefix === (single ? "atom:" : "")
     ? writeCachedEntry(out, resolved, baseUrl, formIndex(true, embed, single), (base) =>
@@ -391,18 +371,8 @@ export const writeEntryXml = (
     : out.text(renderEntryXml(resolved, baseUrl, embed, single, prefix, extras))
 
 /** `writeEntryXml` as text. */
-export const entryXml = (
-  resolved: ResolvedEvent,
-  baseUrl: string,
-  embed: EmbedLevel,
-  single: boolean,
-  prefix: "" | "atom:",
-  extras?: EntryExtras
-): string => {
-  const out = new Utf8Out()
-  writeEntryXml(out, resolved, baseUrl, embed, single, prefix, extras)
-  return out.toString()
-}
+export const entryXml = (...args: Parameters<typeof renderEntryXml>): string =>
+  textOf((out) => writeEntryXml(out, ...args))
 
 /** An entry rendered whole, every time (what the kept parts reproduce; tests compare the two). */
 export const renderEntryXml = (

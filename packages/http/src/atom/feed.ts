@@ -24,7 +24,7 @@ import { escapeDataString } from "./escape.js"
 import { indent } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
 import { StartPosition, formatAllPosition } from "./position.js"
-import { Utf8Out } from "./utf8Out.js"
+import { bytesOf, textOf, type Utf8Out } from "./utf8Out.js"
 import { XML_DECLARATION, escapeXmlText } from "../xmlText.js"
 
 export type FeedSyntax = "json" | "xml"
@@ -185,12 +185,7 @@ export interface FeedHead {
 export const updatedOf = (event: ResolvedEvent | undefined): string =>
   event?.event === undefined ? NoEventsDate : formatAtomDate(event.event.createdMicros)
 
-/**
- * A feed document, written to `out`. `extras`, when given, runs parallel to `events` (the competing-consumer
- * feed's retry counts and ack/nack links).
- */
-export const writeFeed = (
-  out: Utf8Out,
+type FeedArgs = [
   syntax: FeedSyntax,
   head: FeedHead,
   links: ReadonlyArray<FeedLink>,
@@ -199,6 +194,15 @@ export const writeFeed = (
   baseUrl: string,
   embed: EmbedLevel,
   extras?: ReadonlyArray<EntryExtras>
+]
+
+/**
+ * A feed document, written to `out`. `extras`, when given, runs parallel to `events` (the competing-consumer
+ * feed's retry counts and ack/nack links).
+ */
+export const writeFeed = (
+  out: Utf8Out,
+  ...[syntax, head, links, events, newestFirst, baseUrl, embed, extras]: FeedArgs
 ): void => {
   const n = events.length
   const at = (i: number): number => (newestFirst ? i : n - 1 - i)
@@ -273,20 +277,7 @@ const FirstEntry = Buffer.from(indent(2), "utf8")
 const NextEntry = Buffer.from("," + indent(2), "utf8")
 
 /** `writeFeed` as text. */
-export const renderFeed = (
-  syntax: FeedSyntax,
-  head: FeedHead,
-  links: ReadonlyArray<FeedLink>,
-  events: ReadonlyArray<ResolvedEvent>,
-  newestFirst: boolean,
-  baseUrl: string,
-  embed: EmbedLevel,
-  extras?: ReadonlyArray<EntryExtras>
-): string => {
-  const out = new Utf8Out()
-  writeFeed(out, syntax, head, links, events, newestFirst, baseUrl, embed, extras)
-  return out.toString()
-}
+export const renderFeed = (...args: FeedArgs): string => textOf((out) => writeFeed(out, ...args))
 
 const writeStreamFeed = (out: Utf8Out, ctx: StreamFeedContext, syntax: FeedSyntax): void => {
   const { page } = ctx
@@ -306,18 +297,12 @@ const writeStreamFeed = (out: Utf8Out, ctx: StreamFeedContext, syntax: FeedSynta
   writeFeed(out, syntax, head, streamFeedLinks(ctx), page.events, backward, ctx.baseUrl, ctx.embed)
 }
 
-export const renderStreamFeed = (ctx: StreamFeedContext, syntax: FeedSyntax): string => {
-  const out = new Utf8Out()
-  writeStreamFeed(out, ctx, syntax)
-  return out.toString()
-}
+export const renderStreamFeed = (ctx: StreamFeedContext, syntax: FeedSyntax): string =>
+  textOf((out) => writeStreamFeed(out, ctx, syntax))
 
 /** A stream feed as the UTF-8 bytes of the reply: one buffer, the kept entries copied in. */
-export const streamFeedBytes = (ctx: StreamFeedContext, syntax: FeedSyntax): Buffer => {
-  const out = new Utf8Out()
-  writeStreamFeed(out, ctx, syntax)
-  return out.toBuffer()
-}
+export const streamFeedBytes = (ctx: StreamFeedContext, syntax: FeedSyntax): Buffer =>
+  bytesOf((out) => writeStreamFeed(out, ctx, syntax))
 
 const writeAllFeed = (out: Utf8Out, ctx: AllFeedContext, syntax: FeedSyntax): void => {
   const { events } = ctx.page
@@ -336,15 +321,9 @@ const writeAllFeed = (out: Utf8Out, ctx: AllFeedContext, syntax: FeedSyntax): vo
   writeFeed(out, syntax, head, allFeedLinks(ctx), events, backward, ctx.baseUrl, ctx.embed)
 }
 
-export const renderAllFeed = (ctx: AllFeedContext, syntax: FeedSyntax): string => {
-  const out = new Utf8Out()
-  writeAllFeed(out, ctx, syntax)
-  return out.toString()
-}
+export const renderAllFeed = (ctx: AllFeedContext, syntax: FeedSyntax): string =>
+  textOf((out) => writeAllFeed(out, ctx, syntax))
 
 /** A `$all` feed as the UTF-8 bytes of the reply: one buffer, the kept entries copied in. */
-export const allFeedBytes = (ctx: AllFeedContext, syntax: FeedSyntax): Buffer => {
-  const out = new Utf8Out()
-  writeAllFeed(out, ctx, syntax)
-  return out.toBuffer()
-}
+export const allFeedBytes = (ctx: AllFeedContext, syntax: FeedSyntax): Buffer =>
+  bytesOf((out) => writeAllFeed(out, ctx, syntax))

@@ -24,7 +24,7 @@ import {
   writeEntryJson,
   writeEntryXml
 } from "./entry.js"
-import { Utf8Out } from "./utf8Out.js"
+import { bytesOf } from "./utf8Out.js"
 import { XML_DECLARATION } from "../xmlText.js"
 import { jsonValueOrString } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
@@ -48,7 +48,7 @@ export const renderSingleEvent = (ctx: SingleEventContext): string | Uint8Array 
   switch (ctx.contentType.toLowerCase()) {
     case "application/vnd.kurrent.atom+json":
     case "application/vnd.eventstore.atom+json":
-      return entryBytes((out) => writeEntryJson(out, ctx.event, ctx.baseUrl, ctx.embed, true, 0))
+      return bytesOf((out) => writeEntryJson(out, ctx.event, ctx.baseUrl, ctx.embed, true, 0))
     case "text/html":
       return entryJson(ctx.event, ctx.baseUrl, "TryHarder", true, 0)
     case "application/json": {
@@ -67,18 +67,11 @@ export const renderSingleEvent = (ctx: SingleEventContext): string | Uint8Array 
     case "text/plain":
       return event.data
     default:
-      return entryBytes((out) => {
+      return bytesOf((out) => {
         out.text(XML_DECLARATION)
         writeEntryXml(out, ctx.event, ctx.baseUrl, ctx.embed, true, "atom:")
       })
   }
-}
-
-/** An entry document's UTF-8 bytes in one buffer (the entry's kept parts copied in). */
-const entryBytes = (write: (out: Utf8Out) => void): Buffer => {
-  const out = new Utf8Out()
-  write(out)
-  return out.toBuffer()
 }
 
 /** Body of a 404/410 read: `{}` for the JSON media types, empty otherwise. */

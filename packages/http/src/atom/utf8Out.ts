@@ -3,6 +3,20 @@
  * as one buffer: each piece is copied once into a buffer of the exact size, so a page never exists as one
  * long string that must be flattened and encoded again for the socket.
  */
+/** What `write` writes, as text. */
+export const textOf = (write: (out: Utf8Out) => void): string => {
+  const out = new Utf8Out()
+  write(out)
+  return out.toString()
+}
+
+/** What `write` writes, as one buffer of UTF-8. */
+export const bytesOf = (write: (out: Utf8Out) => void): Buffer => {
+  const out = new Utf8Out()
+  write(out)
+  return out.toBuffer()
+}
+
 export class Utf8Out {
   private readonly pieces: Array<string | Uint8Array> = []
   private pending = ""

@@ -46,6 +46,16 @@ export const isPlainBase = (baseUrl: string): boolean => {
   return true
 }
 
+/** The last base found plain: a page asks for each of its entries, with the same string. */
+let lastPlainBase: string | undefined
+
+const isPlainBaseOnce = (baseUrl: string): boolean => {
+  if (baseUrl === lastPlainBase) return true
+  if (!isPlainBase(baseUrl)) return false
+  lastPlainBase = baseUrl
+  return true
+}
+
 /** The form's slot: JSON or XML, embed level, single-event document or feed entry. */
 export const formIndex = (xml: boolean, embed: EmbedLevel, single: boolean): number =>
   (xml ? 12 : 0) + EmbedRank[embed] * 2 + (single ? 1 : 0)
@@ -62,7 +72,7 @@ export const writeCachedEntry = (
   render: (base: string) => string
 ): void => {
   const record = resolved.link ?? resolved.event
-  if (record === undefined || !isPlainBase(baseUrl)) return out.text(render(baseUrl))
+  if (record === undefined || !isPlainBaseOnce(baseUrl)) return out.text(render(baseUrl))
   let slot = slots.get(record)
   if (slot === undefined || slot.event !== resolved.event) {
     slot = { event: resolved.event, forms: [] }

@@ -4,8 +4,8 @@
  *
  * An entry depends on its record (the link and the event it resolved to), the form (JSON or XML, embed
  * level, single-event document or feed entry) and, in its three URLs, the request's base URL. The entry is
- * rendered once per form with a mark in place of the base and kept in parts, encoded as UTF-8; a page
- * copies the parts into its buffer with its own base between them (utf8Out.ts). That gives the same bytes only while escaping the base is the identity and escaping the
+ * rendered once per form with a mark in place of the base and kept as UTF-8 with the base last asked for
+ * (KeptEntry); a page copies it into its buffer whole, or rebased when its base differs (utf8Out.ts). That gives the same bytes only while escaping the base is the identity and escaping the
  * URL's rest does not depend on what precedes it, so a base with any character JSON or XML escapes (or a
  * non-ASCII one) is rendered whole, every time, as is an entry whose text contains the mark itself or a
  * lone surrogate (which its UTF-8 bytes cannot give back).
@@ -26,12 +26,68 @@ const URL_COUNT = 3
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
-const NOT_CACHEABLE: ReadonlyArray<Buffer> = []
+/**
+ * An entry's UTF-8 bytes for the base URL it was last written with, and where that base sits in them: the
+ * same base copies the entry whole; another one copies the parts around the kept base with it between them,
+ * and is kept instead (the last base wins).
+ */
+class KeptEntry {
+  constructor(
+    private bytes: Buffer,
+    private base: string,
+    private baseBytes: number,
+    /** Byte offsets where the base starts, in order. */
+    private readonly at: Array<number>
+  ) {}
+
+  static of(parts: ReadonlyArray<string>, base: string): KeptEntry {
+    const kept = new KeptEntry(Buffer.from(parts[0]!, "utf8"), "", 0, [])
+    kept.rebase(
+      parts.map((part) => Buffer.from(part, "utf8")),
+      base
+    )
+    return kept
+  }
+
+  write(out: Utf8Out, base: string): void {
+    if (base !== this.base) this.rebase(this.parts(), base)
+    out.bytes(this.bytes)
+  }
+
+  /** The bytes around the kept base. */
+  private parts(): Array<Buffer> {
+    const parts: Array<Buffer> = []
+    let from = 0
+    for (const at of this.at) {
+      parts.push(this.bytes.subarray(from, at))
+      from = at + this.baseBytes
+    }
+    parts.push(this.bytes.subarray(from))
+    return parts
+  }
+
+  private rebase(parts: ReadonlyArray<Buffer>, base: string): void {
+    const baseBytes = Buffer.from(base, "utf8")
+    const pieces: Array<Buffer> = [parts[0]!]
+    let at = parts[0]!.length
+    for (let i = 1; i < parts.length; i++) {
+      this.at[i - 1] = at
+      pieces.push(baseBytes, parts[i]!)
+      at += baseBytes.length + parts[i]!.length
+    }
+    this.bytes = Buffer.concat(pieces, at)
+    this.base = base
+    this.baseBytes = baseBytes.length
+  }
+}
+
+/** A form whose entry is rendered whole every time. */
+const NOT_CACHEABLE = "not cacheable"
 
 interface Slot {
   /** The event the link resolved to (or the record itself) when the parts were rendered. */
   readonly event: EventRecord | undefined
-  readonly forms: Array<ReadonlyArray<Buffer> | undefined>
+  readonly forms: Array<KeptEntry | typeof NOT_CACHEABLE | undefined>
 }
 
 const slots = new WeakMap<EventRecord, Slot>()
@@ -78,21 +134,14 @@ export const writeCachedEntry = (
     slot = { event: resolved.event, forms: [] }
     slots.set(record, slot)
   }
-  let parts = slot.forms[form]
-  if (parts === undefined) {
+  let kept = slot.forms[form]
+  if (kept === undefined) {
     const text = render(BASE_MARK)
     const split = text.split(BASE_MARK)
     // Encoding turns a lone surrogate into U+FFFD: the bytes would be right, the text form (HTML) not.
-    parts =
-      split.length === URL_COUNT + 1 && !LONE_SURROGATE.test(text)
-        ? split.map((part) => Buffer.from(part, "utf8"))
-        : NOT_CACHEABLE
-    slot.forms[form] = parts
+    kept = split.length === URL_COUNT + 1 && !LONE_SURROGATE.test(text) ? KeptEntry.of(split, baseUrl) : NOT_CACHEABLE
+    slot.forms[form] = kept
   }
-  if (parts === NOT_CACHEABLE) return out.text(render(baseUrl))
-  out.bytes(parts[0]!)
-  for (let i = 1; i <= URL_COUNT; i++) {
-    out.recurring(baseUrl)
-    out.bytes(parts[i]!)
-  }
+  if (kept === NOT_CACHEABLE) return out.text(render(baseUrl))
+  kept.write(out, baseUrl)
 }

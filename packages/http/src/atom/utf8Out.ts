@@ -3,6 +3,7 @@
  * as one buffer: each piece is copied once into a buffer of the exact size, so a page never exists as one
  * long string that must be flattened and encoded again for the socket.
  */
+
 /** What `write` writes, as text. */
 export const textOf = (write: (out: Utf8Out) => void): string => {
   const out = new Utf8Out()
@@ -20,8 +21,6 @@ export const bytesOf = (write: (out: Utf8Out) => void): Buffer => {
 export class Utf8Out {
   private readonly pieces: Array<string | Uint8Array> = []
   private pending = ""
-  private lastBase = ""
-  private lastBaseBytes: Uint8Array = Buffer.alloc(0)
 
   /** Appends text (runs of text are joined before they are encoded). */
   text(s: string): void {
@@ -35,15 +34,6 @@ export class Utf8Out {
       this.pending = ""
     }
     this.pieces.push(b)
-  }
-
-  /** A short text that recurs (a page's base URL): encoded once per document. */
-  recurring(s: string): void {
-    if (s !== this.lastBase) {
-      this.lastBase = s
-      this.lastBaseBytes = Buffer.from(s, "utf8")
-    }
-    this.bytes(this.lastBaseBytes)
   }
 
   toBuffer(): Buffer {

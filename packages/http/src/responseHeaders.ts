@@ -71,8 +71,20 @@ const Reasons: Readonly<Record<number, string>> = {
 /** The standard reason phrase of a status. */
 export const standardReason = (status: number): string => Reasons[status] ?? "Unknown"
 
+/** Visible ASCII and inner spaces, at most 512 characters: a reason phrase `safeReason` leaves as it is. */
+const isSafeAlready = (text: string): boolean => {
+  const n = text.length
+  if (n > 512 || (n > 0 && (text.charCodeAt(0) === 32 || text.charCodeAt(n - 1) === 32))) return false
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x20 || c > 0x7e) return false
+  }
+  return true
+}
+
 /** A reason phrase HTTP/1.1 can carry: visible ASCII and spaces only, one line, bounded. */
 export const safeReason = (text: string): string => {
+  if (isSafeAlready(text)) return text
   const cleaned = text
     .replace(/[\r\n\t]+/g, " ")
     .replace(/[^\x20-\x7e]/g, "?")

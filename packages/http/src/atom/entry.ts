@@ -11,6 +11,8 @@ import { EventFlags, type EventRecord, type ResolvedEvent } from "@vellum/storag
 import { formatAtomDate } from "./dates.js"
 import { EmbedRank, type EmbedLevel } from "./embed.js"
 import { escapeDataString } from "./escape.js"
+import { formIndex, writeCachedEntry } from "./fragments.js"
+import { textOf, type Utf8Out } from "./utf8Out.js"
 import { indent, jsonValueOrString, prettyJsonObject } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
 import { jsonToXml, xmlElement } from "./xml.js"
@@ -235,10 +237,26 @@ const richFieldsJson = (resolved: ResolvedEvent, event: EventRecord, embed: Embe
 }
 
 /**
- * An entry as JSON, its brace at `depth` (not preceded by a line break).
+ * An entry as JSON, its brace at `depth` (not preceded by a line break). A feed's entry (depth 2) and a
+ * single-event document's (depth 0) come from the parts kept with the record (fragments.ts).
  * @param single a single-event document: content for JSON events at every embed level
  */
-export const entryJson = (
+export const writeEntryJson = (
+  out: Utf8Out,
+  ...[resolved, baseUrl, embed, single, depth, extras]: Parameters<typeof renderEntryJson>
+): void =>
+  extras === undefined && depth === (single ? 0 : 2)
+    ? writeCachedEntry(out, resolved, baseUrl, formIndex(false, embed, single), (base) =>
+        renderEntryJson(resolved, base, embed, single, depth)
+      )
+    : out.text(renderEntryJson(resolved, baseUrl, embed, single, depth, extras))
+
+/** `writeEntryJson` as text. */
+export const entryJson = (...args: Parameters<typeof renderEntryJson>): string =>
+  textOf((out) => writeEntryJson(out, ...args))
+
+/** An entry rendered whole, every time (what the kept parts reproduce; tests compare the two). */
+export const renderEntryJson = (
   resolved: ResolvedEvent,
   baseUrl: string,
   embed: EmbedLevel,
@@ -340,8 +358,24 @@ export const authorXml = (prefix: string): string =>
 /**
  * An entry as Atom XML. In a feed (`prefix` "") the Atom namespace is the default one, so content members
  * reset it with `xmlns=""`; a single-event document uses the `atom:` prefix and declares it on its root.
+ * Both come from the parts kept with the record (fragments.ts).
  */
-export const entryXml = (
+export const writeEntryXml = (
+  out: Utf8Out,
+  ...[resolved, baseUrl, embed, single, prefix, extras]: Parameters<typeof renderEntryXml>
+): void =>
+  extras === undefined && prefix === (single ? "atom:" : "")
+    ? writeCachedEntry(out, resolved, baseUrl, formIndex(true, embed, single), (base) =>
+        renderEntryXml(resolved, base, embed, single, prefix)
+      )
+    : out.text(renderEntryXml(resolved, baseUrl, embed, single, prefix, extras))
+
+/** `writeEntryXml` as text. */
+export const entryXml = (...args: Parameters<typeof renderEntryXml>): string =>
+  textOf((out) => writeEntryXml(out, ...args))
+
+/** An entry rendered whole, every time (what the kept parts reproduce; tests compare the two). */
+export const renderEntryXml = (
   resolved: ResolvedEvent,
   baseUrl: string,
   embed: EmbedLevel,

@@ -14,8 +14,8 @@ import {
   AtomNamespace,
   authorJson,
   authorXml,
-  entryJson,
-  entryXml,
+  writeEntryJson,
+  writeEntryXml,
   linkJson,
   linkXml,
   type EntryExtras
@@ -24,6 +24,7 @@ import { escapeDataString } from "./escape.js"
 import { indent } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
 import { StartPosition, formatAllPosition } from "./position.js"
+import { bytesOf, textOf, type Utf8Out } from "./utf8Out.js"
 import { XML_DECLARATION, escapeXmlText } from "../xmlText.js"
 
 export type FeedSyntax = "json" | "xml"
@@ -184,11 +185,7 @@ export interface FeedHead {
 export const updatedOf = (event: ResolvedEvent | undefined): string =>
   event?.event === undefined ? NoEventsDate : formatAtomDate(event.event.createdMicros)
 
-/**
- * A feed document. `extras`, when given, runs parallel to `events` (the competing-consumer feed's retry counts
- * and ack/nack links).
- */
-export const renderFeed = (
+type FeedArgs = [
   syntax: FeedSyntax,
   head: FeedHead,
   links: ReadonlyArray<FeedLink>,
@@ -197,74 +194,92 @@ export const renderFeed = (
   baseUrl: string,
   embed: EmbedLevel,
   extras?: ReadonlyArray<EntryExtras>
-): string => {
+]
+
+/**
+ * A feed document, written to `out`. `extras`, when given, runs parallel to `events` (the competing-consumer
+ * feed's retry counts and ack/nack links).
+ */
+export const writeFeed = (
+  out: Utf8Out,
+  ...[syntax, head, links, events, newestFirst, baseUrl, embed, extras]: FeedArgs
+): void => {
   const n = events.length
   const at = (i: number): number => (newestFirst ? i : n - 1 - i)
   if (syntax === "xml") {
-    let out =
+    out.text(
       XML_DECLARATION +
-      '<feed xmlns="' +
-      AtomNamespace +
-      '"><title>' +
-      escapeXmlText(head.title) +
-      "</title><id>" +
-      escapeXmlText(head.id) +
-      "</id><updated>" +
-      head.updated +
-      "</updated>" +
-      authorXml("")
-    for (const link of links) out += linkXml("", link.uri, link.relation)
-    for (let i = 0; i < n; i++) out += entryXml(events[at(i)]!, baseUrl, embed, false, "", extras?.[at(i)])
-    return out + "</feed>"
+        '<feed xmlns="' +
+        AtomNamespace +
+        '"><title>' +
+        escapeXmlText(head.title) +
+        "</title><id>" +
+        escapeXmlText(head.id) +
+        "</id><updated>" +
+        head.updated +
+        "</updated>" +
+        authorXml("")
+    )
+    for (const link of links) out.text(linkXml("", link.uri, link.relation))
+    for (let i = 0; i < n; i++) writeEntryXml(out, events[at(i)]!, baseUrl, embed, false, "", extras?.[at(i)])
+    return out.text("</feed>")
   }
   const p = indent(1)
-  let out =
+  out.text(
     "{" +
-    p +
-    '"title": ' +
-    quoteJson(head.title) +
-    "," +
-    p +
-    '"id": ' +
-    quoteJson(head.id) +
-    "," +
-    p +
-    '"updated": "' +
-    head.updated +
-    '",' +
-    p +
-    '"streamId": ' +
-    head.streamId +
-    "," +
-    p +
-    '"author": ' +
-    authorJson(1) +
-    "," +
-    p +
-    '"headOfStream": ' +
-    head.headOfStream +
-    "," +
-    p +
-    '"selfUrl": ' +
-    head.selfUrl +
-    "," +
-    p +
-    '"eTag": ' +
-    head.eTag +
-    "," +
-    p +
-    '"links": ['
-  for (let i = 0; i < links.length; i++) out += (i === 0 ? "" : ",") + linkJson(links[i]!.uri, links[i]!.relation, 2)
-  out += p + "]," + p + '"entries": ['
-  if (n === 0) return out + "]\n}"
-  const entryIndent = indent(2)
+      p +
+      '"title": ' +
+      quoteJson(head.title) +
+      "," +
+      p +
+      '"id": ' +
+      quoteJson(head.id) +
+      "," +
+      p +
+      '"updated": "' +
+      head.updated +
+      '",' +
+      p +
+      '"streamId": ' +
+      head.streamId +
+      "," +
+      p +
+      '"author": ' +
+      authorJson(1) +
+      "," +
+      p +
+      '"headOfStream": ' +
+      head.headOfStream +
+      "," +
+      p +
+      '"selfUrl": ' +
+      head.selfUrl +
+      "," +
+      p +
+      '"eTag": ' +
+      head.eTag +
+      "," +
+      p +
+      '"links": ['
+  )
+  for (let i = 0; i < links.length; i++) out.text((i === 0 ? "" : ",") + linkJson(links[i]!.uri, links[i]!.relation, 2))
+  out.text(p + "]," + p + '"entries": [')
+  if (n === 0) return out.text("]\n}")
   for (let i = 0; i < n; i++) {
-    out += (i === 0 ? "" : ",") + entryIndent + entryJson(events[at(i)]!, baseUrl, embed, false, 2, extras?.[at(i)])
+    out.bytes(i === 0 ? FirstEntry : NextEntry)
+    writeEntryJson(out, events[at(i)]!, baseUrl, embed, false, 2, extras?.[at(i)])
   }
-  return out + p + "]\n}"
+  out.text(p + "]\n}")
 }
 
-export const renderStreamFeed = (ctx: StreamFeedContext, syntax: FeedSyntax): string => {
+/** What precedes a JSON feed's entries (encoded once: a page has many). */
+const FirstEntry = Buffer.from(indent(2), "utf8")
+const NextEntry = Buffer.from("," + indent(2), "utf8")
+
+/** `writeFeed` as text. */
+export const renderFeed = (...args: FeedArgs): string => textOf((out) => writeFeed(out, ...args))
+
+const writeStreamFeed = (out: Utf8Out, ctx: StreamFeedContext, syntax: FeedSyntax): void => {
   const { page } = ctx
   const backward = ctx.direction === "backward"
   const isHead = backward && ctx.from < 0
@@ -279,10 +294,17 @@ export const renderStreamFeed = (ctx: StreamFeedContext, syntax: FeedSyntax): st
     selfUrl: backward ? quoteJson(self) : "null",
     eTag: isHead ? quoteJson(positionETag(page.lastEventNumber, ctx.contentType)) : "null"
   }
-  return renderFeed(syntax, head, streamFeedLinks(ctx), page.events, backward, ctx.baseUrl, ctx.embed)
+  writeFeed(out, syntax, head, streamFeedLinks(ctx), page.events, backward, ctx.baseUrl, ctx.embed)
 }
 
-export const renderAllFeed = (ctx: AllFeedContext, syntax: FeedSyntax): string => {
+export const renderStreamFeed = (ctx: StreamFeedContext, syntax: FeedSyntax): string =>
+  textOf((out) => writeStreamFeed(out, ctx, syntax))
+
+/** A stream feed as the UTF-8 bytes of the reply: one buffer, the kept entries copied in. */
+export const streamFeedBytes = (ctx: StreamFeedContext, syntax: FeedSyntax): Buffer =>
+  bytesOf((out) => writeStreamFeed(out, ctx, syntax))
+
+const writeAllFeed = (out: Utf8Out, ctx: AllFeedContext, syntax: FeedSyntax): void => {
   const { events } = ctx.page
   const backward = ctx.direction === "backward"
   // Forward pages are dated by their newest event (when the first one is readable), as the reference.
@@ -296,5 +318,12 @@ export const renderAllFeed = (ctx: AllFeedContext, syntax: FeedSyntax): string =
     selfUrl: "null",
     eTag: "null"
   }
-  return renderFeed(syntax, head, allFeedLinks(ctx), events, backward, ctx.baseUrl, ctx.embed)
+  writeFeed(out, syntax, head, allFeedLinks(ctx), events, backward, ctx.baseUrl, ctx.embed)
 }
+
+export const renderAllFeed = (ctx: AllFeedContext, syntax: FeedSyntax): string =>
+  textOf((out) => writeAllFeed(out, ctx, syntax))
+
+/** A `$all` feed as the UTF-8 bytes of the reply: one buffer, the kept entries copied in. */
+export const allFeedBytes = (ctx: AllFeedContext, syntax: FeedSyntax): Buffer =>
+  bytesOf((out) => writeAllFeed(out, ctx, syntax))

@@ -10,6 +10,8 @@ export { parseEmbed, EmbedRank, type EmbedLevel } from "./embed.js"
 export {
   renderStreamFeed,
   renderAllFeed,
+  streamFeedBytes,
+  allFeedBytes,
   renderFeed,
   updatedOf,
   feedSyntaxFor,

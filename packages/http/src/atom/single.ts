@@ -15,7 +15,16 @@
  */
 import type { ResolvedEvent } from "@vellum/storage"
 import type { EmbedLevel } from "./embed.js"
-import { contentJson, contentXmlMembers, entryJson, entryXml, isJsonEvent, payloadXml } from "./entry.js"
+import {
+  contentJson,
+  contentXmlMembers,
+  entryJson,
+  isJsonEvent,
+  payloadXml,
+  writeEntryJson,
+  writeEntryXml
+} from "./entry.js"
+import { bytesOf } from "./utf8Out.js"
 import { XML_DECLARATION } from "../xmlText.js"
 import { jsonValueOrString } from "./jsonIndent.js"
 import { quoteJson } from "./jsonText.js"
@@ -39,7 +48,7 @@ export const renderSingleEvent = (ctx: SingleEventContext): string | Uint8Array 
   switch (ctx.contentType.toLowerCase()) {
     case "application/vnd.kurrent.atom+json":
     case "application/vnd.eventstore.atom+json":
-      return entryJson(ctx.event, ctx.baseUrl, ctx.embed, true, 0)
+      return bytesOf((out) => writeEntryJson(out, ctx.event, ctx.baseUrl, ctx.embed, true, 0))
     case "text/html":
       return entryJson(ctx.event, ctx.baseUrl, "TryHarder", true, 0)
     case "application/json": {
@@ -58,7 +67,10 @@ export const renderSingleEvent = (ctx: SingleEventContext): string | Uint8Array 
     case "text/plain":
       return event.data
     default:
-      return XML_DECLARATION + entryXml(ctx.event, ctx.baseUrl, ctx.embed, true, "atom:")
+      return bytesOf((out) => {
+        out.text(XML_DECLARATION)
+        writeEntryXml(out, ctx.event, ctx.baseUrl, ctx.embed, true, "atom:")
+      })
   }
 }
 

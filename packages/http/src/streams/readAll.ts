@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import { AllStream, EventStore, type AllRead } from "@vellum/storage"
-import { allFeedCache, ifNoneMatchPosition, renderAllFeed } from "../atom/index.js"
+import { allFeedBytes, allFeedCache, ifNoneMatchPosition, renderAllFeed } from "../atom/index.js"
 import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
 import type { StreamRouteRequirements } from "./requirements.js"
@@ -104,19 +104,19 @@ const readAll = (
     if (etag !== undefined && etag === committed) return statusReply(304, "Not Modified")
     const metadata = yield* Effect.either(store.getStreamMetadata(AllStream))
     const embed = feedEmbed(input)
-    const body = feedBody(input, (syntax) =>
-      renderAllFeed(
-        {
-          baseUrl: input.baseUrl,
-          direction,
-          from,
-          count: request.count,
-          embed,
-          page,
-          ...(filtered ? { filtered: true } : {})
-        },
-        syntax
-      )
+    const body = feedBody(
+      input,
+      {
+        baseUrl: input.baseUrl,
+        direction,
+        from,
+        count: request.count,
+        embed,
+        page,
+        ...(filtered ? { filtered: true } : {})
+      },
+      renderAllFeed,
+      allFeedBytes
     )
     return cachedRead(
       input,

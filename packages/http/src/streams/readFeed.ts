@@ -11,6 +11,7 @@ import {
   ifNoneMatchPosition,
   renderDescriptionDocument,
   renderStreamFeed,
+  streamFeedBytes,
   streamFeedCache,
   DescriptionDocumentReason,
   parseEmbed,
@@ -38,9 +39,16 @@ export const feedSyntax = (type: string): FeedSyntax => feedSyntaxFor(type) ?? "
 export const feedEmbed = (input: RouteInput): EmbedLevel =>
   input.responseType === MediaTypes.Html ? "PrettyBody" : parseEmbed(input.query.get("embed"))
 
-/** A rendered feed body in the negotiated type (HTML wraps the JSON feed). */
-export const feedBody = (input: RouteInput, render: (syntax: FeedSyntax) => string): string =>
-  input.responseType === MediaTypes.Html ? htmlRedirectPage(render("json")) : render(feedSyntax(input.responseType))
+/** A rendered feed body in the negotiated type: its UTF-8 bytes, or the HTML page that wraps the JSON feed. */
+export const feedBody = <C>(
+  input: RouteInput,
+  ctx: C,
+  text: (ctx: C, syntax: FeedSyntax) => string,
+  bytes: (ctx: C, syntax: FeedSyntax) => Uint8Array
+): string | Uint8Array =>
+  input.responseType === MediaTypes.Html
+    ? htmlRedirectPage(text(ctx, "json"))
+    : bytes(ctx, feedSyntax(input.responseType))
 
 interface FeedRequest {
   /** The stream read (`$$s` for metadata feeds). */
@@ -130,20 +138,20 @@ const readFeed = (
     if (page._tag === "StreamDeleted") return statusReply(410, "Deleted")
     if (etag !== undefined && etag === page.lastEventNumber) return statusReply(304, "Not Modified")
     const embed = feedEmbed(input)
-    const body = feedBody(input, (syntax) =>
-      renderStreamFeed(
-        {
-          baseUrl: input.baseUrl,
-          stream: request.stream,
-          direction,
-          from: request.from,
-          count: request.count,
-          embed,
-          contentType: input.responseType,
-          page
-        },
-        syntax
-      )
+    const body = feedBody(
+      input,
+      {
+        baseUrl: input.baseUrl,
+        stream: request.stream,
+        direction,
+        from: request.from,
+        count: request.count,
+        embed,
+        contentType: input.responseType,
+        page
+      },
+      renderStreamFeed,
+      streamFeedBytes
     )
     return cachedRead(
       input,

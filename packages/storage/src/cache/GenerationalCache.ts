@@ -82,6 +82,13 @@ export class GenerationalCache<K, V> {
     for (const key of [...this.young.keys(), ...this.old.keys()]) if (matches(key)) this.delete(key)
   }
 
+  clear(): void {
+    this.young = new Map()
+    this.old = new Map()
+    this.youngWeight = 0
+    this.oldWeight = 0
+  }
+
   get weight(): number {
     return this.youngWeight + this.oldWeight
   }

@@ -26,6 +26,8 @@ export class BlockCache {
   private readonly blocks: GenerationalCache<number, Buffer>
   hits = 0
   misses = 0
+  /** How many times a file's blocks were forgotten: what a cache of things decoded from blocks checks. */
+  evictions = 0
 
   constructor(readonly capacityBytes: number) {
     this.blocks = new GenerationalCache(capacityBytes, (bytes) => bytes.length)
@@ -105,6 +107,7 @@ export class BlockCache {
 
   /** Forgets every block of a file (its file was replaced or truncated). */
   evictFile(fileId: number): void {
+    this.evictions++
     this.blocks.deleteWhere((key) => Math.floor(key / FILE_STRIDE) === fileId)
   }
 

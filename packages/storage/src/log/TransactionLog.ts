@@ -68,6 +68,7 @@ import { mapMismatch } from "./PositionMap.js"
 import { FRAME_OVERHEAD, decodeRecord, encodeRecord, framedLength, type LogRecord, type NewRecord } from "./records.js"
 import type { KeepRecord } from "./ChunkRewrite.js"
 import { makeChunkInstaller, type ChunkPiece } from "./ChunkInstaller.js"
+import { RecordCache } from "./RecordCache.js"
 
 /**
  * A new chunk's running checksum starts from the header it was created with, not from a read of it: a
@@ -438,6 +439,8 @@ interface LogState {
 const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   const cs = config.chunkSize
   const cache = new BlockCache(config.cacheBytes)
+  // A quarter of the block cache's budget again, for decoded records (RecordCache.ts says when it is dropped).
+  const decoded = new RecordCache(Math.floor(config.cacheBytes / 4), cache)
   /** Set by a failed write; writes are refused until `recover` clears it. */
   let failure: StorageFailed | undefined
   /** Where the last acknowledged batch left the log: what `recover` restores. */
@@ -772,6 +775,11 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       if (off === dataEnd) return Effect.succeed(undefined)
       // A position in the gap after it is not where any record is.
       if (off + 8 > dataEnd) return Effect.fail(corruptAt(chunk, position, "no record there: past the chunk's data"))
+      if (!uncached) {
+        const hit = decoded.get(position)
+        if (hit !== undefined) return Effect.succeed(hit)
+      }
+      const epoch = decoded.epoch
       const read = uncached ? readUncached : readRange
       return Effect.flatMap(read(chunk, off, off + 1024), (head) => {
         if (head.length < 8) return Effect.fail(corruptAt(chunk, position, "truncated"))
@@ -780,7 +788,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         // `position` is checked against the record's own: an offset from a damaged position map is caught here.
         return Effect.flatMap(full, (buf) => {
           const result = decodeRecord(buf, 0, buf.length, position)
-          return result.ok ? Effect.succeed(result.record) : Effect.fail(corruptAt(chunk, position, result.problem))
+          if (!result.ok) return Effect.fail(corruptAt(chunk, position, result.problem))
+          return Effect.succeed(uncached ? result.record : decoded.store(result.record, epoch))
         })
       })
     })
@@ -796,6 +805,9 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     const dataEnd = HEADER_SIZE + chunk.dataSize
     if (off === dataEnd) return undefined
     if (off + 8 > dataEnd) return NotCached
+    const hit = decoded.get(position)
+    if (hit !== undefined) return hit
+    const epoch = decoded.epoch
     // Most records lie inside one cached block: decode straight from it, without a view or a copy.
     const block = cache.blockHolding(chunk.fileId, off, off + 8)
     if (block === undefined) return NotCached
@@ -804,12 +816,12 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     if (off + total > dataEnd) return NotCached
     if (inBlock + total <= block.length) {
       const result = decodeRecord(block, inBlock, inBlock + total, position)
-      return result.ok ? result.record : NotCached
+      return result.ok ? decoded.store(result.record, epoch) : NotCached
     }
     const buf = cache.tryRange(chunk.fileId, off, off + total)
     if (buf === undefined) return NotCached
     const result = decodeRecord(buf, 0, buf.length, position)
-    return result.ok ? result.record : NotCached
+    return result.ok ? decoded.store(result.record, epoch) : NotCached
   }
 
   /** Logical end of the data of a chunk as visible under `limit`. */
@@ -846,6 +858,9 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
         }
         // At least a record's length prefix, even when `limit` cuts the record right after its start.
         const spanEnd = Math.max(physStart + 8, Math.min(physEnd, blockStart(physStart) + BLOCK_SIZE))
+        const epoch = decoded.epoch
+        // Where a record's bytes start is its position in an unscavenged chunk: decoded records are looked up.
+        const spanPosition = isScavenged(chunk) ? -1 : chunk.startPosition + physStart - HEADER_SIZE
         const span = yield* readRange(chunk, physStart, spanEnd, {
           start: physStart,
           end: Math.min(physEnd, physStart + SCAN_READ_AHEAD)
@@ -874,16 +889,24 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
             }
             break
           }
-          const result = decodeAt(span, at, span.length)
-          if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
-          const mismatch = at === 0 ? mapMismatch(boundary.at, result.record.logPosition) : undefined
+          const hit = spanPosition < 0 ? undefined : decoded.get(spanPosition + at)
+          let record: LogRecord
+          if (hit !== undefined) record = hit
+          else {
+            const result = decodeAt(span, at, span.length)
+            if (result === undefined) return yield* Effect.fail(corruptAt(chunk, pos, "frame"))
+            // Kept only where it says it is (never under a position claimed by damaged bytes).
+            const placed = spanPosition >= 0 && result.record.logPosition === spanPosition + at
+            record = placed ? decoded.store(result.record, epoch) : result.record
+          }
+          const mismatch = at === 0 ? mapMismatch(boundary.at, record.logPosition) : undefined
           if (mismatch !== undefined) return yield* Effect.fail(corruptAt(chunk, pos, mismatch))
-          if (result.record.logPosition >= end) {
+          if (record.logPosition >= end) {
             pos = end
             break
           }
-          records.push(result.record)
-          pos = nextLogical(chunk, result.record.logPosition, total)
+          records.push(record)
+          pos = nextLogical(chunk, record.logPosition, total)
           at += total
           progressed = true
         }

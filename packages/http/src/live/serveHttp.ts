@@ -69,13 +69,11 @@ const writeReply = (res: ServerResponse, reply: Reply): void => {
     // empty one is replaced by the standard phrase, as an implicit head does.
     res.statusMessage = reply.reason ?? ""
     res.writeHead(reply.status, reply.headers as OutgoingHttpHeaders)
-    res.end(
-      reply.body === undefined
-        ? undefined
-        : typeof reply.body === "string"
-          ? Buffer.from(reply.body, "utf8")
-          : reply.body
-    )
+    const body = reply.body
+    // An empty body ends the response with its head alone: one write instead of a writev of the head and an
+    // empty chunk (the same bytes).
+    if (body === undefined || body.length === 0) res.end()
+    else res.end(typeof body === "string" ? Buffer.from(body, "utf8") : body)
   } catch {
     // A header value Node refuses (control characters): answer plainly rather than leave the client hanging.
     if (!res.headersSent) {

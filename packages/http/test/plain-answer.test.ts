@@ -18,14 +18,7 @@ import {
   type RequestHandler
 } from "../src/index.js"
 import { LaterReply, toEffect } from "../src/Answer.js"
-import {
-  AdminAuth,
-  EventsJson,
-  eventsBody,
-  storageConfig,
-  testAuthenticator,
-  testStreamAccess
-} from "./streams-harness.js"
+import { AdminAuth, EventsJson, eventsBody, storageConfig, testStreamAccess } from "./streams-harness.js"
 
 /** Sends raw request bytes on a fresh connection; resolves with everything the server wrote before closing. */
 const exchange = (port: number, request: string): Promise<string> =>

@@ -114,4 +114,23 @@ describe("the pipeline's plain form", () => {
       }
     })
   )
+
+  it.scopedLive("answers 500 when the plain form throws, and goes on serving", () =>
+    Effect.gen(function* () {
+      let calls = 0
+      const handle = Object.assign((_: HttpRequest) => Effect.die("unused"), {
+        answer: () => {
+          calls++
+          if (calls === 1) throw new Error("boom")
+          return { status: 204, reason: "No Content", headers: { "Content-Length": "0" } }
+        }
+      })
+      yield* serveHttp({ host: "127.0.0.1", port: port + 2, handle })
+      const get = "GET /x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+      const first = yield* Effect.promise(() => exchange(port + 2, get))
+      assert.match(first, /^HTTP\/1\.1 500 Internal Server Error\r\n/)
+      const second = yield* Effect.promise(() => exchange(port + 2, get))
+      assert.match(second, /^HTTP\/1\.1 204 No Content\r\n/)
+    })
+  )
 })

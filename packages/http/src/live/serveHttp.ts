@@ -173,7 +173,13 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
           ...(req.socket.remoteAddress !== undefined ? { remote: req.socket.remoteAddress } : {})
         }
         if (answerOf === undefined) return runFiber(options.handle(request))
-        const answer = answerOf(request, surroundings)
+        let answer: Answer<R>
+        try {
+          answer = answerOf(request, surroundings)
+        } catch (defect) {
+          // What the processor's fiber would have died of: the same plain 500 (never a throw into node:http).
+          answer = Effect.die(defect)
+        }
         if (answer instanceof LaterReply) {
           waiting++
           return answer.onReply(delivered)

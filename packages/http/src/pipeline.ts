@@ -8,9 +8,10 @@
  *   route on a follower: passed to the leader and its reply relayed as it is, forwarding/) → handler (with a
  *   deadline: 408)
  *
- * and the cross-cutting response rules on the way out. It is a plain Effect from a request to a Reply,
- * so the live server and the simulator call the same code; nothing in it can fail or throw: defects in a
- * handler become a 500 with a reason.
+ * and the cross-cutting response rules on the way out. It is plain code from a request to an Answer (a Reply
+ * now, a Reply later through a callback, or an Effect where something must run: Answer.ts); the Effect form
+ * the simulator calls is that same code run in the fiber's services, so the live server and the simulator
+ * call the same code. Nothing in it can fail or throw: defects in a handler become a 500 with a reason.
  */
 import { Cause, Context, Duration, Effect } from "effect"
 import {

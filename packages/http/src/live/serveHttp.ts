@@ -1,8 +1,11 @@
 /**
  * The live adapter: serves a request processor over node:http. Each request's body is read up to the
- * limit; the processor runs on the runtime the server was started in, and the Reply is written with its
- * reason phrase in `res.statusMessage` (the reference carries error text there; @effect/platform-node has
- * no place for it). A client that goes away interrupts its request's fiber (long polls end with it).
+ * limit; the processor's plain form (`answer`, Answer.ts) is called with the services of the runtime the
+ * server was started in: a Reply is written at once, a later one when it is delivered, and only an Effect
+ * runs, in a fiber on that runtime (a processor without a plain form runs in a fiber too). The Reply is written
+ * with its reason phrase in `res.statusMessage` (the reference carries error text there; @effect/platform-node
+ * has no place for it). A client that goes away interrupts its request's fiber (long polls end with it); a
+ * reply delivered after the client has gone is dropped.
  *
  * Limits, so that no client can hold the node's memory, event loop or file descriptors:
  * - a body over `maxRequestBodyBytes` (by its Content-Length, or counted as it streams in) is handed to

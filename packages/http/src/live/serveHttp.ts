@@ -222,7 +222,8 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
         if (refused) return
         const empty =
           size === 0 && req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined
-        dispatch(empty ? undefined : Buffer.concat(chunks), false)
+        // A body that came in one chunk is that chunk (no copy): nothing writes to a request's body.
+        dispatch(empty ? undefined : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), false)
       })
     }
 

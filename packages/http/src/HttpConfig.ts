@@ -54,6 +54,11 @@ export interface HttpSettings {
    */
   readonly nodeRole: Effect.Effect<NodeRole>
   /**
+   * `nodeRole` read without an Effect, for the plain pipeline (Answer.ts); undefined (or absent) when it
+   * cannot be, and `nodeRole` runs. Must give what `nodeRole` gives.
+   */
+  readonly nodeRoleNow?: () => NodeRole | undefined
+  /**
    * How a cluster member passes `forwardsToLeader` routes to the leader it follows (forwarding/); without
    * it (a single node) every node answers them itself.
    */

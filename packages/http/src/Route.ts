@@ -5,7 +5,8 @@
  * generic piece of code over a list of these, so every route family (streams, users, node endpoints,
  * admin, subscriptions) plugs in the same way.
  */
-import type { Effect } from "effect"
+import type { Context, Effect } from "effect"
+import type { Answer } from "./Answer.js"
 import type { Principal } from "@vellum/security"
 import type { Reply } from "./Reply.js"
 import type { HttpSettings } from "./HttpConfig.js"
@@ -71,4 +72,9 @@ export interface RouteDef<R = never> {
    */
   readonly ignoresAccept?: boolean
   readonly handle: (input: RouteInput) => Effect.Effect<Reply, never, R>
+  /**
+   * The handler as plain code given its services (Answer.ts): the pipeline calls it, when present, instead of
+   * `handle`, which must then be this very function in an Effect (`handlerOf`), so both forms run one code.
+   */
+  readonly answer?: (input: RouteInput, services: Context.Context<R>) => Answer<R>
 }

@@ -8,12 +8,22 @@
  *   route on a follower: passed to the leader and its reply relayed as it is, forwarding/) → handler (with a
  *   deadline: 408)
  *
- * and the cross-cutting response rules on the way out. It is a plain Effect from a request to a Reply,
- * so the live server and the simulator call the same code; nothing in it can fail or throw: defects in a
- * handler become a 500 with a reason.
+ * and the cross-cutting response rules on the way out. It is plain code from a request to an Answer (a Reply
+ * now, a Reply later through a callback, or an Effect where something must run: Answer.ts); the Effect form
+ * the simulator calls is that same code run in the fiber's services, so the live server and the simulator
+ * call the same code. Nothing in it can fail or throw: defects in a handler become a 500 with a reason.
  */
-import { Cause, Duration, Effect } from "effect"
-import { Authenticator, isAdmin, isOpsOrAdmin, type Principal } from "@vellum/security"
+import { Cause, Context, Duration, Effect } from "effect"
+import {
+  Authenticator,
+  isAdmin,
+  isOpsOrAdmin,
+  type AuthenticationFailed,
+  type AuthenticationUnavailable,
+  type MalformedCredentials,
+  type Principal
+} from "@vellum/security"
+import { andThen, mapAnswer, settledValue, toEffect, type Answer, type Surroundings } from "./Answer.js"
 import type { HttpSettings } from "./HttpConfig.js"
 import { firstHeader, normalizeHeaders, type HttpRequest, type NormalizedHeaders } from "./HttpRequest.js"
 import type { Access, RouteDef, RouteInput } from "./Route.js"
@@ -29,7 +39,7 @@ import { routeFamily } from "./endpoints/NodeMetrics.js"
 import { notBuiltReply } from "./notBuilt.js"
 import { bodyTooLargeReply } from "./bodyLimit.js"
 import { challengeAnonymous } from "./challenge.js"
-import { leaderRoutingReply, needsLeader } from "./leaderRouting.js"
+import { leaderRoutingReply, needsLeader, type NodeRole } from "./leaderRouting.js"
 import {
   forwardFailedReply,
   forwardTarget,
@@ -39,7 +49,15 @@ import {
   type OutgoingRequest
 } from "./forwarding/forwardToLeader.js"
 
-export type RequestHandler<R> = (request: HttpRequest) => Effect.Effect<Reply, never, R>
+/**
+ * The request processor. Called, it is an Effect (the simulator, tests, the logging wrappers); `answer` is
+ * the same processing as plain code (Answer.ts), which `serveHttp` calls with its runtime's services, forking
+ * a fiber only when the answer is an Effect. The Effect form is `answer` run in the fiber's surroundings.
+ */
+export interface RequestHandler<R> {
+  (request: HttpRequest): Effect.Effect<Reply, never, R>
+  readonly answer?: (request: HttpRequest, surroundings: Surroundings<R>) => Answer<R>
+}
 
 /** Applies the cross-cutting response rules to a reply (`methods`: the route's, for `Allow`). */
 type Finish = (reply: Reply, methods?: ReadonlyArray<string>) => Reply
@@ -121,31 +139,30 @@ export const makeHandler = <R>(
     headers: NormalizedHeaders,
     target: RequestTarget,
     principal: Principal,
-    finish: Finish
-  ): Effect.Effect<Reply, never, R> => {
+    finish: Finish,
+    services: Context.Context<R>
+  ): Answer<R> => {
     const match = router.match(target.segments)
-    if (match._tag === "NotFound")
-      return Effect.succeed(finish(notBuiltReply(target.segments) ?? emptyReply(404, "Not Found")))
-    if (method === "OPTIONS") return Effect.succeed(finish(emptyReply(200, "OK"), match.allowed))
+    if (match._tag === "NotFound") return finish(notBuiltReply(target.segments) ?? emptyReply(404, "Not Found"))
+    if (method === "OPTIONS") return finish(emptyReply(200, "OK"), match.allowed)
     const bound = match.forMethod(method)
-    if (bound === undefined) return Effect.succeed(finish(emptyReply(405, "Method Not Allowed"), match.allowed))
+    if (bound === undefined) return finish(emptyReply(405, "Method Not Allowed"), match.allowed)
     const route = bound.route
 
     let requestType: string | undefined
     if (route.requestCodecs !== undefined && route.requestCodecs.length > 0 && method !== "GET") {
       requestType = selectRequestType(route.requestCodecs, headers["content-type"])
-      if (requestType === undefined) return Effect.succeed(finish(emptyReply(415, "Invalid or missing Content-Type")))
+      if (requestType === undefined) return finish(emptyReply(415, "Invalid or missing Content-Type"))
     }
     const choice =
       route.ignoresAccept === true
         ? ({ _tag: "Chosen", type: route.responseCodecs[0]! } as const)
         : selectResponseType(route.responseCodecs, target.query.get("format"), headers["accept"])
-    if (choice._tag === "UnknownFormat")
-      return Effect.succeed(finish(emptyReply(400, `Unknown format requested: ${choice.format}`)))
+    if (choice._tag === "UnknownFormat") return finish(emptyReply(400, `Unknown format requested: ${choice.format}`))
     if (choice._tag === "NotAcceptable")
-      return Effect.succeed(finish(emptyReply(406, "Requested URI is not available in requested format")))
+      return finish(emptyReply(406, "Requested URI is not available in requested format"))
 
-    if (!authorized(route.access, principal, settings)) return Effect.succeed(finish(unauthorizedBare))
+    if (!authorized(route.access, principal, settings)) return finish(unauthorizedBare)
 
     const scheme = request.scheme ?? "http"
     const input: RouteInput = {
@@ -163,20 +180,23 @@ export const makeHandler = <R>(
     // Passed to the leader, or answered here; never redirected (forwarding/).
     if (route.forwardsToLeader === true) {
       if (settings.leaderForwarding === undefined || request.forwarded === true)
-        return runHandler(route, input, match.allowed, finish)
+        return runHandler(route, input, match.allowed, finish, services)
       const outgoing = { request, headers, scheme, rawPath: target.rawPath, rawQuery: target.rawQuery }
-      return forwardOrServe(settings.leaderForwarding, route, input, outgoing, match.allowed, finish)
+      return forwardOrServe(settings.leaderForwarding, route, input, outgoing, match.allowed, finish, services)
     }
     const writes = route.writes === true
     // Only requests that need the leader read the node's role: plain reads pay nothing for it.
-    if (!needsLeader({ writes, headers })) return runHandler(route, input, match.allowed, finish)
+    if (!needsLeader({ writes, headers })) return runHandler(route, input, match.allowed, finish, services)
     const routed = { writes, headers, scheme, rawPath: target.rawPath, rawQuery: target.rawQuery }
-    return Effect.flatMap(settings.nodeRole, (role) => {
+    const routeFor = (role: NodeRole): Answer<R> => {
       const answer = leaderRoutingReply(routed, role)
       return answer === undefined
-        ? runHandler(route, input, match.allowed, finish)
-        : Effect.succeed(finish(answer, match.allowed))
-    })
+        ? runHandler(route, input, match.allowed, finish, services)
+        : finish(answer, match.allowed)
+    }
+    const roleNow = settings.nodeRoleNow?.() ?? settledValue(settings.nodeRole)
+    if (roleNow !== undefined) return routeFor(roleNow)
+    return Effect.flatMap(settings.nodeRole, (role) => toEffect(routeFor(role)))
   }
 
   /**
@@ -189,11 +209,12 @@ export const makeHandler = <R>(
     input: RouteInput,
     outgoing: Omit<OutgoingRequest, "baseUrl">,
     allowed: ReadonlyArray<string>,
-    finish: Finish
+    finish: Finish,
+    services: Context.Context<R>
   ): Effect.Effect<Reply, never, R> =>
     Effect.flatMap(settings.nodeRole, (role) => {
       const target = forwardTarget(role, forwarding)
-      if (target === undefined) return runHandler(route, input, allowed, finish)
+      if (target === undefined) return toEffect(runHandler(route, input, allowed, finish, services))
       const timeout = forwardTimeoutMillis(settings.requestTimeoutMillis, longPollSeconds(input.headers))
       return Effect.map(
         sendToLeader(forwarding, target, { ...outgoing, baseUrl: input.baseUrl }, timeout),
@@ -201,102 +222,136 @@ export const makeHandler = <R>(
       )
     })
 
-  /** Runs the route's handler: its defects become a 500, and long polls get a deadline (408). */
+  const handlerFailed = (defect: unknown): Effect.Effect<Reply> =>
+    Effect.as(Effect.logError("HTTP handler failed", defect), internalError(Cause.die(defect)))
+
+  /**
+   * Runs the route's handler (its plain `answer` when it has one): its defects become a 500, and long polls get
+   * a deadline (408).
+   */
   const runHandler = (
     route: RouteDef<R>,
     input: RouteInput,
     allowed: ReadonlyArray<string>,
-    finish: Finish
-  ): Effect.Effect<Reply, never, R> => {
+    finish: Finish,
+    services: Context.Context<R>
+  ): Answer<R> => {
     const longPoll = longPollSeconds(input.headers)
-    let started: Effect.Effect<Reply, never, R>
+    let started: Answer<R>
     try {
-      started = route.handle(input)
+      started = route.answer !== undefined ? route.answer(input, services) : route.handle(input)
     } catch (defect) {
       started = Effect.die(defect)
     }
-    const handled = Effect.catchAllDefect(started, (defect) =>
-      Effect.as(Effect.logError("HTTP handler failed", defect), internalError(Cause.die(defect)))
-    )
+    const finished = (reply: Reply) => finish(reply, allowed)
+    if (longPoll === 0 && !Effect.isEffect(started)) {
+      // A later reply's defect (in `finish`) is answered like a handler's, never thrown at whoever delivers it.
+      return mapAnswer(started, finished, (defect) => Effect.map(handlerFailed(defect), finished))
+    }
+    const handled = Effect.catchAllDefect(toEffect(started), handlerFailed)
     // The 408 deadline: handlers do not suspend except on the writer, whose own write timeout
     // answers 408 (storageErrors.ts), and in long polls. A timeout here races the handler against a timer in
     // forked fibers, which costs more than a whole cached read (~70 µs per request under load), so only
     // long polls get one.
-    if (longPoll === 0) return Effect.map(handled, (reply) => finish(reply, allowed))
+    if (longPoll === 0) return Effect.map(handled, finished)
     return Effect.timeoutTo(handled, {
       duration: Duration.millis(settings.requestTimeoutMillis + longPoll * 1000),
       onTimeout: () => finish(emptyReply(408, "Server was unable to handle request in time"), allowed),
-      onSuccess: (reply: Reply) => finish(reply, allowed)
+      onSuccess: finished
     })
   }
 
-  const process = (request: HttpRequest): Effect.Effect<Reply, never, R | Authenticator> =>
-    Effect.suspend(() => {
-      const method = request.method.toUpperCase()
-      const headers = normalizeHeaders(request.headers)
-      const target = parseTarget(request.url)
-      const finish: Finish = (reply, methods) =>
-        finishReply(reply, { methods, acceptEncoding: headers["accept-encoding"] })
-      if (target._tag === "Invalid") return Effect.succeed(finish(badRequest(target.reason)))
+  /** Authentication's failures, as the reference answers them. */
+  const refusedCredentials = (
+    error: AuthenticationFailed | AuthenticationUnavailable | MalformedCredentials,
+    finish: Finish
+  ): Reply => {
+    switch (error._tag) {
+      case "AuthenticationFailed":
+        return finish(bare(401, "Unauthorized", { "WWW-Authenticate": 'X-Basic realm="ESDB"' }))
+      case "AuthenticationUnavailable":
+        return finish(bare(503, "Service Unavailable", { "Retry-After": "5" }))
+      case "MalformedCredentials":
+        return finish({ ...badRequest(error.message), reason: error.message })
+    }
+  }
 
-      if (target.rawPath === HEALTH_LIVE_PATH)
-        return Effect.map(settings.ready, (ready) => finish(healthLive(method, target.query, ready)))
-      if (target.rawPath === HEALTH_READY_PATH) {
-        return Effect.zipWith(settings.ready, settings.health, (ready, health) =>
-          finish(healthReady(method, ready, health))
-        )
-      }
-      if (isPreflight(method, headers)) return Effect.succeed(finish(preflight(headers)))
-      if (request.bodyTooLarge === true || (request.body?.byteLength ?? 0) > settings.maxRequestBodyBytes) {
-        return Effect.succeed(finish(bodyTooLargeReply(target.segments[0], settings.maxRequestBodyBytes)))
-      }
+  const process = (request: HttpRequest, services: Context.Context<R | Authenticator>): Answer<R | Authenticator> => {
+    const method = request.method.toUpperCase()
+    const headers = normalizeHeaders(request.headers)
+    const target = parseTarget(request.url)
+    const finish: Finish = (reply, methods) =>
+      finishReply(reply, { methods, acceptEncoding: headers["accept-encoding"] })
+    if (target._tag === "Invalid") return finish(badRequest(target.reason))
 
-      return Effect.flatMap(Authenticator, (authenticator) =>
-        Effect.matchEffect(authenticator.authenticate(headers), {
-          onFailure: (error) => {
-            switch (error._tag) {
-              case "AuthenticationFailed":
-                return Effect.succeed(finish(bare(401, "Unauthorized", { "WWW-Authenticate": 'X-Basic realm="ESDB"' })))
-              case "AuthenticationUnavailable":
-                return Effect.succeed(finish(bare(503, "Service Unavailable", { "Retry-After": "5" })))
-              case "MalformedCredentials":
-                return Effect.succeed(finish({ ...badRequest(error.message), reason: error.message }))
-            }
-          },
-          onSuccess: (principal) => {
-            // An anonymous caller's 401s carry the Basic challenge too; a reply relayed from the leader is
-            // not finished again (the leader did it).
-            const finishFor: Finish = principal.anonymous
-              ? (reply, methods) => challengeAnonymous(finish(reply, methods), headers)
-              : finish
-            return afterAuthentication(request, method, headers, target, principal, finishFor)
-          }
-        })
+    if (target.rawPath === HEALTH_LIVE_PATH)
+      return Effect.map(settings.ready, (ready) => finish(healthLive(method, target.query, ready)))
+    if (target.rawPath === HEALTH_READY_PATH) {
+      return Effect.zipWith(settings.ready, settings.health, (ready, health) =>
+        finish(healthReady(method, ready, health))
       )
+    }
+    if (isPreflight(method, headers)) return finish(preflight(headers))
+    if (request.bodyTooLarge === true || (request.body?.byteLength ?? 0) > settings.maxRequestBodyBytes) {
+      return finish(bodyTooLargeReply(target.segments[0], settings.maxRequestBodyBytes))
+    }
+
+    // A cached credential check is already settled: no Effect step (Answer.ts).
+    return andThen(Context.get(services, Authenticator).authenticate(headers), (exit) => {
+      if (exit._tag === "Failure") {
+        if (exit.cause._tag === "Fail") return refusedCredentials(exit.cause.error, finish)
+        return Effect.orDie(Effect.failCause(exit.cause))
+      }
+      const principal = exit.value
+      // An anonymous caller's 401s carry the Basic challenge too; a reply relayed from the leader is
+      // not finished again (the leader did it).
+      const finishFor: Finish = principal.anonymous
+        ? (reply, methods) => challengeAnonymous(finish(reply, methods), headers)
+        : finish
+      return afterAuthentication(request, method, headers, target, principal, finishFor, services)
     })
+  }
 
   // Whatever escapes (a defect in the authenticator, in this code) is still an answer, never a crash.
-  const answered = (request: HttpRequest) =>
-    Effect.catchAllDefect(process(request), (defect) =>
-      Effect.succeed(finishReply(internalError(Cause.die(defect)), { methods: undefined, acceptEncoding: undefined }))
-    )
+  const escaped = (defect: unknown): Reply =>
+    finishReply(internalError(Cause.die(defect)), { methods: undefined, acceptEncoding: undefined })
+  const answered = (request: HttpRequest, services: Context.Context<R | Authenticator>): Answer<R | Authenticator> => {
+    let answer: Answer<R | Authenticator>
+    try {
+      answer = process(request, services)
+    } catch (defect) {
+      return escaped(defect)
+    }
+    return Effect.isEffect(answer) ? Effect.catchAllDefect(answer, (defect) => Effect.succeed(escaped(defect))) : answer
+  }
 
   const observe = settings.observeRequest
-  if (observe === undefined) return answered
-  // Timed with the Clock service read directly: one step per request instead of two timestamp Effects.
-  return (request) =>
-    Effect.clockWith((clock) => {
-      const start = clock.unsafeCurrentTimeMillis()
-      return Effect.map(answered(request), (reply) => {
-        observe({
-          method: request.method.toUpperCase(),
-          family: routeFamily(request.url),
-          status: reply.status,
-          durationMillis: clock.unsafeCurrentTimeMillis() - start,
-          requestBytes: request.body?.byteLength ?? 0,
-          responseBytes: Number(reply.headers["Content-Length"] ?? 0)
-        })
-        return reply
-      })
-    })
+  // Timed with the Clock service read directly: no timestamp Effects.
+  const answer =
+    observe === undefined
+      ? (request: HttpRequest, surroundings: Surroundings<R | Authenticator>) => answered(request, surroundings.context)
+      : (request: HttpRequest, surroundings: Surroundings<R | Authenticator>): Answer<R | Authenticator> => {
+          const clock = surroundings.clock
+          const start = clock.unsafeCurrentTimeMillis()
+          return mapAnswer(
+            answered(request, surroundings.context),
+            (reply) => {
+              observe({
+                method: request.method.toUpperCase(),
+                family: routeFamily(request.url),
+                status: reply.status,
+                durationMillis: clock.unsafeCurrentTimeMillis() - start,
+                requestBytes: request.body?.byteLength ?? 0,
+                responseBytes: Number(reply.headers["Content-Length"] ?? 0)
+              })
+              return reply
+            },
+            escaped
+          )
+        }
+  const handle = (request: HttpRequest): Effect.Effect<Reply, never, R | Authenticator> =>
+    Effect.flatMap(Effect.context<R | Authenticator>(), (context) =>
+      Effect.clockWith((clock) => toEffect(answer(request, { context, clock })))
+    )
+  return Object.assign(handle, { answer })
 }

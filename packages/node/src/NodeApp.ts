@@ -37,6 +37,7 @@ import {
   livenessOf,
   nodeHealth,
   nodeRoleOf,
+  nodeRoleNowOf,
   leaderForwardingOf,
   serveForwardedRequests as serveForwardedOn,
   NodeInfo,
@@ -48,6 +49,7 @@ import {
   withRequestLog,
   type HttpRequest,
   type HttpSettings,
+  type RequestHandler,
   type NodeIdentity,
   type ProcessStats,
   type Reply,
@@ -265,6 +267,7 @@ export const httpSettingsFor = (
       maxRequestBodyBytes: config.MaxAppendSize,
       ready: livenessOf(info, cluster),
       nodeRole: nodeRoleOf(info, cluster),
+      nodeRoleNow: nodeRoleNowOf(info, cluster),
       ...(leaderForwarding !== undefined ? { leaderForwarding } : {}),
       health: Effect.sync(() => nodeHealth(store.stats())),
       observeRequest: metrics.observeRequest,
@@ -281,11 +284,7 @@ export const httpSettingsFor = (
 export const makeNodeHandler = (
   loaded: LoadedConfig,
   live: Pick<HttpSettings, "appendBodyParser"> = {}
-): Effect.Effect<
-  (request: HttpRequest) => Effect.Effect<Reply, never, NodeAppServices>,
-  never,
-  NodeInfo | NodeMetrics | EventStore | ClusterStatus
-> =>
+): Effect.Effect<RequestHandler<NodeAppServices>, never, NodeInfo | NodeMetrics | EventStore | ClusterStatus> =>
   Effect.map(httpSettingsFor(loaded, live), (settings) => {
     const config = loaded.config
     const handle = makeHandler(nodeRouteList(loaded), settings)

@@ -156,6 +156,18 @@ export interface EventStoreService {
     expectedVersion: number,
     events: ReadonlyArray<ProposedEvent>
   ) => Effect.Effect<AppendResult, AppendError>
+  /**
+   * `append` without a fiber: `answer` is called once with the outcome, an Effect that is already settled
+   * (`Effect.succeed`/`Effect.fail`, see `Exit.isExit`) except for a failure that must log first. Validation
+   * failures are answered before it returns. The hot path of HTTP appends; `append` is this in an
+   * `Effect.async`. Absent on a store that must run Effects around its writes (the cluster's forwarding store).
+   */
+  readonly appendThen?: (
+    stream: string,
+    expectedVersion: number,
+    events: ReadonlyArray<ProposedEvent>,
+    answer: (outcome: Effect.Effect<AppendResult, AppendError>) => void
+  ) => void
   readonly deleteStream: (
     stream: string,
     expectedVersion: number,
@@ -499,42 +511,48 @@ export const make = (
     }
 
     /**
-     * One append is one `Effect.async`: validation runs before it, and the writer's answer is mapped inside
-     * its callback (no further Effect steps per append: this is the hot path of single-event appends). The
-     * validation is pure, so it runs when the Effect is built, not in an `Effect.suspend` step of its own;
-     * the command is queued only when the Effect runs.
+     * One append is one callback from the writer: validation runs first, and the writer's answer is mapped
+     * inside its callback (no Effect steps per append: this is the hot path of single-event appends).
      */
+    const appendThen = (
+      stream: string,
+      expectedVersion: number,
+      events: ReadonlyArray<ProposedEvent>,
+      answer: (outcome: Effect.Effect<AppendResult, AppendError>) => void
+    ): void => {
+      const badName = invalidStreamName(stream)
+      if (badName !== undefined) return answer(Effect.fail(new InvalidRequest({ message: badName })))
+      if (!Number.isSafeInteger(expectedVersion) || expectedVersion < -4 || expectedVersion === -3) {
+        return answer(Effect.fail(new InvalidRequest({ message: `expected version ${expectedVersion} is not valid` })))
+      }
+      const normalized = canonicalEvents(events)
+      if (normalized instanceof InvalidRequest) return answer(Effect.fail(normalized))
+      writer.enqueue({ _tag: "Append", stream, expectedVersion, events: normalized }, (outcome) => {
+        if (!outcome.ok) return answer(failWith(outcome.error))
+        const r = outcome.result
+        if (r._tag !== "Appended") return answer(Effect.die(new Error(`writer answered an append with ${r._tag}`)))
+        answer(
+          Effect.succeed({
+            firstEventNumber: r.firstEventNumber,
+            lastEventNumber: r.lastEventNumber,
+            position: r.position,
+            idempotent: r.idempotent
+          })
+        )
+      })
+    }
+
+    /** The command is queued only when the Effect runs. */
     const append = (
       stream: string,
       expectedVersion: number,
       events: ReadonlyArray<ProposedEvent>
-    ): Effect.Effect<AppendResult, AppendError> => {
-      const badName = invalidStreamName(stream)
-      if (badName !== undefined) return Effect.fail(new InvalidRequest({ message: badName }))
-      if (!Number.isSafeInteger(expectedVersion) || expectedVersion < -4 || expectedVersion === -3) {
-        return Effect.fail(new InvalidRequest({ message: `expected version ${expectedVersion} is not valid` }))
-      }
-      const normalized = canonicalEvents(events)
-      if (normalized instanceof InvalidRequest) return Effect.fail(normalized)
-      return Effect.async<AppendResult, AppendError>((resume) => {
-        writer.enqueue({ _tag: "Append", stream, expectedVersion, events: normalized }, (outcome) => {
-          if (!outcome.ok) return resume(failWith(outcome.error))
-          const r = outcome.result
-          if (r._tag !== "Appended") return resume(Effect.die(new Error(`writer answered an append with ${r._tag}`)))
-          resume(
-            Effect.succeed({
-              firstEventNumber: r.firstEventNumber,
-              lastEventNumber: r.lastEventNumber,
-              position: r.position,
-              idempotent: r.idempotent
-            })
-          )
-        })
-      })
-    }
+    ): Effect.Effect<AppendResult, AppendError> =>
+      Effect.async<AppendResult, AppendError>((resume) => appendThen(stream, expectedVersion, events, resume))
 
     const service: EventStoreService = {
       append,
+      appendThen,
       deleteStream: (stream, expectedVersion, hard) =>
         Effect.gen(function* () {
           const badName = invalidStreamName(stream)

@@ -114,6 +114,8 @@ export const make = (
     const forwarding: EventStoreService = {
       ...store,
       leaderOnly: store,
+      // Its appends may go to the leader (an Effect): the callback form would skip that.
+      appendThen: undefined,
       append: (stream, expectedVersion, events) =>
         orForward(store.append(stream, expectedVersion, events), () => ({
           op: "append",

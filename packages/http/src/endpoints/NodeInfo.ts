@@ -4,7 +4,7 @@
  * place in the cluster (`ClusterStatus`), except while the node itself starts or stops (`ShuttingDown` after
  * `/admin/shutdown`): that lifecycle state lives in a Ref here and wins over the cluster's.
  */
-import { Context, Effect, Layer, Ref } from "effect"
+import { Context, Effect, Layer, MutableRef, Ref } from "effect"
 import type { ClusterStatusService, VNodeState } from "@vellum/cluster"
 import { ClusterStatus } from "@vellum/cluster"
 import { randomUuid } from "@vellum/storage"
@@ -73,6 +73,28 @@ export const nodeState: Effect.Effect<VNodeState, never, NodeInfo | ClusterStatu
 /** The node's state and leader, for the pipeline's `HttpSettings.nodeRole` (leader routing). */
 export const nodeRoleOf = (info: NodeInfoService, cluster: ClusterStatusService): Effect.Effect<NodeRole> =>
   Effect.map(shownState(info, cluster), (state) => ({ state, leader: cluster.leader() }))
+
+/**
+ * A Ref's value read without an Effect: Effect's Ref keeps it in a MutableRef field, `ref`; undefined if it
+ * ever stops doing so (test/node-role-now.test.ts fails then), and the caller runs the Effect instead.
+ */
+const MutableRefTypeId = Symbol.for("effect/MutableRef")
+
+export const peekRef = <A>(ref: Ref.Ref<A>): A | undefined => {
+  const inner: unknown = (ref as unknown as { readonly ref?: unknown }).ref
+  const isMutableRef = typeof inner === "object" && inner !== null && MutableRefTypeId in inner
+  return isMutableRef ? MutableRef.get(inner as unknown as MutableRef.MutableRef<A>) : undefined
+}
+
+/**
+ * `nodeRoleOf` in plain code, for the pipeline's `HttpSettings.nodeRoleNow` (leader routing of every write
+ * without an Effect step); undefined when the lifecycle state cannot be read so.
+ */
+export const nodeRoleNowOf = (info: NodeInfoService, cluster: ClusterStatusService) => (): NodeRole | undefined => {
+  const lifecycle = peekRef(info.state)
+  if (lifecycle === undefined) return undefined
+  return { state: isLifecycleState(lifecycle) ? lifecycle : cluster.state(), leader: cluster.leader() }
+}
 
 /** The node's liveness, for the pipeline's `HttpSettings.ready` (which takes an Effect with no requirements). */
 export const livenessOf = (info: NodeInfoService, cluster: ClusterStatusService): Effect.Effect<boolean> =>

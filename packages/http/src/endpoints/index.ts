@@ -14,6 +14,8 @@ export {
   makeInstanceId,
   nodeIsLive,
   nodeRoleOf,
+  nodeRoleNowOf,
+  peekRef,
   nodeState,
   shownState,
   singleNodeIdentity,

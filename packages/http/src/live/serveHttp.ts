@@ -1,8 +1,11 @@
 /**
  * The live adapter: serves a request processor over node:http. Each request's body is read up to the
- * limit; the processor runs on the runtime the server was started in, and the Reply is written with its
- * reason phrase in `res.statusMessage` (the reference carries error text there; @effect/platform-node has
- * no place for it). A client that goes away interrupts its request's fiber (long polls end with it).
+ * limit; the processor's plain form (`answer`, Answer.ts) is called with the services of the runtime the
+ * server was started in: a Reply is written at once, a later one when it is delivered, and only an Effect
+ * runs, in a fiber on that runtime (a processor without a plain form runs in a fiber too). The Reply is written
+ * with its reason phrase in `res.statusMessage` (the reference carries error text there; @effect/platform-node
+ * has no place for it). A client that goes away interrupts its request's fiber (long polls end with it); a
+ * reply delivered after the client has gone is dropped.
  *
  * Limits, so that no client can hold the node's memory, event loop or file descriptors:
  * - a body over `maxRequestBodyBytes` (by its Content-Length, or counted as it streams in) is handed to
@@ -19,18 +22,22 @@
  * (an append waiting for its batch to be durable) are given `drainMillis` to finish and be answered, then
  * whatever is left (long polls) is interrupted and every connection closed.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import { Effect, Fiber, Runtime, type Scope } from "effect"
 import type { HttpRequest } from "../HttpRequest.js"
 import type { Reply } from "../Reply.js"
+import { LaterReply, type Answer, type Delivered, type Surroundings } from "../Answer.js"
 import { defaultHttpSettings } from "../HttpConfig.js"
 import { ListenFailed } from "../ListenFailed.js"
 
 export interface ServeOptions<R> {
   readonly host: string
   readonly port: number
-  readonly handle: (request: HttpRequest) => Effect.Effect<Reply, never, R>
+  /** The request processor; its plain form (`answer`, Answer.ts), when it has one, is what is called. */
+  readonly handle: ((request: HttpRequest) => Effect.Effect<Reply, never, R>) & {
+    readonly answer?: (request: HttpRequest, surroundings: Surroundings<R>) => Answer<R>
+  }
   /** Bodies larger than this are handed over as `bodyTooLarge` (default: the pipeline's default limit). */
   readonly maxRequestBodyBytes?: number
   /** Time a client has to send its request headers (default 10 s; at most the request timeout). */
@@ -61,16 +68,15 @@ const DISCARD_MILLIS = 5_000
 
 const writeReply = (res: ServerResponse, reply: Reply): void => {
   try {
-    res.statusCode = reply.status
+    // The headers go to writeHead as they are (no per-header setHeader); the reason is set first so that an
+    // empty one is replaced by the standard phrase, as an implicit head does.
     res.statusMessage = reply.reason ?? ""
-    for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value as string | Array<string>)
-    res.end(
-      reply.body === undefined
-        ? undefined
-        : typeof reply.body === "string"
-          ? Buffer.from(reply.body, "utf8")
-          : reply.body
-    )
+    res.writeHead(reply.status, reply.headers as OutgoingHttpHeaders)
+    const body = reply.body
+    // An empty body ends the response with its head alone: one write instead of a writev of the head and an
+    // empty chunk (the same bytes).
+    if (body === undefined || body.length === 0) res.end()
+    else res.end(typeof body === "string" ? Buffer.from(body, "utf8") : body)
   } catch {
     // A header value Node refuses (control characters): answer plainly rather than leave the client hanging.
     if (!res.headersSent) {
@@ -124,13 +130,42 @@ const clientErrorAnswer = (error: NodeJS.ErrnoException): string | undefined => 
 export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, ListenFailed, Scope.Scope | R> =>
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<R>()
+    const surroundings: Surroundings<R> = { context: runtime.context, clock: yield* Effect.clock }
+    const answerOf = options.handle.answer
     const limit = options.maxRequestBodyBytes ?? defaultHttpSettings.maxRequestBodyBytes
     const running = new Set<Fiber.RuntimeFiber<Reply, never>>()
+    /** Requests answered in plain code that wait for their reply (an append for its batch). */
+    let waiting = 0
     let drained: (() => void) | undefined
+    const settle = () => {
+      if (running.size === 0 && waiting === 0) drained?.()
+    }
 
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
       // The request has arrived: no idle limit from here on (a long poll is idle until it is answered).
       req.socket.setTimeout(0)
+      /** Runs an Effect answer in a fiber of its own, interrupted when the client goes away. */
+      const runFiber = (effect: Effect.Effect<Reply, never, R>) => {
+        const fiber = Runtime.runFork(runtime)(effect)
+        running.add(fiber)
+        res.on("close", () => {
+          if (!res.writableFinished) Effect.runFork(Fiber.interrupt(fiber))
+        })
+        fiber.addObserver((exit) => {
+          running.delete(fiber)
+          settle()
+          if (exit._tag === "Success") writeReply(res, exit.value)
+          else if (!res.writableEnded && !res.destroyed)
+            writeReply(res, { status: 500, reason: "Internal Server Error", headers: { "Content-Length": "0" } })
+        })
+      }
+      /** A reply delivered later: written unless the client has gone. */
+      const delivered = (reply: Delivered<R>) => {
+        waiting--
+        if (Effect.isEffect(reply)) runFiber(reply)
+        else if (!res.destroyed && !res.writableEnded) writeReply(res, reply)
+        settle()
+      }
       const dispatch = (body: Uint8Array | undefined, bodyTooLarge: boolean) => {
         const request: HttpRequest = {
           method: req.method ?? "GET",
@@ -140,18 +175,20 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
           ...(bodyTooLarge ? { bodyTooLarge } : {}),
           ...(req.socket.remoteAddress !== undefined ? { remote: req.socket.remoteAddress } : {})
         }
-        const fiber = Runtime.runFork(runtime)(options.handle(request))
-        running.add(fiber)
-        res.on("close", () => {
-          if (!res.writableFinished) Effect.runFork(Fiber.interrupt(fiber))
-        })
-        fiber.addObserver((exit) => {
-          running.delete(fiber)
-          if (running.size === 0) drained?.()
-          if (exit._tag === "Success") writeReply(res, exit.value)
-          else if (!res.writableEnded && !res.destroyed)
-            writeReply(res, { status: 500, reason: "Internal Server Error", headers: { "Content-Length": "0" } })
-        })
+        if (answerOf === undefined) return runFiber(options.handle(request))
+        let answer: Answer<R>
+        try {
+          answer = answerOf(request, surroundings)
+        } catch (defect) {
+          // What the processor's fiber would have died of: the same plain 500 (never a throw into node:http).
+          answer = Effect.die(defect)
+        }
+        if (answer instanceof LaterReply) {
+          waiting++
+          return answer.onReply(delivered)
+        }
+        if (Effect.isEffect(answer)) return runFiber(answer)
+        writeReply(res, answer)
       }
 
       let refused = false
@@ -185,7 +222,8 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
         if (refused) return
         const empty =
           size === 0 && req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined
-        dispatch(empty ? undefined : Buffer.concat(chunks), false)
+        // A body that came in one chunk is that chunk (no copy): nothing writes to a request's body.
+        dispatch(empty ? undefined : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), false)
       })
     }
 
@@ -253,7 +291,7 @@ export const serveHttp = <R>(options: ServeOptions<R>): Effect.Effect<void, List
           })
           server.closeIdleConnections()
           yield* Effect.async<void>((resume) => {
-            if (running.size === 0) return resume(Effect.void)
+            if (running.size === 0 && waiting === 0) return resume(Effect.void)
             drained = () => resume(Effect.void)
           }).pipe(Effect.timeout(options.drainMillis ?? 5000), Effect.ignore)
           yield* Effect.forEach([...running], Fiber.interrupt, { discard: true })

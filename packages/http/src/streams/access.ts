@@ -4,11 +4,40 @@
  * otherwise the StreamAccess policy decides. A refusal is the bare 401.
  */
 import { Effect } from "effect"
-import { StreamAccess, linkAccessFor, type Principal, type StreamAction } from "@vellum/security"
+import {
+  StreamAccess,
+  linkAccessFor,
+  type Principal,
+  type StreamAccessService,
+  type StreamAction
+} from "@vellum/security"
 import { AllStream, type ReadOptions } from "@vellum/storage"
 import type { HttpSettings } from "../HttpConfig.js"
 import type { Reply } from "../Reply.js"
 import { unauthorizedBare } from "../replies.js"
+import { settledValue } from "../Answer.js"
+
+/**
+ * undefined when allowed; the bare 401 otherwise; an Effect giving one of them when the policy must read
+ * the stream's ACL. Plain code for the common case (admins, actions with no ACL target).
+ */
+export const denyNow = (
+  principal: Principal,
+  settings: HttpSettings,
+  stream: string,
+  action: StreamAction,
+  access: StreamAccessService
+): Reply | undefined | Effect.Effect<Reply | undefined> => {
+  if (principal.anonymous && !settings.allowAnonymousStreamAccess) return unauthorizedBare
+  if (stream === AllStream && (action === "$w" || action === "$d")) return unauthorizedBare
+  const now = access.decideNow?.(principal, stream, action)
+  if (now !== undefined) return now ? undefined : unauthorizedBare
+  const checked = access.check(principal, stream, action)
+  // A policy's answer from its cache is already settled (Answer.ts).
+  const allowed = settledValue(checked)
+  if (allowed !== undefined) return allowed ? undefined : unauthorizedBare
+  return Effect.map(checked, (allowed) => (allowed ? undefined : unauthorizedBare))
+}
 
 /** undefined when allowed; the bare 401 otherwise. */
 export const denyUnlessAllowed = (
@@ -16,15 +45,11 @@ export const denyUnlessAllowed = (
   settings: HttpSettings,
   stream: string,
   action: StreamAction
-): Effect.Effect<Reply | undefined, never, StreamAccess> => {
-  if (principal.anonymous && !settings.allowAnonymousStreamAccess) return Effect.succeed(unauthorizedBare)
-  if (stream === AllStream && (action === "$w" || action === "$d")) return Effect.succeed(unauthorizedBare)
-  return Effect.flatMap(StreamAccess, (access) => {
-    const now = access.decideNow?.(principal, stream, action)
-    if (now !== undefined) return Effect.succeed(now ? undefined : unauthorizedBare)
-    return Effect.map(access.check(principal, stream, action), (allowed) => (allowed ? undefined : unauthorizedBare))
+): Effect.Effect<Reply | undefined, never, StreamAccess> =>
+  Effect.flatMap(StreamAccess, (access) => {
+    const denied = denyNow(principal, settings, stream, action, access)
+    return Effect.isEffect(denied) ? denied : Effect.succeed(denied)
   })
-}
 
 /**
  * The read options of a read that resolves links (or not): targets are shown only where this reader's own

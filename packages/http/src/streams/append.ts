@@ -5,8 +5,18 @@
  * whole-append (MaxAppendSize) size limits, and the 201 with the absolute Location of the first event
  * written.
  */
-import { Effect } from "effect"
-import { EventStore, EventTypes, isMetastream, metastreamOf, randomUuid } from "@vellum/storage"
+import { Context, Effect, Exit } from "effect"
+import { StreamAccess, type StreamAction } from "@vellum/security"
+import {
+  EventStore,
+  EventTypes,
+  isMetastream,
+  metastreamOf,
+  randomUuid,
+  type AppendError,
+  type AppendResult,
+  type EventStoreService
+} from "@vellum/storage"
 import { escapeDataString } from "../atom/index.js"
 import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
@@ -14,7 +24,8 @@ import type { StreamRouteRequirements } from "./requirements.js"
 import { badRequest, emptyReply, statusReply } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
 import { maxAppendSizeExceeded } from "../bodyLimit.js"
-import { denyUnlessAllowed } from "./access.js"
+import { denyNow, denyUnlessAllowed } from "./access.js"
+import { handlerOf, LaterReply, settled, toEffect, type Answer, type Delivered } from "../Answer.js"
 import { parseAppendBody, type BodyResult } from "./appendBody.js"
 import * as Control from "./controlHeaders.js"
 import { bodyCarriesIdsAndTypes } from "./mediaTypes.js"
@@ -27,55 +38,72 @@ const writeOptions = (input: RouteInput): Control.Parsed<number> => {
   return leader.ok ? expected : leader
 }
 
+type Services = Context.Context<StreamRouteRequirements>
+type AppendAnswer = Answer<StreamRouteRequirements>
+
 /**
  * Body → events → size check → append → 201 with `Location: <base>/streams/<escaped stream>/<first>`.
- * Plain code up to the append, then one step for the store and one for its outcome: every Effect step is
- * about a microsecond here, and this is the hot path of HTTP appends. A large body is parsed by the
- * settings' off-thread parser when there is one.
+ * Plain code up to the append, whose answer comes in the writer's callback (Answer.ts): no fiber and no
+ * Effect step on the common path, the hot path of HTTP appends. A large body is parsed by the settings'
+ * off-thread parser when there is one.
  */
 const write = (
   input: RouteInput,
+  store: EventStoreService,
   stream: string,
   expectedVersion: number,
   id: string | undefined,
   type: string | undefined
-): Effect.Effect<Reply, never, StreamRouteRequirements> => {
+): AppendAnswer => {
   const body = input.body
   const offThread = input.settings.appendBodyParser
   if (offThread !== undefined && body !== undefined && body.byteLength >= offThread.minBodyBytes) {
     return Effect.flatMap(offThread.parse(body, input.requestType ?? "", id, type), (parsed) =>
-      writeParsed(input, stream, expectedVersion, parsed)
+      toEffect(writeParsed(input, store, stream, expectedVersion, parsed))
     )
   }
-  return writeParsed(input, stream, expectedVersion, parseAppendBody(body, input.requestType ?? "", id, type))
+  return writeParsed(input, store, stream, expectedVersion, parseAppendBody(body, input.requestType ?? "", id, type))
 }
 
 const writeParsed = (
   input: RouteInput,
+  store: EventStoreService,
   stream: string,
   expectedVersion: number,
   parsed: BodyResult
-): Effect.Effect<Reply, never, StreamRouteRequirements> => {
-  if (parsed._tag === "Invalid") return Effect.succeed(badRequest(parsed.message))
+): AppendAnswer => {
+  if (parsed._tag === "Invalid") return badRequest(parsed.message)
   const settings = input.settings
   let total = 0
   for (const e of parsed.events) {
     const size = e.data.byteLength + e.metadata.byteLength
     if (size > settings.maxAppendEventBytes)
-      return Effect.succeed(
-        emptyReply(413, `Too large events received. Limit is ${settings.maxAppendEventBytes} bytes.`)
-      )
+      return emptyReply(413, `Too large events received. Limit is ${settings.maxAppendEventBytes} bytes.`)
     total += size
   }
-  if (total > settings.maxRequestBodyBytes) return Effect.succeed(maxAppendSizeExceeded(settings.maxRequestBodyBytes))
-  return Effect.flatMap(EventStore, (store) =>
-    Effect.match(store.append(stream, expectedVersion, parsed.events), {
-      onFailure: storageErrorReply,
-      onSuccess: (appended) =>
-        statusReply(201, "Created", {
-          Location: `${input.baseUrl}/streams/${escapeDataString(stream)}/${appended.firstEventNumber}`
-        })
+  if (total > settings.maxRequestBodyBytes) return maxAppendSizeExceeded(settings.maxRequestBodyBytes)
+  const created = (appended: AppendResult): Reply =>
+    statusReply(201, "Created", {
+      Location: `${input.baseUrl}/streams/${escapeDataString(stream)}/${appended.firstEventNumber}`
     })
+  const outcomeReply = (outcome: Effect.Effect<AppendResult, AppendError>): Delivered<StreamRouteRequirements> => {
+    const exit = settled(outcome)
+    if (exit !== undefined) {
+      if (Exit.isSuccess(exit)) return created(exit.value)
+      if (exit.cause._tag === "Fail") return storageErrorReply(exit.cause.error)
+    }
+    // A failure that logs first, or a defect (the pipeline answers it 500).
+    return Effect.match(outcome, { onFailure: storageErrorReply, onSuccess: created })
+  }
+  const appendThen = store.appendThen
+  if (appendThen === undefined) {
+    return Effect.flatMap(Effect.exit(store.append(stream, expectedVersion, parsed.events)), (exit) => {
+      const reply = outcomeReply(exit)
+      return Effect.isEffect(reply) ? reply : Effect.succeed(reply)
+    })
+  }
+  return new LaterReply<StreamRouteRequirements>((deliver) =>
+    appendThen(stream, expectedVersion, parsed.events, (outcome) => deliver(outcomeReply(outcome)))
   )
 }
 
@@ -90,21 +118,32 @@ const withoutQuery = (url: string): string => {
   return mark < 0 ? url : url.slice(0, mark)
 }
 
-/** `POST /streams/{stream}` (flatMaps rather than a generator: the hot path of HTTP appends). */
-export const appendToStream = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> => {
+/** The stream ACL gate, then `next` (plain when the policy needs no read). */
+const afterAccess = (
+  input: RouteInput,
+  services: Services,
+  stream: string,
+  action: StreamAction,
+  next: () => AppendAnswer
+): AppendAnswer => {
+  const denied = denyNow(input.principal, input.settings, stream, action, Context.get(services, StreamAccess))
+  if (denied === undefined) return next()
+  if (!Effect.isEffect(denied)) return denied
+  return Effect.flatMap(denied, (refusal) => (refusal !== undefined ? Effect.succeed(refusal) : toEffect(next())))
+}
+
+/** `POST /streams/{stream}`. */
+export const answerAppendToStream = (input: RouteInput, services: Services): AppendAnswer => {
   const stream = input.params["stream"] ?? ""
-  return Effect.flatMap(denyUnlessAllowed(input.principal, input.settings, stream, "$w"), (denied) => {
-    if (denied !== undefined) return Effect.succeed(denied)
-    if (stream === "") return Effect.succeed(badRequest("Invalid request. Stream must be non-empty string"))
+  return afterAccess(input, services, stream, "$w", () => {
+    if (stream === "") return badRequest("Invalid request. Stream must be non-empty string")
     const carries = bodyCarriesIdsAndTypes(input.requestType ?? "")
     const type = Control.eventType(input.headers)
     if (!carries && type === undefined) {
-      return Effect.succeed(
-        badRequest("Must include an event type with the request either in body or as Kurrent-EventType header.")
-      )
+      return badRequest("Must include an event type with the request either in body or as Kurrent-EventType header.")
     }
     const id = Control.eventId(input.headers)
-    if (!id.ok) return Effect.succeed(badRequest(id.message))
+    if (!id.ok) return badRequest(id.message)
     if (!carries && id.value === undefined) {
       return Effect.map(randomUuid, (uuid): Reply => ({
         status: 307,
@@ -117,31 +156,37 @@ export const appendToStream = (input: RouteInput): Effect.Effect<Reply, never, S
       }))
     }
     const options = writeOptions(input)
-    if (!options.ok) return Effect.succeed(badRequest(options.message))
-    return write(input, stream, options.value, id.value, type)
+    if (!options.ok) return badRequest(options.message)
+    return write(input, Context.get(services, EventStore), stream, options.value, id.value, type)
   })
 }
+export const appendToStream = handlerOf(answerAppendToStream)
 
 /** `POST /streams/{stream}/incoming/{guid}`: the path's uuid is the event id; repeating it is idempotent. */
-export const appendIdempotent = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
-  Effect.gen(function* () {
-    const stream = input.params["stream"] ?? ""
-    const denied = yield* denyUnlessAllowed(input.principal, input.settings, stream, "$w")
-    if (denied !== undefined) return denied
+export const answerAppendIdempotent = (input: RouteInput, services: Services): AppendAnswer => {
+  const stream = input.params["stream"] ?? ""
+  return afterAccess(input, services, stream, "$w", () => {
     const guid = Control.parseGuid(input.params["guid"] ?? "")
     if (guid === undefined) return badRequest("Invalid request. Unable to parse guid")
     if (nonEmptyStream(input) === undefined) return badRequest("Invalid request. Stream must be non-empty string")
     const options = writeOptions(input)
     if (!options.ok) return badRequest(options.message)
-    return yield* write(input, stream, options.value, guid, Control.eventType(input.headers))
+    return write(
+      input,
+      Context.get(services, EventStore),
+      stream,
+      options.value,
+      guid,
+      Control.eventType(input.headers)
+    )
   })
+}
+export const appendIdempotent = handlerOf(answerAppendIdempotent)
 
 /** `POST /streams/{stream}/metadata`: appends to `$$stream`; header-typed bodies are typed `$metadata`. */
-export const appendMetadata = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>
-  Effect.gen(function* () {
-    const stream = input.params["stream"] ?? ""
-    const denied = yield* denyUnlessAllowed(input.principal, input.settings, stream, "$mw")
-    if (denied !== undefined) return denied
+export const answerAppendMetadata = (input: RouteInput, services: Services): AppendAnswer => {
+  const stream = input.params["stream"] ?? ""
+  return afterAccess(input, services, stream, "$mw", () => {
     if (stream === "" || isMetastream(stream)) {
       return badRequest("Invalid request. Stream must be non-empty string and should not be metastream")
     }
@@ -152,8 +197,11 @@ export const appendMetadata = (input: RouteInput): Effect.Effect<Reply, never, S
       return badRequest("Bad Request. You should not include an event type for metadata.")
     const options = writeOptions(input)
     if (!options.ok) return badRequest(options.message)
-    return yield* write(input, metastreamOf(stream), options.value, id.value, EventTypes.Metadata)
+    const store = Context.get(services, EventStore)
+    return write(input, store, metastreamOf(stream), options.value, id.value, EventTypes.Metadata)
   })
+}
+export const appendMetadata = handlerOf(answerAppendMetadata)
 
 /** `DELETE /streams/{stream}`: soft delete, or a tombstone with `Kurrent-HardDelete: true`. */
 export const deleteStream = (input: RouteInput): Effect.Effect<Reply, never, StreamRouteRequirements> =>

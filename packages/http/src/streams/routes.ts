@@ -6,7 +6,15 @@
  * marked `writes`: only the leader serves them.
  */
 import type { RouteDef } from "../Route.js"
-import { appendIdempotent, appendMetadata, appendToStream, deleteStream } from "./append.js"
+import {
+  answerAppendIdempotent,
+  answerAppendMetadata,
+  answerAppendToStream,
+  appendIdempotent,
+  appendMetadata,
+  appendToStream,
+  deleteStream
+} from "./append.js"
 import { AtomCodecs, AtomCodecsWithoutBatches, FeedCodecs, SingleEventCodecs } from "./mediaTypes.js"
 import { readAllBackward, readAllFilteredBackward, readAllFilteredForward, readAllForward } from "./readAll.js"
 import { readStreamEvent, readMetadataEvent } from "./readEvent.js"
@@ -53,7 +61,8 @@ export const streamRoutes: ReadonlyArray<StreamRoute> = [
     writes: true,
     requestCodecs: AtomCodecs,
     responseCodecs: AtomCodecs,
-    handle: appendToStream
+    handle: appendToStream,
+    answer: answerAppendToStream
   },
   {
     method: "DELETE",
@@ -70,7 +79,8 @@ export const streamRoutes: ReadonlyArray<StreamRoute> = [
     writes: true,
     requestCodecs: AtomCodecsWithoutBatches,
     responseCodecs: AtomCodecsWithoutBatches,
-    handle: appendIdempotent
+    handle: appendIdempotent,
+    answer: answerAppendIdempotent
   },
   {
     method: "POST",
@@ -79,7 +89,8 @@ export const streamRoutes: ReadonlyArray<StreamRoute> = [
     writes: true,
     requestCodecs: AtomCodecs,
     responseCodecs: AtomCodecs,
-    handle: appendMetadata
+    handle: appendMetadata,
+    answer: answerAppendMetadata
   },
 
   // Trailing-slash redirects

@@ -72,6 +72,27 @@ const openFailure = (disk: DiskService, config: LogConfig): StorageCorrupt => {
 }
 
 describe("transaction log: one fsync per batch", () => {
+  it("a batch within a chunk costs one sync (two with a checkpoint lag of 0, as before), and close syncs the checkpoint", () => {
+    for (const [lag, perBatch] of [
+      [undefined, 1],
+      [0, 2]
+    ] as const) {
+      const mem = new MemoryDisk()
+      const config = logConfig({ chunkSize: 64 * 1024, ...(lag === undefined ? {} : { checkpointLagBytes: lag }) })
+      const log = openLog(mem.service, config)
+      const before = mem.stats.syncs
+      writeAcked(log, new Prng(16), 50)
+      expect(mem.stats.syncs - before).toBe(50 * perBatch)
+      Effect.runSync(log.close)
+      // A clean stop leaves nothing past the checkpoint.
+      expect(openLog(mem.service, config).recovered).toEqual({
+        checkpoint: log.writerPosition(),
+        end: log.writerPosition(),
+        cutBytes: 0
+      })
+    }
+  })
+
   it("a stale checkpoint with valid records past it: they are kept and the checkpoint is moved to their end", () => {
     for (const preallocate of [false, true]) {
       const mem = new MemoryDisk()

@@ -77,6 +77,9 @@ export const CoverageMarks = {
   "crash.strict": mark("a crash that kept only synced writes"),
   "crash.tornWrite": mark("a crash that tore a write"),
   "restart.verified": mark("a restart whose recovered store the checkers verified"),
+  "recovery.pastCheckpoint.kept": mark("an open kept acknowledged records past a stale writer checkpoint"),
+  "recovery.tornTail.truncated": mark("an open cut a torn tail (bytes past the last whole write unit)"),
+  "recovery.damage.refused": mark("an open refused damage to acknowledged data, naming chunk and position"),
   "disk.full.healed": mark("a full disk freed and writes taken again without a restart"),
   "indeterminate.settledInRun": mark("an indeterminate write settled during the run"),
   // ---- scavenges ----

@@ -39,6 +39,13 @@ export interface SimOptions {
    * where the node runs the service).
    */
   readonly projections: boolean
+  /**
+   * How far acknowledged data may lie past the synced writer checkpoint (undefined: the node's default, which
+   * the sim's small chunks never reach, so the checkpoint is synced only at chunk completions and stops).
+   */
+  readonly checkpointLagBytes: number | undefined
+  /** Crashes may be followed by damage at rest to acknowledged data (damageAtRest.ts). */
+  readonly damageAtRest: boolean
 }
 
 export interface ScavengeOperatorOptions {
@@ -84,7 +91,9 @@ export const chooseOptions = (prng: Prng): SimOptions => {
     // Drawn last, in this order: the choices above stay what they were for every seed.
     scavenge: scavengeWith(prng, weakHash),
     subscriptions: prng.chance(SubscriptionsShare),
-    projections: prng.chance(ProjectionsShare)
+    projections: prng.chance(ProjectionsShare),
+    checkpointLagBytes: prng.pick([undefined, undefined, 0, 300, 2000]),
+    damageAtRest: prng.chance(0.3)
   }
 }
 

@@ -34,6 +34,7 @@ import { clientPause, crashDowntimeMs, expiryWait } from "./pacing.js"
 import { learnScavengePoints } from "./scavengePoints.js"
 import { runProber, type ProberState } from "./prober.js"
 import { markDiskFaults } from "./faultMarks.js"
+import { isRefusalOf, plantDamage, repairDamage, type PlantedDamage } from "./damageAtRest.js"
 import { ScavengeFocus } from "./scavengeWorkload.js"
 import { openNode, type Transport } from "./simNode.js"
 import { SubscriptionsWorkload } from "./subscriptions/subsWorkload.js"
@@ -93,11 +94,17 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   const disk = new MemoryDisk({ prng: root.fork("disk"), faults: options.faults, capacityBytes: options.capacityBytes })
   const faultsWanted = options.faults !== undefined || options.capacityBytes !== undefined
   disk.faulty = false
+  // A sync takes time, so a crash can fall between a batch's write and its sync: torn tails for recovery to cut.
+  disk.syncMillis = 1
   const driver = root.fork("driver")
   const operatorPrng = root.fork("operator")
   const operatorPausePrng = root.fork("operator-pause")
   const proberPrng = root.fork("prober")
   const downtime = root.fork("downtime")
+  const damagePrng = root.fork("damage")
+  const crashTiming = root.fork("crashTiming")
+  /** Damage planted after the last crash, which the next open must refuse (damageAtRest.ts). */
+  let planted: PlantedDamage | undefined
   const probing: ProberState = { probing: false }
   const readsReliable =
     options.faults === undefined || (options.faults.readError === 0 && options.faults.bitFlipOnRead === 0)
@@ -155,7 +162,8 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     // Projections write several events per client event: room for them beside the ids the model counts on.
     eventIdCacheCapacity: projections === undefined ? 10_000 : 100_000,
     streamInfoCacheCapacity: 64,
-    ...(options.weakHash ? { streamHash: weakHash } : {})
+    ...(options.weakHash ? { streamHash: weakHash } : {}),
+    ...(options.checkpointLagBytes !== undefined ? { checkpointLagBytes: options.checkpointLagBytes } : {})
   }
 
   let clientsDone = 0
@@ -168,6 +176,27 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
   const lifetime = (ops: number, final: boolean, life: number) =>
     Effect.gen(function* () {
       disk.faulty = false
+      const damage = planted
+      planted = undefined
+      if (damage !== undefined) {
+        // Acknowledged data is damaged: the open must refuse, naming chunk and position, and cut nothing.
+        const attempt = yield* Scope.make()
+        const refused = yield* Effect.either(
+          openNode(transport, config, disk.service, attempt, anonymousStreamAccess, projections !== undefined)
+        )
+        yield* Scope.close(attempt, Exit.void)
+        if (refused._tag === "Right")
+          return auditor.fail(
+            `damage to acknowledged data at ${damage.path}, log position ${damage.position}, was not refused: the node opened`
+          )
+        if (!isRefusalOf(damage, refused.left))
+          return auditor.fail(
+            `the node refused to open for another reason than the damage at ${damage.path}, log position ${damage.position}: ${refused.left}`
+          )
+        auditor.coverage.hit("recovery.damage.refused")
+        world.trace(`damage at ${damage.path} position ${damage.position} refused; repaired`)
+        repairDamage(disk, damage)
+      }
       const scope = yield* Scope.make()
       const opened = yield* Effect.either(
         openNode(transport, config, disk.service, scope, anonymousStreamAccess, projections !== undefined)
@@ -191,6 +220,9 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
         subscriptions: service,
         projections: projectionsService
       } = opened.right
+      const tail = store.engine.log.recovered
+      if (tail !== undefined && tail.end > tail.checkpoint) auditor.coverage.hit("recovery.pastCheckpoint.kept")
+      if (tail !== undefined && tail.cutBytes > 0) auditor.coverage.hit("recovery.tornTail.truncated")
       focus?.attach(scavenger)
       if (handler !== undefined) aclActor?.connect(handler)
       const pointsSeen = { last: -2 }
@@ -322,13 +354,21 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     const crashAt = final
       ? Number.POSITIVE_INFINITY
       : driver.int(options.crashAfterSteps[0], options.crashAfterSteps[1])
+    // Half the crashes come at the first sync of a chunk file after some disk writes: power lost between a
+    // batch's write and its sync leaves a torn tail for recovery to cut. (Counted in disk writes, which grow
+    // while the world runs; the world's step count is only brought up to date when a run returns.)
+    const inSync = !final && crashTiming.chance(0.5)
+    const writesFrom = disk.stats.writes + (inSync ? crashTiming.int(1, 300) : 0)
+    const crashDue = () =>
+      stepsAt() - start >= crashAt ||
+      (inSync && disk.stats.writes >= writesFrom && disk.syncingFiles().some((p) => p.includes("/chunk-")))
     const start = stepsAt()
     const result = world.run({
       // A probe running when the clients are done gets its verdict first (liveness after a disk error).
       until: () =>
         auditor.failure !== undefined ||
         (clientsDone === clients.length && subscriptionsDone && projectionsDone && !probing.probing) ||
-        stepsAt() - start >= crashAt ||
+        crashDue() ||
         focus?.crashWanted === true,
       maxSteps: 5_000_000
     })
@@ -341,14 +381,21 @@ export const runSeed = (seed: number, runOptions: RunSeedOptions = {}): SeedResu
     if (result.reason === "step-limit") auditor.fail("livelock: the step budget ran out")
     if (final || auditor.failure !== undefined) break
     // Power loss: the node stops between two steps; the disk keeps only what its durability model allows.
+    const syncingAtCrash = disk.syncingFiles().length
     world.crash(NODE)
     focus?.crashed()
     crashes++
     const mode = driver.chance(0.3) ? "strict" : "random"
     const summary = disk.crash(driver, mode)
-    world.trace(`crash ${mode} kept=${summary.opsKept} dropped=${summary.opsDropped} torn=${summary.tornWrites}`)
+    world.trace(
+      `crash ${mode} inSync=${inSync} syncing=${syncingAtCrash} kept=${summary.opsKept} dropped=${summary.opsDropped} torn=${summary.tornWrites}`
+    )
     auditor.coverage.hit(mode === "strict" ? "crash.strict" : "crash.random")
     if (summary.tornWrites > 0) auditor.coverage.hit("crash.tornWrite")
+    if (options.damageAtRest && damagePrng.chance(0.5)) {
+      planted = plantDamage(disk, config.dir, options.chunkSize, options.checkpointLagBytes, damagePrng)
+      if (planted !== undefined) world.trace(`damage at rest: ${planted.path} position ${planted.position}`)
+    }
     if (disk.capacityBytes !== undefined && driver.chance(0.5)) disk.capacityBytes = undefined // an operator freed space
     // The node stays down a while: the next lifetime (and a scavenge it resumes) starts later.
     world.advance(crashDowntimeMs(downtime))

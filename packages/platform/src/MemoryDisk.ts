@@ -13,6 +13,10 @@
  *   file keeps its durable bytes plus a random prefix of its unsynced operations, the last write possibly
  *   torn. The MemoryDisk object survives, so the simulator can boot a new node on what is left.
  *
+ * Damage at rest (`flipBitAtRest`): a bit of a file's stored bytes flips while no process touches it (bit rot, a
+ * misdirected write), current and durable alike — unlike `bitFlipOnRead`, which damages only a read's copy.
+ * The simulator plants it between a crash and the next start, in synced (acknowledged) data.
+ *
  * Directory locks are held in memory (no file): a second `lock` of a directory fails with Locked until the
  * first is released or the disk crashes (the process holding it died).
  *
@@ -95,6 +99,8 @@ export interface MemoryDiskStats {
   bitFlips: number
   /** Operations that slept an injected latency. */
   latencies: number
+  /** Bits flipped at rest (`flipBitAtRest`). */
+  damagedAtRest: number
 }
 
 /** A growable byte array; bytes past `length` are always zero, so growing never exposes stale data. */
@@ -211,6 +217,14 @@ export class MemoryDisk {
 
   /** Master switch for every fault (including `capacityBytes`); the liveness phase turns it off. */
   faulty = true
+  /**
+   * How long a file `sync` takes (slept on Effect's Clock before it makes anything durable; 0: no time), so a
+   * crash can fall between a write and its sync (the write then survives in part, possibly torn) — a crash
+   * during a sync, where the synchronous model would otherwise let a write and its sync happen at one instant.
+   */
+  syncMillis = 0
+  /** File syncs taking their `syncMillis` now (a crash now falls between their writes and their syncs). */
+  private readonly syncing = new Set<{ readonly path: string }>()
   capacityBytes: number | undefined
   readonly stats: MemoryDiskStats = {
     reads: 0,
@@ -226,7 +240,8 @@ export class MemoryDisk {
     writeErrors: 0,
     syncErrors: 0,
     bitFlips: 0,
-    latencies: 0
+    latencies: 0,
+    damagedAtRest: 0
   }
   /** The `Disk` service over this disk; keep the MemoryDisk to crash it and build a new node on it. */
   readonly service: DiskService
@@ -298,6 +313,11 @@ export class MemoryDisk {
     return total
   }
 
+  /** Paths of the files whose sync is taking its `syncMillis` now, sorted. */
+  syncingFiles(): Array<string> {
+    return [...this.syncing].map((s) => s.path).sort()
+  }
+
   openHandleCount(): number {
     return this.openHandles.size
   }
@@ -305,6 +325,21 @@ export class MemoryDisk {
   /** Directories whose lock is held ("/a/b"), sorted. */
   lockedDirs(): Array<string> {
     return [...this.locks.keys()].sort()
+  }
+
+  /**
+   * Flips bit `bit` (0..7) of byte `offset` of the file at `path` in its stored bytes, current and durable
+   * alike (damage at rest: see the module comment; flip it again to repair it). The file must have no
+   * unsynced operations (call it after a crash), so the damage is all there is to its state.
+   */
+  flipBitAtRest(path: string, offset: number, bit: number): void {
+    const file = this.fileAt("flipBitAtRest", path)
+    if (file.log.length > 0) throw fail("InvalidArgument", "flipBitAtRest", path, "the file has unsynced operations")
+    if (offset < 0 || offset >= file.current.length || bit < 0 || bit > 7)
+      throw fail("InvalidArgument", "flipBitAtRest", path, `no bit ${bit} of byte ${offset} in the file`)
+    file.current.buf[offset]! ^= 1 << bit
+    file.durable.buf[offset]! ^= 1 << bit
+    this.stats.damagedAtRest++
   }
 
   // ---- crash ----
@@ -321,6 +356,7 @@ export class MemoryDisk {
     // The processes holding locks died with the power.
     this.locks.clear()
     this.generation++
+    this.syncing.clear()
     let entriesReverted = 0
     let entriesKept = 0
     const visit = (dir: DirNode): void => {
@@ -546,13 +582,25 @@ export class MemoryDisk {
           writeAt("append", position, data)
           return position
         }),
-      sync: this.io(() => {
-        check("sync")
-        this.maybeFail(this.rng.sync, this.active?.syncError, "syncErrors", "sync", path)
-        for (const op of file.log) file.durable.apply(op)
-        file.log = []
-        this.stats.syncs++
-      }),
+      sync: Effect.zipRight(
+        Effect.suspend(() => {
+          if (this.syncMillis === 0) return Effect.void
+          const syncing = { path }
+          this.syncing.add(syncing)
+          // A crash forgets the syncs it cut: they never end.
+          return Effect.ensuring(
+            Effect.sleep(Duration.millis(this.syncMillis)),
+            Effect.sync(() => this.syncing.delete(syncing))
+          )
+        }),
+        this.io(() => {
+          check("sync")
+          this.maybeFail(this.rng.sync, this.active?.syncError, "syncErrors", "sync", path)
+          for (const op of file.log) file.durable.apply(op)
+          file.log = []
+          this.stats.syncs++
+        })
+      ),
       size: run(() => {
         check("size")
         return file.current.length

@@ -69,6 +69,36 @@ describe("MemoryDisk durability", () => {
     void h
   })
 
+  it("a bit flipped at rest changes the stored bytes, durable ones included, and flips back; not over unsynced ones", () => {
+    const { disk, s, h } = setup("synced")
+    disk.flipBitAtRest("/d/f", 1, 0)
+    expect(disk.readFileSync("/d/f").toString()).toBe("sxnced")
+    expect(disk.durableBytes("/d/f").toString()).toBe("sxnced")
+    expect(run(h.read(0, 6)).toString()).toBe("sxnced")
+    expect(disk.stats.damagedAtRest).toBe(1)
+    disk.flipBitAtRest("/d/f", 1, 0)
+    expect(() => disk.flipBitAtRest("/d/f", 99, 0)).toThrow(/no bit/)
+    disk.crash(new Prng(1), "strict")
+    expect(disk.readFileSync("/d/f").toString()).toBe("synced")
+    const again = run(s.open("/d/f"))
+    run(again.append(b("!")))
+    expect(() => disk.flipBitAtRest("/d/f", 0, 0)).toThrow(/unsynced/)
+  })
+
+  it("a sync that takes time: a crash during it leaves the write unsynced, and the file is reported as syncing", async () => {
+    const { disk, h } = setup("synced|", "pending")
+    disk.syncMillis = 5
+    const fiber = Effect.runFork(h.sync)
+    await Effect.runPromise(Effect.yieldNow())
+    expect(disk.syncingFiles()).toEqual(["/d/f"])
+    // Power lost before the sync's time was up: the write is still unsynced.
+    const summary = disk.crash(new Prng(1), "strict")
+    expect(summary.opsDropped).toBe(1)
+    expect(disk.syncingFiles()).toEqual([])
+    expect(disk.readFileSync("/d/f").toString()).toBe("synced|")
+    await Effect.runPromise(fiber.await)
+  })
+
   it("a truncate after the last sync is undone by a strict crash", () => {
     const { disk, h } = setup("0123456789")
     run(h.truncate(3))

@@ -308,6 +308,28 @@ describe("the projections registry and definitions", () => {
     })
   )
 
+  it.scoped("a name registered without a definition (a creation cut short by a crash) counts as not created", () =>
+    Effect.gen(function* () {
+      const disk = new MemoryDisk()
+      const first = yield* openNode(disk)
+      // The registry event of a creation reached the log; the crash came before its first definition.
+      yield* first.store.append("$projections-$all", -2, [
+        {
+          eventId: "00000000-0000-4000-8000-0000000000c1",
+          eventType: "$ProjectionCreated",
+          isJson: false,
+          data: Buffer.from("ghost"),
+          metadata: Buffer.alloc(0)
+        }
+      ])
+      yield* first.close
+      const second = yield* openNode(disk)
+      expect(yield* second.service.create(continuous("ghost"), admin)).toEqual({ _tag: "Ok", value: "ghost" })
+      const [ghost] = yield* definitionsOf(second.store, "ghost")
+      expect(ghost?.mode).toBe("Continuous")
+    })
+  )
+
   it.effect("a source definition is kept with defaults left out and read back whole", () =>
     Effect.sync(() => {
       const definition = definitionWith(

@@ -65,6 +65,11 @@ export interface StorageConfig {
   readonly preallocateChunks: boolean
   readonly verifyChunksOnOpen: boolean
   readonly readCacheBytes: number
+  /**
+   * How far acknowledged data may lie past the synced writer checkpoint (the log's default when absent; see
+   * LogConfig.checkpointLagBytes). The simulator makes it small so the lazy checkpoint is synced often.
+   */
+  readonly checkpointLagBytes?: number
   readonly memtableMaxEntries: number
   readonly indexTablesPerLevel: number
   readonly verifyIndexOnOpen: boolean
@@ -308,7 +313,8 @@ export const make = (
       chunkSize: config.chunkSize,
       preallocate: config.preallocateChunks,
       verifyOnOpen: config.verifyChunksOnOpen,
-      cacheBytes: config.readCacheBytes
+      cacheBytes: config.readCacheBytes,
+      ...(config.checkpointLagBytes !== undefined ? { checkpointLagBytes: config.checkpointLagBytes } : {})
     }
     const log = yield* Effect.mapError(openTransactionLog(logConfig, randomUuid), indexCorruptAsStorage)
     yield* Effect.addFinalizer(() => log.close)

@@ -35,6 +35,7 @@ import {
   logConfig,
   powerCutDisk,
   randomRecord,
+  sealUnit,
   sameRecord,
   type PowerCut
 } from "./log-support.js"
@@ -73,7 +74,7 @@ const randomUnit = (prng: Prng, cs: number, room: number): WriteUnit => {
     size += framedLength(r)
     records.push(r)
   }
-  return { records, completeChunkAfter }
+  return { records: sealUnit(records), completeChunkAfter }
 }
 
 const roomIn = (log: TransactionLog): number => {

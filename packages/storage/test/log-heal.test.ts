@@ -20,6 +20,7 @@ import {
   openLog,
   powerCutDisk,
   randomRecord,
+  sealUnit,
   sameRecord,
   scanAll,
   type PowerCut
@@ -40,7 +41,7 @@ const unitsFor = (prng: Prng, cs: number): Array<WriteUnit> =>
       size += framedLength(r)
       records.push(r)
     }
-    return { records, completeChunkAfter: prng.chance(0.1) }
+    return { records: sealUnit(records), completeChunkAfter: prng.chance(0.1) }
   })
 
 const failureOf = (exit: Exit.Exit<unknown, StorageFailed>): StorageFailed | undefined =>

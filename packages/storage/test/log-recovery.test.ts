@@ -10,7 +10,7 @@ import { checksum } from "../src/codec/checksum.js"
 import { createChunkFile, verifyChunkFile } from "../src/log/ChunkFile.js"
 import { HEADER_SIZE, decodeHeader, encodeFooterPrefix } from "../src/log/chunkFormat.js"
 import { openCheckpoint } from "../src/log/Checkpoint.js"
-import { RecordKind, type NewRecord } from "../src/log/records.js"
+import { EventFlags, RecordKind, type NewRecord } from "../src/log/records.js"
 import { openTransactionLog, type LogConfig, type TransactionLog } from "../src/log/TransactionLog.js"
 import {
   DIR,
@@ -570,7 +570,7 @@ describe("recovery: record data shaped like a footer", () => {
     forgeCrc(footer, 0, 124, 40, body)
     return {
       kind: RecordKind.Event,
-      flags: 0,
+      flags: EventFlags.BatchBegin | EventFlags.BatchEnd,
       eventNumber: 0,
       createdMicros: 0,
       eventId: "00000000-0000-4000-8000-0000000000aa",

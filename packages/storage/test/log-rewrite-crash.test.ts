@@ -15,7 +15,17 @@ import { describe, expect, it } from "vitest"
 import { Effect, Exit } from "effect"
 import { Prng, type CrashMode } from "@vellum/platform"
 import { decodeHeader, parseChunkFileName } from "../src/log/chunkFormat.js"
-import { DIR, filesIn, logConfig, openLog, powerCutDisk, sameRecord, writeUnits, type PowerCut } from "./log-support.js"
+import {
+  DIR,
+  filesIn,
+  logConfig,
+  openLog,
+  powerCutDisk,
+  sameRecord,
+  sealUnit,
+  writeUnits,
+  type PowerCut
+} from "./log-support.js"
 import {
   CHUNK_SIZE,
   Model,
@@ -135,7 +145,7 @@ const runScenario = (scenario: Scenario, seed: number, mode: CrashMode, stats: S
         ])
         stats.sawNew++
       } else stats.sawOld++
-      const record = built.written[0]!.record
+      const record = sealUnit([built.written[0]!.record])[0]!
       const batch = writeUnits(reopened, [{ records: [record] }])
       const position = batch.positions[0]![0]!
       const r = Effect.runSync(reopened.readRecord(position, reopened.writerPosition()))

@@ -15,6 +15,7 @@ import {
   openLog,
   powerCutDisk,
   randomRecord,
+  sealUnit,
   sameRecord,
   writeUnits,
   type PowerCut
@@ -56,7 +57,7 @@ export const buildLog = (seed: number, completed = 5, when?: PowerCut["when"]): 
 export const appendRandom = (log: TransactionLog, prng: Prng, until: number): Array<Placed> => {
   const written: Array<Placed> = []
   while (log.writerPosition() < until) {
-    const records = Array.from({ length: prng.int(1, 3) }, () => randomRecord(prng, 150))
+    const records = sealUnit(Array.from({ length: prng.int(1, 3) }, () => randomRecord(prng, 150)))
     const batch = writeUnits(log, [{ records, completeChunkAfter: prng.chance(0.03) }])
     records.forEach((record, i) => written.push({ record, position: batch.positions[0]![i]! }))
   }

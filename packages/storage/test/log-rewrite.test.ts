@@ -13,7 +13,17 @@ import { FOOTER_SIZE, HEADER_SIZE } from "../src/log/chunkFormat.js"
 import { BufferPool } from "../src/log/BufferPool.js"
 import { RETIRED_HANDLE_GRACE_MILLIS } from "../src/log/ChunkReplacer.js"
 import { openTransactionLog } from "../src/log/TransactionLog.js"
-import { DIR, chunkIds, eventOfSize, filesIn, logConfig, openLog, sameRecord, writeUnits } from "./log-support.js"
+import {
+  DIR,
+  chunkIds,
+  eventOfSize,
+  filesIn,
+  logConfig,
+  openLog,
+  sameRecord,
+  sealUnit,
+  writeUnits
+} from "./log-support.js"
 import {
   CHUNK_SIZE,
   Model,
@@ -334,9 +344,10 @@ describe("replaceChunks: disk errors", () => {
       expect(log.failed()).toBeUndefined()
       checkContent(log, model)
       // The writer is not stopped, and the range can be replaced (again) once the disk works.
-      const batch = writeUnits(log, [{ records: [written[0]!.record] }])
+      const again = sealUnit([written[0]!.record])[0]!
+      const batch = writeUnits(log, [{ records: [again] }])
       const r = Effect.runSync(log.readRecord(batch.positions[0]![0]!, log.writerPosition()))
-      expect(r !== undefined && sameRecord(r, written[0]!.record, batch.positions[0]![0]!)).toBe(true)
+      expect(r !== undefined && sameRecord(r, again, batch.positions[0]![0]!)).toBe(true)
       if (Exit.isFailure(exit)) {
         model.remove(1, 2, keep)
         replace(log, 1, 2, keep)
@@ -344,7 +355,7 @@ describe("replaceChunks: disk errors", () => {
       // A clean reopen removes whatever the failure left behind and shows the same content.
       Effect.runSync(log.close)
       const reopened = openLog(mem.service, logConfig({ chunkSize: CHUNK_SIZE }))
-      const extended = new Model([...written, { record: written[0]!.record, position: batch.positions[0]![0]! }])
+      const extended = new Model([...written, { record: again, position: batch.positions[0]![0]! }])
       for (const w of written) if (!model.alive.has(w.position)) extended.alive.delete(w.position)
       checkContent(reopened, extended)
       checkFiles(mem, reopened)

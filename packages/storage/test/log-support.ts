@@ -91,7 +91,8 @@ export const randomRecord = (prng: Prng, maxData: number): NewRecord => {
   }
   return {
     kind: RecordKind.Event,
-    flags: prng.int(0, 0x1f),
+    // BatchEnd always: a unit of random records ends with one (tests of unit atomicity use `sealUnit`).
+    flags: prng.int(0, 0x1f) | EventFlags.BatchEnd,
     eventNumber: prng.int(0, 1e6),
     createdMicros: prng.int(0, 2 ** 52),
     eventId: uuidFrom(prng),
@@ -100,6 +101,21 @@ export const randomRecord = (prng: Prng, maxData: number): NewRecord => {
     data: randomBytes(prng, prng.int(0, maxData)),
     metadata: randomBytes(prng, prng.chance(0.3) ? prng.int(0, 16) : 0)
   }
+}
+
+/**
+ * The records of one write unit as the writer seals them (planner.ts): a record of another kind than an event
+ * only alone (the others of a mixed draw are dropped), BatchBegin on the first event and BatchEnd on the last
+ * only — the log finds where units end by these flags (tailRecovery.ts).
+ */
+export const sealUnit = (records: ReadonlyArray<NewRecord>): Array<NewRecord> => {
+  const events = records.length <= 1 ? [...records] : records.filter((r) => r.kind === RecordKind.Event)
+  const unit = events.length === 0 ? records.slice(0, 1) : events
+  return unit.map((r, i) => {
+    if (r.kind !== RecordKind.Event) return r
+    const bounds = (i === 0 ? EventFlags.BatchBegin : 0) | (i === unit.length - 1 ? EventFlags.BatchEnd : 0)
+    return { ...r, flags: (r.flags & ~(EventFlags.BatchBegin | EventFlags.BatchEnd)) | bounds }
+  })
 }
 
 /** An event record of exactly `framed` bytes on disk (framed ≥ 80). */

@@ -222,6 +222,10 @@ export const makeProjections = (
           const stored = yield* Effect.either(readDefinition(store, name))
           if (stored._tag === "Left" || stored.right === undefined) {
             yield* Effect.logWarning(`projections: ${name} is registered but has no readable definition`)
+            // A creation cut short between its registration and its first definition (a crash): it was never
+            // answered, so it counts as not created — a system projection is created again below, and the name
+            // is free for a user's create. (A read that failed keeps the name: the definition may be there.)
+            if (stored._tag === "Right") current.registered.delete(name)
             continue
           }
           const { record, eventNumber } = stored.right

@@ -29,6 +29,18 @@ const decodeSlot = (buf: Buffer, offset: number): { value: number; seq: number }
   return { value: readU64(buf, offset), seq: buf.readUInt32LE(offset + 8) }
 }
 
+/** The value and sequence of a checkpoint file's bytes (the valid slot written last), or undefined. */
+const newestSlot = (buf: Buffer): { value: number; seq: number } | undefined => {
+  const a = decodeSlot(buf, 0)
+  const b = decodeSlot(buf, SLOT)
+  // The two slots hold consecutive sequence numbers, so compare them modulo 2^32 (serial-number
+  // arithmetic): after 2^32 writes, sequence 0 is newer than 0xffffffff.
+  return a && b ? (((a.seq - b.seq) | 0) >= 0 ? a : b) : (a ?? b)
+}
+
+/** The value a checkpoint file's bytes hold, or undefined when neither slot is valid (for tools and tests). */
+export const readCheckpointValue = (bytes: Buffer): number | undefined => newestSlot(bytes)?.value
+
 /** Opens (or creates with `initial`) a checkpoint file; `existed` tells whether the file was there. */
 export const openCheckpoint = (path: string, initial: number) =>
   Effect.gen(function* () {
@@ -38,25 +50,30 @@ export const openCheckpoint = (path: string, initial: number) =>
     let value = initial
     let seq = 0
     if (existed) {
-      const buf = yield* handle.read(0, SLOT * 2)
-      const a = decodeSlot(buf, 0)
-      const b = decodeSlot(buf, SLOT)
-      // The two slots hold consecutive sequence numbers, so compare them modulo 2^32 (serial-number
-      // arithmetic): after 2^32 writes, sequence 0 is newer than 0xffffffff.
-      const best = a && b ? (((a.seq - b.seq) | 0) >= 0 ? a : b) : (a ?? b)
+      const best = newestSlot(yield* handle.read(0, SLOT * 2))
       if (best !== undefined) {
         value = best.value
         seq = best.seq
       }
     }
     const slot = Buffer.alloc(SLOT)
+    const encode = (next: number, nextSeq: number) => {
+      writeU64(slot, 0, next)
+      slot.writeUInt32LE(nextSeq, 8)
+      slot.writeUInt32LE(checksum(slot, 0, 12), 12)
+      return slot
+    }
+    if (!existed) {
+      // Both slots' bytes at once (zeros, which no slot's checksum accepts), synced: no later write grows the
+      // file, so one made while the disk is full (a recovery after a failed write) needs no space, however
+      // few writes came before.
+      yield* handle.write(0, Buffer.alloc(SLOT * 2))
+      yield* handle.sync
+    }
     const write = (next: number) =>
       Effect.suspend(() => {
         const nextSeq = (seq + 1) >>> 0
-        writeU64(slot, 0, next)
-        slot.writeUInt32LE(nextSeq, 8)
-        slot.writeUInt32LE(checksum(slot, 0, 12), 12)
-        return handle.write((nextSeq % 2) * SLOT, slot).pipe(
+        return handle.write((nextSeq % 2) * SLOT, encode(next, nextSeq)).pipe(
           Effect.zipRight(handle.sync),
           Effect.tap(() =>
             Effect.sync(() => {

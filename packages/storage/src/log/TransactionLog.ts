@@ -1,13 +1,15 @@
 /**
- * The transaction log of one node: a sequence of chunk files plus the writer checkpoint (writer.chk),
- * which says how far the log is durable and is the single source of truth for recovery.
+ * The transaction log of one node: a sequence of chunk files plus the writer checkpoint (writer.chk), which
+ * says how far the log was durable when it was last synced; recovery goes on from it by checksums.
  *
  * Writing (one writer at a time — the EventStore's writer fiber):
  *   `prepare(units)` assigns log positions and encodes every record of a batch into one buffer per chunk
  *   (pure, no I/O); a unit (one append) never straddles chunks: if it does not fit in the active chunk,
  *   the chunk is completed and the unit goes to the next one; a unit that fills its chunk exactly
- *   completes it in the same write. `write(batch)` then writes each segment with one write, syncs once,
- *   and only then moves and syncs the writer checkpoint. When a segment completes a chunk, the checkpoint
+ *   completes it in the same write. `write(batch)` then writes each segment with one write and syncs it
+ *   once: then the batch is acknowledged (ONE FSYNC PER BATCH), and `writerPosition` (in memory) moves to
+ *   its end. writer.chk is synced lazily: only once the log has grown `checkpointLagBytes` past it, at every
+ *   chunk completion and at a clean close (`advance`). When a segment completes a chunk, the checkpoint
  *   first moves to the end of that chunk's data, the footer is written, and the next chunk is created
  *   durably before the checkpoint moves into it — so a completed chunk never holds bytes past the
  *   checkpoint. A batch spanning chunks is therefore atomic per unit, not as a whole: a failure or crash
@@ -37,8 +39,11 @@
  * checkpoint exactly at the end of a full chunk whose footer never became durable (a crash inside that
  * rollover) completes the chunk then; a footer is taken as it is only where the next chunk exists, and
  * elsewhere only if the file checksum matches (otherwise the bytes are data of an uncompleted chunk);
- * bytes of the active chunk past the checkpoint (a torn or unsynced tail) are truncated, so they are
- * never visible; at most one chunk created ahead of the checkpoint is removed; anything else past the
+ * past the checkpoint, the active chunk's whole valid records up to the last whole write unit are kept (they
+ * may be acknowledged: the checkpoint lags) and the checkpoint moves to their end, while a torn tail after
+ * them is truncated, so it is never visible — and a bad record that a valid one follows is damage to
+ * acknowledged data: open refuses (StorageCorrupt naming the chunk and position; tailRecovery.ts); at most
+ * one chunk created ahead of the checkpoint is removed; anything else past the
  * checkpoint, and any chunk missing below it, is reported as corruption rather than guessed at. A checkpoint
  * inside the last file, a completed scavenged one, was left by a crash inside a chunk install after its
  * commit point: the log goes on after that file.
@@ -65,10 +70,22 @@ import { chunkNames, resolveSuperseded } from "./chunkPrecedence.js"
 import { openCheckpoint } from "./Checkpoint.js"
 import { makeChunkReplacer, type ChunkReplacement, type ReplaceOptions } from "./ChunkReplacer.js"
 import { mapMismatch } from "./PositionMap.js"
-import { FRAME_OVERHEAD, decodeRecord, encodeRecord, framedLength, type LogRecord, type NewRecord } from "./records.js"
+import {
+  EventFlags,
+  FRAME_OVERHEAD,
+  RecordKind,
+  decodeRecord,
+  encodeRecord,
+  framedLength,
+  type LogRecord,
+  type NewRecord
+} from "./records.js"
 import type { KeepRecord } from "./ChunkRewrite.js"
 import { makeChunkInstaller, type ChunkPiece } from "./ChunkInstaller.js"
 import { RecordCache } from "./RecordCache.js"
+import { scanTail, type TailReport } from "./tailRecovery.js"
+
+export type { TailReport } from "./tailRecovery.js"
 
 /**
  * A new chunk's running checksum starts from the header it was created with, not from a read of it: a
@@ -85,7 +102,19 @@ export interface LogConfig {
   readonly verifyOnOpen: boolean
   /** Bytes of the block read cache. */
   readonly cacheBytes: number
+  /**
+   * How far acknowledged data may lie past the durable writer checkpoint before the writer syncs the
+   * checkpoint again (`DEFAULT_CHECKPOINT_LAG` when absent); also how far open looks for valid records
+   * after a bad one (tailRecovery.ts).
+   */
+  readonly checkpointLagBytes?: number
 }
+
+/**
+ * 16 MiB: a batch of 100-event appends from 64 clients (about 2 MiB) syncs the checkpoint about once in eight
+ * batches, and an open after a crash reads at most this much past the checkpoint to decide its tail.
+ */
+export const DEFAULT_CHECKPOINT_LAG = 16 * 1024 * 1024
 
 /** The records of one append: written atomically, within one chunk. */
 export interface WriteUnit {
@@ -136,8 +165,13 @@ export interface ReadRecordOptions {
 
 export interface TransactionLog {
   readonly config: LogConfig
-  /** End of the durable log: every record below it is synced and covered by the writer checkpoint. */
+  /**
+   * End of the durable log: every record below it is synced (acknowledged writes end here). writer.chk may
+   * lag behind it (it is synced lazily); open finds the records past it again (tailRecovery.ts).
+   */
   readonly writerPosition: () => number
+  /** What open found past the durable writer checkpoint (undefined when the active chunk was created at open). */
+  readonly recovered: TailReport | undefined
   /** The chunk files, in order, one entry per file (the active one last); current after a replacement. */
   readonly chunks: () => ReadonlyArray<ChunkFile>
   /** The largest unit (sum of framed record lengths) that fits in a chunk. */
@@ -345,6 +379,7 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
     }
     if (active !== undefined && isCompleted(active) && !(yield* footerIsGenuine(active))) notCompleted(active)
     let activeSize = 0
+    let tail: TailReport | undefined
     if (active !== undefined && isCompleted(active)) {
       const dataEnd = active.startPosition + active.footer!.logicalDataSize
       // A scavenged chunk installed whole over the range holding the checkpoint (ChunkInstaller.ts), by a
@@ -363,6 +398,10 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
           )
         )
       }
+      // writer.chk is synced lazily: acknowledged records may lie past it, a torn write after them.
+      const verdict = yield* scanTail(active, w, activeSize, cs, config.checkpointLagBytes ?? DEFAULT_CHECKPOINT_LAG)
+      if (verdict._tag === "Damaged") return yield* Effect.fail(verdict.error)
+      tail = verdict.report
     } else if (w !== n * cs) {
       return yield* Effect.fail(corrupt(`the chunk holding the writer checkpoint ${w} is missing`, w))
     }
@@ -387,7 +426,8 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
       active = undefined // the rollover's next chunk is created below
       w = byNumber.length * cs
     } else if (active !== undefined) {
-      // Everything past the checkpoint was never acknowledged: cut it off so it can never become visible.
+      // Everything past the last whole unit was never acknowledged: cut it off so it can never become visible.
+      w = tail!.end
       const off = w - active.startPosition
       if (activeSize !== HEADER_SIZE + off) yield* active.handle.truncate(HEADER_SIZE + off)
       if (config.preallocate) yield* active.handle.truncate(HEADER_SIZE + cs)
@@ -413,7 +453,7 @@ export const openTransactionLog = (config: LogConfig, newChunkId: Effect.Effect<
       for (const chunk of opened)
         if (isCompleted(chunk) && byNumber[chunk.header.startNumber] === chunk) yield* verifyChunkFile(chunk)
     }
-    return makeLog(config, { checkpoint, byNumber, active, runningCrc, newChunkId, disk })
+    return makeLog(config, { checkpoint, position: w, byNumber, active, runningCrc, newChunkId, disk }, tail)
   })
 
 /** The active chunk as the last acknowledged write left it. */
@@ -429,6 +469,11 @@ interface LogState {
     readonly write: (v: number) => Effect.Effect<void, DiskError>
     readonly close: Effect.Effect<void, DiskError>
   }
+  /**
+   * The end of the durable log (`writerPosition`): the checkpoint's value once it is synced, ahead of it
+   * while it lags (see `advance`).
+   */
+  position: number
   readonly byNumber: Array<ChunkFile | undefined>
   active: ChunkFile
   runningCrc: number | undefined
@@ -436,8 +481,9 @@ interface LogState {
   readonly disk: Context.Tag.Service<Disk>
 }
 
-const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
+const makeLog = (config: LogConfig, state: LogState, recovered: TailReport | undefined): TransactionLog => {
   const cs = config.chunkSize
+  const lag = config.checkpointLagBytes ?? DEFAULT_CHECKPOINT_LAG
   const cache = new BlockCache(config.cacheBytes)
   // A quarter of the block cache's budget again, for decoded records (RecordCache.ts says when it is dropped).
   const decoded = new RecordCache(Math.floor(config.cacheBytes / 4), cache)
@@ -467,6 +513,14 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     for (const unit of units) {
       let size = 0
       for (const record of unit.records) size += framedLength(record)
+      // Open finds where units end by their flags (tailRecovery.ts), as a follower's slices do: a unit whose
+      // last record did not say so would be cut as a torn one. (The planner seals every unit: BatchBegin on
+      // its first event, BatchEnd on its last only, any other kind alone.)
+      const last = unit.records[unit.records.length - 1]
+      assert(
+        last === undefined || last.kind !== RecordKind.Event || (last.flags & EventFlags.BatchEnd) !== 0,
+        "TransactionLog: a unit's last record ends the unit (BatchEnd, or a record of another kind)"
+      )
       unitSizes.push(size)
       unencoded += size
     }
@@ -503,9 +557,10 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   }
 
   /**
-   * Moves the writer checkpoint, which says what is durable: never past the synced data of the active chunk
-   * (its bytes are synced before the checkpoint moves), and backwards only while `recover` restores the
-   * state of the last acknowledged batch (`back`), which is the one time the log shrinks on purpose.
+   * Moves the end of the durable log and writes and syncs the writer checkpoint there: never past the synced
+   * data of the active chunk (its bytes are synced before the checkpoint moves), and backwards only while
+   * `recover` restores the state of the last acknowledged batch (`back`), which is the one time the log
+   * shrinks on purpose. Every step that changes chunk files (a rollover, a cut, an install) moves it so.
    */
   const moveCheckpoint = (to: number, back: boolean) => {
     assert(
@@ -513,10 +568,28 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       "TransactionLog: the checkpoint is never ahead of synced data"
     )
     assert(
-      back || to >= state.checkpoint.value(),
+      back || to >= state.position,
       "TransactionLog: the checkpoint moves back only while recovering a failed write"
     )
-    return state.checkpoint.write(to)
+    return Effect.map(state.checkpoint.write(to), () => {
+      state.position = to
+    })
+  }
+
+  /**
+   * One fsync per batch: a batch whose bytes are synced is acknowledged, and the durable log ends after it
+   * (`position`) while writer.chk may stay behind — open finds the records past it by their checksums
+   * (tailRecovery.ts). The checkpoint is synced again only once the log has grown `lag` bytes past it, so
+   * acknowledged data never lies further than that past it (the window open searches for damage in).
+   */
+  const advance = (to: number) => {
+    assert(
+      to === state.active.startPosition + state.active.dataSize,
+      "TransactionLog: the log ends where its synced data ends"
+    )
+    if (to - state.checkpoint.value() > lag) return moveCheckpoint(to, false)
+    state.position = to
+    return Effect.void
   }
 
   const rollover = Effect.gen(function* () {
@@ -554,7 +627,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       }
       const end = state.active.startPosition + state.active.dataSize
       assert(end === batch.endPosition, "TransactionLog: a write ends where it was prepared to end")
-      if (state.checkpoint.value() !== end) yield* moveCheckpoint(end, false)
+      if (state.position !== end) yield* advance(end)
     })
 
   const write = (batch: PreparedBatch): Effect.Effect<void, StorageFailed> =>
@@ -699,8 +772,8 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
   const truncate = (position: number): Effect.Effect<void, StorageFailed> =>
     Effect.suspend(() => {
       if (failure !== undefined) return Effect.fail(failure)
-      assert(position >= 0 && position <= state.checkpoint.value(), "TransactionLog: truncation stays within the log")
-      if (position === state.checkpoint.value()) return Effect.void
+      assert(position >= 0 && position <= state.position, "TransactionLog: truncation stays within the log")
+      if (position === state.position) return Effect.void
       // At the data end of a completed chunk, the chunk's completion is cut too (another log may go on
       // writing in it); at the next chunk's start it is kept.
       const chunk = chunkFor(position)
@@ -1025,7 +1098,7 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
     dir: config.dir,
     chunkSize: cs,
     byNumber: state.byNumber,
-    writerPosition: () => state.checkpoint.value(),
+    writerPosition: () => state.position,
     disk: state.disk,
     retire: replacer.retire,
     continueAfter: (installed) =>
@@ -1072,13 +1145,17 @@ const makeLog = (config: LogConfig, state: LogState): TransactionLog => {
       seen.add(chunk)
       yield* Effect.ignore(chunk.handle.close)
     }
+    // A clean stop leaves writer.chk at the end of the log (unless a failed write left it in doubt).
+    if (failure === undefined && state.position !== state.checkpoint.value())
+      yield* Effect.ignore(Effect.provideService(moveCheckpoint(state.position, false), Disk, state.disk))
     yield* Effect.ignore(state.checkpoint.close)
   })
 
   const maxUnitBytes = cs
   return {
     config,
-    writerPosition: () => state.checkpoint.value(),
+    writerPosition: () => state.position,
+    recovered,
     chunks: () => [...new Set(state.byNumber.filter((c): c is ChunkFile => c !== undefined))],
     maxUnitBytes,
     prepare,

@@ -291,6 +291,14 @@ export const isWellFramed = (buf: Buffer, at: number, body: number, withChecksum
   return o === end
 }
 
+/**
+ * Whether the well-framed record whose frame starts at `at` ends a write unit (one append's records run from
+ * BatchBegin to BatchEnd; any other kind is a unit alone): the log's end and a replica's slice never lie
+ * inside a unit.
+ */
+export const endsUnitAt = (buf: Buffer, at: number): boolean =>
+  buf[at + 8] !== RecordKind.Event || (buf[at + 8 + HEADER]! & EventFlags.BatchEnd) !== 0
+
 const EMPTY = Buffer.alloc(0)
 
 /** Stream names and event types repeat from record to record; decode them through one shared cache. */

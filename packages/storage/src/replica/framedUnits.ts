@@ -5,12 +5,11 @@
  * the follower, which checks every record before it writes a byte.
  */
 import { readU32Unchecked, readU64 } from "../codec/bytes.js"
-import { EventFlags, FRAME_OVERHEAD, MAX_RECORD_BODY, RecordKind, isWellFramed } from "../log/records.js"
+import { FRAME_OVERHEAD, MAX_RECORD_BODY, endsUnitAt, isWellFramed } from "../log/records.js"
 
 /** Offsets in a framed record: its body starts after the length and checksum; flags follow the header. */
 const BODY = 8
 const POSITION = BODY + 2
-const FLAGS = BODY + 10
 /** A body holds at least its kind, version and position. */
 const MIN_BODY = 10
 
@@ -29,7 +28,7 @@ export const wholeUnitsLength = (bytes: Buffer, from: number, maxBytes: number):
     const next = at + body + FRAME_OVERHEAD
     if (next > bytes.length) break
     if (!isWellFramed(bytes, at, body, false)) return "damaged"
-    const endsUnit = bytes[at + BODY] !== RecordKind.Event || (bytes[at + FLAGS]! & EventFlags.BatchEnd) !== 0
+    const endsUnit = endsUnitAt(bytes, at)
     at = next
     if (!endsUnit) continue
     if (at > maxBytes && end > 0) break

@@ -225,6 +225,13 @@ describe("the user projections", () => {
     expect(checkCounts("", log, false)).toEqual(["sim-counts's state is not JSON: "])
   })
 
+  it("an empty state (the handler never ran) is right only while the log holds nothing to count", () => {
+    const none = expectedCounts([])
+    expect(checkCounts("", none, false)).toEqual([])
+    expect(checkCounts("", none, true)).toEqual([])
+    expect(checkCounts("", expectedCounts(withBadJson), true)).toEqual(["sim-counts's state is not JSON: "])
+  })
+
   it("after a scavenge the state may count more than the log holds, never less", () => {
     const log = expectedCounts(withBadJson)
     expect(checkCounts(JSON.stringify({ ...log, events: 9 }), log, true)).toEqual([])

@@ -8,6 +8,7 @@
  * functions; `serveHttp` takes the plain form and forks a fiber only for an Effect.
  */
 import { Effect, Exit, type Clock, type Context } from "effect"
+import { runNow, type Steps } from "@vellum/platform"
 import type { Reply } from "./Reply.js"
 
 /** What a later reply delivers: the Reply, or (rarely: a failure that logs) an Effect giving it. */
@@ -81,9 +82,11 @@ export const mapAnswer = <R>(
 
 /** A route's `handle` from its plain `answer`: the same function, its services taken from the fiber. */
 export const handlerOf =
-  <I, R>(answer: (input: I, services: Context.Context<R>) => Answer<R>) =>
+  <I, R>(answer: (input: I, services: Context.Context<R>, clock: Clock.Clock) => Answer<R>) =>
   (input: I): Effect.Effect<Reply, never, R> =>
-    Effect.flatMap(Effect.context<R>(), (services) => toEffect(answer(input, services)))
+    Effect.flatMap(Effect.context<R>(), (services) =>
+      Effect.clockWith((clock) => toEffect(answer(input, services, clock)))
+    )
 
 /** Runs `f` on the value of an Effect that is already settled, else after running it. */
 export const andThen = <A, E, R, R2>(
@@ -93,4 +96,14 @@ export const andThen = <A, E, R, R2>(
   const now = settled(effect)
   if (now !== undefined) return onValue(now)
   return Effect.flatMap(Effect.exit(effect), (exit) => toEffect(onValue(exit)))
+}
+
+/**
+ * A handler written as steps (`function*` over Effects, as for `Effect.gen`): run at once with the services
+ * (platform runNow.ts), its reply now when every step was settled, else an Effect that goes on from the first
+ * step that must run.
+ */
+export const answerSteps = <R>(steps: Steps<Reply, never, R>, services: Context.Context<R>): Answer<R> => {
+  const run = runNow(steps, services)
+  return Exit.isExit(run) && Exit.isSuccess(run) ? (run.value as Reply) : run
 }

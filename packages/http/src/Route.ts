@@ -5,7 +5,7 @@
  * generic piece of code over a list of these, so every route family (streams, users, node endpoints,
  * admin, subscriptions) plugs in the same way.
  */
-import type { Context, Effect } from "effect"
+import type { Clock, Context, Effect } from "effect"
 import type { Answer } from "./Answer.js"
 import type { Principal } from "@vellum/security"
 import type { Reply } from "./Reply.js"
@@ -75,6 +75,7 @@ export interface RouteDef<R = never> {
   /**
    * The handler as plain code given its services (Answer.ts): the pipeline calls it, when present, instead of
    * `handle`, which must then be this very function in an Effect (`handlerOf`), so both forms run one code.
+   * The clock is the one the fiber would have (reads judge `$maxAge` by it).
    */
-  readonly answer?: (input: RouteInput, services: Context.Context<R>) => Answer<R>
+  readonly answer?: (input: RouteInput, services: Context.Context<R>, clock: Clock.Clock) => Answer<R>
 }

@@ -13,7 +13,7 @@
  * the simulator calls is that same code run in the fiber's services, so the live server and the simulator
  * call the same code. Nothing in it can fail or throw: defects in a handler become a 500 with a reason.
  */
-import { Cause, Context, Duration, Effect } from "effect"
+import { Cause, Context, Duration, Effect, type Clock } from "effect"
 import {
   Authenticator,
   isAdmin,
@@ -140,7 +140,8 @@ export const makeHandler = <R>(
     target: RequestTarget,
     principal: Principal,
     finish: Finish,
-    services: Context.Context<R>
+    services: Context.Context<R>,
+    clock: Clock.Clock
   ): Answer<R> => {
     const match = router.match(target.segments)
     if (match._tag === "NotFound") return finish(notBuiltReply(target.segments) ?? emptyReply(404, "Not Found"))
@@ -180,18 +181,18 @@ export const makeHandler = <R>(
     // Passed to the leader, or answered here; never redirected (forwarding/).
     if (route.forwardsToLeader === true) {
       if (settings.leaderForwarding === undefined || request.forwarded === true)
-        return runHandler(route, input, match.allowed, finish, services)
+        return runHandler(route, input, match.allowed, finish, services, clock)
       const outgoing = { request, headers, scheme, rawPath: target.rawPath, rawQuery: target.rawQuery }
-      return forwardOrServe(settings.leaderForwarding, route, input, outgoing, match.allowed, finish, services)
+      return forwardOrServe(settings.leaderForwarding, route, input, outgoing, match.allowed, finish, services, clock)
     }
     const writes = route.writes === true
     // Only requests that need the leader read the node's role: plain reads pay nothing for it.
-    if (!needsLeader({ writes, headers })) return runHandler(route, input, match.allowed, finish, services)
+    if (!needsLeader({ writes, headers })) return runHandler(route, input, match.allowed, finish, services, clock)
     const routed = { writes, headers, scheme, rawPath: target.rawPath, rawQuery: target.rawQuery }
     const routeFor = (role: NodeRole): Answer<R> => {
       const answer = leaderRoutingReply(routed, role)
       return answer === undefined
-        ? runHandler(route, input, match.allowed, finish, services)
+        ? runHandler(route, input, match.allowed, finish, services, clock)
         : finish(answer, match.allowed)
     }
     const roleNow = settings.nodeRoleNow?.() ?? settledValue(settings.nodeRole)
@@ -210,11 +211,12 @@ export const makeHandler = <R>(
     outgoing: Omit<OutgoingRequest, "baseUrl">,
     allowed: ReadonlyArray<string>,
     finish: Finish,
-    services: Context.Context<R>
+    services: Context.Context<R>,
+    clock: Clock.Clock
   ): Effect.Effect<Reply, never, R> =>
     Effect.flatMap(settings.nodeRole, (role) => {
       const target = forwardTarget(role, forwarding)
-      if (target === undefined) return toEffect(runHandler(route, input, allowed, finish, services))
+      if (target === undefined) return toEffect(runHandler(route, input, allowed, finish, services, clock))
       const timeout = forwardTimeoutMillis(settings.requestTimeoutMillis, longPollSeconds(input.headers))
       return Effect.map(
         sendToLeader(forwarding, target, { ...outgoing, baseUrl: input.baseUrl }, timeout),
@@ -234,12 +236,13 @@ export const makeHandler = <R>(
     input: RouteInput,
     allowed: ReadonlyArray<string>,
     finish: Finish,
-    services: Context.Context<R>
+    services: Context.Context<R>,
+    clock: Clock.Clock
   ): Answer<R> => {
     const longPoll = longPollSeconds(input.headers)
     let started: Answer<R>
     try {
-      started = route.answer !== undefined ? route.answer(input, services) : route.handle(input)
+      started = route.answer !== undefined ? route.answer(input, services, clock) : route.handle(input)
     } catch (defect) {
       started = Effect.die(defect)
     }
@@ -276,7 +279,11 @@ export const makeHandler = <R>(
     }
   }
 
-  const process = (request: HttpRequest, services: Context.Context<R | Authenticator>): Answer<R | Authenticator> => {
+  const process = (
+    request: HttpRequest,
+    services: Context.Context<R | Authenticator>,
+    clock: Clock.Clock
+  ): Answer<R | Authenticator> => {
     const method = request.method.toUpperCase()
     const headers = normalizeHeaders(request.headers)
     const target = parseTarget(request.url)
@@ -308,17 +315,17 @@ export const makeHandler = <R>(
       const finishFor: Finish = principal.anonymous
         ? (reply, methods) => challengeAnonymous(finish(reply, methods), headers)
         : finish
-      return afterAuthentication(request, method, headers, target, principal, finishFor, services)
+      return afterAuthentication(request, method, headers, target, principal, finishFor, services, clock)
     })
   }
 
   // Whatever escapes (a defect in the authenticator, in this code) is still an answer, never a crash.
   const escaped = (defect: unknown): Reply =>
     finishReply(internalError(Cause.die(defect)), { methods: undefined, acceptEncoding: undefined })
-  const answered = (request: HttpRequest, services: Context.Context<R | Authenticator>): Answer<R | Authenticator> => {
+  const answered = (request: HttpRequest, surroundings: Surroundings<R | Authenticator>): Answer<R | Authenticator> => {
     let answer: Answer<R | Authenticator>
     try {
-      answer = process(request, services)
+      answer = process(request, surroundings.context, surroundings.clock)
     } catch (defect) {
       return escaped(defect)
     }
@@ -329,12 +336,12 @@ export const makeHandler = <R>(
   // Timed with the Clock service read directly: no timestamp Effects.
   const answer =
     observe === undefined
-      ? (request: HttpRequest, surroundings: Surroundings<R | Authenticator>) => answered(request, surroundings.context)
+      ? (request: HttpRequest, surroundings: Surroundings<R | Authenticator>) => answered(request, surroundings)
       : (request: HttpRequest, surroundings: Surroundings<R | Authenticator>): Answer<R | Authenticator> => {
           const clock = surroundings.clock
           const start = clock.unsafeCurrentTimeMillis()
           return mapAnswer(
-            answered(request, surroundings.context),
+            answered(request, surroundings),
             (reply) => {
               observe({
                 method: request.method.toUpperCase(),

@@ -3,7 +3,6 @@
  * route miss at once, and over a socket the plain form writes the very bytes the Effect form writes.
  */
 import { describe, it, assert } from "@effect/vitest"
-import { connect } from "node:net"
 import { Context, Effect, Ref } from "effect"
 import { Authenticator, StreamAccess, systemPrincipal } from "@vellum/security"
 import { Disk, MemoryDisk } from "@vellum/platform"
@@ -18,24 +17,12 @@ import {
   type RequestHandler
 } from "../src/index.js"
 import { LaterReply, toEffect } from "../src/Answer.js"
+import { exchange, withoutDate } from "./rawExchange.js"
 import { AdminAuth, EventsJson, eventsBody, storageConfig, testStreamAccess } from "./streams-harness.js"
-
-/** Sends raw request bytes on a fresh connection; resolves with everything the server wrote before closing. */
-const exchange = (port: number, request: string): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const socket = connect(port, "127.0.0.1")
-    const chunks: Array<Buffer> = []
-    socket.on("data", (c: Buffer) => chunks.push(c))
-    socket.on("end", () => resolve(Buffer.concat(chunks).toString("latin1")))
-    socket.on("error", reject)
-    socket.write(request)
-  })
 
 const post = (path: string, body: string) =>
   `POST ${path} HTTP/1.1\r\nHost: localhost:2113\r\nAuthorization: ${AdminAuth}\r\n` +
   `Content-Type: ${EventsJson}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
-
-const withoutDate = (wire: string) => wire.replace(/\r\nDate: [^\r]*/, "")
 
 // Below the ephemeral range, and apart from the other serveHttp tests (23_000, 24_000, 25_000 + pid % 1000).
 const port = 26_000 + 3 * (process.pid % 1000)

@@ -12,11 +12,17 @@
  * knew was committed; the rest is the uncommitted tail), writes no epoch, and takes client writes only
  * while the cluster has it lead: its `replica` (replica/ClusteredReplica.ts) is what replication drives.
  */
-import { Context, Effect, Layer, PubSub, type Scope } from "effect"
-import { Disk, join, lockScoped, type DiskError } from "@vellum/platform"
+import { Context, Effect, Exit, Layer, PubSub, type Clock, type Scope } from "effect"
+import { Disk, join, lockScoped, mapNow, runNow, type DiskError, type Steps } from "@vellum/platform"
 import type { IndexCorrupt } from "./tableindex/Entry.js"
 import { InvalidRequest, StorageCorrupt, StorageLocked } from "./errors.js"
-import { openTransactionLog, type LogConfig, type ReadError, type TransactionLog } from "./log/TransactionLog.js"
+import {
+  NotCached,
+  openTransactionLog,
+  type LogConfig,
+  type ReadError,
+  type TransactionLog
+} from "./log/TransactionLog.js"
 import { completeChunkAfterScavengePoint } from "./log/scavengePointChunk.js"
 import { openCheckpoint } from "./log/Checkpoint.js"
 import { Leadership } from "./replica/Leadership.js"
@@ -217,6 +223,12 @@ export interface EventStoreService {
     maxCount: number,
     options?: ReadOptions
   ) => Effect.Effect<AllRead, ReadFailure>
+  /**
+   * The stream, event and `$all` reads begun when called, for plain-code readers (HTTP reads without a fiber):
+   * an `Exit` when every index lookup, record and link decision was in memory, else the Effect that finishes
+   * the same read (platform runNow.ts). Absent on a store whose reads must run Effects.
+   */
+  readonly readNow?: ReadsNow
   readonly lastEventNumber: (stream: string) => Effect.Effect<number, ReadFailure>
   /** Writes a scavenge point (completing the active chunk); returns its number and position. */
   readonly writeScavengePoint: (
@@ -249,6 +261,38 @@ export interface EventStoreService {
    */
   readonly leaderOnly?: EventStoreService
 }
+
+/** The reads of `EventStoreService` as of the clock's time, begun when called (`EventStoreService.readNow`). */
+export interface ReadsNow {
+  /** `committedPosition`'s value. */
+  readonly committed: () => number
+  readonly metadata: (stream: string) => Effect.Effect<MetadataRead, ReadFailure>
+  readonly streamForward: StreamPageNow
+  readonly streamBackward: StreamPageNow
+  readonly event: (
+    stream: string,
+    eventNumber: number,
+    options: ReadOptions | undefined,
+    clock: Clock.Clock
+  ) => Effect.Effect<EventRead, ReadFailure>
+  readonly allForward: AllPageNow
+  readonly allBackward: AllPageNow
+}
+
+type StreamPageNow = (
+  stream: string,
+  from: number,
+  maxCount: number,
+  options: ReadOptions | undefined,
+  clock: Clock.Clock
+) => Effect.Effect<StreamRead, ReadFailure>
+
+type AllPageNow = (
+  position: number,
+  maxCount: number,
+  options: ReadOptions | undefined,
+  clock: Clock.Clock
+) => Effect.Effect<AllRead, ReadFailure>
 
 export interface StorageEngine {
   readonly log: TransactionLog
@@ -494,13 +538,112 @@ export const make = (
               : { _tag: "StreamDeleted" }
           )
         : (countRead(result.events),
-          Effect.map(links.resolvePage(result.events, options?.resolveLinks, nowMicros), (events) => ({
+          mapNow(links.resolvePage(result.events, options?.resolveLinks, nowMicros), (events) => ({
             ...result,
             events
           })))
 
     const toFailure = <A>(effect: Effect.Effect<A, ReadError | InvalidRequest>): Effect.Effect<A, ReadFailure> =>
       logReadError(effect)
+
+    /** A read as of a time: begun now, and settled when it finished now (runNow). */
+    const readAt =
+      <P extends ReadonlyArray<unknown>, A>(steps: (...params: P) => Steps<A, ReadError | InvalidRequest>) =>
+      (...params: P): Effect.Effect<A, ReadFailure> => {
+        const read = runNow(steps(...params))
+        return Exit.isExit(read) && Exit.isSuccess(read) ? read : toFailure(read)
+      }
+    /** The same read as an Effect, at the time it runs. */
+    const readLater =
+      <P extends ReadonlyArray<unknown>, A>(read: (nowMicros: number, ...params: P) => Effect.Effect<A, ReadFailure>) =>
+      (...params: P): Effect.Effect<A, ReadFailure> =>
+        Effect.flatMap(now, (nowMicros) => read(nowMicros, ...params))
+    const micros = (clock: Clock.Clock): number => clock.unsafeCurrentTimeMillis() * 1000
+
+    function* metadataSteps(stream: string): Steps<MetadataRead, ReadError> {
+      const last = yield* readIndex.lastEventNumberSteps(stream)
+      const info = yield* readIndex.metaInfoSteps(stream)
+      const event =
+        info.metaLastEventNumber >= 0
+          ? yield* readIndex.eventAtSteps(metastreamOf(stream), info.metaLastEventNumber)
+          : undefined
+      const tag =
+        last === DeletedStreamNumber
+          ? "StreamDeleted"
+          : info.metaLastEventNumber < 0 && last < 0
+            ? "NoStream"
+            : "Success"
+      const isJson = event !== undefined && (event.flags & 1) !== 0
+      return {
+        _tag: tag,
+        metadata: event === undefined ? {} : parseMetadata(event.data, isJson),
+        metaLastEventNumber: info.metaLastEventNumber,
+        raw: event?.data,
+        isJson
+      } as MetadataRead
+    }
+    const metadataAt = readAt(metadataSteps)
+
+    function* streamPageSteps(
+      nowMicros: number,
+      direction: "forward" | "backward",
+      stream: string,
+      from: number,
+      maxCount: number,
+      options: ReadOptions | undefined
+    ): Steps<StreamRead, ReadError | InvalidRequest> {
+      yield* checkCount(maxCount)
+      if (!Number.isSafeInteger(from) || from < (direction === "forward" ? 0 : -1))
+        return yield* Effect.fail(new InvalidRequest({ message: `event number ${from} is not valid` }))
+      const result =
+        direction === "forward"
+          ? yield* readIndex.readForwardSteps(stream, from, maxCount, nowMicros)
+          : yield* readIndex.readBackwardSteps(stream, from, maxCount, nowMicros)
+      return yield* streamRead(result, options, nowMicros)
+    }
+    const streamPageAt = readAt(streamPageSteps)
+    const streamPage = readLater(streamPageAt)
+
+    function* eventSteps(
+      nowMicros: number,
+      stream: string,
+      eventNumber: number,
+      options: ReadOptions | undefined
+    ): Steps<EventRead, ReadError | InvalidRequest> {
+      if (!Number.isSafeInteger(eventNumber) || eventNumber < -1)
+        return yield* Effect.fail(new InvalidRequest({ message: `event number ${eventNumber} is not valid` }))
+      const result: EventReadResult = yield* readIndex.readEventSteps(stream, eventNumber, nowMicros)
+      if (result._tag !== "Success") return result
+      countRead([result.event])
+      const access = options?.resolveLinks
+      const event =
+        access === undefined
+          ? { event: result.event, link: undefined }
+          : yield* links.resolveOne(result.event, access, nowMicros)
+      return { _tag: "Success", event } as EventRead
+    }
+    const eventAt = readAt(eventSteps)
+
+    function* allSteps(
+      nowMicros: number,
+      direction: "forward" | "backward",
+      position: number,
+      maxCount: number,
+      options: ReadOptions | undefined
+    ): Steps<AllRead, ReadError | InvalidRequest> {
+      yield* checkCount(maxCount)
+      const limit = readIndex.committed()
+      if (!Number.isSafeInteger(position) || position < (direction === "forward" ? 0 : -1))
+        return yield* Effect.fail(new InvalidRequest({ message: `position ${position} is not valid` }))
+      if (direction === "forward") {
+        yield* checkBoundary(position, limit)
+        return yield* readAllSteps(log.scanForwardNow, position, limit, maxCount, options, nowMicros)
+      }
+      const from = position < 0 || position > limit ? limit : position
+      if (from < limit) yield* checkBoundary(from, limit)
+      return yield* readAllSteps(log.scanBackwardNow, from, limit, maxCount, options, nowMicros)
+    }
+    const allAt = readAt(allSteps)
 
     /**
      * The events with canonical ids (lowercase, dashed: how ids are stored), copied only when one is not, or
@@ -583,99 +726,27 @@ export const make = (
             }
           ])
         }),
-      getStreamMetadata: (stream) =>
-        toFailure(
-          Effect.gen(function* () {
-            const last = yield* readIndex.lastEventNumber(stream)
-            const info = yield* readIndex.metaInfo(stream)
-            const event =
-              info.metaLastEventNumber >= 0
-                ? yield* readIndex.eventAt(metastreamOf(stream), info.metaLastEventNumber)
-                : undefined
-            const tag =
-              last === DeletedStreamNumber
-                ? "StreamDeleted"
-                : info.metaLastEventNumber < 0 && last < 0
-                  ? "NoStream"
-                  : "Success"
-            const isJson = event !== undefined && (event.flags & 1) !== 0
-            return {
-              _tag: tag,
-              metadata: event === undefined ? {} : parseMetadata(event.data, isJson),
-              metaLastEventNumber: info.metaLastEventNumber,
-              raw: event?.data,
-              isJson
-            } as MetadataRead
-          })
-        ),
-      readStreamForward: (stream, from, maxCount, options) =>
-        toFailure(
-          Effect.gen(function* () {
-            yield* checkCount(maxCount)
-            if (!Number.isSafeInteger(from) || from < 0)
-              return yield* Effect.fail(new InvalidRequest({ message: `event number ${from} is not valid` }))
-            const nowMicros = yield* now
-            return yield* streamRead(
-              yield* readIndex.readForward(stream, from, maxCount, nowMicros),
-              options,
-              nowMicros
-            )
-          })
-        ),
-      readStreamBackward: (stream, from, maxCount, options) =>
-        toFailure(
-          Effect.gen(function* () {
-            yield* checkCount(maxCount)
-            if (!Number.isSafeInteger(from) || from < -1)
-              return yield* Effect.fail(new InvalidRequest({ message: `event number ${from} is not valid` }))
-            const nowMicros = yield* now
-            return yield* streamRead(
-              yield* readIndex.readBackward(stream, from, maxCount, nowMicros),
-              options,
-              nowMicros
-            )
-          })
-        ),
-      readEvent: (stream, eventNumber, options) =>
-        toFailure(
-          Effect.gen(function* () {
-            if (!Number.isSafeInteger(eventNumber) || eventNumber < -1)
-              return yield* Effect.fail(new InvalidRequest({ message: `event number ${eventNumber} is not valid` }))
-            const nowMicros = yield* now
-            const result: EventReadResult = yield* readIndex.readEvent(stream, eventNumber, nowMicros)
-            if (result._tag !== "Success") return result
-            countRead([result.event])
-            const access = options?.resolveLinks
-            const event =
-              access === undefined
-                ? { event: result.event, link: undefined }
-                : yield* links.resolveOne(result.event, access, nowMicros)
-            return { _tag: "Success", event } as EventRead
-          })
-        ),
+      getStreamMetadata: (stream) => Effect.suspend(() => metadataAt(stream)),
+      readStreamForward: (stream, from, maxCount, options) => streamPage("forward", stream, from, maxCount, options),
+      readStreamBackward: (stream, from, maxCount, options) => streamPage("backward", stream, from, maxCount, options),
+      readEvent: readLater(eventAt),
       readAllForward: (position, maxCount, options) =>
-        toFailure(
-          Effect.gen(function* () {
-            yield* checkCount(maxCount)
-            const limit = readIndex.committed()
-            if (!Number.isSafeInteger(position) || position < 0)
-              return yield* Effect.fail(new InvalidRequest({ message: `position ${position} is not valid` }))
-            yield* checkBoundary(position, limit)
-            return yield* readAll(log.scanForward, position, limit, maxCount, options)
-          })
-        ),
+        Effect.flatMap(now, (nowMicros) => allAt(nowMicros, "forward", position, maxCount, options)),
       readAllBackward: (position, maxCount, options) =>
-        toFailure(
-          Effect.gen(function* () {
-            yield* checkCount(maxCount)
-            const limit = readIndex.committed()
-            if (!Number.isSafeInteger(position) || position < -1)
-              return yield* Effect.fail(new InvalidRequest({ message: `position ${position} is not valid` }))
-            const from = position < 0 || position > limit ? limit : position
-            if (from < limit) yield* checkBoundary(from, limit)
-            return yield* readAll(log.scanBackward, from, limit, maxCount, options)
-          })
-        ),
+        Effect.flatMap(now, (nowMicros) => allAt(nowMicros, "backward", position, maxCount, options)),
+      readNow: {
+        committed: () => readIndex.committed(),
+        metadata: metadataAt,
+        streamForward: (stream, from, maxCount, options, clock) =>
+          streamPageAt(micros(clock), "forward", stream, from, maxCount, options),
+        streamBackward: (stream, from, maxCount, options, clock) =>
+          streamPageAt(micros(clock), "backward", stream, from, maxCount, options),
+        event: (stream, eventNumber, options, clock) => eventAt(micros(clock), stream, eventNumber, options),
+        allForward: (position, maxCount, options, clock) =>
+          allAt(micros(clock), "forward", position, maxCount, options),
+        allBackward: (position, maxCount, options, clock) =>
+          allAt(micros(clock), "backward", position, maxCount, options)
+      },
       lastEventNumber: (stream) => toFailure(readIndex.lastEventNumber(stream)),
       writeScavengePoint: (effectiveNowMicros, threshold) =>
         Effect.gen(function* () {
@@ -713,34 +784,32 @@ export const make = (
     }
 
     /** Pages through the log in one direction until `maxCount` events or the end, as `$all` events. */
-    function readAll(
+    function* readAllSteps(
       scan: TransactionLog["scanForward"],
       from: number,
       limit: number,
       maxCount: number,
-      options: ReadOptions | undefined
-    ) {
-      return Effect.gen(function* () {
-        const nowMicros = yield* now
-        const events: Array<EventRecord> = []
-        let next = from
-        let isEnd = false
-        while (events.length < maxCount && !isEnd) {
-          const page = yield* scan(next, limit, maxCount - events.length)
-          for (const record of page.records) {
-            const event = asStreamEvent(record)
-            if (event !== undefined) events.push(event)
-          }
-          next = page.next
-          isEnd = page.reachedEnd || page.records.length === 0
+      options: ReadOptions | undefined,
+      nowMicros: number
+    ): Steps<AllRead, ReadError> {
+      const events: Array<EventRecord> = []
+      let next = from
+      let isEnd = false
+      while (events.length < maxCount && !isEnd) {
+        const page = yield* scan(next, limit, maxCount - events.length)
+        for (const record of page.records) {
+          const event = asStreamEvent(record)
+          if (event !== undefined) events.push(event)
         }
-        countRead(events)
-        return {
-          events: yield* links.resolvePage(events, options?.resolveLinks, nowMicros),
-          nextPosition: next,
-          isEnd
-        } as AllRead
-      })
+        next = page.next
+        isEnd = page.reachedEnd || page.records.length === 0
+      }
+      countRead(events)
+      return {
+        events: yield* links.resolvePage(events, options?.resolveLinks, nowMicros),
+        nextPosition: next,
+        isEnd
+      } as AllRead
     }
 
     /** A position to read `$all` from must be a record boundary (or a chunk boundary / the end). */
@@ -749,6 +818,8 @@ export const make = (
       limit: number
     ): Effect.Effect<void, InvalidRequest | StorageCorrupt | ReadError> {
       if (position >= limit || position % config.chunkSize === 0) return Effect.void
+      // A record decoded from memory at this position (its own position checked) or none there: answered now.
+      if (log.readRecordCached(position, limit) !== NotCached) return Effect.void
       return Effect.catchTag(Effect.asVoid(log.readRecord(position, limit)), "StorageCorrupt", () =>
         Effect.fail(new InvalidRequest({ message: `position ${position} is not the position of an event` }))
       )

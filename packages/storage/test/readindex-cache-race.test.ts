@@ -23,9 +23,12 @@ const event = (stream: string, eventNumber: number, logPosition: number, data = 
 
 /** An index whose lookups wait for `gate`, then answer with `entries`; a log that holds `records` by position. */
 const fakes = (gate: Deferred.Deferred<void>, latest: number, records: Map<number, EventRecord>) => {
+  const lookupLatest = () => Effect.as(Deferred.await(gate), [{ exact: true, eventNumber: latest, position: 100 }])
   const index = {
-    latest: () => Effect.as(Deferred.await(gate), [{ exact: true, eventNumber: latest, position: 100 }]),
+    latest: lookupLatest,
+    latestNow: lookupLatest,
     range: () => Effect.succeed([]),
+    rangeNow: () => Effect.succeed([]),
     addBatch: () => undefined
   } as unknown as TableIndex
   const log = {

@@ -14,8 +14,10 @@ import {
 import { AllStream, type ReadOptions } from "@vellum/storage"
 import type { HttpSettings } from "../HttpConfig.js"
 import type { Reply } from "../Reply.js"
+import type { RouteInput } from "../Route.js"
 import { unauthorizedBare } from "../replies.js"
 import { settledValue } from "../Answer.js"
+import type { Steps } from "@vellum/platform"
 
 /**
  * undefined when allowed; the bare 401 otherwise; an Effect giving one of them when the policy must read
@@ -39,6 +41,21 @@ export const denyNow = (
   return Effect.map(checked, (allowed) => (allowed ? undefined : unauthorizedBare))
 }
 
+/** undefined when allowed; the bare 401 otherwise: as steps, settled when the policy answered now. */
+export function* denySteps(
+  principal: Principal,
+  settings: HttpSettings,
+  stream: string,
+  action: StreamAction
+): Steps<Reply | undefined, never, StreamAccess> {
+  const denied = denyNow(principal, settings, stream, action, yield* StreamAccess)
+  return Effect.isEffect(denied) ? yield* denied : denied
+}
+
+/** A read of the addressed stream (`$r`) or of its metadata (`$mr`): `denySteps`. */
+export const denyReadSteps = (input: RouteInput, metadata: boolean) =>
+  denySteps(input.principal, input.settings, input.params["stream"] ?? "", metadata ? "$mr" : "$r")
+
 /** undefined when allowed; the bare 401 otherwise. */
 export const denyUnlessAllowed = (
   principal: Principal,
@@ -46,10 +63,7 @@ export const denyUnlessAllowed = (
   stream: string,
   action: StreamAction
 ): Effect.Effect<Reply | undefined, never, StreamAccess> =>
-  Effect.flatMap(StreamAccess, (access) => {
-    const denied = denyNow(principal, settings, stream, action, access)
-    return Effect.isEffect(denied) ? denied : Effect.succeed(denied)
-  })
+  Effect.gen(() => denySteps(principal, settings, stream, action))
 
 /**
  * The read options of a read that resolves links (or not): targets are shown only where this reader's own
@@ -59,7 +73,12 @@ export const denyUnlessAllowed = (
 export const linkReadOptions = (
   principal: Principal,
   resolveLinks: boolean
-): Effect.Effect<ReadOptions, never, StreamAccess> =>
-  resolveLinks
-    ? Effect.map(StreamAccess, (access) => ({ resolveLinks: linkAccessFor(access, principal) }))
-    : Effect.succeed({})
+): Effect.Effect<ReadOptions, never, StreamAccess> => Effect.gen(() => linkOptionsSteps(principal, resolveLinks))
+
+/** `linkReadOptions` as steps (the access policy is a service: settled given the services). */
+export function* linkOptionsSteps(
+  principal: Principal,
+  resolveLinks: boolean
+): Steps<ReadOptions, never, StreamAccess> {
+  return resolveLinks ? { resolveLinks: linkAccessFor(yield* StreamAccess, principal) } : {}
+}

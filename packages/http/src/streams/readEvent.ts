@@ -3,15 +3,24 @@
  * `GET /streams/{s}/metadata[/{n|head}]`. A numbered event is immutable; `head` carries an ETag of the
  * event read. Metadata of a stream that exists but has none is a 200 with `{}` (JSON) or nothing.
  */
-import { Effect } from "effect"
-import { EventStore, isMetastream, metastreamOf, originalEvent, type EventRead } from "@vellum/storage"
+import type { Clock, Context } from "effect"
+import { eitherNow, type Steps } from "@vellum/platform"
+import {
+  EventStore,
+  isMetastream,
+  metastreamOf,
+  originalEvent,
+  type EventRead,
+  type EventStoreService
+} from "@vellum/storage"
 import { notFoundBody, renderSingleEvent, singleEventCache, parseEmbed, type EmbedLevel } from "../atom/index.js"
 import type { Reply } from "../Reply.js"
 import type { RouteInput } from "../Route.js"
 import type { StreamRouteRequirements } from "./requirements.js"
 import { badRequest, TextPlainUtf8 } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
-import { denyUnlessAllowed, linkReadOptions } from "./access.js"
+import { denyReadSteps, linkOptionsSteps } from "./access.js"
+import { answerSteps, handlerOf } from "../Answer.js"
 import { cachedRead } from "./cachedRead.js"
 import * as Control from "./controlHeaders.js"
 import { htmlRedirectPage } from "./htmlPage.js"
@@ -69,58 +78,66 @@ const rendered = (
   return cachedRead(input, text, singleEventCache(isHead, originalEvent(read.event).eventNumber), cacheControlSeconds)
 }
 
-const readSingle = (input: RouteInput, metadata: boolean): Effect.Effect<Reply, never, StreamRouteRequirements> =>
-  Effect.gen(function* () {
-    const addressed = input.params["stream"] ?? ""
-    const denied = yield* denyUnlessAllowed(input.principal, input.settings, addressed, metadata ? "$mr" : "$r")
-    if (denied !== undefined) return denied
-    const request = singleRequest(input, metadata)
-    if ("status" in request) return request
-    const store = yield* EventStore
-    const isHead = request.eventNumber < 0
-    const read = yield* Effect.either(
-      store.readEvent(
-        request.stream,
-        request.eventNumber,
-        yield* linkReadOptions(input.principal, request.resolveLinks)
-      )
-    )
-    if (read._tag === "Left") return storageErrorReply(read.left)
-    const result = read.right
-    switch (result._tag) {
-      case "Success":
-        // The head's cache lifetime is the stream's `$cacheControl` (one more read, head reads only).
-        return rendered(input, result, isHead, isHead ? yield* headCacheSeconds(request.stream) : undefined)
-      case "StreamDeleted":
-        return missing(410, input)
-      case "NotFound":
-      case "NoStream":
-        return metadata && isHead ? yield* metadataOfExistingStream(input, addressed) : missing(404, input)
-    }
-  })
+/** A single event as steps (Answer.ts `answerSteps`): plain code when the event and its stream's facts are in memory. */
+function* readSingle(
+  input: RouteInput,
+  metadata: boolean,
+  clock: Clock.Clock
+): Steps<Reply, never, StreamRouteRequirements> {
+  const denied = yield* denyReadSteps(input, metadata)
+  if (denied !== undefined) return denied
+  const addressed = input.params["stream"] ?? ""
+  const request = singleRequest(input, metadata)
+  if ("status" in request) return request
+  const store = yield* EventStore
+  const isHead = request.eventNumber < 0
+  const options = yield* linkOptionsSteps(input.principal, request.resolveLinks)
+  const read = yield* eitherNow(
+    store.readNow?.event(request.stream, request.eventNumber, options, clock) ??
+      store.readEvent(request.stream, request.eventNumber, options)
+  )
+  if (read._tag === "Left") return storageErrorReply(read.left)
+  const result = read.right
+  switch (result._tag) {
+    case "Success":
+      // The head's cache lifetime is the stream's `$cacheControl` (one more read, head reads only).
+      return rendered(input, result, isHead, isHead ? yield* headCacheSeconds(store, request.stream) : undefined)
+    case "StreamDeleted":
+      return missing(410, input)
+    case "NotFound":
+    case "NoStream":
+      return metadata && isHead ? yield* metadataOfExistingStream(store, input, addressed) : missing(404, input)
+  }
+}
 
-const headCacheSeconds = (stream: string): Effect.Effect<number | undefined, never, EventStore> =>
-  Effect.gen(function* () {
-    const store = yield* EventStore
-    const meta = yield* Effect.either(store.getStreamMetadata(stream))
-    return meta._tag === "Right" ? meta.right.metadata.cacheControl : undefined
-  })
+/** A stream's metadata, begun now where the store can. */
+const metadataOf = (store: EventStoreService, stream: string) =>
+  eitherNow(store.readNow?.metadata(stream) ?? store.getStreamMetadata(stream))
+
+function* headCacheSeconds(store: EventStoreService, stream: string): Steps<number | undefined, never> {
+  const meta = yield* metadataOf(store, stream)
+  return meta._tag === "Right" ? meta.right.metadata.cacheControl : undefined
+}
 
 /** `GET /streams/{s}/metadata` when `$$s` has no event: 200 with `{}` if `s` exists, else 404/410. */
-const metadataOfExistingStream = (input: RouteInput, stream: string): Effect.Effect<Reply, never, EventStore> =>
-  Effect.gen(function* () {
-    const store = yield* EventStore
-    const meta = yield* Effect.either(store.getStreamMetadata(stream))
-    if (meta._tag === "Left") return storageErrorReply(meta.left)
-    if (meta.right._tag === "StreamDeleted") return missing(410, input)
-    if (meta.right._tag === "NoStream") return missing(404, input)
-    return cachedRead(
-      input,
-      notFoundBody(input.responseType),
-      singleEventCache(true, undefined),
-      meta.right.metadata.cacheControl
-    )
-  })
+function* metadataOfExistingStream(store: EventStoreService, input: RouteInput, stream: string): Steps<Reply, never> {
+  const meta = yield* metadataOf(store, stream)
+  if (meta._tag === "Left") return storageErrorReply(meta.left)
+  if (meta.right._tag === "StreamDeleted") return missing(410, input)
+  if (meta.right._tag === "NoStream") return missing(404, input)
+  return cachedRead(
+    input,
+    notFoundBody(input.responseType),
+    singleEventCache(true, undefined),
+    meta.right.metadata.cacheControl
+  )
+}
 
-export const readStreamEvent = (input: RouteInput) => readSingle(input, false)
-export const readMetadataEvent = (input: RouteInput) => readSingle(input, true)
+type Services = Context.Context<StreamRouteRequirements>
+
+export const answerStreamEvent = (input: RouteInput, services: Services, clock: Clock.Clock) =>
+  answerSteps(readSingle(input, false, clock), services)
+export const answerMetadataEvent = (input: RouteInput, services: Services, clock: Clock.Clock) =>
+  answerSteps(readSingle(input, true, clock), services)
+export const readStreamEvent = handlerOf(answerStreamEvent)
+export const readMetadataEvent = handlerOf(answerMetadataEvent)

@@ -4,7 +4,8 @@
  * `/streams/{s}…` and `/streams/{s}/metadata…`. The description document answers head/backward stream
  * reads negotiated as a streamdesc type (406 when the client named no type or the any-type range).
  */
-import { Effect } from "effect"
+import type { Clock, Context } from "effect"
+import { eitherNow, type Steps } from "@vellum/platform"
 import { EventStore, metastreamOf, isMetastream, type StreamRead } from "@vellum/storage"
 import {
   feedSyntaxFor,
@@ -24,7 +25,8 @@ import type { RouteInput } from "../Route.js"
 import type { StreamRouteRequirements } from "./requirements.js"
 import { badRequest, documentReply, statusReply } from "../replies.js"
 import { storageErrorReply } from "../storageErrors.js"
-import { denyUnlessAllowed, linkReadOptions } from "./access.js"
+import { denyReadSteps, linkOptionsSteps } from "./access.js"
+import { answerSteps, handlerOf } from "../Answer.js"
 import { cachedRead } from "./cachedRead.js"
 import * as Control from "./controlHeaders.js"
 import { htmlRedirectPage } from "./htmlPage.js"
@@ -102,66 +104,83 @@ const nothingNew =
     read._tag === "NoStream" ||
     (read._tag === "Success" && (request.from > read.lastEventNumber || etag === read.lastEventNumber))
 
-const readFeed = (
+/**
+ * A feed page as steps (Answer.ts `answerSteps`): with the stream's facts in memory, from the ACL check to
+ * the rendered page in plain code; a long poll, a disk read or an ACL that must read go on as an Effect.
+ */
+function* readFeed(
   input: RouteInput,
   direction: "forward" | "backward",
-  metadata: boolean
-): Effect.Effect<Reply, never, StreamRouteRequirements> =>
-  Effect.gen(function* () {
-    const addressed = input.params["stream"] ?? ""
-    const denied = yield* denyUnlessAllowed(input.principal, input.settings, addressed, metadata ? "$mr" : "$r")
-    if (denied !== undefined) return denied
-    if (!metadata && direction === "backward" && isDescriptionType(input.responseType))
-      return describe(input, addressed)
-    const request = feedRequest(input, direction, metadata)
-    if ("status" in request) return request
-    const store = yield* EventStore
-    const tooBig = tooBigRead(request.count, store.config.maxReadCount)
-    if (tooBig !== undefined) return tooBig
-    const etag = ifNoneMatchPosition(input.headers["if-none-match"], input.responseType)
-    const options = yield* linkReadOptions(input.principal, request.resolveLinks)
-    const read =
-      direction === "forward"
-        ? store.readStreamForward(request.stream, request.from, request.count, options)
-        : store.readStreamBackward(request.stream, request.from, request.count, options)
-    const result = yield* Effect.either(
-      withLongPoll({
-        read,
-        isEmpty: nothingNew(request, etag),
-        wakesOn: (notice) => notice.streams.includes(request.stream),
-        seconds: request.longPollSeconds
-      })
-    )
-    if (result._tag === "Left") return storageErrorReply(result.left)
-    const page = result.right
-    if (page._tag === "NoStream") return statusReply(404, "Not Found")
-    if (page._tag === "StreamDeleted") return statusReply(410, "Deleted")
-    if (etag !== undefined && etag === page.lastEventNumber) return statusReply(304, "Not Modified")
-    const embed = feedEmbed(input)
-    const body = feedBody(
-      input,
-      {
-        baseUrl: input.baseUrl,
-        stream: request.stream,
-        direction,
-        from: request.from,
-        count: request.count,
-        embed,
-        contentType: input.responseType,
-        page
-      },
-      renderStreamFeed,
-      streamFeedBytes
-    )
-    return cachedRead(
-      input,
-      body,
-      streamFeedCache(direction, request.from, request.count, page.lastEventNumber),
-      page.metadata.cacheControl
-    )
-  })
+  metadata: boolean,
+  clock: Clock.Clock
+): Steps<Reply, never, StreamRouteRequirements> {
+  const denied = yield* denyReadSteps(input, metadata)
+  if (denied !== undefined) return denied
+  const addressed = input.params["stream"] ?? ""
+  if (!metadata && direction === "backward" && isDescriptionType(input.responseType)) return describe(input, addressed)
+  const request = feedRequest(input, direction, metadata)
+  if ("status" in request) return request
+  const store = yield* EventStore
+  const tooBig = tooBigRead(request.count, store.config.maxReadCount)
+  if (tooBig !== undefined) return tooBig
+  const etag = ifNoneMatchPosition(input.headers["if-none-match"], input.responseType)
+  const options = yield* linkOptionsSteps(input.principal, request.resolveLinks)
+  // Begun now unless it long-polls (a long poll runs its read again after the wait).
+  const now = request.longPollSeconds === undefined ? store.readNow : undefined
+  const read =
+    direction === "forward"
+      ? (now?.streamForward(request.stream, request.from, request.count, options, clock) ??
+        store.readStreamForward(request.stream, request.from, request.count, options))
+      : (now?.streamBackward(request.stream, request.from, request.count, options, clock) ??
+        store.readStreamBackward(request.stream, request.from, request.count, options))
+  const result = yield* eitherNow(
+    withLongPoll({
+      read,
+      isEmpty: nothingNew(request, etag),
+      wakesOn: (notice) => notice.streams.includes(request.stream),
+      seconds: request.longPollSeconds
+    })
+  )
+  if (result._tag === "Left") return storageErrorReply(result.left)
+  const page = result.right
+  if (page._tag === "NoStream") return statusReply(404, "Not Found")
+  if (page._tag === "StreamDeleted") return statusReply(410, "Deleted")
+  if (etag !== undefined && etag === page.lastEventNumber) return statusReply(304, "Not Modified")
+  const embed = feedEmbed(input)
+  const body = feedBody(
+    input,
+    {
+      baseUrl: input.baseUrl,
+      stream: request.stream,
+      direction,
+      from: request.from,
+      count: request.count,
+      embed,
+      contentType: input.responseType,
+      page
+    },
+    renderStreamFeed,
+    streamFeedBytes
+  )
+  return cachedRead(
+    input,
+    body,
+    streamFeedCache(direction, request.from, request.count, page.lastEventNumber),
+    page.metadata.cacheControl
+  )
+}
 
-export const readStreamBackward = (input: RouteInput) => readFeed(input, "backward", false)
-export const readStreamForward = (input: RouteInput) => readFeed(input, "forward", false)
-export const readMetastreamBackward = (input: RouteInput) => readFeed(input, "backward", true)
-export const readMetastreamForward = (input: RouteInput) => readFeed(input, "forward", true)
+type Services = Context.Context<StreamRouteRequirements>
+
+export const answerStreamBackward = (input: RouteInput, services: Services, clock: Clock.Clock) =>
+  answerSteps(readFeed(input, "backward", false, clock), services)
+export const answerStreamForward = (input: RouteInput, services: Services, clock: Clock.Clock) =>
+  answerSteps(readFeed(input, "forward", false, clock), services)
+export const answerMetastreamBackward = (input: RouteInput, services: Services, clock: Clock.Clock) =>
+  answerSteps(readFeed(input, "backward", true, clock), services)
+export const answerMetastreamForward = (input: RouteInput, services: Services, clock: Clock.Clock) =>
+  answerSteps(readFeed(input, "forward", true, clock), services)
+export const readStreamBackward = handlerOf(answerStreamBackward)
+export const readStreamForward = handlerOf(answerStreamForward)
+export const readMetastreamBackward = handlerOf(answerMetastreamBackward)
+export const readMetastreamForward = handlerOf(answerMetastreamForward)

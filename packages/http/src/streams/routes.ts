@@ -16,20 +16,45 @@ import {
   deleteStream
 } from "./append.js"
 import { AtomCodecs, AtomCodecsWithoutBatches, FeedCodecs, SingleEventCodecs } from "./mediaTypes.js"
-import { readAllBackward, readAllFilteredBackward, readAllFilteredForward, readAllForward } from "./readAll.js"
-import { readStreamEvent, readMetadataEvent } from "./readEvent.js"
-import { readMetastreamBackward, readMetastreamForward, readStreamBackward, readStreamForward } from "./readFeed.js"
+import {
+  answerAllBackward,
+  answerAllFilteredBackward,
+  answerAllFilteredForward,
+  answerAllForward,
+  readAllBackward,
+  readAllFilteredBackward,
+  readAllFilteredForward,
+  readAllForward
+} from "./readAll.js"
+import { answerMetadataEvent, answerStreamEvent, readStreamEvent, readMetadataEvent } from "./readEvent.js"
+import {
+  answerMetastreamBackward,
+  answerMetastreamForward,
+  answerStreamBackward,
+  answerStreamForward,
+  readMetastreamBackward,
+  readMetastreamForward,
+  readStreamBackward,
+  readStreamForward
+} from "./readFeed.js"
 import { redirectWithoutSlash } from "./redirects.js"
 import type { StreamRouteRequirements } from "./requirements.js"
 
 type StreamRoute = RouteDef<StreamRouteRequirements>
 
-const get = (path: string, responseCodecs: ReadonlyArray<string>, handle: StreamRoute["handle"]): StreamRoute => ({
+/** A read route; one with an `answer` (plain form, Answer.ts) has `handlerOf(answer)` as its `handle`. */
+const get = (
+  path: string,
+  responseCodecs: ReadonlyArray<string>,
+  handle: StreamRoute["handle"],
+  answer?: StreamRoute["answer"]
+): StreamRoute => ({
   method: "GET",
   path,
   access: "handler",
   responseCodecs,
-  handle
+  handle,
+  ...(answer !== undefined ? { answer } : {})
 })
 
 const redirect = (method: StreamRoute["method"], path: string, requestCodecs?: ReadonlyArray<string>): StreamRoute => ({
@@ -41,16 +66,17 @@ const redirect = (method: StreamRoute["method"], path: string, requestCodecs?: R
   handle: redirectWithoutSlash
 })
 
-const allFeeds = (
-  base: string,
-  backward: StreamRoute["handle"],
-  forward: StreamRoute["handle"]
-): ReadonlyArray<StreamRoute> => [
-  get(`${base}?embed={embed}`, FeedCodecs, backward),
-  get(`${base}/{position}/{count}?embed={embed}`, FeedCodecs, backward),
-  get(`${base}/{position}/backward/{count}?embed={embed}`, FeedCodecs, backward),
-  get(`${base}/{position}/forward/{count}?embed={embed}`, FeedCodecs, forward)
+type Read = readonly [StreamRoute["handle"], NonNullable<StreamRoute["answer"]>]
+
+const allFeeds = (base: string, backward: Read, forward: Read): ReadonlyArray<StreamRoute> => [
+  get(`${base}?embed={embed}`, FeedCodecs, ...backward),
+  get(`${base}/{position}/{count}?embed={embed}`, FeedCodecs, ...backward),
+  get(`${base}/{position}/backward/{count}?embed={embed}`, FeedCodecs, ...backward),
+  get(`${base}/{position}/forward/{count}?embed={embed}`, FeedCodecs, ...forward)
 ]
+
+const streamBackward: Read = [readStreamBackward, answerStreamBackward]
+const metastreamBackward: Read = [readMetastreamBackward, answerMetastreamBackward]
 
 export const streamRoutes: ReadonlyArray<StreamRoute> = [
   // Writes
@@ -102,22 +128,31 @@ export const streamRoutes: ReadonlyArray<StreamRoute> = [
   redirect("GET", "/streams/$all/"),
 
   // Stream reads
-  get("/streams/{stream}?embed={embed}", FeedCodecs, readStreamBackward),
-  get("/streams/{stream}/{event}?embed={embed}", SingleEventCodecs, readStreamEvent),
-  get("/streams/{stream}/{event}/{count}?embed={embed}", FeedCodecs, readStreamBackward),
-  get("/streams/{stream}/{event}/backward/{count}?embed={embed}", FeedCodecs, readStreamBackward),
-  get("/streams/{stream}/{event}/forward/{count}?embed={embed}", FeedCodecs, readStreamForward),
+  get("/streams/{stream}?embed={embed}", FeedCodecs, ...streamBackward),
+  get("/streams/{stream}/{event}?embed={embed}", SingleEventCodecs, readStreamEvent, answerStreamEvent),
+  get("/streams/{stream}/{event}/{count}?embed={embed}", FeedCodecs, ...streamBackward),
+  get("/streams/{stream}/{event}/backward/{count}?embed={embed}", FeedCodecs, ...streamBackward),
+  get("/streams/{stream}/{event}/forward/{count}?embed={embed}", FeedCodecs, readStreamForward, answerStreamForward),
 
   // Metadata reads
-  get("/streams/{stream}/metadata?embed={embed}", SingleEventCodecs, readMetadataEvent),
-  get("/streams/{stream}/metadata/{event}?embed={embed}", SingleEventCodecs, readMetadataEvent),
-  get("/streams/{stream}/metadata/{event}/{count}?embed={embed}", FeedCodecs, readMetastreamBackward),
-  get("/streams/{stream}/metadata/{event}/backward/{count}?embed={embed}", FeedCodecs, readMetastreamBackward),
-  get("/streams/{stream}/metadata/{event}/forward/{count}?embed={embed}", FeedCodecs, readMetastreamForward),
+  get("/streams/{stream}/metadata?embed={embed}", SingleEventCodecs, readMetadataEvent, answerMetadataEvent),
+  get("/streams/{stream}/metadata/{event}?embed={embed}", SingleEventCodecs, readMetadataEvent, answerMetadataEvent),
+  get("/streams/{stream}/metadata/{event}/{count}?embed={embed}", FeedCodecs, ...metastreamBackward),
+  get("/streams/{stream}/metadata/{event}/backward/{count}?embed={embed}", FeedCodecs, ...metastreamBackward),
+  get(
+    "/streams/{stream}/metadata/{event}/forward/{count}?embed={embed}",
+    FeedCodecs,
+    readMetastreamForward,
+    answerMetastreamForward
+  ),
 
   // $all
-  ...allFeeds("/streams/$all", readAllBackward, readAllForward),
-  ...allFeeds("/streams/$all/filtered", readAllFilteredBackward, readAllFilteredForward)
+  ...allFeeds("/streams/$all", [readAllBackward, answerAllBackward], [readAllForward, answerAllForward]),
+  ...allFeeds(
+    "/streams/$all/filtered",
+    [readAllFilteredBackward, answerAllFilteredBackward],
+    [readAllFilteredForward, answerAllFilteredForward]
+  )
 ]
 
 /**

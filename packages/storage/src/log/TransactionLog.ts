@@ -48,8 +48,8 @@
  * inside the last file, a completed scavenged one, was left by a crash inside a chunk install after its
  * commit point: the log goes on after that file.
  */
-import { type Context, Effect } from "effect"
-import { Disk, assert, join, type DiskError } from "@vellum/platform"
+import { type Context, Effect, Exit } from "effect"
+import { Disk, assert, join, runNow, type DiskError, type Steps } from "@vellum/platform"
 import { ByteWriter } from "../codec/bytes.js"
 import { checksum, checksumUpdate } from "../codec/checksum.js"
 import { InvalidRequest, StorageCorrupt, StorageFailed, writesRefused, type ReadError } from "../errors.js"
@@ -203,6 +203,9 @@ export interface TransactionLog {
    * backwards from the middle of another.
    */
   readonly scanBackward: (from: number, limit: number, maxCount: number) => Effect.Effect<ScanResult, ReadError>
+  /** The scans begun when called: an `Exit` when every span was in the block cache (platform runNow.ts). */
+  readonly scanForwardNow: (from: number, limit: number, maxCount: number) => Effect.Effect<ScanResult, ReadError>
+  readonly scanBackwardNow: (from: number, limit: number, maxCount: number) => Effect.Effect<ScanResult, ReadError>
   /**
    * Rewrites the completed files covering logical chunks firstChunk..lastChunk (firstChunk must start a
    * file, lastChunk end one) into ONE scavenged chunk keeping exactly the records `keep` accepts, at their
@@ -819,13 +822,17 @@ const makeLog = (config: LogConfig, state: LogState, recovered: TailReport | und
    * from disk, so bytes damaged on their way from the disk (a flipped bit in transit) do not stay cached
    * and turn a transient error into a permanent one. Damage that is on disk is reported.
    */
-  const rereadIfDamaged = <A>(read: () => Effect.Effect<A, ReadError>): Effect.Effect<A, ReadError> =>
-    Effect.catchTag(read(), "StorageCorrupt", (error) => {
+  const rereadIfDamaged = <A>(read: () => Effect.Effect<A, ReadError>): Effect.Effect<A, ReadError> => {
+    const first = read()
+    // A read that answered from memory stays settled (runNow).
+    if (Exit.isExit(first) && Exit.isSuccess(first)) return first
+    return Effect.catchTag(first, "StorageCorrupt", (error) => {
       const chunk = state.byNumber.find((c) => c !== undefined && c.path === error.path)
       if (chunk === undefined) return Effect.fail(error)
       cache.evictFile(chunk.fileId)
       return read()
     })
+  }
 
   /** Bytes [start, end) straight from the file (bounded as `readRange`), leaving the block cache alone. */
   const readUncached = (chunk: ChunkFile, start: number, end: number) =>
@@ -906,8 +913,9 @@ const makeLog = (config: LogConfig, state: LogState, recovered: TailReport | und
         : chunk.startPosition + chunk.dataSize
     )
 
-  const scanForwardOnce = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
-    Effect.gen(function* () {
+  /** A forward scan as steps: plain code while every span is in the block cache (platform runNow.ts). */
+  function* scanForwardSteps(from: number, limit: number, maxCount: number): Steps<ScanResult, ReadError> {
+    {
       const records: Array<LogRecord> = []
       let pos = Math.max(0, from)
       while (records.length < maxCount && pos < limit) {
@@ -993,14 +1001,16 @@ const makeLog = (config: LogConfig, state: LogState, recovered: TailReport | und
         pos = Math.min(last.endPosition, limit)
       }
       return { records, next: pos, reachedEnd: pos >= limit }
-    })
+    }
+  }
 
   /** Logical position just after a record (for a scavenged chunk: the next surviving record is searched from here). */
   const nextLogical = (chunk: ChunkFile, position: number, framed: number): number =>
     isScavenged(chunk) ? position + 1 : position + framed
 
-  const scanBackwardOnce = (from: number, limit: number, maxCount: number): Effect.Effect<ScanResult, ReadError> =>
-    Effect.gen(function* () {
+  /** A backward scan as steps (as `scanForwardSteps`). */
+  function* scanBackwardSteps(from: number, limit: number, maxCount: number): Steps<ScanResult, ReadError> {
+    {
       const records: Array<LogRecord> = []
       // Not past the end of the written log: there is no chunk to start from there.
       let pos = Math.min(from, limit, state.active.startPosition + state.active.dataSize)
@@ -1054,14 +1064,19 @@ const makeLog = (config: LogConfig, state: LogState, recovered: TailReport | und
           return yield* Effect.fail(corruptAt(chunk, pos, "no record where one was expected"))
       }
       return { records, next: pos, reachedEnd: pos <= 0 }
-    })
+    }
+  }
 
   const readRecord = (position: number, limit: number, options?: ReadRecordOptions) =>
     rereadIfDamaged(() => readRecordOnce(position, limit, options?.uncached === true))
+  const scanForwardNow = (from: number, limit: number, maxCount: number) =>
+    rereadIfDamaged(() => runNow(scanForwardSteps(from, limit, maxCount)))
+  const scanBackwardNow = (from: number, limit: number, maxCount: number) =>
+    rereadIfDamaged(() => runNow(scanBackwardSteps(from, limit, maxCount)))
   const scanForward = (from: number, limit: number, maxCount: number) =>
-    rereadIfDamaged(() => scanForwardOnce(from, limit, maxCount))
+    Effect.suspend(() => scanForwardNow(from, limit, maxCount))
   const scanBackward = (from: number, limit: number, maxCount: number) =>
-    rereadIfDamaged(() => scanBackwardOnce(from, limit, maxCount))
+    Effect.suspend(() => scanBackwardNow(from, limit, maxCount))
 
   const replacer = makeChunkReplacer({
     dir: config.dir,
@@ -1164,6 +1179,8 @@ const makeLog = (config: LogConfig, state: LogState, recovered: TailReport | und
     readRecordCached,
     scanForward,
     scanBackward,
+    scanForwardNow,
+    scanBackwardNow,
     replaceChunks,
     chunkAt: chunkFor,
     readBytes,

@@ -11,7 +11,7 @@
  * the writer calls for every durable batch, so the writer's expected-version checks rarely touch disk.
  */
 import { Effect } from "effect"
-import { assert } from "@vellum/platform"
+import { assert, mapErrorNow, runNow, type Steps } from "@vellum/platform"
 import { NotCached, type TransactionLog, type ReadError } from "../log/TransactionLog.js"
 import { GenerationalCache } from "../cache/GenerationalCache.js"
 import { EventFlags, RecordKind, type EventRecord, type LogRecord } from "../log/records.js"
@@ -63,12 +63,16 @@ const EmptyMeta: MetaInfo = { metadata: EmptyMetadata, metaLastEventNumber: -1, 
 /** Metastreams behave as if `$maxCount` were 1 (ESConsts.MetaStreamMaxCount). */
 const MetastreamMetadata: StreamMetadata = { maxCount: 1 }
 
+/** Index damage is damage in the store; an answer from memory stays settled (runNow). */
 const fromIndexError = <A>(effect: Effect.Effect<A, IndexCorrupt | ReadError>): Effect.Effect<A, ReadError> =>
-  Effect.mapError(effect, (e) =>
+  mapErrorNow(effect, (e) =>
     e._tag === "IndexCorrupt"
       ? new StorageCorrupt({ message: `index damaged: ${e.message}`, path: e.path, cause: e })
       : e
   )
+
+/** A read in plain code over lookups that answer now or read (platform runNow.ts). */
+type ReadSteps<A> = Steps<A, ReadError>
 
 export interface ReadIndexConfig {
   readonly streamInfoCacheCapacity: number
@@ -150,99 +154,107 @@ export class ReadIndex {
 
   /** -1 when the stream has no events; DeletedStreamNumber when it (or, for `$$S`, S) is hard-deleted. */
   lastEventNumber(stream: string): Effect.Effect<number, ReadError> {
-    return Effect.gen(this, function* () {
-      if (isMetastream(stream)) {
-        const original = yield* this.lastEventNumber(originalStreamOf(stream))
-        if (original === DeletedStreamNumber) return DeletedStreamNumber
-      }
-      const cached = this.lastNumbers.get(stream)
-      if (cached !== undefined) return cached
-      const before = this.batchesApplied
-      const found = yield* this.findLast(stream)
-      if (this.batchesApplied === before) this.lastNumbers.set(stream, found)
-      return found
-    })
+    return Effect.suspend(() => runNow(this.lastEventNumberSteps(stream)))
   }
 
-  private findLast(stream: string): Effect.Effect<number, ReadError> {
-    return Effect.gen(this, function* () {
-      // Most streams answer from the first candidate; on hash collisions walk further (unbounded, unlike
-      // the reference's limit of 100, so a colliding stream never reads as "invalid").
-      let candidates = yield* fromIndexError(this.index.latest(stream, 8))
-      for (let round = 0; ; round++) {
-        for (const entry of candidates) {
-          if (entry.exact) return entry.eventNumber
-          const event = yield* this.eventFor(stream, entry.position)
-          if (event !== undefined) return entry.eventNumber
-        }
-        if (round > 0 || candidates.length < 8) return -1
-        candidates = [...(yield* fromIndexError(this.index.range(stream, 0, DeletedStreamNumber)))].reverse()
+  *lastEventNumberSteps(stream: string): ReadSteps<number> {
+    if (isMetastream(stream)) {
+      const original = yield* this.lastEventNumberSteps(originalStreamOf(stream))
+      if (original === DeletedStreamNumber) return DeletedStreamNumber
+    }
+    const cached = this.lastNumbers.get(stream)
+    if (cached !== undefined) return cached
+    const before = this.batchesApplied
+    const found = yield* this.findLastSteps(stream)
+    if (this.batchesApplied === before) this.lastNumbers.set(stream, found)
+    return found
+  }
+
+  private *findLastSteps(stream: string): ReadSteps<number> {
+    // Most streams answer from the first candidate; on hash collisions walk further (unbounded, unlike
+    // the reference's limit of 100, so a colliding stream never reads as "invalid").
+    let candidates = yield* fromIndexError(this.index.latestNow(stream, 8))
+    for (let round = 0; ; round++) {
+      for (const entry of candidates) {
+        if (entry.exact) return entry.eventNumber
+        const event = yield* this.eventFor(stream, entry.position)
+        if (event !== undefined) return entry.eventNumber
       }
-    })
+      if (round > 0 || candidates.length < 8) return -1
+      candidates = [...(yield* fromIndexError(this.index.rangeNow(stream, 0, DeletedStreamNumber)))].reverse()
+    }
   }
 
   /** The stream's metadata, from the last event of `$$stream`. */
   metaInfo(stream: string): Effect.Effect<MetaInfo, ReadError> {
-    return Effect.gen(this, function* () {
-      const cached = this.metas.get(stream)
-      if (cached !== undefined) return cached
-      const before = this.batchesApplied
-      const meta = metastreamOf(stream)
-      const last = yield* this.findLast(meta)
-      let info = EmptyMeta
-      if (last >= 0) {
-        const event = yield* this.eventAt(meta, last)
-        info =
-          event === undefined
-            ? { metadata: EmptyMetadata, metaLastEventNumber: last, raw: undefined }
-            : {
-                metadata: parseMetadata(event.data, (event.flags & EventFlags.Json) !== 0),
-                metaLastEventNumber: last,
-                raw: event.data
-              }
-      }
-      if (this.batchesApplied === before) this.metas.set(stream, info)
-      return info
-    })
+    return Effect.suspend(() => runNow(this.metaInfoSteps(stream)))
+  }
+
+  *metaInfoSteps(stream: string): ReadSteps<MetaInfo> {
+    const cached = this.metas.get(stream)
+    if (cached !== undefined) return cached
+    const before = this.batchesApplied
+    const meta = metastreamOf(stream)
+    const last = yield* this.findLastSteps(meta)
+    let info = EmptyMeta
+    if (last >= 0) {
+      const event = yield* this.eventAtSteps(meta, last)
+      info =
+        event === undefined
+          ? { metadata: EmptyMetadata, metaLastEventNumber: last, raw: undefined }
+          : {
+              metadata: parseMetadata(event.data, (event.flags & EventFlags.Json) !== 0),
+              metaLastEventNumber: last,
+              raw: event.data
+            }
+    }
+    if (this.batchesApplied === before) this.metas.set(stream, info)
+    return info
   }
 
   /** Metadata that governs reads of a stream (metastreams: `$maxCount` 1). */
   effectiveMetadata(stream: string): Effect.Effect<StreamMetadata, ReadError> {
-    return isMetastream(stream)
-      ? Effect.succeed(MetastreamMetadata)
-      : Effect.map(this.metaInfo(stream), (m) => m.metadata)
+    return Effect.suspend(() => runNow(this.effectiveMetadataSteps(stream)))
+  }
+
+  private *effectiveMetadataSteps(stream: string): ReadSteps<StreamMetadata> {
+    return isMetastream(stream) ? MetastreamMetadata : (yield* this.metaInfoSteps(stream)).metadata
   }
 
   /** The event numbered `n` of a stream, ignoring read rules (lowest position wins on duplicates). */
   eventAt(stream: string, n: number): Effect.Effect<EventRecord | undefined, ReadError> {
-    return Effect.gen(this, function* () {
-      const entries = yield* fromIndexError(this.index.range(stream, n, n))
-      for (const entry of entries) {
-        const event = yield* this.eventFor(stream, entry.position)
-        if (event !== undefined) return event
-      }
-      return undefined
-    })
+    return Effect.suspend(() => runNow(this.eventAtSteps(stream, n)))
+  }
+
+  *eventAtSteps(stream: string, n: number): ReadSteps<EventRecord | undefined> {
+    const entries = yield* fromIndexError(this.index.rangeNow(stream, n, n))
+    for (const entry of entries) {
+      const event = yield* this.eventFor(stream, entry.position)
+      if (event !== undefined) return event
+    }
+    return undefined
   }
 
   /** Events of a stream numbered from..to, ascending, deduplicated, ignoring read rules. */
   eventsBetween(stream: string, from: number, to: number): Effect.Effect<Array<EventRecord>, ReadError> {
-    return Effect.gen(this, function* () {
-      if (to < from) return []
-      const entries = yield* fromIndexError(this.index.range(stream, from, to))
-      const out: Array<EventRecord> = []
-      let lastNumber = -1
-      for (const entry of entries) {
-        if (entry.eventNumber === lastNumber) continue // a lower position of this number was kept already
-        // Most records come from cached blocks: decode them in this loop, and pay an Effect only on a miss.
-        const cached = this.log.readRecordCached(entry.position, this.committedPosition)
-        const event = cached !== NotCached ? ofStream(cached, stream) : yield* this.eventFor(stream, entry.position)
-        if (event === undefined) continue
-        out.push(event)
-        lastNumber = entry.eventNumber
-      }
-      return out
-    })
+    return Effect.suspend(() => runNow(this.eventsBetweenSteps(stream, from, to)))
+  }
+
+  private *eventsBetweenSteps(stream: string, from: number, to: number): ReadSteps<Array<EventRecord>> {
+    if (to < from) return []
+    const entries = yield* fromIndexError(this.index.rangeNow(stream, from, to))
+    const out: Array<EventRecord> = []
+    let lastNumber = -1
+    for (const entry of entries) {
+      if (entry.eventNumber === lastNumber) continue // a lower position of this number was kept already
+      // Most records come from cached blocks: decode them in this loop, and pay an Effect only on a miss.
+      const cached = this.log.readRecordCached(entry.position, this.committedPosition)
+      const event = cached !== NotCached ? ofStream(cached, stream) : yield* this.eventFor(stream, entry.position)
+      if (event === undefined) continue
+      out.push(event)
+      lastNumber = entry.eventNumber
+    }
+    return out
   }
 
   /**
@@ -254,22 +266,26 @@ export class ReadIndex {
   liveEntries(
     stream: string
   ): Effect.Effect<Array<{ readonly eventNumber: number; readonly position: number }>, ReadError> {
-    return Effect.gen(this, function* () {
-      const entries = yield* fromIndexError(this.index.range(stream, 0, DeletedStreamNumber))
-      const out: Array<{ eventNumber: number; position: number }> = []
-      let lastNumber = -1
-      for (const entry of entries) {
-        if (entry.eventNumber === lastNumber) continue
-        if (!entry.exact) {
-          const cached = this.log.readRecordCached(entry.position, this.committedPosition)
-          const event = cached !== NotCached ? ofStream(cached, stream) : yield* this.eventFor(stream, entry.position)
-          if (event === undefined) continue
-        }
-        out.push({ eventNumber: entry.eventNumber, position: entry.position })
-        lastNumber = entry.eventNumber
+    return Effect.suspend(() => runNow(this.liveEntriesSteps(stream)))
+  }
+
+  private *liveEntriesSteps(
+    stream: string
+  ): ReadSteps<Array<{ readonly eventNumber: number; readonly position: number }>> {
+    const entries = yield* fromIndexError(this.index.rangeNow(stream, 0, DeletedStreamNumber))
+    const out: Array<{ eventNumber: number; position: number }> = []
+    let lastNumber = -1
+    for (const entry of entries) {
+      if (entry.eventNumber === lastNumber) continue
+      if (!entry.exact) {
+        const cached = this.log.readRecordCached(entry.position, this.committedPosition)
+        const event = cached !== NotCached ? ofStream(cached, stream) : yield* this.eventFor(stream, entry.position)
+        if (event === undefined) continue
       }
-      return out
-    })
+      out.push({ eventNumber: entry.eventNumber, position: entry.position })
+      lastNumber = entry.eventNumber
+    }
+    return out
   }
 
   readForward(
@@ -278,50 +294,52 @@ export class ReadIndex {
     maxCount: number,
     nowMicros: number
   ): Effect.Effect<StreamReadResult, ReadError> {
-    return Effect.gen(this, function* () {
-      const head = yield* this.streamHead(stream)
-      if (head._tag !== "Open") return head.result
-      const { last, metadata } = head
-      const end = from + maxCount - 1
-      const min = readLowerBound(metadata, last)
-      if (end < min)
-        return {
-          _tag: "Success",
-          events: [],
-          nextEventNumber: min,
-          lastEventNumber: last,
-          isEndOfStream: false,
-          metadata
-        }
-      const start = Math.max(from, min)
-      const all = yield* this.eventsBetween(stream, start, Math.min(end, last))
-      const events =
-        metadata.maxAge === undefined ? all : all.filter((e) => !isExpired(metadata, e.createdMicros, nowMicros))
-      if (events.length === 0 && metadata.maxAge !== undefined && start <= last) {
-        // Nothing live in this window: point the reader at the first live event (expired ones are a prefix).
-        const firstLive = yield* this.firstLiveAtOrAfter(stream, start, last, metadata, nowMicros)
-        return firstLive === undefined
-          ? {
-              _tag: "Success",
-              events: [],
-              nextEventNumber: last + 1,
-              lastEventNumber: last,
-              isEndOfStream: true,
-              metadata
-            }
-          : {
-              _tag: "Success",
-              events: [],
-              nextEventNumber: firstLive,
-              lastEventNumber: last,
-              isEndOfStream: firstLive > last,
-              metadata
-            }
+    return Effect.suspend(() => runNow(this.readForwardSteps(stream, from, maxCount, nowMicros)))
+  }
+
+  /** The read as steps, for plain-code readers that run them (`runNow`) or go on from them. */
+  *readForwardSteps(stream: string, from: number, maxCount: number, nowMicros: number): ReadSteps<StreamReadResult> {
+    const head = yield* this.streamHeadSteps(stream)
+    if (head._tag !== "Open") return head.result
+    const { last, metadata } = head
+    const end = from + maxCount - 1
+    const min = readLowerBound(metadata, last)
+    if (end < min)
+      return {
+        _tag: "Success",
+        events: [],
+        nextEventNumber: min,
+        lastEventNumber: last,
+        isEndOfStream: false,
+        metadata
       }
-      const nextEventNumber =
-        events.length > 0 ? events[events.length - 1]!.eventNumber + 1 : Math.min(end + 1, last + 1)
-      return { _tag: "Success", events, nextEventNumber, lastEventNumber: last, isEndOfStream: end >= last, metadata }
-    })
+    const start = Math.max(from, min)
+    const all = yield* this.eventsBetweenSteps(stream, start, Math.min(end, last))
+    const events =
+      metadata.maxAge === undefined ? all : all.filter((e) => !isExpired(metadata, e.createdMicros, nowMicros))
+    if (events.length === 0 && metadata.maxAge !== undefined && start <= last) {
+      // Nothing live in this window: point the reader at the first live event (expired ones are a prefix).
+      const firstLive = yield* this.firstLiveAtOrAfterSteps(stream, start, last, metadata, nowMicros)
+      return firstLive === undefined
+        ? {
+            _tag: "Success",
+            events: [],
+            nextEventNumber: last + 1,
+            lastEventNumber: last,
+            isEndOfStream: true,
+            metadata
+          }
+        : {
+            _tag: "Success",
+            events: [],
+            nextEventNumber: firstLive,
+            lastEventNumber: last,
+            isEndOfStream: firstLive > last,
+            metadata
+          }
+    }
+    const nextEventNumber = events.length > 0 ? events[events.length - 1]!.eventNumber + 1 : Math.min(end + 1, last + 1)
+    return { _tag: "Success", events, nextEventNumber, lastEventNumber: last, isEndOfStream: end >= last, metadata }
   }
 
   /** `from` < 0 reads from the end. Events come newest first. */
@@ -331,94 +349,93 @@ export class ReadIndex {
     maxCount: number,
     nowMicros: number
   ): Effect.Effect<StreamReadResult, ReadError> {
-    return Effect.gen(this, function* () {
-      const head = yield* this.streamHead(stream)
-      if (head._tag !== "Open") return head.result
-      const { last, metadata } = head
-      const end = from < 0 ? last : from
-      let start = Math.max(0, end - maxCount + 1)
-      const min = readLowerBound(metadata, last)
-      if (end < min)
-        return {
-          _tag: "Success",
-          events: [],
-          nextEventNumber: -1,
-          lastEventNumber: last,
-          isEndOfStream: true,
-          metadata
-        }
-      let endOfStream = false
-      if (start <= min) {
-        endOfStream = true
-        start = min
+    return Effect.suspend(() => runNow(this.readBackwardSteps(stream, from, maxCount, nowMicros)))
+  }
+
+  *readBackwardSteps(stream: string, from: number, maxCount: number, nowMicros: number): ReadSteps<StreamReadResult> {
+    const head = yield* this.streamHeadSteps(stream)
+    if (head._tag !== "Open") return head.result
+    const { last, metadata } = head
+    const end = from < 0 ? last : from
+    let start = Math.max(0, end - maxCount + 1)
+    const min = readLowerBound(metadata, last)
+    if (end < min)
+      return {
+        _tag: "Success",
+        events: [],
+        nextEventNumber: -1,
+        lastEventNumber: last,
+        isEndOfStream: true,
+        metadata
       }
-      const all = (yield* this.eventsBetween(stream, start, Math.min(end, last))).reverse()
-      const events =
-        metadata.maxAge === undefined ? all : all.filter((e) => !isExpired(metadata, e.createdMicros, nowMicros))
-      endOfStream =
-        endOfStream ||
-        start === 0 ||
-        (start <= last && (events.length === 0 || events[events.length - 1]!.eventNumber !== start))
-      const nextEventNumber = endOfStream ? -1 : Math.min(start - 1, last)
-      return { _tag: "Success", events, nextEventNumber, lastEventNumber: last, isEndOfStream: endOfStream, metadata }
-    })
+    let endOfStream = false
+    if (start <= min) {
+      endOfStream = true
+      start = min
+    }
+    const all = (yield* this.eventsBetweenSteps(stream, start, Math.min(end, last))).reverse()
+    const events =
+      metadata.maxAge === undefined ? all : all.filter((e) => !isExpired(metadata, e.createdMicros, nowMicros))
+    endOfStream =
+      endOfStream ||
+      start === 0 ||
+      (start <= last && (events.length === 0 || events[events.length - 1]!.eventNumber !== start))
+    const nextEventNumber = endOfStream ? -1 : Math.min(start - 1, last)
+    return { _tag: "Success", events, nextEventNumber, lastEventNumber: last, isEndOfStream: endOfStream, metadata }
   }
 
   /** One event with the read rules applied; n = -1 means the last event. */
   readEvent(stream: string, n: number, nowMicros: number): Effect.Effect<EventReadResult, ReadError> {
-    return Effect.gen(this, function* () {
-      const head = yield* this.streamHead(stream)
-      if (head._tag !== "Open")
-        return head.result._tag === "StreamDeleted" ? { _tag: "StreamDeleted" } : { _tag: "NoStream" }
-      const { last, metadata } = head
-      const number = n < 0 ? last : n
-      if (number < readLowerBound(metadata, last) || number > last) return { _tag: "NotFound" }
-      const event = yield* this.eventAt(stream, number)
-      if (event === undefined || isExpired(metadata, event.createdMicros, nowMicros)) return { _tag: "NotFound" }
-      return { _tag: "Success", event }
-    })
+    return Effect.suspend(() => runNow(this.readEventSteps(stream, n, nowMicros)))
   }
 
-  private streamHead(
+  *readEventSteps(stream: string, n: number, nowMicros: number): ReadSteps<EventReadResult> {
+    const head = yield* this.streamHeadSteps(stream)
+    if (head._tag !== "Open")
+      return head.result._tag === "StreamDeleted" ? { _tag: "StreamDeleted" } : { _tag: "NoStream" }
+    const { last, metadata } = head
+    const number = n < 0 ? last : n
+    if (number < readLowerBound(metadata, last) || number > last) return { _tag: "NotFound" }
+    const event = yield* this.eventAtSteps(stream, number)
+    if (event === undefined || isExpired(metadata, event.createdMicros, nowMicros)) return { _tag: "NotFound" }
+    return { _tag: "Success", event }
+  }
+
+  private *streamHeadSteps(
     stream: string
-  ): Effect.Effect<
+  ): ReadSteps<
     | { readonly _tag: "Open"; readonly last: number; readonly metadata: StreamMetadata }
-    | { readonly _tag: "Closed"; readonly result: StreamReadResult },
-    ReadError
+    | { readonly _tag: "Closed"; readonly result: StreamReadResult }
   > {
-    return Effect.gen(this, function* () {
-      const last = yield* this.lastEventNumber(stream)
-      if (last === DeletedStreamNumber) return { _tag: "Closed", result: { _tag: "StreamDeleted" } } as const
-      const metadata = yield* this.effectiveMetadata(stream)
-      if (last < 0 || isSoftDeleted(metadata)) {
-        return { _tag: "Closed", result: { _tag: "NoStream", lastEventNumber: last, metadata } } as const
-      }
-      return { _tag: "Open", last, metadata } as const
-    })
+    const last = yield* this.lastEventNumberSteps(stream)
+    if (last === DeletedStreamNumber) return { _tag: "Closed", result: { _tag: "StreamDeleted" } } as const
+    const metadata = yield* this.effectiveMetadataSteps(stream)
+    if (last < 0 || isSoftDeleted(metadata)) {
+      return { _tag: "Closed", result: { _tag: "NoStream", lastEventNumber: last, metadata } } as const
+    }
+    return { _tag: "Open", last, metadata } as const
   }
 
   /** Binary search for the first unexpired event number in [from, last] (events age in number order). */
-  private firstLiveAtOrAfter(
+  private *firstLiveAtOrAfterSteps(
     stream: string,
     from: number,
     last: number,
     metadata: StreamMetadata,
     nowMicros: number
-  ): Effect.Effect<number | undefined, ReadError> {
-    return Effect.gen(this, function* () {
-      let lo = from
-      let hi = last
-      let found: number | undefined
-      while (lo <= hi) {
-        const mid = lo + Math.floor((hi - lo) / 2)
-        const event = yield* this.eventAt(stream, mid)
-        if (event !== undefined && !isExpired(metadata, event.createdMicros, nowMicros)) {
-          found = mid
-          hi = mid - 1
-        } else lo = mid + 1
-      }
-      return found
-    })
+  ): ReadSteps<number | undefined> {
+    let lo = from
+    let hi = last
+    let found: number | undefined
+    while (lo <= hi) {
+      const mid = lo + Math.floor((hi - lo) / 2)
+      const event = yield* this.eventAtSteps(stream, mid)
+      if (event !== undefined && !isExpired(metadata, event.createdMicros, nowMicros)) {
+        found = mid
+        hi = mid - 1
+      } else lo = mid + 1
+    }
+    return found
   }
 }
 

@@ -87,6 +87,12 @@ export interface TableIndex {
   readonly range: (stream: string, from: number, to: number) => Effect.Effect<ReadonlyArray<IndexEntry>, IndexError>
   /** Up to `limit` entries with the highest event numbers, descending (ties: lowest position first). */
   readonly latest: (stream: string, limit: number) => Effect.Effect<ReadonlyArray<IndexEntry>, IndexError>
+  /**
+   * `range` and `latest` looked up when called (not when run): an `Exit` when the memtables, bloom filters and
+   * block cache answered, else the Effect that reads. For plain-code readers (platform runNow.ts).
+   */
+  readonly rangeNow: (stream: string, from: number, to: number) => Effect.Effect<ReadonlyArray<IndexEntry>, IndexError>
+  readonly latestNow: (stream: string, limit: number) => Effect.Effect<ReadonlyArray<IndexEntry>, IndexError>
   /** Every log record below this position is in the memtables or tables (live value). */
   readonly coveredPosition: number
   /** Every log record below this position is in durable tables (live value): replay the log from here. */
@@ -352,31 +358,35 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
         readonly lookup: (t: Table) => Effect.Effect<void, IndexError> | undefined
         readonly finish: () => A
       }
-    ): Effect.Effect<A, IndexError> =>
-      Effect.suspend(() => {
-        const { memtables, lookup, finish } = start()
-        memtables(active)
-        for (const m of frozen) memtables(m)
-        let reads: Array<Effect.Effect<void, IndexError>> | undefined
-        let readFrom: Array<Table> | undefined
-        for (const t of set.tables) {
-          const read = lookup(t.table)
-          if (read === undefined) continue
-          ;(reads ??= []).push(read)
-          ;(readFrom ??= []).push(t.table)
-        }
-        if (reads === undefined) return Effect.succeed(finish())
-        return Effect.all(reads, { discard: true }).pipe(
-          Effect.map(finish),
-          Effect.catchIf(
-            (e) => e._tag === "DiskError" && e.reason === "Closed" && readFrom!.some((t) => t.retired),
-            () => snapshotRead(start)
-          )
+    ): Effect.Effect<A, IndexError> => Effect.suspend(() => snapshotNow(start))
+
+    /** `snapshotRead` begun now: an `Exit` when every part answered in memory (runNow.ts), else the reads. */
+    const snapshotNow = <A>(start: Parameters<typeof snapshotRead<A>>[0]): Effect.Effect<A, IndexError> => {
+      const { memtables, lookup, finish } = start()
+      memtables(active)
+      for (const m of frozen) memtables(m)
+      let reads: Array<Effect.Effect<void, IndexError>> | undefined
+      let readFrom: Array<Table> | undefined
+      for (const t of set.tables) {
+        const read = lookup(t.table)
+        if (read === undefined) continue
+        ;(reads ??= []).push(read)
+        ;(readFrom ??= []).push(t.table)
+      }
+      if (reads === undefined) return Effect.succeed(finish())
+      return Effect.all(reads, { discard: true }).pipe(
+        Effect.map(finish),
+        Effect.catchIf(
+          (e) => e._tag === "DiskError" && e.reason === "Closed" && readFrom!.some((t) => t.retired),
+          () => snapshotRead(start)
         )
-      })
+      )
+    }
 
     const range = (stream: string, from: number, to: number): Effect.Effect<ReadonlyArray<IndexEntry>, IndexError> =>
-      snapshotRead(() => {
+      Effect.suspend(() => rangeNow(stream, from, to))
+    const rangeNow = (stream: string, from: number, to: number): Effect.Effect<ReadonlyArray<IndexEntry>, IndexError> =>
+      snapshotNow(() => {
         const out: Array<IndexEntry> = []
         const h = hash(stream)
         return {
@@ -387,7 +397,9 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
       })
 
     const latest = (stream: string, limit: number): Effect.Effect<ReadonlyArray<IndexEntry>, IndexError> =>
-      snapshotRead(() => {
+      Effect.suspend(() => latestNow(stream, limit))
+    const latestNow = (stream: string, limit: number): Effect.Effect<ReadonlyArray<IndexEntry>, IndexError> =>
+      snapshotNow(() => {
         const out: Array<IndexEntry> = []
         const h = hash(stream)
         return {
@@ -509,7 +521,9 @@ export const open = (config: TableIndexConfig): Effect.Effect<TableIndex, IndexE
     const index: TableIndex = {
       addBatch,
       range,
+      rangeNow,
       latest,
+      latestNow,
       get coveredPosition() {
         return covered
       },

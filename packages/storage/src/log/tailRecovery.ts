@@ -61,8 +61,30 @@ export type TailVerdict =
 /**
  * Scans `chunk` (the active chunk, unscavenged and not completed) from the durable `checkpoint`; `fileSize` is
  * the file's size, `lag` the most bytes acknowledged data may lie past the durable checkpoint.
+ *
+ * A read can come back damaged on its way from the disk while the bytes stored are sound, and a damaged copy
+ * only ever makes a valid record look bad: read as it was, it would refuse a sound log, or cut acknowledged
+ * records off as a torn tail. So a scan that met anything but zeros past its end is done once more from the
+ * disk, as every damaged read of the log is read again once: damage counts only when both scans see it, and
+ * otherwise the log ends where the furthest of them found whole units.
  */
 export const scanTail = (
+  chunk: ChunkFile,
+  checkpoint: number,
+  fileSize: number,
+  chunkSize: number,
+  lag: number
+): Effect.Effect<TailVerdict, DiskError> =>
+  Effect.flatMap(scanTailOnce(chunk, checkpoint, fileSize, chunkSize, lag), (first) => {
+    if (first._tag === "Tail" && first.report.cutBytes === 0) return Effect.succeed(first)
+    return Effect.map(scanTailOnce(chunk, checkpoint, fileSize, chunkSize, lag), (second): TailVerdict => {
+      if (first._tag === "Damaged" && second._tag === "Damaged") return second
+      if (first._tag === "Tail" && second._tag === "Tail") return second.report.end >= first.report.end ? second : first
+      return first._tag === "Tail" ? first : second
+    })
+  })
+
+const scanTailOnce = (
   chunk: ChunkFile,
   checkpoint: number,
   fileSize: number,

@@ -58,15 +58,23 @@ export interface TailReport {
 export type TailVerdict =
   { readonly _tag: "Tail"; readonly report: TailReport } | { readonly _tag: "Damaged"; readonly error: StorageCorrupt }
 
+/** One scan's verdict, and the log position of the first bad record it met (the data's end if none). */
+interface Scan {
+  readonly verdict: TailVerdict
+  readonly firstBad: number
+}
+
 /**
  * Scans `chunk` (the active chunk, unscavenged and not completed) from the durable `checkpoint`; `fileSize` is
  * the file's size, `lag` the most bytes acknowledged data may lie past the durable checkpoint.
  *
- * A read can come back damaged on its way from the disk while the bytes stored are sound, and a damaged copy
- * only ever makes a valid record look bad: read as it was, it would refuse a sound log, or cut acknowledged
- * records off as a torn tail. So a scan that met anything but zeros past its end is done once more from the
- * disk, as every damaged read of the log is read again once: damage counts only when both scans see it, and
- * otherwise the log ends where the furthest of them found whole units.
+ * A read can come back damaged on its way from the disk while the bytes stored are sound. A damaged copy only
+ * ever makes a valid record look bad (a record is taken only whole with its checksum), so read as it was it
+ * could refuse a sound log, or cut acknowledged records off as a torn tail. So a scan that met anything but
+ * zeros past its end is done once more from the disk, as every damaged read of the log is read again, and
+ * the scan whose first bad record lies further saw more of the log as it is: its verdict stands. Where both
+ * met their first bad record at the same place, a valid record found after it by either scan cannot be a
+ * damaged copy's doing, so damage stands; of two tails, the longer.
  */
 export const scanTail = (
   chunk: ChunkFile,
@@ -76,13 +84,17 @@ export const scanTail = (
   lag: number
 ): Effect.Effect<TailVerdict, DiskError> =>
   Effect.flatMap(scanTailOnce(chunk, checkpoint, fileSize, chunkSize, lag), (first) => {
-    if (first._tag === "Tail" && first.report.cutBytes === 0) return Effect.succeed(first)
-    return Effect.map(scanTailOnce(chunk, checkpoint, fileSize, chunkSize, lag), (second): TailVerdict => {
-      if (first._tag === "Damaged" && second._tag === "Damaged") return second
-      if (first._tag === "Tail" && second._tag === "Tail") return second.report.end >= first.report.end ? second : first
-      return first._tag === "Tail" ? first : second
-    })
+    if (first.verdict._tag === "Tail" && first.verdict.report.cutBytes === 0) return Effect.succeed(first.verdict)
+    return Effect.map(scanTailOnce(chunk, checkpoint, fileSize, chunkSize, lag), (second) => truer(first, second))
   })
+
+/** The verdict of the scan that saw more of the log as it is (see `scanTail`). */
+const truer = (a: Scan, b: Scan): TailVerdict => {
+  if (a.firstBad !== b.firstBad) return a.firstBad > b.firstBad ? a.verdict : b.verdict
+  if (a.verdict._tag === "Damaged") return a.verdict
+  if (b.verdict._tag === "Damaged") return b.verdict
+  return b.verdict.report.end > a.verdict.report.end ? b.verdict : a.verdict
+}
 
 const scanTailOnce = (
   chunk: ChunkFile,
@@ -90,7 +102,7 @@ const scanTailOnce = (
   fileSize: number,
   chunkSize: number,
   lag: number
-): Effect.Effect<TailVerdict, DiskError> =>
+): Effect.Effect<Scan, DiskError> =>
   Effect.gen(function* () {
     const base = chunk.startPosition - HEADER_SIZE
     const dataEnd = Math.min(fileSize, HEADER_SIZE + chunkSize)
@@ -136,18 +148,20 @@ const scanTailOnce = (
     if (problem !== undefined) {
       const following = yield* findRecordAfter(chunk, at, dataEnd, checkpoint + lag)
       if (following !== undefined) {
-        return {
+        const verdict: TailVerdict = {
           _tag: "Damaged",
           error: new StorageCorrupt({
             message: `${chunk.path}: the record at log position ${base + at} is damaged (${problem}) and a valid record follows it at ${following}: acknowledged data is damaged, the log is not opened (restore this chunk from a replica or a backup)`,
             path: chunk.path,
             position: base + at
           })
-        } as const
+        }
+        return { verdict, firstBad: base + at }
       }
     }
     const cutBytes = yield* nonZeroBytes(chunk, unitEnd, Math.max(at, windowEnd))
-    return { _tag: "Tail", report: { checkpoint, end: base + unitEnd, cutBytes } } as const
+    const verdict: TailVerdict = { _tag: "Tail", report: { checkpoint, end: base + unitEnd, cutBytes } }
+    return { verdict, firstBad: base + at }
   })
 
 /**

@@ -77,17 +77,15 @@ export const startVellum = async (
   nodeFlags: ReadonlyArray<string> = []
 ): Promise<VellumNode> => {
   // The node runs compiled (dist/main.mjs, built by `npm run build` before the benchmark) with the V8 flags
-  // `npm start` gives it; BENCH_NODE_FLAGS replaces them (for A/B runs of the flags themselves).
+  // `npm start` gives it; BENCH_NODE_FLAGS replaces them (for A/B runs of the flags themselves), and
+  // BENCH_VELLUM_MAIN names another build's main.mjs (for A/B runs of two builds with one benchmark).
   const flags = process.env["BENCH_NODE_FLAGS"]?.split(" ").filter((f) => f !== "") ?? NODE_START_FLAGS
-  const child = spawn(
-    process.execPath,
-    [...flags, ...nodeFlags, path.join(repoRoot, "dist/main.mjs"), "--node-port", String(port), ...args],
-    {
-      cwd: repoRoot,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    }
-  )
+  const main = process.env["BENCH_VELLUM_MAIN"] ?? path.join(repoRoot, "dist/main.mjs")
+  const child = spawn(process.execPath, [...flags, ...nodeFlags, main, "--node-port", String(port), ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   const tail: Array<string> = []
   const keep = (chunk: Buffer) => {
     tail.push(

@@ -28,6 +28,7 @@ import { print, removeRunDir, startRun } from "./benchSupport.js"
 import { basicAuth, round } from "./httpPlan.js"
 import { freePort, repoRoot, runForked, startVellum, type VellumNode } from "./httpProcesses.js"
 import {
+  SHARED_MEMORY_BYTES,
   GLOBAL_PAGE,
   parseOptions,
   runsOn,
@@ -69,7 +70,17 @@ const commit = () => {
 
 const startVellumPeer = async (dir: string, port: number): Promise<Running> => {
   fs.mkdirSync(dir, { recursive: true })
-  const node = await startVellum(port, ["--db", dir, "--password-hash-cost", String(PASSWORD_HASH_COST)])
+  // The same read memory as PostgreSQL's shared_buffers (peersPostgres.ts): 512 MiB of cached log blocks (the
+  // node's default is 64 MiB; the reference's is 512 MiB). BENCH_VELLUM_CACHE_BYTES overrides it for A/B runs.
+  const cacheBytes = process.env["BENCH_VELLUM_CACHE_BYTES"] ?? String(SHARED_MEMORY_BYTES)
+  const node = await startVellum(port, [
+    "--db",
+    dir,
+    "--password-hash-cost",
+    String(PASSWORD_HASH_COST),
+    "--chunks-cache-size",
+    cacheBytes
+  ])
   vellumNode = node
   started.push(async () => {
     await node.shutdown(authorization)

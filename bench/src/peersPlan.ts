@@ -19,6 +19,9 @@ export const PEER_TITLES: Readonly<Record<Peer, string>> = {
 /** Events of the global-order workloads come in pages of this many (and of multiples of it). */
 export const GLOBAL_PAGE = 20
 
+/** The memory each store may cache its data in: PostgreSQL's shared_buffers and the node's chunk cache. */
+export const SHARED_MEMORY_BYTES = 512 * 1024 * 1024
+
 export interface Workload {
   readonly name: string
   readonly title: string

@@ -13,7 +13,15 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import pg from "pg"
 import { stopChild, waitUntil, type PeerServer } from "./peersServers.js"
-import { GLOBAL_PAGE, benchEvents, fullPage, readStreamName, type PeerClient, type PeerTarget } from "./peersPlan.js"
+import {
+  GLOBAL_PAGE,
+  SHARED_MEMORY_BYTES,
+  benchEvents,
+  fullPage,
+  readStreamName,
+  type PeerClient,
+  type PeerTarget
+} from "./peersPlan.js"
 
 type PostgresTarget = Extract<PeerTarget, { peer: "postgres" }>
 
@@ -104,7 +112,7 @@ export const startPostgres = async (binDir: string, dir: string, port: number): 
     "synchronous_commit=on",
     "full_page_writes=on",
     "max_connections=200",
-    "shared_buffers=512MB"
+    `shared_buffers=${SHARED_MEMORY_BYTES / (1024 * 1024)}MB`
   ]
   const child = spawn(
     path.join(binDir, "postgres"),

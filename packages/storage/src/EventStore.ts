@@ -100,7 +100,7 @@ export const defaultStorageConfig = (dir: string): StorageConfig => ({
   chunkSize: 256 * 1024 * 1024,
   preallocateChunks: true,
   verifyChunksOnOpen: false,
-  readCacheBytes: 64 * 1024 * 1024,
+  readCacheBytes: 512 * 1024 * 1024,
   memtableMaxEntries: 524_288,
   indexTablesPerLevel: 2,
   verifyIndexOnOpen: false,
